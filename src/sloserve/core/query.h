@@ -1,0 +1,23 @@
+#pragma once
+// One inference request as the engine sees it. Plain value type; the payload (tensor
+// bytes) stays with the frontend, the engine carries only an opaque cookie for it.
+#include <cstdint>
+
+#include "sloserve/core/ids.h"
+#include "sloserve/core/time.h"
+
+namespace sloserve {
+
+struct Query {
+  QueryId id = 0;
+  TaskId task = 0;
+  AppId app = 0;
+  int32_t size = 1;  // rows in the request (Kairos' "query batch size"); 1 for RAMSIS/ORLOJ
+  TimePoint arrival{};
+  TimePoint deadline{};  // arrival + SLO
+  uint64_t cookie = 0;   // frontend's handle to answer the client; 0 in simulation
+
+  Duration slo() const { return deadline - arrival; }
+};
+
+}  // namespace sloserve

@@ -1,0 +1,37 @@
+#pragma once
+// An empirical latency distribution: the raw measured samples, sorted, in microseconds.
+// The MDP and the simulator need the distribution, not only a mean.
+#include <cstdint>
+#include <vector>
+
+#include "sloserve/core/rng.h"
+#include "sloserve/core/time.h"
+
+namespace sloserve {
+
+class LatencyDistribution {
+ public:
+  LatencyDistribution() = default;
+  // `samples_us` need not be sorted; must be non-empty and non-negative (checked by loaders).
+  explicit LatencyDistribution(std::vector<int64_t> samples_us);
+
+  bool empty() const { return sorted_us_.empty(); }
+  size_t size() const { return sorted_us_.size(); }
+  const std::vector<int64_t>& sorted_samples_us() const { return sorted_us_; }
+
+  // Quantile q in [0,1] by linear interpolation between order statistics (numpy default).
+  Duration Quantile(double q) const;
+  Duration Mean() const { return Duration(mean_us_); }
+  Duration Min() const { return Duration(sorted_us_.front()); }
+  Duration Max() const { return Duration(sorted_us_.back()); }
+  // One sample drawn uniformly from the measured samples.
+  Duration Sample(Rng& rng) const;
+  // P(X <= t), the empirical CDF.
+  double Cdf(Duration t) const;
+
+ private:
+  std::vector<int64_t> sorted_us_;
+  int64_t mean_us_ = 0;
+};
+
+}  // namespace sloserve

@@ -1,0 +1,115 @@
+#pragma once
+// A profile suite: the measured facts one experiment needs. Tasks, model variants
+// (accuracy, memory, load time), hardware types (price, cores) and latency samples per
+// (hardware, variant, batch rows), plus optional per-(variant, app) execution-time
+// histograms for dynamic models. Format: docs/profiles.md. Immutable once loaded.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/ids.h"
+#include "sloserve/core/status.h"
+#include "sloserve/core/time.h"
+#include "sloserve/profile/latency_distribution.h"
+
+namespace sloserve {
+
+struct TaskSpec {
+  std::string name;
+  Duration default_slo{};
+  // Declared input tensor for the KServe v2 metadata: datatype and shape (-1 = batch dim).
+  std::string input_name = "input";
+  std::string input_datatype = "FP32";
+  std::vector<int64_t> input_shape = {-1};
+};
+
+struct VariantSpec {
+  std::string name;
+  TaskId task = 0;
+  double accuracy = 0;  // percent, e.g. 69.758
+  double memory_mb = 0;
+  Duration load_time{};
+};
+
+struct HardwareSpec {
+  std::string name;
+  double price_per_hour = 0;  // USD
+  int cores = 1;
+  double memory_gb = 0;
+};
+
+// Execution time of one request alone, for one (variant, app): an empirical histogram.
+struct ExecHistogram {
+  std::string app;
+  VariantId variant = 0;
+  Duration bin_width{};
+  Duration first_bin_start{};
+  std::vector<double> weights;  // relative frequency per bin (need not sum to 1)
+};
+
+class ProfileSuite {
+ public:
+  const std::string& name() const { return name_; }
+  const std::string& provenance() const { return provenance_; }
+  const std::vector<TaskSpec>& tasks() const { return tasks_; }
+  const std::vector<VariantSpec>& variants() const { return variants_; }
+  const std::vector<HardwareSpec>& hardware() const { return hardware_; }
+  const std::vector<ExecHistogram>& exec_histograms() const { return exec_histograms_; }
+
+  std::optional<TaskId> FindTask(const std::string& name) const;
+  std::optional<VariantId> FindVariant(const std::string& name) const;
+  std::optional<HardwareId> FindHardware(const std::string& name) const;
+  std::vector<VariantId> VariantsOfTask(TaskId task) const;
+
+  // Batch sizes (rows) profiled for (hardware, variant), ascending; empty if none.
+  const std::vector<int>& BatchSizes(HardwareId hw, VariantId v) const;
+  int MaxBatch(HardwareId hw, VariantId v) const;
+  // Latency for `rows` rows: the distribution at the smallest profiled batch >= rows
+  // (Kairos rounds query sizes up to the next profiled size). nullptr when rows exceeds
+  // the largest profiled batch or (hw, v) has no profile.
+  const LatencyDistribution* Latency(HardwareId hw, VariantId v, int rows) const;
+  // Data-loading component added to the service time (Kairos); nullptr when absent.
+  const LatencyDistribution* LoadLatency(HardwareId hw, VariantId v, int rows) const;
+
+  // --- building (used by loaders and tests) ---
+  void set_name(std::string n) { name_ = std::move(n); }
+  void set_provenance(std::string p) { provenance_ = std::move(p); }
+  TaskId AddTask(TaskSpec t);
+  VariantId AddVariant(VariantSpec v);
+  HardwareId AddHardware(HardwareSpec h);
+  void AddLatency(HardwareId hw, VariantId v, int rows, LatencyDistribution d);
+  void AddLoadLatency(HardwareId hw, VariantId v, int rows, LatencyDistribution d);
+  void AddExecHistogram(ExecHistogram h) { exec_histograms_.push_back(std::move(h)); }
+
+ private:
+  struct Table {
+    std::vector<int> batch_sizes;  // ascending
+    std::vector<LatencyDistribution> dists;  // parallel to batch_sizes
+  };
+  static const LatencyDistribution* Lookup(const std::map<std::pair<HardwareId, VariantId>, Table>& m,
+                                           HardwareId hw, VariantId v, int rows);
+  static void Insert(std::map<std::pair<HardwareId, VariantId>, Table>& m, HardwareId hw, VariantId v,
+                     int rows, LatencyDistribution d);
+
+  std::string name_;
+  std::string provenance_;
+  std::vector<TaskSpec> tasks_;
+  std::vector<VariantSpec> variants_;
+  std::vector<HardwareSpec> hardware_;
+  std::vector<ExecHistogram> exec_histograms_;
+  std::map<std::pair<HardwareId, VariantId>, Table> latency_;
+  std::map<std::pair<HardwareId, VariantId>, Table> load_latency_;
+};
+
+// Parses a profile file (docs/profiles.md). Errors name the file, line and field.
+StatusOr<ProfileSuite> LoadProfileFile(const std::string& path);
+StatusOr<ProfileSuite> ParseProfileText(const std::string& text, const std::string& origin);
+// Writes the text form; ParseProfileText(WriteProfileText(s)) reproduces s.
+std::string WriteProfileText(const ProfileSuite& suite);
+// Resolves a suite by embedded name ("ramsis-image") under profiles/, or by path.
+StatusOr<ProfileSuite> LoadSuite(const std::string& name_or_path);
+// Directory holding the embedded suites (SLOSERVE_PROFILES_DIR env var overrides).
+std::string ProfilesDir();
+
+}  // namespace sloserve

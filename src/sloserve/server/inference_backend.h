@@ -1,0 +1,51 @@
+#pragma once
+// The boundary between the network frontends and the scheduling engine. The HTTP
+// frontend parses and validates a KServe v2 request, then hands an InferRequest to the
+// backend; the backend calls `done` exactly once, from any thread, with the outcome.
+// The frontend never touches engine state.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/status.h"
+#include "sloserve/core/time.h"
+
+namespace sloserve {
+
+struct TaskInfo {
+  std::string name;
+  std::vector<std::string> variants;  // versions the task may be answered by
+  std::string input_name;
+  std::string input_datatype;       // KServe v2 datatype, e.g. "FP32"
+  std::vector<int64_t> input_shape;  // -1 = any (batch dimension)
+  Duration default_slo{};
+  std::vector<std::string> apps;  // known app names; empty = any
+};
+
+struct InferRequest {
+  std::string task;
+  std::string app;  // empty = default app
+  Duration slo{};   // validated: > 0 and <= the frontend's maximum
+  int32_t rows = 1; // size of the batch dimension of the input
+};
+
+struct InferOutcome {
+  Status status;             // non-OK: the request was rejected or dropped, message says why
+  std::string variant;       // the variant that answered
+  std::string worker;        // worker name, e.g. "w3"
+  Duration queue_time{};     // arrival at the engine -> batch start
+  Duration compute_time{};   // batch start -> completion
+  int32_t batch_size = 0;
+  bool met_slo = false;
+};
+
+class InferenceBackend {
+ public:
+  virtual ~InferenceBackend() = default;
+  virtual std::vector<TaskInfo> Tasks() const = 0;
+  virtual bool Ready() const = 0;
+  // Takes ownership of the request; `done` is invoked exactly once.
+  virtual void Submit(InferRequest request, std::function<void(InferOutcome)> done) = 0;
+};
+
+}  // namespace sloserve
