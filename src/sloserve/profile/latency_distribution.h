@@ -18,6 +18,9 @@ class LatencyDistribution {
   bool empty() const { return sorted_us_.empty(); }
   size_t size() const { return sorted_us_.size(); }
   const std::vector<int64_t>& sorted_samples_us() const { return sorted_us_; }
+  // The samples in the order given (measurement order): warm-up samples stay visible and
+  // Kairos' load component stays paired index by index with its latency samples.
+  const std::vector<int64_t>& samples_us() const { return samples_us_; }
 
   // Quantile q in [0,1] by linear interpolation between order statistics (numpy default).
   Duration Quantile(double q) const;
@@ -30,6 +33,7 @@ class LatencyDistribution {
   double Cdf(Duration t) const;
 
  private:
+  std::vector<int64_t> samples_us_;
   std::vector<int64_t> sorted_us_;
   int64_t mean_us_ = 0;
 };

@@ -48,6 +48,17 @@ struct ExecHistogram {
   std::vector<double> weights;  // relative frequency per bin (need not sum to 1)
 };
 
+// One point of a measured capacity curve (InfAdapter): the highest request rate one
+// (hardware, variant) sustains under a latency SLA, with the p99 measured at that rate.
+struct CapacityPoint {
+  HardwareId hardware = 0;
+  VariantId variant = 0;
+  Duration slo{};
+  std::optional<Duration> p99;  // absent when the source has no measurement
+  double capacity_rps = 0;
+  double saturation_rps = 0;  // throughput when overloaded
+};
+
 class ProfileSuite {
  public:
   const std::string& name() const { return name_; }
@@ -56,6 +67,7 @@ class ProfileSuite {
   const std::vector<VariantSpec>& variants() const { return variants_; }
   const std::vector<HardwareSpec>& hardware() const { return hardware_; }
   const std::vector<ExecHistogram>& exec_histograms() const { return exec_histograms_; }
+  const std::vector<CapacityPoint>& capacity_points() const { return capacity_points_; }
 
   std::optional<TaskId> FindTask(const std::string& name) const;
   std::optional<VariantId> FindVariant(const std::string& name) const;
@@ -65,12 +77,21 @@ class ProfileSuite {
   // Batch sizes (rows) profiled for (hardware, variant), ascending; empty if none.
   const std::vector<int>& BatchSizes(HardwareId hw, VariantId v) const;
   int MaxBatch(HardwareId hw, VariantId v) const;
+  // Batch sizes that have a load component (exactly; LoadLatency rounds up like Latency).
+  const std::vector<int>& LoadBatchSizes(HardwareId hw, VariantId v) const;
   // Latency for `rows` rows: the distribution at the smallest profiled batch >= rows
   // (Kairos rounds query sizes up to the next profiled size). nullptr when rows exceeds
   // the largest profiled batch or (hw, v) has no profile.
   const LatencyDistribution* Latency(HardwareId hw, VariantId v, int rows) const;
-  // Data-loading component added to the service time (Kairos); nullptr when absent.
+  // Data-loading component added to the service time (Kairos), at the batch size that
+  // Latency(hw, v, rows) resolves to; nullptr when that batch size has none.
   const LatencyDistribution* LoadLatency(HardwareId hw, VariantId v, int rows) const;
+  // Service time as Kairos replays it: latency + load component, summed sample by sample
+  // (they were measured together). Equals Latency() when there is no load component or
+  // the two sample lists are not the same length.
+  const LatencyDistribution* ServiceLatency(HardwareId hw, VariantId v, int rows) const;
+  // (hardware, variant) pairs that have latency profiles, ascending.
+  std::vector<std::pair<HardwareId, VariantId>> ProfiledPairs() const;
 
   // --- building (used by loaders and tests) ---
   void set_name(std::string n) { name_ = std::move(n); }
@@ -81,16 +102,26 @@ class ProfileSuite {
   void AddLatency(HardwareId hw, VariantId v, int rows, LatencyDistribution d);
   void AddLoadLatency(HardwareId hw, VariantId v, int rows, LatencyDistribution d);
   void AddExecHistogram(ExecHistogram h) { exec_histograms_.push_back(std::move(h)); }
+  void AddCapacityPoint(CapacityPoint p) { capacity_points_.push_back(p); }
 
  private:
   struct Table {
-    std::vector<int> batch_sizes;  // ascending
+    std::vector<int> batch_sizes;            // ascending
     std::vector<LatencyDistribution> dists;  // parallel to batch_sizes
   };
-  static const LatencyDistribution* Lookup(const std::map<std::pair<HardwareId, VariantId>, Table>& m,
-                                           HardwareId hw, VariantId v, int rows);
-  static void Insert(std::map<std::pair<HardwareId, VariantId>, Table>& m, HardwareId hw, VariantId v,
-                     int rows, LatencyDistribution d);
+  static const LatencyDistribution* Lookup(
+      const std::map<std::pair<HardwareId, VariantId>, Table>& m, HardwareId hw, VariantId v,
+      int rows);
+  // The smallest profiled batch size >= rows, if any.
+  std::optional<int> ResolveBatch(HardwareId hw, VariantId v, int rows) const;
+  void UpdateServiceLatency(HardwareId hw, VariantId v, int rows);
+  static const LatencyDistribution* FindExact(
+      const std::map<std::pair<HardwareId, VariantId>, Table>& m, HardwareId hw, VariantId v,
+      int rows);
+  static void EraseExact(std::map<std::pair<HardwareId, VariantId>, Table>& m, HardwareId hw,
+                         VariantId v, int rows);
+  static void Insert(std::map<std::pair<HardwareId, VariantId>, Table>& m, HardwareId hw,
+                     VariantId v, int rows, LatencyDistribution d);
 
   std::string name_;
   std::string provenance_;
@@ -98,9 +129,14 @@ class ProfileSuite {
   std::vector<VariantSpec> variants_;
   std::vector<HardwareSpec> hardware_;
   std::vector<ExecHistogram> exec_histograms_;
+  std::vector<CapacityPoint> capacity_points_;
   std::map<std::pair<HardwareId, VariantId>, Table> latency_;
   std::map<std::pair<HardwareId, VariantId>, Table> load_latency_;
+  std::map<std::pair<HardwareId, VariantId>, Table> service_latency_;  // latency + load
 };
+
+// File extension of profile suites; LoadSuite("x") reads ProfilesDir()/x.prof.
+inline constexpr char kProfileExtension[] = ".prof";
 
 // Parses a profile file (docs/profiles.md). Errors name the file, line and field.
 StatusOr<ProfileSuite> LoadProfileFile(const std::string& path);
