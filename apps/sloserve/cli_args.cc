@@ -1,0 +1,84 @@
+#include "cli_args.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace sloserve::cli {
+
+StatusOr<Args> Args::Parse(const std::vector<std::string>& argv, const std::vector<FlagSpec>& specs) {
+  Args a;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if (arg.size() < 2 || arg.rfind("--", 0) != 0) {
+      a.positionals_.push_back(arg);
+      continue;
+    }
+    std::string name = arg.substr(2);
+    std::string value;
+    bool has_value = false;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    const FlagSpec* spec = nullptr;
+    for (const FlagSpec& s : specs) {
+      if (s.name == name) spec = &s;
+    }
+    if (!spec) return InvalidArgumentError("unknown option --" + name + " (see --help)");
+    if (spec->value_name.empty()) {
+      if (has_value) return InvalidArgumentError("option --" + name + " takes no value");
+      value = "true";
+    } else if (!has_value) {
+      if (i + 1 >= argv.size()) return InvalidArgumentError("option --" + name + " needs a value");
+      value = argv[++i];
+    }
+    if (!spec->repeatable && a.values_.count(name)) {
+      return InvalidArgumentError("option --" + name + " given twice");
+    }
+    a.values_[name].push_back(value);
+  }
+  return a;
+}
+
+std::string Args::Get(const std::string& name, const std::string& fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second.back();
+}
+
+std::vector<std::string> Args::GetAll(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+StatusOr<double> Args::GetDouble(const std::string& name, double fallback) const {
+  if (!Has(name)) return fallback;
+  std::string s = Get(name);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || errno != 0 || !std::isfinite(v)) {
+    return InvalidArgumentError("--" + name + ": expected a number, got \"" + s + "\"");
+  }
+  return v;
+}
+
+StatusOr<int64_t> Args::GetInt(const std::string& name, int64_t fallback) const {
+  ASSIGN_OR_RETURN(double v, GetDouble(name, static_cast<double>(fallback)));
+  if (v != std::floor(v)) return InvalidArgumentError("--" + name + ": expected an integer");
+  return static_cast<int64_t>(v);
+}
+
+std::string FlagsHelp(const std::vector<FlagSpec>& specs) {
+  std::string out;
+  for (const FlagSpec& s : specs) {
+    std::string left = "  --" + s.name + (s.value_name.empty() ? "" : " " + s.value_name);
+    if (left.size() < 26) left += std::string(26 - left.size(), ' ');
+    else left += "  ";
+    out += left + s.help + (s.repeatable ? " (repeatable)" : "") + "\n";
+  }
+  return out;
+}
+
+}  // namespace sloserve::cli

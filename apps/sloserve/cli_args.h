@@ -1,0 +1,37 @@
+#pragma once
+// A small argument parser for the subcommands: positionals, `--flag value`,
+// `--flag=value`, boolean switches and repeatable options. Unknown flags are errors.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/status.h"
+
+namespace sloserve::cli {
+
+struct FlagSpec {
+  std::string name;       // without dashes
+  std::string value_name; // empty = boolean switch
+  std::string help;
+  bool repeatable = false;
+};
+
+class Args {
+ public:
+  static StatusOr<Args> Parse(const std::vector<std::string>& argv, const std::vector<FlagSpec>& specs);
+  const std::vector<std::string>& positionals() const { return positionals_; }
+  bool Has(const std::string& name) const { return values_.count(name) > 0; }
+  std::string Get(const std::string& name, const std::string& fallback = "") const;
+  std::vector<std::string> GetAll(const std::string& name) const;
+  StatusOr<double> GetDouble(const std::string& name, double fallback) const;
+  StatusOr<int64_t> GetInt(const std::string& name, int64_t fallback) const;
+
+ private:
+  std::vector<std::string> positionals_;
+  std::map<std::string, std::vector<std::string>> values_;
+};
+
+std::string FlagsHelp(const std::vector<FlagSpec>& specs);
+
+}  // namespace sloserve::cli

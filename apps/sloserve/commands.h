@@ -1,0 +1,16 @@
+#pragma once
+// The subcommands of the sloserve CLI. Each takes its arguments (after the subcommand
+// name) and returns the process exit code; errors are printed as one line on stderr.
+#include <string>
+#include <vector>
+
+namespace sloserve::cli {
+
+int SimCommand(const std::vector<std::string>& args);
+int ServeCommand(const std::vector<std::string>& args);
+int LoadgenCommand(const std::vector<std::string>& args);
+int DemoCommand(const std::vector<std::string>& args);
+int PoliciesCommand(const std::vector<std::string>& args);
+int ProfileCommand(const std::vector<std::string>& args);
+
+}  // namespace sloserve::cli

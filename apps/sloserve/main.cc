@@ -1,0 +1,49 @@
+// sloserve: SLO-aware inference serving. One CLI, one subcommand per job.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(const std::vector<std::string>&);
+  const char* summary;
+};
+
+const Command kCommands[] = {
+    {"demo", sloserve::cli::DemoCommand,
+     "serve the embedded default, drive it with loadgen for 10 s, print the report"},
+    {"serve", sloserve::cli::ServeCommand, "run the KServe v2 HTTP server on a config"},
+    {"loadgen", sloserve::cli::LoadgenCommand, "drive a server open-loop and report latency/SLOs"},
+    {"sim", sloserve::cli::SimCommand, "simulate an experiment config (one run or a sweep)"},
+    {"policies", sloserve::cli::PoliciesCommand, "list the policies selectable by name"},
+    {"profile", sloserve::cli::ProfileCommand, "inspect a profile suite"},
+};
+
+void PrintUsage() {
+  std::printf("usage: sloserve COMMAND [options]    (sloserve COMMAND --help for details)\n\n"
+              "sloserve serves ML inference under latency SLOs: it picks model variants, forms\n"
+              "batches and dispatches them to workers, in a real server or a simulator.\n\n"
+              "commands:\n");
+  for (const Command& c : kCommands) std::printf("  %-10s %s\n", c.name, c.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    PrintUsage();
+    return argc < 2 ? 2 : 0;
+  }
+  std::vector<std::string> rest(argv + 2, argv + argc);
+  for (const Command& c : kCommands) {
+    if (std::strcmp(argv[1], c.name) == 0) return c.run(rest);
+  }
+  std::fprintf(stderr, "sloserve: unknown command '%s' (see sloserve --help)\n", argv[1]);
+  return 2;
+}

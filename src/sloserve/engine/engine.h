@@ -1,0 +1,135 @@
+#pragma once
+// The single-threaded scheduling engine (ARCHITECTURE.md "engine"). It owns the central
+// queue, per-worker queues and worker states, calls the policies at decision points
+// (arrival, completion, timer) and applies their decisions. It never reads a clock: the
+// driver (simulator or real-time runtime) passes `now` into every call and asks
+// NextWakeup() when to call OnTimer. Every submitted query ends exactly once, either
+// completed or dropped, through the QuerySink and the metrics.
+#include <deque>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/query.h"
+#include "sloserve/core/status.h"
+#include "sloserve/engine/executor_port.h"
+#include "sloserve/engine/metrics.h"
+#include "sloserve/engine/query_record.h"
+#include "sloserve/policy/interfaces.h"
+#include "sloserve/policy/policy_spec.h"
+#include "sloserve/profile/profile.h"
+
+namespace sloserve {
+
+struct WorkerSpec {
+  std::string name;
+  HardwareId hardware = 0;
+  // Variants resident at start; empty = every variant profiled on the hardware.
+  std::vector<VariantId> preload;
+  bool preload_none = false;  // start cold (nothing resident)
+};
+
+struct EngineOptions {
+  size_t max_central_queue = 1'000'000;
+  size_t max_worker_queue = 1'000'000;
+  Duration series_interval = Seconds(1);
+};
+
+using EnginePolicies = PolicySet;
+
+class Engine {
+ public:
+  using QuerySink = std::function<void(const QueryRecord&)>;
+
+  // Validates the deployment and initialises the policies. `suite` and `executor`
+  // must outlive the engine.
+  static StatusOr<std::unique_ptr<Engine>> Create(const ProfileSuite* suite,
+                                                  std::vector<WorkerSpec> workers,
+                                                  EnginePolicies policies, ExecutorPort* executor,
+                                                  EngineOptions options, uint64_t seed);
+
+  // A new query (arrival = now, deadline set by the caller). Assigns and returns its id.
+  // A query refused by admission is reported dropped (kQueueFull) before this returns.
+  QueryId Submit(Query q, TimePoint now);
+  void OnBatchComplete(WorkerId worker, BatchId batch, TimePoint now);
+  // Re-asks policies that requested a wake-up at or before `now`.
+  void OnTimer(TimePoint now);
+  TimePoint NextWakeup() const;
+  // Drops everything still queued (kShutdown); running batches still complete.
+  void DropAllQueued(TimePoint now);
+
+  void set_sink(QuerySink sink) { sink_ = std::move(sink); }
+  size_t in_system() const { return in_system_; }
+  const std::vector<WorkerView>& workers() const { return views_; }
+  const MetricsCollector& metrics() const { return metrics_; }
+  MetricsSummary Summarize(TimePoint end) const;
+  const ProfileSuite& suite() const { return *suite_; }
+
+ private:
+  struct WorkerState {
+    std::deque<uint32_t> queue;  // slots, deadline order
+    BatchId running = 0;
+    TimePoint running_start{};
+    VariantId running_variant = kNoId;
+    std::vector<uint32_t> running_slots;
+    TimePoint wake{kTimeInfinite};
+    std::vector<uint64_t> lru;  // last use per variant, for eviction
+  };
+  struct Wake {
+    TimePoint at;
+    WorkerId worker;
+    bool operator>(const Wake& o) const { return at > o.at || (at == o.at && worker > o.worker); }
+  };
+
+  Engine(const ProfileSuite* suite, EnginePolicies policies, ExecutorPort* executor,
+         EngineOptions options);
+
+  uint32_t AllocSlot(const Query& q);
+  void FreeSlot(uint32_t slot) { free_slots_.push_back(slot); }
+  static void InsertByDeadline(std::deque<uint32_t>* queue, uint32_t slot,
+                               const std::vector<Query>& table);
+  void RemovePositions(std::deque<uint32_t>* queue, const std::vector<uint32_t>& ascending,
+                       std::vector<uint32_t>* removed);
+  void RunDispatch(TimePoint now);
+  void TryStart(WorkerId w, TimePoint now);
+  Duration EnsureLoaded(WorkerId w, VariantId v);
+  void Finish(uint32_t slot, QueryRecord& r);
+  void DropSlot(uint32_t slot, DropReason reason, TimePoint now);
+  void SyncQueueView(WorkerId w);
+
+  const ProfileSuite* suite_;
+  EnginePolicies policies_;
+  ExecutorPort* executor_;
+  EngineOptions options_;
+  QuerySink sink_;
+  MetricsCollector metrics_;
+
+  std::vector<Query> table_;  // slot -> query
+  std::vector<uint32_t> free_slots_;
+  std::deque<uint32_t> central_;
+  std::vector<WorkerView> views_;
+  std::vector<WorkerState> states_;
+  std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;
+  std::vector<double> variant_accuracy_;
+  double price_total_ = 0;
+  int cores_total_ = 0;
+
+  QueryId next_query_id_ = 1;
+  BatchId next_batch_id_ = 1;
+  uint64_t use_clock_ = 0;
+  size_t in_system_ = 0;
+
+  // Scratch buffers reused across decisions (no allocation on the hot path).
+  BatchDecision decision_;
+  std::vector<Assignment> assignments_;
+  std::vector<uint32_t> removed_;
+  std::vector<uint32_t> positions_;
+  std::vector<uint32_t> drop_slots_;
+  std::vector<uint32_t> scratch_slots_;
+  std::vector<Query> batch_queries_;
+  std::vector<WorkerId> touched_;
+};
+
+}  // namespace sloserve

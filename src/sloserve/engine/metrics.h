@@ -1,0 +1,82 @@
+#pragma once
+// Metrics recorded by the engine, identically for sim and serve: aggregates over the
+// run and a per-interval time series. Definitions (docs/metrics.md):
+//   accuracy        mean accuracy (%) of the variants that answered queries meeting the SLO
+//   violation_rate  (late + dropped) / arrived
+//   finish_rate     met SLO / arrived
+//   throughput_qps  completed / elapsed
+//   latency pXX     arrival -> completion of completed queries (dropped excluded)
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/time.h"
+#include "sloserve/engine/query_record.h"
+
+namespace sloserve {
+
+struct IntervalStats {
+  int64_t arrived = 0;
+  int64_t completed = 0;
+  int64_t met = 0;
+  int64_t late = 0;
+  int64_t dropped = 0;
+  double accuracy_sum = 0;  // over met queries
+};
+
+struct MetricsSummary {
+  int64_t arrived = 0;
+  int64_t completed = 0;
+  int64_t met = 0;
+  int64_t late = 0;
+  int64_t dropped = 0;
+  double accuracy = 0;
+  double violation_rate = 0;
+  double finish_rate = 0;
+  double throughput_qps = 0;
+  double p50_ms = 0, p95_ms = 0, p99_ms = 0, max_ms = 0, mean_ms = 0;
+  double mean_queue_ms = 0;
+  double mean_batch_size = 0;
+  double elapsed_s = 0;
+  double cost_per_hour = 0;  // sum of worker prices
+  double cost_usd = 0;       // instance-hours x price over the elapsed time
+  double core_seconds = 0;   // cores x elapsed
+  double utilization = 0;    // busy time / (workers x elapsed)
+  int64_t cold_starts = 0;
+  int64_t batches = 0;
+};
+
+class MetricsCollector {
+ public:
+  explicit MetricsCollector(Duration interval = Seconds(1)) : interval_(interval) {}
+
+  void OnArrival(TimePoint now);
+  void OnDone(const QueryRecord& r, double accuracy);
+  void OnBatch(int queries, Duration busy) {
+    ++batches_;
+    batch_queries_ += queries;
+    busy_us_ += busy.count();
+  }
+  void OnColdStart() { ++cold_starts_; }
+
+  // Aggregates over [0, end]. Prices and cores are the deployment's totals.
+  MetricsSummary Summarize(TimePoint end, int workers, double price_per_hour_total,
+                           int cores_total) const;
+  const std::vector<IntervalStats>& series() const { return series_; }
+  Duration interval() const { return interval_; }
+
+ private:
+  IntervalStats& Slot(TimePoint t);
+
+  Duration interval_;
+  IntervalStats total_;
+  std::vector<IntervalStats> series_;
+  std::vector<int64_t> latencies_us_;
+  int64_t queue_us_sum_ = 0;
+  int64_t batches_ = 0;
+  int64_t batch_queries_ = 0;
+  int64_t busy_us_ = 0;
+  int64_t cold_starts_ = 0;
+};
+
+}  // namespace sloserve

@@ -1,0 +1,41 @@
+#pragma once
+// What happened to one query: the per-query metric row, identical for sim and serve.
+#include <cstdint>
+
+#include "sloserve/core/ids.h"
+#include "sloserve/core/time.h"
+
+namespace sloserve {
+
+enum class DropReason : uint8_t {
+  kNone = 0,
+  kQueueFull,      // admission: the central or worker queue was at its bound
+  kPolicy,         // the batching policy dropped it (e.g. expired, cannot meet deadline)
+  kUnservable,     // no variant/profile can serve it (too many rows, task not profiled)
+  kShutdown,       // the engine stopped before serving it
+};
+const char* DropReasonName(DropReason r);
+
+struct QueryRecord {
+  QueryId id = 0;
+  TaskId task = 0;
+  AppId app = 0;
+  int32_t size = 1;
+  uint64_t cookie = 0;
+  VariantId variant = kNoId;
+  WorkerId worker = kNoId;
+  int32_t batch_size = 0;  // queries in its batch
+  TimePoint arrival{};
+  TimePoint deadline{};
+  TimePoint start{};   // batch start (after any cold start is included in service)
+  TimePoint finish{};  // completion or drop time
+  bool dropped = false;
+  DropReason drop_reason = DropReason::kNone;
+  bool met_slo = false;
+
+  Duration queue_time() const { return start - arrival; }
+  Duration service_time() const { return finish - start; }
+  Duration latency() const { return finish - arrival; }
+};
+
+}  // namespace sloserve

@@ -1,0 +1,60 @@
+#include "sloserve/exec/service_time_model.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace sloserve {
+
+StatusOr<ServiceTimeOptions> ParseServiceTimeMode(const std::string& text) {
+  ServiceTimeOptions o;
+  if (text == "sample") {
+    o.mode = ServiceTimeOptions::Mode::kSample;
+    return o;
+  }
+  if (text.size() >= 2 && text[0] == 'p') {
+    const char* s = text.c_str() + 1;
+    char* end = nullptr;
+    errno = 0;
+    double p = std::strtod(s, &end);
+    if (end != s && *end == '\0' && errno == 0 && p >= 0 && p <= 100) {
+      o.mode = ServiceTimeOptions::Mode::kQuantile;
+      o.quantile = p / 100.0;
+      return o;
+    }
+  }
+  return InvalidArgumentError("executor latency mode '" + text +
+                              "': expected 'sample' or a percentile such as 'p95'");
+}
+
+ServiceTimeModel::ServiceTimeModel(const ProfileSuite* suite, ServiceTimeOptions options,
+                                   uint64_t seed)
+    : suite_(suite), options_(options), rng_(MakeRng(seed, "service-time")) {}
+
+Duration ServiceTimeModel::Draw(const LatencyDistribution* d) {
+  if (!d || d->empty()) return Duration(0);
+  if (options_.mode == ServiceTimeOptions::Mode::kSample) return d->Sample(rng_);
+  return d->Quantile(options_.quantile);
+}
+
+Duration ServiceTimeModel::BatchDuration(const BatchLaunch& b) {
+  Duration compute{0};
+  // ServiceLatency pairs compute and data-loading samples as the Kairos authors do.
+  const LatencyDistribution* d = suite_->ServiceLatency(b.hardware, b.variant, b.rows);
+  if (d) {
+    compute = Draw(d);
+  } else {
+    int max_rows = suite_->MaxBatch(b.hardware, b.variant);
+    if (max_rows > 0) {
+      Duration at_max = Draw(suite_->ServiceLatency(b.hardware, b.variant, max_rows));
+      compute = Duration(at_max.count() * b.rows / max_rows);
+    }
+  }
+  Duration total = compute + b.cold_start;
+  if (options_.time_scale != 1.0) {
+    total = Duration(static_cast<int64_t>(std::llround(static_cast<double>(total.count()) * options_.time_scale)));
+  }
+  return total;
+}
+
+}  // namespace sloserve

@@ -1,0 +1,30 @@
+// Every built-in policy, registered by name. Docs: docs/policies/<name>.md.
+#include "sloserve/policy/batching/edf.h"
+#include "sloserve/policy/dispatch/central_queue.h"
+#include "sloserve/policy/dispatch/join_shortest_queue.h"
+#include "sloserve/policy/dispatch/round_robin.h"
+#include "sloserve/policy/registry.h"
+#include "sloserve/policy/selection/fixed.h"
+
+namespace sloserve {
+
+void RegisterBuiltinPolicies(PolicyRegistry* r) {
+  r->AddSelection("fixed", "one configured variant per task (default: the most accurate)",
+                  FixedSelection::Create);
+  r->AddBatching("edf", "earliest deadline first, maximal batching",
+                 [](const PolicyParams& p, std::unique_ptr<SelectionPolicy> s) {
+                   return EdfBatching::Create(p, std::move(s), /*fifo=*/false);
+                 });
+  r->AddBatching("fifo", "first come first served, maximal batching",
+                 [](const PolicyParams& p, std::unique_ptr<SelectionPolicy> s) {
+                   return EdfBatching::Create(p, std::move(s), /*fifo=*/true);
+                 });
+  r->AddDispatch("round_robin", "each arrival to the next worker in turn",
+                 RoundRobinDispatch::Create);
+  r->AddDispatch("jsq", "each arrival to the worker with the fewest outstanding queries",
+                 JoinShortestQueueDispatch::Create);
+  r->AddDispatch("central", "queries wait centrally; idle workers take up to max_batch",
+                 CentralQueueDispatch::Create);
+}
+
+}  // namespace sloserve

@@ -1,0 +1,32 @@
+#include "sloserve/policy/dispatch/join_shortest_queue.h"
+
+namespace sloserve {
+
+StatusOr<std::unique_ptr<DispatchPolicy>> JoinShortestQueueDispatch::Create(const PolicyParams&) {
+  return std::unique_ptr<DispatchPolicy>(new JoinShortestQueueDispatch());
+}
+
+void JoinShortestQueueDispatch::Assign(const QueueView& pending,
+                                       const std::vector<WorkerView>& workers, TimePoint,
+                                       std::vector<Assignment>* out) {
+  const size_t n = workers.size();
+  if (n == 0) return;
+  extra_.assign(n, 0);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    size_t best = n;
+    size_t best_load = 0;
+    for (size_t k = 1; k <= n; ++k) {
+      size_t w = (last_ + k) % n;
+      size_t load = workers[w].queue_length + (workers[w].busy ? 1 : 0) + extra_[w];
+      if (best == n || load < best_load) {
+        best = w;
+        best_load = load;
+      }
+    }
+    ++extra_[best];
+    last_ = best;
+    out->push_back({static_cast<uint32_t>(i), workers[best].id});
+  }
+}
+
+}  // namespace sloserve

@@ -1,0 +1,19 @@
+#include "sloserve/policy/dispatch/round_robin.h"
+
+namespace sloserve {
+
+StatusOr<std::unique_ptr<DispatchPolicy>> RoundRobinDispatch::Create(const PolicyParams&) {
+  return std::unique_ptr<DispatchPolicy>(new RoundRobinDispatch());
+}
+
+void RoundRobinDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
+                                TimePoint, std::vector<Assignment>* out) {
+  if (workers.empty()) return;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (next_ >= workers.size()) next_ = 0;
+    out->push_back({static_cast<uint32_t>(i), workers[next_].id});
+    ++next_;
+  }
+}
+
+}  // namespace sloserve

@@ -1,0 +1,19 @@
+#pragma once
+// Round-robin dispatch: each arriving query goes to the next worker in turn, at once
+// (route-then-schedule topology). RAMSIS assumes this (section 4.4) and its simulator
+// uses it. No options.
+#include "sloserve/policy/interfaces.h"
+
+namespace sloserve {
+
+class RoundRobinDispatch : public DispatchPolicy {
+ public:
+  static StatusOr<std::unique_ptr<DispatchPolicy>> Create(const PolicyParams& params);
+  void Assign(const QueueView& pending, const std::vector<WorkerView>& workers, TimePoint now,
+              std::vector<Assignment>* out) override;
+
+ private:
+  size_t next_ = 0;
+};
+
+}  // namespace sloserve

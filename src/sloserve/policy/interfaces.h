@@ -1,0 +1,77 @@
+#pragma once
+// The decision interfaces. A policy is handed `now` and read-only views and returns a
+// decision; it never reads a clock, sleeps, starts threads or does I/O, so the same
+// code runs in `sloserve sim` and `sloserve serve` (ARCHITECTURE.md, "Decision
+// interfaces"). Decisions are written into caller-owned structs so the hot path does
+// not allocate.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/status.h"
+#include "sloserve/policy/params.h"
+#include "sloserve/policy/views.h"
+
+namespace sloserve {
+
+// --- selection: which variant, and how many queries, for the next batch on a worker ---
+struct SelectionDecision {
+  VariantId variant = kNoId;  // kNoId: no variant can serve this task here
+  int max_rows = 0;           // largest batch (in rows) to form with it
+};
+
+class SelectionPolicy {
+ public:
+  virtual ~SelectionPolicy() = default;
+  virtual Status Init(const PolicyContext& ctx) { (void)ctx; return OkStatus(); }
+  // `head` is the query the batch is formed around (earliest deadline of its task).
+  virtual SelectionDecision Choose(const WorkerView& worker, const QueueView& queue,
+                                   const Query& head, TimePoint now) = 0;
+  // Every arrival at the system (for load monitors); default ignores it.
+  virtual void OnArrival(const Query& q, TimePoint now) { (void)q; (void)now; }
+};
+
+// --- batching: which queued queries form the next batch on a worker ---
+struct BatchDecision {
+  enum class Kind { kIdle, kRun, kWaitUntil };
+  Kind kind = Kind::kIdle;
+  VariantId variant = kNoId;
+  std::vector<uint32_t> take;  // queue positions to run, ascending
+  std::vector<uint32_t> drop;  // queue positions to drop (reported, never silently lost)
+  TimePoint wait_until{};      // kWaitUntil: ask again then (or on the next arrival)
+
+  void Clear() {
+    kind = Kind::kIdle;
+    variant = kNoId;
+    take.clear();
+    drop.clear();
+  }
+};
+
+class BatchingPolicy {
+ public:
+  virtual ~BatchingPolicy() = default;
+  virtual Status Init(const PolicyContext& ctx) { (void)ctx; return OkStatus(); }
+  virtual void NextBatch(const WorkerView& worker, const QueueView& queue, TimePoint now,
+                         BatchDecision* out) = 0;
+  virtual void OnArrival(const Query& q, TimePoint now) { (void)q; (void)now; }
+};
+
+// --- dispatch: which pending query goes to which worker ---
+struct Assignment {
+  uint32_t position = 0;  // position in the central queue view
+  WorkerId worker = 0;
+};
+
+class DispatchPolicy {
+ public:
+  virtual ~DispatchPolicy() = default;
+  virtual Status Init(const PolicyContext& ctx) { (void)ctx; return OkStatus(); }
+  // Called after each arrival and whenever a worker becomes idle while queries wait
+  // centrally. Unassigned queries stay in the central queue (central topology).
+  virtual void Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
+                      TimePoint now, std::vector<Assignment>* out) = 0;
+};
+
+}  // namespace sloserve

@@ -1,0 +1,32 @@
+#pragma once
+// A named combination of dispatch, batching and selection policies with their shared
+// options, as written in configs (`policy:` in docs/sim.md) and built by the registry.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "sloserve/core/status.h"
+#include "sloserve/policy/interfaces.h"
+
+namespace sloserve {
+
+struct PolicySpec {
+  std::string name;  // label in results; default "<batching>/<dispatch>"
+  std::string dispatch = "round_robin";
+  std::string batching = "edf";
+  std::string selection = "fixed";
+  std::map<std::string, std::string> options;  // read by the three policies together
+
+  std::string Label() const { return name.empty() ? batching + "/" + dispatch : name; }
+};
+
+struct PolicySet {
+  std::unique_ptr<DispatchPolicy> dispatch;
+  std::unique_ptr<BatchingPolicy> batching;
+};
+
+// Builds the three policies by name; fails on unknown names and on options that none
+// of them reads (typos).
+StatusOr<PolicySet> MakePolicySet(const PolicySpec& spec);
+
+}  // namespace sloserve

@@ -1,0 +1,62 @@
+#pragma once
+// Policies are chosen by name from configs and the CLI: a name -> factory map per
+// decision kind. Adding a policy means one Register call in builtin_policies.cc.
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/status.h"
+#include "sloserve/policy/interfaces.h"
+
+namespace sloserve {
+
+using SelectionFactory =
+    std::function<StatusOr<std::unique_ptr<SelectionPolicy>>(const PolicyParams&)>;
+// Batching policies that pick a variant delegate to a selection policy.
+using BatchingFactory = std::function<StatusOr<std::unique_ptr<BatchingPolicy>>(
+    const PolicyParams&, std::unique_ptr<SelectionPolicy>)>;
+using DispatchFactory =
+    std::function<StatusOr<std::unique_ptr<DispatchPolicy>>(const PolicyParams&)>;
+
+struct PolicyInfo {
+  std::string name;
+  std::string summary;
+};
+
+class PolicyRegistry {
+ public:
+  // The registry with every built-in policy registered.
+  static const PolicyRegistry& Builtin();
+
+  void AddSelection(const std::string& name, const std::string& summary, SelectionFactory f);
+  void AddBatching(const std::string& name, const std::string& summary, BatchingFactory f);
+  void AddDispatch(const std::string& name, const std::string& summary, DispatchFactory f);
+
+  StatusOr<std::unique_ptr<SelectionPolicy>> MakeSelection(const std::string& name,
+                                                           const PolicyParams& p) const;
+  StatusOr<std::unique_ptr<BatchingPolicy>> MakeBatching(
+      const std::string& name, const PolicyParams& p,
+      std::unique_ptr<SelectionPolicy> selection) const;
+  StatusOr<std::unique_ptr<DispatchPolicy>> MakeDispatch(const std::string& name,
+                                                         const PolicyParams& p) const;
+
+  std::vector<PolicyInfo> SelectionPolicies() const;
+  std::vector<PolicyInfo> BatchingPolicies() const;
+  std::vector<PolicyInfo> DispatchPolicies() const;
+
+ private:
+  template <typename F>
+  struct Entry {
+    std::string summary;
+    F factory;
+  };
+  std::map<std::string, Entry<SelectionFactory>> selection_;
+  std::map<std::string, Entry<BatchingFactory>> batching_;
+  std::map<std::string, Entry<DispatchFactory>> dispatch_;
+};
+
+void RegisterBuiltinPolicies(PolicyRegistry* registry);
+
+}  // namespace sloserve

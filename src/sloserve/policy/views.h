@@ -1,0 +1,51 @@
+#pragma once
+// Read-only views the engine hands to policies. Policies never hold them across calls.
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/ids.h"
+#include "sloserve/core/query.h"
+#include "sloserve/core/time.h"
+
+namespace sloserve {
+
+class ProfileSuite;
+
+// A worker as policies see it.
+struct WorkerView {
+  WorkerId id = 0;
+  HardwareId hardware = 0;
+  std::string name;
+  bool busy = false;
+  TimePoint busy_until{};   // expected completion of the running batch (if busy)
+  VariantId last_variant = kNoId;
+  size_t queue_length = 0;  // queries in the worker's local queue
+  int64_t queued_rows = 0;  // sum of their sizes
+  std::vector<bool> loaded;  // indexed by VariantId: resident without a cold start
+};
+
+// A queue of queries, ordered by (deadline, id): earliest deadline first.
+class QueueView {
+ public:
+  QueueView(const std::deque<uint32_t>* slots, const std::vector<Query>* table)
+      : slots_(slots), table_(table) {}
+  size_t size() const { return slots_->size(); }
+  bool empty() const { return slots_->empty(); }
+  const Query& at(size_t i) const { return (*table_)[(*slots_)[i]]; }
+  const Query& front() const { return at(0); }
+
+ private:
+  const std::deque<uint32_t>* slots_;
+  const std::vector<Query>* table_;
+};
+
+// What every policy may read about the deployment it decides for.
+struct PolicyContext {
+  const ProfileSuite* suite = nullptr;
+  std::vector<WorkerView> workers;  // initial state: ids, hardware, preloads
+  uint64_t seed = 1;
+};
+
+}  // namespace sloserve

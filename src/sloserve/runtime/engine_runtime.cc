@@ -1,0 +1,199 @@
+#include "sloserve/runtime/engine_runtime.h"
+
+namespace sloserve {
+
+Duration EngineRuntime::EmulatedExecutor::Launch(const BatchLaunch& launch) {
+  Duration d = model_.BatchDuration(launch);
+  due.push({launch.start + d, seq_++, launch.worker, launch.batch});
+  return d;
+}
+
+StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuite* suite,
+                                                               RuntimeOptions options) {
+  if (!suite) return InvalidArgumentError("runtime: no profile suite");
+  if (options.max_queue < 1) return InvalidArgumentError("server.max_queue: must be >= 1");
+  std::unique_ptr<EngineRuntime> rt(new EngineRuntime(suite, options));
+  ASSIGN_OR_RETURN(rt->deployment_, ResolveDeployment(*suite, options.deployment));
+  ASSIGN_OR_RETURN(PolicySet policies, MakePolicySet(options.policy));
+  rt->executor_ = std::make_unique<EmulatedExecutor>(ServiceTimeModel(suite, options.service, options.seed));
+  EngineOptions eopts;
+  eopts.max_central_queue = options.max_queue;
+  eopts.max_worker_queue = options.max_queue;
+  ASSIGN_OR_RETURN(rt->engine_, Engine::Create(suite, rt->deployment_.workers, std::move(policies),
+                                               rt->executor_.get(), eopts, options.seed));
+  EngineRuntime* self = rt.get();
+  rt->engine_->set_sink([self](const QueryRecord& r) { self->Answer(r); });
+
+  // Every task with a variant profiled on the deployment's hardware is served.
+  for (TaskId t = 0; t < suite->tasks().size(); ++t) {
+    const TaskSpec& spec = suite->tasks()[t];
+    TaskInfo info;
+    info.name = spec.name;
+    for (VariantId v : suite->VariantsOfTask(t)) {
+      if (!suite->BatchSizes(rt->deployment_.hardware, v).empty()) {
+        info.variants.push_back(suite->variants()[v].name);
+      }
+    }
+    if (info.variants.empty()) continue;
+    info.input_name = spec.input_name;
+    info.input_datatype = spec.input_datatype;
+    info.input_shape = spec.input_shape;
+    info.default_slo = t == rt->deployment_.task ? rt->deployment_.slo : spec.default_slo;
+    rt->tasks_.push_back(std::move(info));
+  }
+  return rt;
+}
+
+EngineRuntime::EngineRuntime(const ProfileSuite* suite, RuntimeOptions options)
+    : suite_(suite), options_(std::move(options)), epoch_(std::chrono::steady_clock::now()) {}
+
+EngineRuntime::~EngineRuntime() { Stop(Duration(0)); }
+
+TimePoint EngineRuntime::Now() const {
+  return TimePoint(std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - epoch_));
+}
+
+void EngineRuntime::Start() {
+  std::lock_guard<std::mutex> lock(inbox_mu_);
+  if (thread_.joinable() || stopping_) return;
+  accepting_ = true;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+bool EngineRuntime::Ready() const {
+  std::lock_guard<std::mutex> lock(inbox_mu_);
+  return accepting_;
+}
+
+void EngineRuntime::Submit(InferRequest request, std::function<void(InferOutcome)> done) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    if (accepting_) {
+      inbox_.push_back({std::move(request), std::move(done)});
+      if (inbox_.size() == 1) inbox_cv_.notify_one();
+      return;
+    }
+  }
+  InferOutcome out;
+  out.status = UnavailableError("server is not accepting requests (starting or shutting down)");
+  done(std::move(out));
+}
+
+void EngineRuntime::Stop(Duration grace) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    if (!thread_.joinable()) {
+      accepting_ = false;
+      return;
+    }
+    accepting_ = false;
+    stopping_ = true;
+    drain_deadline_ = Now() + grace;
+    drain_deadline_set_ = true;
+    inbox_cv_.notify_one();
+  }
+  thread_.join();
+}
+
+void EngineRuntime::Admit(Pending p, TimePoint now) {
+  Query q;
+  auto task = suite_->FindTask(p.request.task);
+  if (!task) {
+    InferOutcome out;
+    out.status = NotFoundError("unknown model '" + p.request.task + "'");
+    p.done(std::move(out));
+    return;
+  }
+  q.task = *task;
+  auto [it, inserted] = apps_.emplace(p.request.app, static_cast<AppId>(apps_.size()));
+  q.app = it->second;
+  q.size = std::max<int32_t>(1, p.request.rows);
+  Duration slo = p.request.slo.count() > 0 ? p.request.slo : suite_->tasks()[q.task].default_slo;
+  q.deadline = now + slo;
+  q.cookie = next_cookie_++;
+  waiting_.emplace(q.cookie, std::move(p.done));
+  engine_->Submit(q, now);
+}
+
+void EngineRuntime::Answer(const QueryRecord& r) {
+  auto it = waiting_.find(r.cookie);
+  if (it == waiting_.end()) return;
+  std::function<void(InferOutcome)> done = std::move(it->second);
+  waiting_.erase(it);
+  InferOutcome out;
+  if (r.dropped) {
+    switch (r.drop_reason) {
+      case DropReason::kQueueFull:
+        out.status = ResourceExhaustedError("queue full: the server is overloaded, retry later");
+        break;
+      case DropReason::kShutdown:
+        out.status = UnavailableError("server shutting down before the request was served");
+        break;
+      case DropReason::kUnservable:
+        out.status = FailedPreconditionError("no variant can serve this request (too many rows?)");
+        break;
+      default:
+        out.status = Status(StatusCode::kDeadlineExceeded, "dropped: the SLO could not be met");
+    }
+  } else {
+    out.variant = suite_->variants()[r.variant].name;
+    out.worker = engine_->workers()[r.worker].name;
+    out.queue_time = r.queue_time();
+    out.compute_time = r.service_time();
+    out.batch_size = r.batch_size;
+    out.met_slo = r.met_slo;
+  }
+  done(std::move(out));
+}
+
+void EngineRuntime::Loop() {
+  std::vector<Pending> batch;
+  while (true) {
+    bool stopping = false;
+    {
+      std::unique_lock<std::mutex> lock(inbox_mu_);
+      TimePoint next = std::min(executor_->due.empty() ? kTimeInfinite : executor_->due.top().at,
+                                engine_->NextWakeup());
+      if (stopping_ && Now() < drain_deadline_) next = std::min(next, drain_deadline_);
+      if (inbox_.empty() && next > Now()) {
+        if (next == kTimeInfinite) {
+          inbox_cv_.wait(lock, [&] { return !inbox_.empty() || stopping_; });
+        } else {
+          inbox_cv_.wait_until(lock, epoch_ + next.time_since_epoch(),
+                               [&] { return !inbox_.empty() || stopping_; });
+        }
+      }
+      batch.swap(inbox_);
+      stopping = stopping_;
+    }
+    std::lock_guard<std::mutex> engine_lock(engine_mu_);
+    TimePoint now = Now();
+    while (!executor_->due.empty() && executor_->due.top().at <= now) {
+      Completion c = executor_->due.top();
+      executor_->due.pop();
+      engine_->OnBatchComplete(c.worker, c.batch, now);
+    }
+    if (engine_->NextWakeup() <= now) engine_->OnTimer(now);
+    for (Pending& p : batch) Admit(std::move(p), now);
+    batch.clear();
+    if (stopping) {
+      if (now >= drain_deadline_) engine_->DropAllQueued(now);
+      // Past the deadline, running batches still finish: their workers are real resources.
+      if (engine_->in_system() == 0 || (now >= drain_deadline_ && executor_->due.empty())) break;
+    }
+  }
+  // Anything still waiting (never launched) is answered, never lost.
+  for (auto& [cookie, done] : waiting_) {
+    InferOutcome out;
+    out.status = UnavailableError("server shut down before the request was served");
+    done(std::move(out));
+  }
+  waiting_.clear();
+}
+
+MetricsSummary EngineRuntime::Summary() {
+  std::lock_guard<std::mutex> lock(engine_mu_);
+  return engine_->Summarize(Now());
+}
+
+}  // namespace sloserve

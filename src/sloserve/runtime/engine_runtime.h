@@ -1,0 +1,101 @@
+#pragma once
+// The engine in real time, behind the InferenceBackend boundary: one engine thread owns
+// all scheduling state (ARCHITECTURE.md "Threading"). Network threads call Submit(),
+// which only appends to a mutex-guarded inbox; the engine thread stamps arrival with
+// the steady clock, runs the same Engine and policies as the simulator, and answers each
+// request exactly once through its `done` callback. The emulated executor holds a
+// worker busy for a duration drawn from the profile by scheduling its completion on the
+// engine thread's timer heap: no CPU is burnt, so large suites can be served here.
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "sloserve/engine/deployment.h"
+#include "sloserve/engine/engine.h"
+#include "sloserve/exec/service_time_model.h"
+#include "sloserve/exec/simulated_executor.h"
+#include "sloserve/policy/policy_spec.h"
+#include "sloserve/server/inference_backend.h"
+
+namespace sloserve {
+
+struct RuntimeOptions {
+  DeploymentSpec deployment;
+  PolicySpec policy;
+  ServiceTimeOptions service;  // emulated executor: how long a batch holds its worker
+  uint64_t seed = 1;
+  size_t max_queue = 100'000;  // admission bound (central and per worker)
+};
+
+class EngineRuntime : public InferenceBackend {
+ public:
+  // `suite` must outlive the runtime.
+  static StatusOr<std::unique_ptr<EngineRuntime>> Create(const ProfileSuite* suite,
+                                                         RuntimeOptions options);
+  ~EngineRuntime() override;
+
+  void Start();
+  // Stops accepting, waits up to `grace` for queued work, then answers the rest with an
+  // UNAVAILABLE error. Idempotent.
+  void Stop(Duration grace = Seconds(5));
+
+  std::vector<TaskInfo> Tasks() const override { return tasks_; }
+  bool Ready() const override;
+  void Submit(InferRequest request, std::function<void(InferOutcome)> done) override;
+
+  // Aggregates so far (thread-safe).
+  MetricsSummary Summary();
+  const ProfileSuite& suite() const { return *suite_; }
+  const Deployment& deployment() const { return deployment_; }
+
+ private:
+  struct Pending {
+    InferRequest request;
+    std::function<void(InferOutcome)> done;
+  };
+  // Emulated executor: completions due on the engine thread's clock.
+  class EmulatedExecutor : public ExecutorPort {
+   public:
+    explicit EmulatedExecutor(ServiceTimeModel model) : model_(std::move(model)) {}
+    Duration Launch(const BatchLaunch& launch) override;
+    std::priority_queue<Completion, std::vector<Completion>, std::greater<>> due;
+
+   private:
+    ServiceTimeModel model_;
+    uint64_t seq_ = 0;
+  };
+
+  EngineRuntime(const ProfileSuite* suite, RuntimeOptions options);
+  TimePoint Now() const;
+  void Loop();
+  void Admit(Pending p, TimePoint now);
+  void Answer(const QueryRecord& r);
+
+  const ProfileSuite* suite_;
+  RuntimeOptions options_;
+  Deployment deployment_;
+  std::vector<TaskInfo> tasks_;
+  std::chrono::steady_clock::time_point epoch_;
+
+  std::unique_ptr<EmulatedExecutor> executor_;
+  std::unique_ptr<Engine> engine_;  // engine thread only (and Summary under engine_mu_)
+  std::mutex engine_mu_;            // held by the engine thread while it works
+  std::unordered_map<uint64_t, std::function<void(InferOutcome)>> waiting_;  // engine thread
+  uint64_t next_cookie_ = 1;
+  std::unordered_map<std::string, AppId> apps_;  // engine thread
+
+  mutable std::mutex inbox_mu_;
+  std::condition_variable inbox_cv_;
+  std::vector<Pending> inbox_;  // guarded by inbox_mu_
+  bool accepting_ = false;      // guarded by inbox_mu_
+  bool stopping_ = false;       // guarded by inbox_mu_
+  bool drain_deadline_set_ = false;
+  TimePoint drain_deadline_{};
+  std::thread thread_;
+};
+
+}  // namespace sloserve

@@ -1,0 +1,331 @@
+#include "sloserve/sim/experiment_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sloserve/profile/profile.h"
+
+namespace sloserve {
+namespace {
+
+const std::vector<std::pair<std::string, std::string>> kKeys = {
+    {"name", "experiment name (printed in reports)"},
+    {"suite", "profile suite: embedded name (ramsis-image, ramsis-text, kairos-recsys, "
+              "infadapter-resnet) or a path to a .prof file"},
+    {"task", "task to serve (default: the suite's first)"},
+    {"hardware", "hardware type of every worker (default: the suite's first)"},
+    {"workers", "number of workers"},
+    {"slo_ms", "latency SLO in ms (default: the task's default)"},
+    {"seed", "random seed (arrivals, sizes, sampled latencies)"},
+    {"duration_s", "length of a synthetic arrival process in seconds (default 30)"},
+    {"workload.arrival", "poisson | gamma | constant | qps_interval_trace | rps_trace"},
+    {"workload.load_qps", "mean offered load for synthetic arrivals (queries/s)"},
+    {"workload.cv", "gamma: coefficient of variation of inter-arrival times"},
+    {"workload.trace", "trace file (path, or an embedded trace name under profiles/traces)"},
+    {"workload.window_start_s", "trace: first trace second replayed"},
+    {"workload.window_end_s", "trace: one past the last second replayed (-1 = end)"},
+    {"workload.rate_scale", "trace: multiply every rate"},
+    {"workload.time_compression", "trace: replay c times faster, same number of queries"},
+    {"workload.sizes", "query sizes (rows): constant:N or deeprecsys"},
+    {"executor.latency", "batch latency from the profile: a percentile such as p95, or sample"},
+    {"executor.time_scale", "multiply every batch duration (0 = instant)"},
+    {"engine.max_worker_queue", "admission bound per worker queue"},
+    {"engine.series_interval_ms", "time-series bucket width in ms (default 1000)"},
+    {"policy.name", "label of the policy combination in results"},
+    {"policy.dispatch", "dispatch policy (round_robin, jsq, central)"},
+    {"policy.batching", "batching policy (edf, fifo)"},
+    {"policy.selection", "selection policy (fixed)"},
+    {"policy.<option>", "any other policy.* key is an option of those policies (e.g. "
+                        "policy.variant)"},
+    {"server.<option>", "settings read by `sloserve serve` (see docs/serve.md)"},
+};
+
+bool KnownKey(const std::string& key) {
+  if (key.rfind("policy.", 0) == 0 || key.rfind("server.", 0) == 0) return true;
+  for (const auto& [k, d] : kKeys) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+std::string ScalarText(const YAML::Node& n) { return n.Scalar(); }
+
+std::string Where(const std::string& origin, const YAML::Node& n) {
+  return origin + ":" + std::to_string(n.Mark().line + 1);
+}
+
+Status Flatten(const YAML::Node& node, const std::string& prefix, const std::string& origin,
+               FlatConfig* out) {
+  if (!node.IsMap()) {
+    return InvalidArgumentError(Where(origin, node) + ": '" + prefix + "' must be a mapping");
+  }
+  for (const auto& kv : node) {
+    std::string key = prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>();
+    if (kv.second.IsMap()) {
+      RETURN_IF_ERROR(Flatten(kv.second, key, origin, out));
+    } else if (kv.second.IsScalar()) {
+      (*out)[key] = ScalarText(kv.second);
+    } else if (kv.second.IsNull()) {
+      (*out)[key] = "";
+    } else {
+      return InvalidArgumentError(Where(origin, kv.second) + ": key '" + key +
+                                  "' must be a single value (lists go under 'sweep:')");
+    }
+  }
+  return OkStatus();
+}
+
+Status CheckKeys(const FlatConfig& flat, const std::string& origin) {
+  for (const auto& [k, v] : flat) {
+    if (!KnownKey(k)) return InvalidArgumentError(origin + ": unknown key '" + k + "' (see docs/sim.md)");
+  }
+  return OkStatus();
+}
+
+StatusOr<double> Number(const FlatConfig& f, const std::string& key, double fallback) {
+  auto it = f.find(key);
+  if (it == f.end() || it->second.empty()) return fallback;
+  const char* s = it->second.c_str();
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s, &end);
+  if (end == s || *end != '\0' || errno != 0 || !std::isfinite(v)) {
+    return InvalidArgumentError("'" + key + "': expected a number, got \"" + it->second + "\"");
+  }
+  return v;
+}
+
+StatusOr<int64_t> Integer(const FlatConfig& f, const std::string& key, int64_t fallback) {
+  ASSIGN_OR_RETURN(double v, Number(f, key, static_cast<double>(fallback)));
+  if (v != std::floor(v) || std::fabs(v) > 9e15) {
+    return InvalidArgumentError("'" + key + "': expected an integer, got \"" + f.at(key) + "\"");
+  }
+  return static_cast<int64_t>(v);
+}
+
+std::string Text(const FlatConfig& f, const std::string& key, const std::string& fallback) {
+  auto it = f.find(key);
+  return it == f.end() || it->second.empty() ? fallback : it->second;
+}
+
+std::string ResolveTrace(const std::string& trace, const std::string& config_dir) {
+  namespace fs = std::filesystem;
+  if (trace.empty()) return trace;
+  if (fs::exists(trace)) return trace;
+  if (!config_dir.empty() && fs::exists(fs::path(config_dir) / trace)) {
+    return (fs::path(config_dir) / trace).string();
+  }
+  fs::path embedded = fs::path(ProfilesDir()) / "traces" / trace;
+  if (fs::exists(embedded)) return embedded.string();
+  if (fs::exists(embedded.string() + ".txt")) return embedded.string() + ".txt";
+  return trace;  // the arrival factory reports it missing
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& ConfigKeys() { return kKeys; }
+
+StatusOr<ExperimentConfig> ParseExperimentConfig(const std::string& text,
+                                                 const std::string& origin) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError(origin + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  ExperimentConfig cfg;
+  if (root.IsNull()) return cfg;
+  if (!root.IsMap()) return InvalidArgumentError(origin + ": top level must be a mapping");
+  try {
+    YAML::Node rest = YAML::Clone(root);
+    if (root["sweep"]) {
+      const YAML::Node& sweep = root["sweep"];
+      if (!sweep.IsMap()) return InvalidArgumentError(Where(origin, sweep) + ": 'sweep' must map keys to lists");
+      for (const auto& kv : sweep) {
+        std::string key = kv.first.as<std::string>();
+        if (key == "load_qps") key = "workload.load_qps";
+        std::vector<std::string> values;
+        if (kv.second.IsSequence()) {
+          for (const auto& v : kv.second) {
+            if (!v.IsScalar()) return InvalidArgumentError(Where(origin, v) + ": sweep values must be scalars");
+            values.push_back(v.Scalar());
+          }
+        } else if (kv.second.IsScalar()) {
+          values.push_back(kv.second.Scalar());
+        }
+        if (values.empty()) return InvalidArgumentError(Where(origin, kv.second) + ": sweep '" + key + "' is empty");
+        if (!KnownKey(key)) return InvalidArgumentError(Where(origin, kv.first) + ": unknown sweep key '" + key + "'");
+        cfg.sweep.emplace_back(key, values);
+      }
+      rest.remove("sweep");
+    }
+    if (root["policies"]) {
+      const YAML::Node& list = root["policies"];
+      if (!list.IsSequence()) return InvalidArgumentError(Where(origin, list) + ": 'policies' must be a list");
+      for (const auto& item : list) {
+        FlatConfig p;
+        RETURN_IF_ERROR(Flatten(item, "policy", origin, &p));
+        cfg.policies.push_back(std::move(p));
+      }
+      rest.remove("policies");
+    }
+    RETURN_IF_ERROR(Flatten(rest, "", origin, &cfg.base));
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError(origin + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  RETURN_IF_ERROR(CheckKeys(cfg.base, origin));
+  cfg.name = Text(cfg.base, "name", "");
+  std::string dir = std::filesystem::path(origin).parent_path().string();
+  cfg.base["__config_dir"] = dir;
+  return cfg;
+}
+
+StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFoundError(path + ": cannot open config file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseExperimentConfig(ss.str(), path);
+}
+
+Status ApplyOverrides(ExperimentConfig* config, const std::vector<std::string>& sets) {
+  for (const std::string& s : sets) {
+    size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidArgumentError("--set '" + s + "': expected key=value");
+    }
+    std::string key = s.substr(0, eq);
+    std::string value = s.substr(eq + 1);
+    if (key == "load_qps") key = "workload.load_qps";
+    if (!KnownKey(key)) return InvalidArgumentError("--set: unknown key '" + key + "' (see docs/sim.md)");
+    // An override replaces any sweep over the same key.
+    std::erase_if(config->sweep, [&](const auto& axis) { return axis.first == key; });
+    if (value.size() >= 2 && value.front() == '[' && value.back() == ']') {
+      std::vector<std::string> values;
+      std::stringstream ss(value.substr(1, value.size() - 2));
+      for (std::string item; std::getline(ss, item, ',');) {
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        if (!item.empty()) values.push_back(item);
+      }
+      if (values.empty()) return InvalidArgumentError("--set " + key + ": empty list");
+      config->sweep.emplace_back(key, values);
+    } else {
+      config->base[key] = value;
+      if (key.rfind("policy.", 0) == 0) {
+        for (FlatConfig& p : config->policies) p[key] = value;
+      }
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f) {
+  RunSpec r;
+  r.suite = Text(f, "suite", "ramsis-image");
+  r.task = Text(f, "task", "");
+  r.hardware = Text(f, "hardware", "");
+  ASSIGN_OR_RETURN(int64_t workers, Integer(f, "workers", 1));
+  if (workers < 1 || workers > 100000) {
+    return InvalidArgumentError("'workers': must be between 1 and 100000 (got " + std::to_string(workers) + ")");
+  }
+  r.workers = static_cast<int>(workers);
+  ASSIGN_OR_RETURN(double slo_ms, Number(f, "slo_ms", 0));
+  if (slo_ms < 0) return InvalidArgumentError("'slo_ms': must be positive (got " + f.at("slo_ms") + ")");
+  r.slo = MillisF(slo_ms);
+  ASSIGN_OR_RETURN(int64_t seed, Integer(f, "seed", 1));
+  r.seed = static_cast<uint64_t>(seed);
+  ASSIGN_OR_RETURN(double duration_s, Number(f, "duration_s", 30));
+  if (duration_s <= 0) return InvalidArgumentError("'duration_s': must be positive");
+
+  ArrivalSpec& a = r.arrival;
+  a.kind = Text(f, "workload.arrival", "poisson");
+  ASSIGN_OR_RETURN(a.rate_qps, Number(f, "workload.load_qps", 0));
+  ASSIGN_OR_RETURN(a.cv, Number(f, "workload.cv", 1));
+  a.trace_path = ResolveTrace(Text(f, "workload.trace", ""), Text(f, "__config_dir", ""));
+  ASSIGN_OR_RETURN(a.window_start_s, Integer(f, "workload.window_start_s", 0));
+  ASSIGN_OR_RETURN(a.window_end_s, Integer(f, "workload.window_end_s", -1));
+  ASSIGN_OR_RETURN(a.rate_scale, Number(f, "workload.rate_scale", 1));
+  ASSIGN_OR_RETURN(a.time_compression, Number(f, "workload.time_compression", 1));
+  bool is_trace = a.kind.find("trace") != std::string::npos;
+  a.horizon = (is_trace && !f.count("duration_s")) ? Duration(0) : SecondsF(duration_s);
+  RETURN_IF_ERROR(ValidateArrivalSpec(a).WithPrefix("workload"));
+  r.sizes = Text(f, "workload.sizes", "constant:1");
+
+  ASSIGN_OR_RETURN(r.service, ParseServiceTimeMode(Text(f, "executor.latency", "p95")));
+  ASSIGN_OR_RETURN(r.service.time_scale, Number(f, "executor.time_scale", 1));
+  if (r.service.time_scale < 0) return InvalidArgumentError("'executor.time_scale': must be >= 0");
+  ASSIGN_OR_RETURN(int64_t maxq, Integer(f, "engine.max_worker_queue", 1000000));
+  if (maxq < 1) return InvalidArgumentError("'engine.max_worker_queue': must be >= 1");
+  r.max_worker_queue = static_cast<size_t>(maxq);
+  ASSIGN_OR_RETURN(double interval_ms, Number(f, "engine.series_interval_ms", 1000));
+  if (interval_ms <= 0) return InvalidArgumentError("'engine.series_interval_ms': must be positive");
+  r.series_interval = MillisF(interval_ms);
+
+  PolicySpec& p = r.policy;
+  for (const auto& [k, v] : f) {
+    if (k.rfind("policy.", 0) != 0) continue;
+    std::string opt = k.substr(7);
+    if (opt == "name") p.name = v;
+    else if (opt == "dispatch") p.dispatch = v;
+    else if (opt == "batching") p.batching = v;
+    else if (opt == "selection") p.selection = v;
+    else p.options[opt] = v;
+  }
+  return r;
+}
+
+StatusOr<std::vector<RunSpec>> ExpandRuns(const ExperimentConfig& config) {
+  std::vector<FlatConfig> policies = config.policies;
+  if (policies.empty()) policies.push_back({});
+  std::vector<RunSpec> runs;
+  // Odometer over sweep axes; policies vary fastest so rows group by load.
+  std::vector<size_t> idx(config.sweep.size(), 0);
+  while (true) {
+    for (const FlatConfig& pol : policies) {
+      FlatConfig flat = config.base;
+      std::map<std::string, std::string> labels;
+      for (size_t i = 0; i < config.sweep.size(); ++i) {
+        flat[config.sweep[i].first] = config.sweep[i].second[idx[i]];
+        labels[config.sweep[i].first] = config.sweep[i].second[idx[i]];
+      }
+      if (!pol.empty()) {  // a `policies:` entry replaces the base policy's names
+        std::erase_if(flat, [](const auto& kv) { return kv.first.rfind("policy.", 0) == 0; });
+        for (const auto& [k, v] : config.base) {
+          // keep base policy options (e.g. policy.variant) unless the entry sets them
+          if (k.rfind("policy.", 0) == 0 && k != "policy.name" && k != "policy.dispatch" &&
+              k != "policy.batching" && k != "policy.selection" && !pol.count(k)) {
+            flat[k] = v;
+          }
+        }
+        for (const auto& [k, v] : pol) flat[k] = v;
+        for (size_t i = 0; i < config.sweep.size(); ++i) {
+          if (config.sweep[i].first.rfind("policy.", 0) == 0) flat[config.sweep[i].first] = config.sweep[i].second[idx[i]];
+        }
+      }
+      auto spec = RunSpecFromFlat(flat);
+      if (!spec.ok()) {
+        std::string where;
+        for (const auto& [k, v] : labels) where += (where.empty() ? "" : ", ") + k + "=" + v;
+        return spec.status().WithPrefix(where.empty() ? "config" : "config (" + where + ")");
+      }
+      spec->labels = labels;
+      runs.push_back(std::move(*spec));
+    }
+    size_t i = 0;
+    for (; i < idx.size(); ++i) {
+      if (++idx[i] < config.sweep[i].second.size()) break;
+      idx[i] = 0;
+    }
+    if (i == idx.size()) break;
+  }
+  return runs;
+}
+
+}  // namespace sloserve

@@ -1,0 +1,32 @@
+#pragma once
+// One simulation run, fully resolved: everything the simulator needs and nothing it has
+// to look up in a config again. Built by the experiment config (config.h).
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/time.h"
+#include "sloserve/exec/service_time_model.h"
+#include "sloserve/policy/policy_spec.h"
+#include "sloserve/workload/arrival_spec.h"
+
+namespace sloserve {
+
+struct RunSpec {
+  std::string suite = "ramsis-image";
+  std::string task;      // default: the suite's first task
+  std::string hardware;  // default: the suite's first hardware type
+  int workers = 1;
+  Duration slo{};        // default: the task's default SLO
+  uint64_t seed = 1;
+  ArrivalSpec arrival;
+  std::string sizes = "constant:1";
+  ServiceTimeOptions service;
+  PolicySpec policy;
+  size_t max_worker_queue = 1'000'000;
+  Duration series_interval = Seconds(1);
+  // Swept / labelled parameters echoed into the result row (name -> value as text).
+  std::map<std::string, std::string> labels;
+};
+
+}  // namespace sloserve

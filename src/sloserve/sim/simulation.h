@@ -1,0 +1,37 @@
+#pragma once
+// The trace-driven simulator: a virtual clock, the arrival process, the engine and the
+// simulated executor, driven in strict time order (completions, then timers, then
+// arrivals at equal times). Deterministic for a fixed seed. Runs until the arrival
+// process ends and every accepted query has completed or been dropped.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "sloserve/engine/metrics.h"
+#include "sloserve/engine/query_record.h"
+#include "sloserve/profile/profile.h"
+#include "sloserve/sim/run_spec.h"
+
+namespace sloserve {
+
+struct RunResult {
+  RunSpec spec;
+  double load_qps = 0;  // mean offered load of the arrival process
+  MetricsSummary summary;
+  std::vector<IntervalStats> series;
+  Duration series_interval{};
+  int64_t events = 0;   // arrivals + completions + timer wake-ups processed
+  double wall_s = 0;    // wall time of the run
+};
+
+struct SimHooks {
+  // Every finished query, in completion order (optional; e.g. --records).
+  std::function<void(const QueryRecord&)> on_record;
+  // Fraction of the arrival horizon simulated so far, called about 100 times per run.
+  std::function<void(double)> on_progress;
+};
+
+StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite,
+                                  const SimHooks& hooks = {});
+
+}  // namespace sloserve

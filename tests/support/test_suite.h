@@ -1,0 +1,34 @@
+#pragma once
+// A small hand-built profile suite for engine and policy tests: one task "t", two
+// variants ("fast": 10 ms + 2 ms per extra row, 70%; "slow": 30 ms + 5 ms per extra
+// row, 80%), batch 1..8, on hardware "hw" ($1/h, 4 cores). Latencies are constant
+// (every sample equal) so expected times can be computed by hand.
+#include "sloserve/profile/profile.h"
+
+namespace sloserve::testing {
+
+inline ProfileSuite SmallSuite(int max_batch = 8) {
+  ProfileSuite s;
+  s.set_name("small");
+  s.set_provenance("hand-written for tests");
+  TaskSpec t;
+  t.name = "t";
+  t.default_slo = Millis(100);
+  TaskId task = s.AddTask(t);
+  HardwareSpec hw;
+  hw.name = "hw";
+  hw.price_per_hour = 1.0;
+  hw.cores = 4;
+  HardwareId h = s.AddHardware(hw);
+  VariantSpec fast{"fast", task, 70.0, 0, Duration(0)};
+  VariantSpec slow{"slow", task, 80.0, 0, Duration(0)};
+  VariantId f = s.AddVariant(fast);
+  VariantId w = s.AddVariant(slow);
+  for (int b = 1; b <= max_batch; ++b) {
+    s.AddLatency(h, f, b, LatencyDistribution(std::vector<int64_t>(5, 10000 + 2000 * (b - 1))));
+    s.AddLatency(h, w, b, LatencyDistribution(std::vector<int64_t>(5, 30000 + 5000 * (b - 1))));
+  }
+  return s;
+}
+
+}  // namespace sloserve::testing
