@@ -141,7 +141,7 @@ TEST(EngineTest, DropExpiredReportsPolicyDropsAndServesTheRest) {
 TEST(EngineTest, CentralDispatchWaitsForIdleWorkers) {
   ProfileSuite suite = testing::SmallSuite();
   PuppetExecutor exec;
-  auto engine = Engine::Create(&suite, Workers(2), Policies("central", "edf", {{"max_batch", "2"}}),
+  auto engine = Engine::Create(&suite, Workers(2), Policies("central", "edf", {{"central_batch", "2"}}),
                                &exec, {}, 1);
   ASSERT_TRUE(engine.ok());
   Engine& e = **engine;

@@ -79,7 +79,7 @@ uint32_t Engine::AllocSlot(const Query& q) {
   return static_cast<uint32_t>(table_.size() - 1);
 }
 
-void Engine::InsertByDeadline(std::deque<uint32_t>* queue, uint32_t slot,
+bool Engine::InsertByDeadline(std::deque<uint32_t>* queue, uint32_t slot,
                               const std::vector<Query>& table) {
   // Deadlines mostly arrive in order: search from the back.
   const Query& q = table[slot];
@@ -89,7 +89,9 @@ void Engine::InsertByDeadline(std::deque<uint32_t>* queue, uint32_t slot,
     if (prev.deadline < q.deadline || (prev.deadline == q.deadline && prev.id < q.id)) break;
     --it;
   }
+  const bool at_back = it == queue->end();
   queue->insert(it, slot);
+  return at_back;
 }
 
 void Engine::RemovePositions(std::deque<uint32_t>* queue, const std::vector<uint32_t>& ascending,
@@ -167,7 +169,12 @@ void Engine::RunDispatch(TimePoint now) {
       DropSlot(slot, DropReason::kQueueFull, now);
       continue;
     }
-    InsertByDeadline(&states_[w].queue, slot, table_);
+    WorkerState& st = states_[w];
+    if (st.queue.empty()) st.arrival_ordered = true;
+    // Ids grow with arrival, so back-insertions keep arrival order too.
+    bool at_back = InsertByDeadline(&st.queue, slot, table_);
+    bool id_order = st.queue.size() < 2 || table_[st.queue[st.queue.size() - 2]].id < table_[slot].id;
+    if (!at_back || !id_order) st.arrival_ordered = false;
     views_[w].queue_length = states_[w].queue.size();
     views_[w].queued_rows += table_[slot].size;
     touched_.push_back(w);
@@ -212,7 +219,7 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
   while (!view.busy && !st.queue.empty()) {
     BatchDecision& d = decision_;
     d.Clear();
-    policies_.batching->NextBatch(view, QueueView(&st.queue, &table_), now, &d);
+    policies_.batching->NextBatch(view, QueueView(&st.queue, &table_, st.arrival_ordered), now, &d);
     const bool run = d.kind == BatchDecision::Kind::kRun && !d.take.empty();
     if (!run) d.take.clear();
     std::sort(d.take.begin(), d.take.end());

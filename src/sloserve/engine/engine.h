@@ -70,6 +70,7 @@ class Engine {
  private:
   struct WorkerState {
     std::deque<uint32_t> queue;  // slots, deadline order
+    bool arrival_ordered = true;  // every insertion so far went to the back
     BatchId running = 0;
     TimePoint running_start{};
     VariantId running_variant = kNoId;
@@ -88,7 +89,8 @@ class Engine {
 
   uint32_t AllocSlot(const Query& q);
   void FreeSlot(uint32_t slot) { free_slots_.push_back(slot); }
-  static void InsertByDeadline(std::deque<uint32_t>* queue, uint32_t slot,
+  // Inserts in (deadline, id) order; returns false when it did not go to the back.
+  static bool InsertByDeadline(std::deque<uint32_t>* queue, uint32_t slot,
                                const std::vector<Query>& table);
   void RemovePositions(std::deque<uint32_t>* queue, const std::vector<uint32_t>& ascending,
                        std::vector<uint32_t>* removed);

@@ -23,7 +23,7 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
                  RoundRobinDispatch::Create);
   r->AddDispatch("jsq", "each arrival to the worker with the fewest outstanding queries",
                  JoinShortestQueueDispatch::Create);
-  r->AddDispatch("central", "queries wait centrally; idle workers take up to max_batch",
+  r->AddDispatch("central", "queries wait centrally; idle workers take up to central_batch",
                  CentralQueueDispatch::Create);
 }
 

@@ -29,8 +29,12 @@ struct WorkerView {
 // A queue of queries, ordered by (deadline, id): earliest deadline first.
 class QueueView {
  public:
-  QueueView(const std::deque<uint32_t>* slots, const std::vector<Query>* table)
-      : slots_(slots), table_(table) {}
+  QueueView(const std::deque<uint32_t>* slots, const std::vector<Query>* table,
+            bool arrival_ordered = false)
+      : slots_(slots), table_(table), arrival_ordered_(arrival_ordered) {}
+  // True when deadline order is also arrival order (e.g. one SLO for all queries), so
+  // FIFO and EDF pick the same queries without a scan.
+  bool arrival_ordered() const { return arrival_ordered_; }
   size_t size() const { return slots_->size(); }
   bool empty() const { return slots_->empty(); }
   const Query& at(size_t i) const { return (*table_)[(*slots_)[i]]; }
@@ -39,6 +43,7 @@ class QueueView {
  private:
   const std::deque<uint32_t>* slots_;
   const std::vector<Query>* table_;
+  bool arrival_ordered_;
 };
 
 // What every policy may read about the deployment it decides for.

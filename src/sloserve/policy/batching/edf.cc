@@ -27,7 +27,9 @@ void EdfBatching::NextBatch(const WorkerView& worker, const QueueView& queue, Ti
   if (out->drop.size() == queue.size()) return;
 
   const Query* head = nullptr;
-  if (options_.arrival_order) {
+  // When deadline order is arrival order, FIFO is EDF: take the cheap path.
+  const bool fifo_scan = options_.arrival_order && !queue.arrival_ordered();
+  if (fifo_scan) {
     for (size_t i = 0; i < queue.size(); ++i) {
       const Query& q = queue.at(i);
       if (options_.drop_expired && q.deadline < now) continue;
@@ -54,7 +56,7 @@ void EdfBatching::NextBatch(const WorkerView& worker, const QueueView& queue, Ti
     return;
   }
   out->variant = sel.variant;
-  if (options_.arrival_order) {
+  if (fifo_scan) {
     CollectInArrivalOrder(queue, *head, sel.max_rows, out);
   } else {
     int rows = 0;

@@ -3,8 +3,8 @@
 namespace sloserve {
 
 StatusOr<std::unique_ptr<DispatchPolicy>> CentralQueueDispatch::Create(const PolicyParams& p) {
-  ASSIGN_OR_RETURN(int64_t max_batch, p.GetInt("max_batch", 1));
-  if (max_batch < 1) return InvalidArgumentError("central: option 'max_batch' must be >= 1");
+  ASSIGN_OR_RETURN(int64_t max_batch, p.GetInt("central_batch", 1));
+  if (max_batch < 1) return InvalidArgumentError("central: option 'central_batch' must be >= 1");
   return std::unique_ptr<DispatchPolicy>(new CentralQueueDispatch(static_cast<int>(max_batch)));
 }
 

@@ -1,9 +1,9 @@
 #pragma once
 // Central-queue dispatch: queries wait in the central queue (earliest deadline first)
-// and an idle worker with an empty local queue takes up to `max_batch` of them at a
+// and an idle worker with an empty local queue takes up to `central_batch` of them at a
 // time (the "workers grab from the central queue" topology of Clockwork-style
 // controllers and of Jellyfish+). Options:
-//   max_batch   queries handed to an idle worker at once (default 1).
+//   central_batch  queries handed to an idle worker at once (default 1).
 #include "sloserve/policy/interfaces.h"
 
 namespace sloserve {

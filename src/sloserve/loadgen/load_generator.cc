@@ -1,0 +1,343 @@
+#include "sloserve/loadgen/load_generator.h"
+
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+
+namespace sloserve {
+namespace loadgen_internal {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kResponseBodyLimit = size_t{64} << 20;
+constexpr int64_t kMaxBodyElements = int64_t{1} << 27;
+
+Duration Since(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration_cast<Duration>(to - from);
+}
+
+struct Conn {
+  explicit Conn(asio::io_context& ioc) : stream(ioc) {}
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+  std::optional<http::response_parser<http::string_body>> parser;
+  size_t current = 0;  // index of the request in flight
+};
+using ConnPtr = std::shared_ptr<Conn>;
+
+// One run; all state is touched only from the thread running ioc_.
+class LoadRun {
+ public:
+  LoadRun(const LoadOptions& options, std::vector<Duration> schedule, std::string body,
+          const LoadProgressFn& progress)
+      : options_(options),
+        schedule_(std::move(schedule)),
+        progress_(progress),
+        recorder_(static_cast<int64_t>(schedule_.size())),
+        send_timer_(ioc_),
+        progress_timer_(ioc_) {
+    request_.method(http::verb::post);
+    request_.target("/v2/models/" + options.task + "/infer");
+    request_.version(11);
+    request_.set(http::field::host, options.host + ":" + std::to_string(options.port));
+    request_.set(http::field::content_type, "application/json");
+    request_.set(http::field::user_agent, "sloserve-loadgen");
+    request_.keep_alive(true);
+    request_.body() = std::move(body);
+    request_.prepare_payload();
+  }
+
+  Status Connect() {
+    beast::error_code ec;
+    tcp::resolver resolver(ioc_);
+    endpoints_ = resolver.resolve(options_.host, std::to_string(options_.port), ec);
+    const std::string where = options_.host + ":" + std::to_string(options_.port);
+    if (ec) return UnavailableError("loadgen: cannot resolve " + where + ": " + ec.message());
+    for (int k = 0; k < options_.connections; ++k) {
+      auto c = std::make_shared<Conn>(ioc_);
+      c->stream.connect(endpoints_, ec);
+      if (ec) {
+        if (k == 0) return UnavailableError("loadgen: cannot connect to " + where + ": " + ec.message());
+        break;  // e.g. the listen backlog is full: the rest open on demand
+      }
+      c->stream.socket().set_option(tcp::no_delay(true), ec);
+      idle_.push_back(std::move(c));
+      ++open_;
+    }
+    peak_ = open_;
+    return OkStatus();
+  }
+
+  LoadReport Run() {
+    start_ = Clock::now();
+    last_completion_ = start_;
+    if (schedule_.empty()) {
+      finished_ = true;
+    } else {
+      OnTick();
+      if (progress_) ArmProgress();
+    }
+    ioc_.run();
+    const Duration span = schedule_.empty() ? Duration::zero() : schedule_.back();
+    return recorder_.Finish(static_cast<int64_t>(schedule_.size()), sent_,
+                            Since(start_, last_completion_), span, options_.slo_ms, peak_);
+  }
+
+ private:
+  Clock::time_point Scheduled(size_t i) const { return start_ + schedule_[i]; }
+
+  void OnTick() {
+    const auto now = Clock::now();
+    while (next_ < schedule_.size() && Scheduled(next_) <= now) Dispatch(next_++);
+    if (next_ < schedule_.size()) {
+      send_timer_.expires_at(Scheduled(next_));
+      send_timer_.async_wait([this](beast::error_code ec) {
+        if (!ec) OnTick();
+      });
+    }
+  }
+
+  void Dispatch(size_t i) {
+    ++sent_;
+    if (!idle_.empty()) {
+      ConnPtr c = std::move(idle_.back());
+      idle_.pop_back();
+      Send(std::move(c), i);
+    } else if (open_ < options_.max_connections) {
+      Open(i);
+    } else {
+      queue_.push_back(i);
+    }
+  }
+
+  void Open(size_t i) {
+    auto c = std::make_shared<Conn>(ioc_);
+    c->current = i;
+    ++open_;
+    peak_ = std::max(peak_, open_);
+    c->stream.expires_after(options_.timeout);
+    c->stream.async_connect(endpoints_, [this, c](beast::error_code ec, const tcp::endpoint&) {
+      if (ec) return Fail(c, ec);
+      c->stream.socket().set_option(tcp::no_delay(true), ec);
+      Send(c, c->current);
+    });
+  }
+
+  void Send(ConnPtr c, size_t i) {
+    c->current = i;
+    const auto now = Clock::now();
+    if (now > Scheduled(i)) recorder_.RecordSendLag(Since(Scheduled(i), now));
+    c->stream.expires_after(options_.timeout);  // bounds the write and the read
+    const auto& request = request_;
+    http::async_write(c->stream, request, [this, c](beast::error_code ec, size_t) {
+      if (ec) return Fail(c, ec);
+      c->parser.emplace();
+      c->parser->body_limit(kResponseBodyLimit);
+      http::async_read(c->stream, c->buffer, *c->parser,
+                       [this, c](beast::error_code e, size_t) { OnRead(c, e); });
+    });
+  }
+
+  void OnRead(const ConnPtr& c, beast::error_code ec) {
+    if (ec) return Fail(c, ec);
+    const auto now = Clock::now();
+    last_completion_ = now;
+    const auto& res = c->parser->get();
+    const int status = static_cast<int>(res.result_int());
+    if (status == 200) {
+      RecordOk(res.body(), Since(Scheduled(c->current), now));
+    } else {
+      recorder_.RecordHttpError(status);
+    }
+    const bool keep_alive = res.keep_alive();
+    c->parser.reset();
+    if (keep_alive) {
+      Release(c);
+    } else {
+      Drop(c);
+    }
+    AfterCompletion();
+  }
+
+  void RecordOk(const std::string& body, Duration latency) {
+    std::string variant;
+    bool met_slo = false;
+    const auto doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_object()) {
+      if (const auto params = doc.find("parameters");
+          params != doc.end() && params->is_object()) {
+        if (const auto v = params->find("variant"); v != params->end() && v->is_string()) {
+          variant = v->get<std::string>();
+        }
+        if (const auto m = params->find("met_slo"); m != params->end() && m->is_boolean()) {
+          met_slo = m->get<bool>();
+        }
+      }
+    }
+    recorder_.RecordOk(latency, variant.empty() ? "(unknown)" : variant, met_slo,
+                       options_.slo_ms);
+  }
+
+  void Fail(const ConnPtr& c, beast::error_code ec) {
+    last_completion_ = Clock::now();
+    if (ec == beast::error::timeout) {
+      recorder_.RecordTimeout();
+    } else {
+      recorder_.RecordTransportError();
+    }
+    Drop(c);
+    AfterCompletion();
+  }
+
+  // A connection finished a request and stays open: serve the queue or go idle.
+  void Release(const ConnPtr& c) {
+    if (!queue_.empty()) {
+      const size_t i = queue_.front();
+      queue_.pop_front();
+      Send(c, i);
+      return;
+    }
+    c->stream.expires_never();
+    idle_.push_back(c);
+  }
+
+  void Drop(const ConnPtr& c) {
+    beast::error_code ec;
+    c->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    c->stream.close();
+    --open_;
+    if (!queue_.empty() && open_ < options_.max_connections) {
+      const size_t i = queue_.front();
+      queue_.pop_front();
+      Open(i);
+    }
+  }
+
+  void AfterCompletion() {
+    if (finished_ || recorder_.completed() < static_cast<int64_t>(schedule_.size())) return;
+    finished_ = true;
+    send_timer_.cancel();
+    progress_timer_.cancel();
+    for (auto& c : idle_) {
+      beast::error_code ec;
+      c->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+      c->stream.close();
+    }
+    idle_.clear();
+  }
+
+  void ArmProgress() {
+    progress_timer_.expires_after(options_.progress_interval);
+    progress_timer_.async_wait([this](beast::error_code ec) {
+      if (ec || finished_) return;
+      LoadProgress p;
+      p.elapsed = Since(start_, Clock::now());
+      p.scheduled = static_cast<int64_t>(schedule_.size());
+      p.sent = sent_;
+      p.completed = recorder_.completed();
+      p.queued = static_cast<int64_t>(queue_.size());
+      p.open_connections = open_;
+      progress_(p);
+      ArmProgress();
+    });
+  }
+
+  asio::io_context ioc_;  // first member: outlives every connection
+  const LoadOptions& options_;
+  const std::vector<Duration> schedule_;
+  const LoadProgressFn& progress_;
+  LoadRecorder recorder_;
+  http::request<http::string_body> request_;  // identical for every send, written read-only
+  tcp::resolver::results_type endpoints_;
+  asio::steady_timer send_timer_;
+  asio::steady_timer progress_timer_;
+  std::vector<ConnPtr> idle_;
+  std::deque<size_t> queue_;  // requests waiting for a connection
+  size_t next_ = 0;           // next request to dispatch
+  int64_t sent_ = 0;
+  int open_ = 0;
+  int peak_ = 0;
+  bool finished_ = false;
+  Clock::time_point start_;
+  Clock::time_point last_completion_;
+};
+
+const char* ZeroLiteral(const std::string& datatype) {
+  if (datatype == "BOOL") return "false";
+  if (datatype == "BYTES") return "\"\"";
+  if (datatype.starts_with("FP") || datatype == "BF16") return "0.0";
+  return "0";
+}
+
+}  // namespace loadgen_internal
+
+StatusOr<std::string> BuildInferBody(const LoadOptions& options) {
+  using nlohmann::json;
+  if (options.rows < 1) return InvalidArgumentError("loadgen: rows must be >= 1");
+  std::vector<int64_t> shape = options.shape;
+  if (shape.empty()) shape = {options.rows};
+  if (shape[0] != options.rows) {
+    return InvalidArgumentError("loadgen: shape[0] must equal rows");
+  }
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return InvalidArgumentError("loadgen: shape dimensions must be >= 0");
+    if (d != 0 && elements > loadgen_internal::kMaxBodyElements / d) {
+      return InvalidArgumentError("loadgen: shape has too many elements");
+    }
+    elements *= d;
+  }
+  const char* zero = loadgen_internal::ZeroLiteral(options.datatype);
+  std::string body = "{\"inputs\":[{\"name\":" + json(options.input_name).dump() +
+                     ",\"shape\":" + json(shape).dump() +
+                     ",\"datatype\":" + json(options.datatype).dump() + ",\"data\":[";
+  body.reserve(body.size() + static_cast<size_t>(elements) * 4 + 64);
+  for (int64_t k = 0; k < elements; ++k) {
+    if (k > 0) body += ',';
+    body += zero;
+  }
+  body += "]}]";
+  json params = json::object();
+  if (options.slo_ms > 0) params["slo_ms"] = options.slo_ms;
+  if (!options.app.empty()) params["app"] = options.app;
+  if (!params.empty()) body += ",\"parameters\":" + params.dump();
+  body += '}';
+  return body;
+}
+
+StatusOr<LoadReport> RunLoad(const LoadOptions& options, const LoadProgressFn& progress) {
+  if (options.task.empty()) return InvalidArgumentError("loadgen: task is empty");
+  if (options.connections < 1) return InvalidArgumentError("loadgen: connections must be >= 1");
+  if (options.max_connections < options.connections) {
+    return InvalidArgumentError("loadgen: max_connections must be >= connections");
+  }
+  if (options.timeout <= Duration::zero()) return InvalidArgumentError("loadgen: timeout must be > 0");
+  if (progress && options.progress_interval <= Duration::zero()) {
+    return InvalidArgumentError("loadgen: progress_interval must be > 0");
+  }
+  std::vector<Duration> schedule = options.schedule;
+  if (std::any_of(schedule.begin(), schedule.end(), [](Duration d) { return d < Duration::zero(); })) {
+    return InvalidArgumentError("loadgen: schedule offsets must be >= 0");
+  }
+  if (!std::is_sorted(schedule.begin(), schedule.end())) std::sort(schedule.begin(), schedule.end());
+  ASSIGN_OR_RETURN(std::string body, BuildInferBody(options));
+  auto run = std::make_unique<loadgen_internal::LoadRun>(options, std::move(schedule),
+                                                         std::move(body), progress);
+  RETURN_IF_ERROR(run->Connect());
+  return run->Run();
+}
+
+}  // namespace sloserve

@@ -1,0 +1,57 @@
+#pragma once
+// Open-loop KServe v2 HTTP load generator (Boost.Beast, hidden in load_generator.cc).
+//
+// The caller computes the send schedule (offsets from the start, e.g. from a Poisson
+// arrival process at a target QPS); RunLoad sends request i at start + schedule[i]
+// whatever is outstanding. A request goes out on an idle keep-alive connection; if none
+// is idle a new one is opened, up to `max_connections`; beyond that it waits in a FIFO
+// and its latency still counts from its scheduled time (no coordinated omission).
+// Everything runs on one thread (the caller's) with one io_context.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/status.h"
+#include "sloserve/core/time.h"
+#include "sloserve/loadgen/load_report.h"
+
+namespace sloserve {
+
+struct LoadOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8000;
+  std::string task;                   // POST /v2/models/{task}/infer
+  std::string app;                    // parameters.app; empty = not sent
+  double slo_ms = 0;                  // parameters.slo_ms; <= 0 = not sent (server default)
+  int32_t rows = 1;                   // batch dimension
+  std::string input_name = "input";
+  std::string datatype = "FP32";
+  std::vector<int64_t> shape;         // full shape; empty = {rows}; shape[0] must == rows
+  int connections = 64;               // opened before the clock starts
+  int max_connections = 512;          // cap on simultaneously open connections
+  std::vector<Duration> schedule;     // send offsets from the start (sorted if not)
+  Duration timeout = Seconds(30);     // per request, from its write to the full response
+  Duration progress_interval = Seconds(1);
+};
+
+struct LoadProgress {
+  Duration elapsed{};
+  int64_t scheduled = 0;
+  int64_t sent = 0;
+  int64_t completed = 0;
+  int64_t ok = 0;
+  int64_t queued = 0;  // waiting for a connection
+  int open_connections = 0;
+};
+using LoadProgressFn = std::function<void(const LoadProgress&)>;
+
+// Runs the schedule to completion (every request answered, failed or timed out).
+// Errors: InvalidArgument for bad options, Unavailable if the server cannot be reached
+// before the start.
+StatusOr<LoadReport> RunLoad(const LoadOptions& options, const LoadProgressFn& progress = {});
+
+// The JSON body RunLoad sends (exposed for tests and for the CLI's dry runs).
+StatusOr<std::string> BuildInferBody(const LoadOptions& options);
+
+}  // namespace sloserve

@@ -1,0 +1,146 @@
+#include "sloserve/loadgen/load_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace sloserve {
+
+Duration SortedPercentile(const std::vector<Duration>& sorted, double q) {
+  if (sorted.empty()) return Duration::zero();
+  q = std::clamp(q, 0.0, 1.0);
+  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  return sorted[rank == 0 ? 0 : rank - 1];
+}
+
+void LoadRecorder::RecordOk(Duration latency, std::string_view variant, bool met_slo,
+                            double slo_ms) {
+  ++report_.ok;
+  latencies_.push_back(latency);
+  if (slo_ms > 0 && ToMillis(latency) <= slo_ms) ++met_client_;
+  if (met_slo) ++met_server_;
+  auto it = report_.variant_counts.find(variant);
+  if (it == report_.variant_counts.end()) {
+    it = report_.variant_counts.emplace(std::string(variant), 0).first;
+  }
+  ++it->second;
+}
+
+void LoadRecorder::RecordHttpError(int status) {
+  ++report_.http_errors;
+  ++report_.errors_by_status[status];
+}
+
+LoadReport LoadRecorder::Finish(int64_t scheduled, int64_t sent, Duration duration,
+                                Duration schedule_span, double slo_ms, int peak_connections) {
+  LoadReport r = report_;
+  r.scheduled = scheduled;
+  r.sent = sent;
+  r.duration = duration;
+  r.slo_ms = slo_ms;
+  r.peak_connections = peak_connections;
+  const double span_s = ToSeconds(schedule_span);
+  r.offered_qps = span_s > 0 ? static_cast<double>(scheduled - 1) / span_s : 0.0;
+  const double dur_s = ToSeconds(duration);
+  r.achieved_qps = dur_s > 0 ? static_cast<double>(r.completed()) / dur_s : 0.0;
+  std::vector<Duration> sorted = latencies_;
+  std::sort(sorted.begin(), sorted.end());
+  if (!sorted.empty()) {
+    double sum = 0;
+    for (Duration d : sorted) sum += ToMillis(d);
+    r.latency_mean_ms = sum / static_cast<double>(sorted.size());
+    r.latency_p50_ms = ToMillis(SortedPercentile(sorted, 0.50));
+    r.latency_p95_ms = ToMillis(SortedPercentile(sorted, 0.95));
+    r.latency_p99_ms = ToMillis(SortedPercentile(sorted, 0.99));
+    r.latency_max_ms = ToMillis(sorted.back());
+  }
+  if (sent > 0) {
+    r.slo_attainment_client = static_cast<double>(met_client_) / static_cast<double>(sent);
+    r.slo_attainment_server = static_cast<double>(met_server_) / static_cast<double>(sent);
+  }
+  return r;
+}
+
+nlohmann::json LoadReport::ToJson() const {
+  nlohmann::json errors = nlohmann::json::object();
+  for (const auto& [status, n] : errors_by_status) errors[std::to_string(status)] = n;
+  nlohmann::json variants = nlohmann::json::object();
+  for (const auto& [variant, n] : variant_counts) variants[variant] = n;
+  nlohmann::json j = {
+      {"scheduled", scheduled},
+      {"sent", sent},
+      {"ok", ok},
+      {"http_errors", http_errors},
+      {"timeouts", timeouts},
+      {"transport_errors", transport_errors},
+      {"errors_by_status", std::move(errors)},
+      {"variant_counts", std::move(variants)},
+      {"duration_s", ToSeconds(duration)},
+      {"max_send_lag_ms", ToMillis(max_send_lag)},
+      {"offered_qps", offered_qps},
+      {"achieved_qps", achieved_qps},
+      {"latency_ms",
+       {{"mean", latency_mean_ms},
+        {"p50", latency_p50_ms},
+        {"p95", latency_p95_ms},
+        {"p99", latency_p99_ms},
+        {"max", latency_max_ms}}},
+      {"slo_attainment_server", slo_attainment_server},
+      {"peak_connections", peak_connections},
+  };
+  if (slo_ms > 0) {
+    j["slo_ms"] = slo_ms;
+    j["slo_attainment_client"] = slo_attainment_client;
+  } else {
+    j["slo_ms"] = nullptr;
+    j["slo_attainment_client"] = nullptr;
+  }
+  return j;
+}
+
+std::string LoadReport::ToText() const {
+  char buf[512];
+  std::string out;
+  std::snprintf(buf, sizeof(buf),
+                "requests   scheduled %lld  sent %lld  ok %lld  http errors %lld  timeouts %lld  "
+                "transport errors %lld\n",
+                static_cast<long long>(scheduled), static_cast<long long>(sent),
+                static_cast<long long>(ok), static_cast<long long>(http_errors),
+                static_cast<long long>(timeouts), static_cast<long long>(transport_errors));
+  out += buf;
+  if (!errors_by_status.empty()) {
+    out += "errors     ";
+    for (const auto& [status, n] : errors_by_status) {
+      out += "HTTP " + std::to_string(status) + ": " + std::to_string(n) + "  ";
+    }
+    out += "\n";
+  }
+  std::snprintf(buf, sizeof(buf),
+                "rate       offered %.1f qps  achieved %.1f qps  over %.3f s  (max send lag "
+                "%.2f ms, peak connections %d)\n",
+                offered_qps, achieved_qps, ToSeconds(duration), ToMillis(max_send_lag),
+                peak_connections);
+  out += buf;
+  std::snprintf(buf, sizeof(buf),
+                "latency ms mean %.2f  p50 %.2f  p95 %.2f  p99 %.2f  max %.2f\n", latency_mean_ms,
+                latency_p50_ms, latency_p95_ms, latency_p99_ms, latency_max_ms);
+  out += buf;
+  if (slo_ms > 0) {
+    std::snprintf(buf, sizeof(buf), "slo        %.1f ms  attainment client %.2f%%  server %.2f%%\n",
+                  slo_ms, 100 * slo_attainment_client, 100 * slo_attainment_server);
+  } else {
+    std::snprintf(buf, sizeof(buf), "slo        server default  attainment server %.2f%%\n",
+                  100 * slo_attainment_server);
+  }
+  out += buf;
+  if (!variant_counts.empty()) {
+    out += "variants   ";
+    for (const auto& [variant, n] : variant_counts) {
+      out += variant + ": " + std::to_string(n) + "  ";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace sloserve

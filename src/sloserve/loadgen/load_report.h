@@ -1,0 +1,79 @@
+#pragma once
+// LoadReport: what an open-loop load run measured, and LoadRecorder, which builds it
+// from per-request results. Definitions (docs/loadgen.md):
+//   latency      scheduled send time -> response fully read (so queueing inside the
+//                generator counts: no coordinated omission); percentiles over OK responses
+//   achieved_qps completed requests / duration, duration = start -> last completion
+//   slo_attainment_client  (# OK with latency <= slo_ms) / sent   (errors count as misses)
+//   slo_attainment_server  (# OK with server-reported met_slo) / sent
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sloserve/core/time.h"
+
+namespace sloserve {
+
+struct LoadReport {
+  int64_t scheduled = 0;         // requests in the schedule
+  int64_t sent = 0;              // requests issued (== scheduled unless aborted)
+  int64_t ok = 0;                // HTTP 200
+  int64_t http_errors = 0;       // other HTTP statuses
+  int64_t timeouts = 0;          // no full response within the timeout
+  int64_t transport_errors = 0;  // connect/read/write failures
+  std::map<int, int64_t> errors_by_status;
+  std::map<std::string, int64_t, std::less<>> variant_counts;  // OK responses per answering variant
+
+  Duration duration{};      // start -> last completion
+  Duration max_send_lag{};  // worst (actual write start - scheduled time): generator health
+  double offered_qps = 0;   // scheduled / schedule span
+  double achieved_qps = 0;  // completed / duration
+
+  double latency_mean_ms = 0;
+  double latency_p50_ms = 0;
+  double latency_p95_ms = 0;
+  double latency_p99_ms = 0;
+  double latency_max_ms = 0;
+
+  double slo_ms = 0;                  // <= 0: no client-side SLO given
+  double slo_attainment_client = 0;   // meaningful only when slo_ms > 0
+  double slo_attainment_server = 0;
+  int peak_connections = 0;
+
+  int64_t completed() const { return ok + http_errors + timeouts + transport_errors; }
+  nlohmann::json ToJson() const;
+  std::string ToText() const;
+};
+
+// Accumulates per-request results; single-threaded.
+class LoadRecorder {
+ public:
+  explicit LoadRecorder(int64_t expected = 0) { latencies_.reserve(static_cast<size_t>(expected)); }
+
+  void RecordOk(Duration latency, std::string_view variant, bool met_slo, double slo_ms);
+  void RecordHttpError(int status);
+  void RecordTimeout() { ++report_.timeouts; }
+  void RecordTransportError() { ++report_.transport_errors; }
+  void RecordSendLag(Duration lag) { report_.max_send_lag = std::max(report_.max_send_lag, lag); }
+  int64_t completed() const { return report_.completed(); }
+
+  // Computes rates and percentiles. `schedule_span` = last scheduled offset.
+  LoadReport Finish(int64_t scheduled, int64_t sent, Duration duration, Duration schedule_span,
+                    double slo_ms, int peak_connections);
+
+ private:
+  LoadReport report_;
+  std::vector<Duration> latencies_;  // OK responses
+  int64_t met_client_ = 0;
+  int64_t met_server_ = 0;
+};
+
+// Nearest-rank percentile (q in [0, 1]) of a sorted vector; 0 when empty.
+Duration SortedPercentile(const std::vector<Duration>& sorted, double q);
+
+}  // namespace sloserve

@@ -1,0 +1,416 @@
+#include "sloserve/server/http_server.h"
+
+#include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sloserve/server/json_util.h"
+#include "sloserve/server/kserve_handler.h"
+
+#ifndef SLOSERVE_VERSION
+#define SLOSERVE_VERSION "0.0.0"
+#endif
+
+namespace sloserve {
+namespace http_server_internal {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+constexpr size_t kHeaderLimit = 64 * 1024;
+constexpr auto kLingerTimeout = std::chrono::seconds(2);
+constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
+
+class Session;
+
+}  // namespace http_server_internal
+
+using http_server_internal::kAcceptRetryDelay;
+using http_server_internal::Session;
+namespace asio = http_server_internal::asio;
+namespace beast = http_server_internal::beast;
+namespace http = http_server_internal::http;
+using tcp = http_server_internal::tcp;
+
+struct HttpServer::Impl {
+  Impl(Options opts, InferenceBackend* b) : options(std::move(opts)), backend(b) {}
+
+  void DoAccept();
+  void RunIoThread();
+  void Unregister(Session* session) {
+    std::lock_guard<std::mutex> lock(mu);
+    sessions.erase(session);
+  }
+  void InferDone() {
+    metrics.InferFinished();
+    if (in_flight.fetch_sub(1) == 1 && draining.load()) {
+      std::lock_guard<std::mutex> lock(mu);
+      cv.notify_all();
+    }
+  }
+
+  const Options options;
+  InferenceBackend* const backend;
+  ServerMetrics metrics;
+  std::unique_ptr<KServeHandler> handler;
+
+  std::atomic<bool> draining{false};
+  std::atomic<int64_t> in_flight{0};  // submitted to the backend, outcome not yet handled
+
+  std::mutex mu;
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;  // guarded by mu
+  int running_threads = 0;                                           // guarded by mu
+  std::condition_variable cv;  // in_flight reached 0 or an io thread exited
+
+  // Owner-thread state (Start/Stop/destructor).
+  bool started = false;
+  bool stopped = false;
+  uint16_t port = 0;
+  std::vector<std::thread> threads;
+
+  // Destroyed first (reverse order): handlers still queued in the io_context and the
+  // sessions they own die while the members above are intact.
+  std::unique_ptr<asio::io_context> ioc;
+  std::optional<tcp::acceptor> acceptor;  // runs on its own strand
+  std::optional<asio::steady_timer> accept_timer;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+};
+
+namespace http_server_internal {
+
+// One connection: read a request, answer it (possibly after the backend), repeat.
+// All members are touched only on the connection's strand.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket&& socket, HttpServer::Impl* server)
+      : stream_(std::move(socket)), server_(server) {
+    server_->metrics.ConnectionOpened();
+  }
+  ~Session() {
+    server_->metrics.ConnectionClosed();
+    server_->Unregister(this);
+  }
+
+  void Start() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->DoRead(); });
+  }
+
+  // Stop(): closes the connection unless a request is being served.
+  void CloseIfIdle() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->state_ == State::kReading || self->state_ == State::kLingering) self->Close();
+    });
+  }
+
+ private:
+  enum class State { kReading, kBackend, kWriting, kLingering, kClosed };
+
+  void DoRead() {
+    state_ = State::kReading;
+    parser_.emplace();
+    parser_->body_limit(server_->options.max_body_bytes);
+    parser_->header_limit(kHeaderLimit);
+    stream_.expires_after(server_->options.idle_timeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+  }
+
+  void OnHeader(beast::error_code ec, size_t /*bytes*/) {
+    if (state_ == State::kClosed) return;
+    if (ec) return OnReadError(ec);
+    if (parser_->is_done()) return OnRead({}, 0);
+    const auto expect = parser_->get()[http::field::expect];
+    if (beast::iequals(expect, "100-continue")) {
+      continue_.emplace(http::status::continue_, parser_->get().version());
+      http::async_write(stream_, *continue_, [self = shared_from_this()](beast::error_code e, size_t) {
+        if (e) return self->Close();
+        self->ReadBody();
+      });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+  }
+
+  void OnReadError(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+        ec.category() != beast::http::make_error_code(http::error::bad_target).category()) {
+      return Close();  // peer closed, timeout, reset, cancelled by Stop()
+    }
+    version_ = 11;
+    keep_alive_ = false;
+    linger_ = true;  // the peer may still be sending what we did not read
+    if (ec == http::error::body_limit) {
+      return Write({413, ErrorJson("request body exceeds the limit of " +
+                                   std::to_string(server_->options.max_body_bytes) + " bytes")});
+    }
+    if (ec == http::error::header_limit) {
+      return Write({431, ErrorJson("request header fields too large")});
+    }
+    return Write({400, ErrorJson("malformed HTTP request: " + ec.message())});
+  }
+
+  void OnRead(beast::error_code ec, size_t /*bytes*/) {
+    if (state_ == State::kClosed) return;
+    if (ec) return OnReadError(ec);
+    auto& req = parser_->get();
+    version_ = req.version();
+    keep_alive_ = req.keep_alive();
+    linger_ = false;
+    if (server_->draining.load()) {
+      keep_alive_ = false;
+      return Write({503, ErrorJson("server is shutting down")});
+    }
+    const HttpMethod method = req.method() == http::verb::get    ? HttpMethod::kGet
+                              : req.method() == http::verb::post ? HttpMethod::kPost
+                                                                 : HttpMethod::kOther;
+    const auto target = req.target();
+    auto routed = server_->handler->Route(method, std::string_view(target.data(), target.size()),
+                                          req.body());
+    if (auto* response = std::get_if<HttpResponse>(&routed)) return Write(std::move(*response));
+
+    call_ = std::move(std::get<InferCall>(routed));
+    state_ = State::kBackend;
+    server_->in_flight.fetch_add(1);
+    server_->metrics.InferStarted();
+    // The callback hands its only reference to the posted handler, so nothing of this
+    // session outlives the handler however long the backend keeps the std::function.
+    server_->backend->Submit(
+        call_.request, [self = shared_from_this()](InferOutcome outcome) mutable {
+          auto executor = self->stream_.get_executor();
+          asio::post(executor, [s = std::move(self), o = std::move(outcome)]() mutable {
+            s->OnOutcome(std::move(o));
+          });
+        });
+  }
+
+  void OnOutcome(InferOutcome outcome) {
+    if (state_ != State::kClosed) Write(server_->handler->RenderOutcome(call_, outcome));
+    server_->InferDone();
+  }
+
+  void Write(HttpResponse response) {
+    server_->metrics.RecordResponse(response.status);
+    res_ = {};
+    res_.version(version_);
+    res_.result(static_cast<unsigned>(response.status));
+    res_.set(http::field::server, "sloserve");
+    res_.set(http::field::content_type, response.content_type);
+    if (response.allow != nullptr) res_.set(http::field::allow, response.allow);
+    res_.body() = std::move(response.body);
+    res_.keep_alive(keep_alive_);
+    res_.prepare_payload();
+    state_ = State::kWriting;
+    stream_.expires_after(server_->options.write_timeout);
+    http::async_write(stream_, res_,
+                      beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+  }
+
+  void OnWrite(beast::error_code ec, size_t /*bytes*/) {
+    if (ec) return Close();
+    if (linger_) return Linger();
+    if (!keep_alive_ || server_->draining.load()) return Close();
+    DoRead();
+  }
+
+  // After an error answered before the request was fully read: half-close, then read
+  // and discard until the peer closes (bounded), so it sees our response, not a reset.
+  void Linger() {
+    state_ = State::kLingering;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.expires_after(kLingerTimeout);
+    DoLingerRead();
+  }
+
+  void DoLingerRead() {
+    buffer_.clear();
+    stream_.async_read_some(buffer_.prepare(16 * 1024),
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              if (ec || self->state_ == State::kClosed) return self->Close();
+                              self->DoLingerRead();
+                            });
+  }
+
+  void Close() {
+    if (state_ == State::kClosed) return;
+    state_ = State::kClosed;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
+  beast::tcp_stream stream_;
+  HttpServer::Impl* const server_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::response<http::empty_body>> continue_;
+  http::response<http::string_body> res_;
+  InferCall call_;
+  State state_ = State::kReading;
+  unsigned version_ = 11;
+  bool keep_alive_ = true;
+  bool linger_ = false;
+};
+
+}  // namespace http_server_internal
+
+void HttpServer::Impl::DoAccept() {
+  acceptor->async_accept(asio::make_strand(*ioc), [this](beast::error_code ec, tcp::socket sock) {
+    if (draining.load() || !acceptor->is_open()) return;
+    if (ec) {  // e.g. out of file descriptors: retry shortly instead of spinning
+      accept_timer->expires_after(kAcceptRetryDelay);
+      accept_timer->async_wait([this](beast::error_code e) {
+        if (!e && !draining.load()) DoAccept();
+      });
+      return;
+    }
+    sock.set_option(tcp::no_delay(true), ec);
+    auto session = std::make_shared<Session>(std::move(sock), this);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      sessions.emplace(session.get(), session);
+    }
+    session->Start();
+    DoAccept();
+  });
+}
+
+void HttpServer::Impl::RunIoThread() {
+  for (;;) {
+    try {
+      ioc->run();
+      break;
+    } catch (const std::exception& e) {  // a handler threw (e.g. bad_alloc): keep serving
+      std::fprintf(stderr, "sloserve http: io thread caught: %s\n", e.what());
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  --running_threads;
+  cv.notify_all();
+}
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
+                                                         InferenceBackend* backend) {
+  if (backend == nullptr) return InvalidArgumentError("HttpServer: backend is null");
+  if (options.threads < 1 || options.threads > 256) {
+    return InvalidArgumentError("HttpServer: threads must be in [1, 256]");
+  }
+  if (options.max_body_bytes == 0) {
+    return InvalidArgumentError("HttpServer: max_body_bytes must be > 0");
+  }
+  if (options.max_slo <= Duration::zero()) {
+    return InvalidArgumentError("HttpServer: max_slo must be > 0");
+  }
+  if (options.idle_timeout <= Duration::zero() || options.write_timeout <= Duration::zero()) {
+    return InvalidArgumentError("HttpServer: timeouts must be > 0");
+  }
+  auto impl = std::make_unique<Impl>(std::move(options), backend);
+  impl->handler = std::make_unique<KServeHandler>(
+      KServeHandler::Options{impl->options.max_slo, SLOSERVE_VERSION}, backend->Tasks(), backend,
+      &impl->metrics);
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+StatusOr<uint16_t> HttpServer::Start() {
+  Impl& s = *impl_;
+  if (s.started) return FailedPreconditionError("HttpServer: already started");
+  s.ioc = std::make_unique<asio::io_context>(s.options.threads);
+  const std::string where = s.options.host + ":" + std::to_string(s.options.port);
+  beast::error_code ec;
+  tcp::resolver resolver(*s.ioc);
+  const auto results = resolver.resolve(s.options.host, std::to_string(s.options.port),
+                                        tcp::resolver::passive, ec);
+  if (ec || results.empty()) {
+    return InvalidArgumentError("HttpServer: cannot resolve " + where + ": " + ec.message());
+  }
+  const tcp::endpoint endpoint = results.begin()->endpoint();
+  s.acceptor.emplace(asio::make_strand(*s.ioc));
+  if (s.acceptor->open(endpoint.protocol(), ec); ec) {
+    return UnavailableError("HttpServer: cannot open socket: " + ec.message());
+  }
+  s.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (s.acceptor->bind(endpoint, ec); ec) {
+    return UnavailableError("HttpServer: cannot bind " + where + ": " + ec.message());
+  }
+  if (s.acceptor->listen(asio::socket_base::max_listen_connections, ec); ec) {
+    return UnavailableError("HttpServer: cannot listen on " + where + ": " + ec.message());
+  }
+  s.port = s.acceptor->local_endpoint().port();
+  s.accept_timer.emplace(s.acceptor->get_executor());
+  s.work.emplace(asio::make_work_guard(*s.ioc));
+  s.started = true;
+  s.DoAccept();
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.running_threads = s.options.threads;
+  }
+  for (int i = 0; i < s.options.threads; ++i) s.threads.emplace_back([&s] { s.RunIoThread(); });
+  return s.port;
+}
+
+void HttpServer::Stop() {
+  Impl& s = *impl_;
+  if (!s.started || s.stopped) return;
+  s.stopped = true;
+  s.draining.store(true);
+  asio::post(s.acceptor->get_executor(), [&s] {
+    beast::error_code ec;
+    s.acceptor->close(ec);
+    s.accept_timer->cancel();
+  });
+  std::vector<std::shared_ptr<Session>> live;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    live.reserve(s.sessions.size());
+    for (auto& [ptr, weak] : s.sessions) {
+      if (auto session = weak.lock()) live.push_back(std::move(session));
+    }
+  }
+  for (auto& session : live) session->CloseIfIdle();
+  live.clear();
+  {
+    std::unique_lock<std::mutex> lock(s.mu);
+    s.cv.wait(lock, [&s] { return s.in_flight.load() == 0; });
+  }
+  s.work.reset();
+  {
+    std::unique_lock<std::mutex> lock(s.mu);
+    if (!s.cv.wait_for(lock, s.options.drain_timeout, [&s] { return s.running_threads == 0; })) {
+      s.ioc->stop();  // a client is not reading its last response: give up on it
+    }
+  }
+  for (auto& t : s.threads) t.join();
+  s.threads.clear();
+}
+
+uint16_t HttpServer::port() const { return impl_->port; }
+
+const ServerMetrics& HttpServer::metrics() const { return impl_->metrics; }
+
+}  // namespace sloserve

@@ -1,0 +1,65 @@
+#pragma once
+// The KServe v2 HTTP/1.1 frontend (Boost.Beast on Asio, hidden behind a pimpl so only
+// http_server.cc pays Beast's compile time).
+//
+// Threading: `threads` io threads run one io_context. Every connection is a chain of
+// async reads and writes on its own strand; an idle keep-alive connection holds no
+// thread, only a pending read (closed after `idle_timeout`). An inference request is
+// submitted to the InferenceBackend and the io thread moves on; when the backend calls
+// `done` (from any thread) the outcome is posted back to the connection's strand, which
+// renders and writes the response. One request per connection is in flight at a time
+// (pipelined requests wait in the read buffer, answered in order).
+//
+// Stop() is graceful: it stops accepting, closes idle connections, answers requests that
+// arrive meanwhile with 503, waits until the backend has called `done` for every
+// submitted request and those responses are written (bounded by `drain_timeout` for
+// the writes), then joins the io threads. It relies on the backend contract that `done`
+// is called exactly once for every Submit.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sloserve/core/status.h"
+#include "sloserve/core/time.h"
+#include "sloserve/server/inference_backend.h"
+#include "sloserve/server/server_metrics.h"
+
+namespace sloserve {
+
+class HttpServer {
+ public:
+  struct Options {
+    std::string host = "127.0.0.1";
+    uint16_t port = 8000;                      // 0 = pick an ephemeral port
+    int threads = 2;                           // io threads
+    size_t max_body_bytes = size_t{16} << 20;  // larger bodies get 413
+    Duration max_slo = Seconds(60);            // requests asking for more get 400
+    Duration idle_timeout = Seconds(60);       // keep-alive connection idle limit
+    Duration write_timeout = Seconds(30);      // a client that does not read is dropped
+    Duration drain_timeout = Seconds(5);       // Stop(): wait for final writes
+  };
+
+  // Validates the options; `backend` must outlive the server. The task table is read
+  // from backend->Tasks() once, here.
+  static StatusOr<std::unique_ptr<HttpServer>> Create(Options options, InferenceBackend* backend);
+  ~HttpServer();  // calls Stop()
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds, listens and starts the io threads; returns the bound port.
+  StatusOr<uint16_t> Start();
+  // Graceful shutdown (see the class comment); idempotent.
+  void Stop();
+
+  uint16_t port() const;
+  const ServerMetrics& metrics() const;
+
+  struct Impl;
+
+ private:
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sloserve

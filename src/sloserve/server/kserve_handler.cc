@@ -1,0 +1,363 @@
+#include "sloserve/server/kserve_handler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "sloserve/server/json_util.h"
+
+namespace sloserve {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kMaxDataDepth = 32;
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+HttpResponse Error(int status, std::string_view message) {
+  return HttpResponse{status, ErrorJson(message)};
+}
+
+HttpResponse MethodNotAllowed(const char* allow) {
+  HttpResponse r = Error(405, std::string("method not allowed; use ") + allow);
+  r.allow = allow;
+  return r;
+}
+
+std::vector<std::string_view> SplitPath(std::string_view s) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find('/', start);
+    if (end == std::string_view::npos) end = s.size();
+    parts.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+bool ElementMatches(const json& v, std::string_view datatype) {
+  if (datatype == "BOOL") return v.is_boolean();
+  if (datatype == "BYTES") return v.is_string();
+  if (datatype.starts_with("INT") || datatype.starts_with("UINT")) return v.is_number_integer();
+  if (datatype.starts_with("FP") || datatype == "BF16") return v.is_number();
+  return v.is_primitive() && !v.is_null();
+}
+
+// Counts the scalars of a (possibly nested) data array and checks their type.
+Status CountElements(const json& data, std::string_view datatype, int depth, int64_t& count) {
+  if (depth > kMaxDataDepth) return InvalidArgumentError("'data' is nested too deeply");
+  for (const json& v : data) {
+    if (v.is_array()) {
+      RETURN_IF_ERROR(CountElements(v, datatype, depth + 1, count));
+    } else if (!ElementMatches(v, datatype)) {
+      return InvalidArgumentError("'data' holds an element that is not of datatype " +
+                                  std::string(datatype));
+    } else {
+      ++count;
+    }
+  }
+  return OkStatus();
+}
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+StatusOr<std::vector<int64_t>> ParseShape(const json& j, const TaskInfo& task) {
+  if (!j.is_array()) return InvalidArgumentError("input 'shape' must be an array of integers");
+  std::vector<int64_t> shape;
+  shape.reserve(j.size());
+  for (const json& d : j) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 0) {
+      return InvalidArgumentError("input 'shape' must hold non-negative integers");
+    }
+    shape.push_back(d.get<int64_t>());
+  }
+  if (shape.empty()) return InvalidArgumentError("input 'shape' must have a batch dimension");
+  const auto& declared = task.input_shape;
+  if (!declared.empty()) {
+    bool ok = declared.size() == shape.size();
+    for (size_t i = 0; ok && i < shape.size(); ++i) {
+      ok = declared[i] < 0 || declared[i] == shape[i];
+    }
+    if (!ok) {
+      return InvalidArgumentError("input shape " + ShapeString(shape) +
+                                  " does not match the declared shape " + ShapeString(declared) +
+                                  " of model '" + task.name + "' (-1 = any)");
+    }
+  }
+  if (shape[0] < 1 || shape[0] > std::numeric_limits<int32_t>::max()) {
+    return InvalidArgumentError("the batch dimension shape[0] must be in [1, 2^31)");
+  }
+  return shape;
+}
+
+Status ParseParameters(const json& doc, const TaskInfo& task, Duration max_slo,
+                       InferRequest& req) {
+  req.slo = task.default_slo > Duration::zero() ? task.default_slo : max_slo;
+  const auto params = doc.find("parameters");
+  if (params == doc.end()) return OkStatus();
+  if (!params->is_object()) return InvalidArgumentError("'parameters' must be an object");
+  if (const auto slo = params->find("slo_ms"); slo != params->end()) {
+    if (!slo->is_number()) return InvalidArgumentError("parameter 'slo_ms' must be a number");
+    const double ms = slo->get<double>();
+    const double max_ms = ToMillis(max_slo);
+    if (!std::isfinite(ms) || ms <= 0 || ms > max_ms) {
+      return InvalidArgumentError("parameter 'slo_ms' must be in (0, " +
+                                  std::to_string(static_cast<int64_t>(max_ms)) + "]");
+    }
+    req.slo = std::max(MillisF(ms), Micros(1));
+  }
+  if (const auto app = params->find("app"); app != params->end()) {
+    if (!app->is_string()) return InvalidArgumentError("parameter 'app' must be a string");
+    req.app = app->get<std::string>();
+    if (!req.app.empty() && !task.apps.empty() &&
+        std::find(task.apps.begin(), task.apps.end(), req.app) == task.apps.end()) {
+      return InvalidArgumentError("unknown app '" + req.app + "' for model '" + task.name + "'");
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<InferCall> ParseInferDocument(const TaskInfo& task, const json& doc, Duration max_slo) {
+  if (!doc.is_object()) return InvalidArgumentError("request body must be a JSON object");
+  InferCall call;
+  call.request.task = task.name;
+  if (const auto id = doc.find("id"); id != doc.end()) {
+    if (!id->is_string()) return InvalidArgumentError("'id' must be a string");
+    call.id = id->get<std::string>();
+    call.has_id = true;
+  }
+  const auto inputs = doc.find("inputs");
+  if (inputs == doc.end() || !inputs->is_array() || inputs->empty()) {
+    return InvalidArgumentError("'inputs' must be a non-empty array");
+  }
+  const json* input = nullptr;
+  for (const json& in : *inputs) {
+    const auto name = in.is_object() ? in.find("name") : in.end();
+    if (!in.is_object() || name == in.end() || !name->is_string()) {
+      return InvalidArgumentError("each input must be an object with a string 'name'");
+    }
+    if (name->get_ref<const std::string&>() != task.input_name) {
+      return InvalidArgumentError("unknown input '" + name->get<std::string>() + "' for model '" +
+                                  task.name + "' (expects '" + task.input_name + "')");
+    }
+    if (input != nullptr) return InvalidArgumentError("input '" + task.input_name + "' repeated");
+    input = &in;
+  }
+  const auto datatype = input->find("datatype");
+  if (datatype == input->end() || !datatype->is_string()) {
+    return InvalidArgumentError("input 'datatype' must be a string");
+  }
+  const auto& dt = datatype->get_ref<const std::string&>();
+  if (!task.input_datatype.empty() && dt != task.input_datatype) {
+    return InvalidArgumentError("input datatype '" + dt + "' does not match the declared '" +
+                                task.input_datatype + "'");
+  }
+  const auto shape_it = input->find("shape");
+  if (shape_it == input->end()) return InvalidArgumentError("input 'shape' is missing");
+  ASSIGN_OR_RETURN(std::vector<int64_t> shape, ParseShape(*shape_it, task));
+  int64_t expected = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && expected > kMaxElements / d) {
+      return InvalidArgumentError("input shape has too many elements");
+    }
+    expected *= d;
+  }
+  const auto data = input->find("data");
+  if (data == input->end() || !data->is_array()) {
+    return InvalidArgumentError("input 'data' must be an array (binary data is not supported)");
+  }
+  int64_t count = 0;
+  RETURN_IF_ERROR(CountElements(*data, dt, 1, count));
+  if (count != expected) {
+    return InvalidArgumentError("input 'data' has " + std::to_string(count) +
+                                " elements but shape " + ShapeString(shape) + " needs " +
+                                std::to_string(expected));
+  }
+  call.request.rows = static_cast<int32_t>(shape[0]);
+  RETURN_IF_ERROR(ParseParameters(doc, task, max_slo, call.request));
+  return call;
+}
+
+std::string RenderTaskMetadata(const TaskInfo& task) {
+  json inputs = json::array();
+  inputs.push_back({{"name", task.input_name},
+                    {"datatype", task.input_datatype},
+                    {"shape", task.input_shape}});
+  json outputs = json::array();
+  outputs.push_back({{"name", "output"}, {"datatype", "FP32"}, {"shape", {-1, 1}}});
+  json doc = {{"name", task.name},         {"versions", task.variants},
+              {"platform", "sloserve"},    {"inputs", std::move(inputs)},
+              {"outputs", std::move(outputs)}, {"parameters", {{"default_slo_ms", ToMillis(task.default_slo)}, {"apps", task.apps}}}};
+  return doc.dump();
+}
+
+}  // namespace
+
+int HttpStatusFromCode(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kOutOfRange:
+    case StatusCode::kFailedPrecondition:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kResourceExhausted:
+      return 429;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kDeadlineExceeded:
+      return 504;
+    case StatusCode::kUnimplemented:
+      return 501;
+    case StatusCode::kInternal:
+      return 500;
+  }
+  return 500;
+}
+
+StatusOr<InferCall> ParseInferRequest(const TaskInfo& task, std::string_view body,
+                                      Duration max_slo) {
+  try {
+    const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) return InvalidArgumentError("malformed JSON in request body");
+    return ParseInferDocument(task, doc, max_slo);
+  } catch (const json::exception& e) {
+    return InvalidArgumentError(std::string("invalid request body: ") + e.what());
+  }
+}
+
+KServeHandler::KServeHandler(Options options, std::vector<TaskInfo> tasks,
+                             const InferenceBackend* backend, const ServerMetrics* metrics)
+    : options_(std::move(options)), backend_(backend), metrics_(metrics) {
+  for (TaskInfo& task : tasks) {
+    std::string metadata = RenderTaskMetadata(task);
+    std::string name = task.name;
+    tasks_.emplace(std::move(name), TaskEntry{std::move(task), std::move(metadata)});
+  }
+  server_metadata_json_ = json{{"name", "sloserve"},
+                               {"version", options_.server_version},
+                               {"extensions", {"parameters", "sloserve_slo"}}}
+                              .dump();
+}
+
+const KServeHandler::TaskEntry* KServeHandler::FindTask(std::string_view name) const {
+  const auto it = tasks_.find(name);
+  return it == tasks_.end() ? nullptr : &it->second;
+}
+
+std::variant<HttpResponse, InferCall> KServeHandler::Route(HttpMethod method,
+                                                           std::string_view target,
+                                                           std::string_view body) const {
+  target = target.substr(0, target.find('?'));
+  constexpr std::string_view kModels = "/v2/models/";
+  if (target.starts_with(kModels)) return RouteModel(method, target.substr(kModels.size()), body);
+  if (target == "/v2/health/live") {
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
+    return HttpResponse{200, "{\"live\":true}"};
+  }
+  if (target == "/v2/health/ready") {
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
+    const bool ready = backend_->Ready();
+    return HttpResponse{ready ? 200 : 503, ready ? "{\"ready\":true}" : "{\"ready\":false}"};
+  }
+  if (target == "/v2" || target == "/v2/") {
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
+    return HttpResponse{200, server_metadata_json_};
+  }
+  if (target == "/metrics") {
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
+    return HttpResponse{200, metrics_ ? metrics_->RenderPrometheus() : std::string(),
+                        "text/plain; version=0.0.4"};
+  }
+  return Error(404, "unknown path '" + std::string(target) + "'");
+}
+
+std::variant<HttpResponse, InferCall> KServeHandler::RouteModel(HttpMethod method,
+                                                                std::string_view rest,
+                                                                std::string_view body) const {
+  const std::vector<std::string_view> parts = SplitPath(rest);
+  const TaskEntry* task = FindTask(parts[0]);
+  if (task == nullptr) return Error(404, "unknown model '" + std::string(parts[0]) + "'");
+  size_t next = 1;
+  bool versioned = false;
+  if (parts.size() >= 3 && parts[1] == "versions") {
+    const auto& variants = task->info.variants;
+    if (std::find(variants.begin(), variants.end(), parts[2]) == variants.end()) {
+      return Error(404, "unknown version '" + std::string(parts[2]) + "' of model '" +
+                            task->info.name + "'");
+    }
+    versioned = true;
+    next = 3;
+  }
+  const std::string_view action = next < parts.size() ? parts[next] : std::string_view();
+  if (next + 1 < parts.size() || (next < parts.size() && action != "ready" && action != "infer")) {
+    return Error(404, "unknown path '/v2/models/" + std::string(rest) + "'");
+  }
+  if (action.empty()) {
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
+    return HttpResponse{200, task->metadata_json};
+  }
+  if (action == "ready") {
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
+    const bool ready = backend_->Ready();
+    std::string out = "{\"name\":";
+    AppendJsonString(out, task->info.name);
+    out += ready ? ",\"ready\":true}" : ",\"ready\":false}";
+    return HttpResponse{ready ? 200 : 503, std::move(out)};
+  }
+  // action == "infer"
+  if (method != HttpMethod::kPost) return MethodNotAllowed("POST");
+  if (versioned) {
+    return Error(404, "pinning a version is not supported; POST /v2/models/" + task->info.name +
+                          "/infer and sloserve chooses the variant");
+  }
+  StatusOr<InferCall> call = ParseInferRequest(task->info, body, options_.max_slo);
+  if (!call.ok()) return Error(HttpStatusFromCode(call.status().code()), call.status().message());
+  return std::move(call).value();
+}
+
+HttpResponse KServeHandler::RenderOutcome(const InferCall& call,
+                                          const InferOutcome& outcome) const {
+  if (!outcome.status.ok()) {
+    return Error(HttpStatusFromCode(outcome.status.code()), outcome.status.message());
+  }
+  const int32_t rows = call.request.rows;
+  std::string out;
+  out.reserve(320 + static_cast<size_t>(rows) * 4);
+  out += "{\"model_name\":";
+  AppendJsonString(out, call.request.task);
+  out += ",\"model_version\":";
+  AppendJsonString(out, outcome.variant);
+  if (call.has_id) {
+    out += ",\"id\":";
+    AppendJsonString(out, call.id);
+  }
+  out += ",\"outputs\":[{\"name\":\"output\",\"datatype\":\"FP32\",\"shape\":[";
+  out += std::to_string(rows);
+  out += ",1],\"data\":[";
+  for (int32_t i = 0; i < rows; ++i) out += i == 0 ? "0.0" : ",0.0";
+  out += "]}],\"parameters\":{\"variant\":";
+  AppendJsonString(out, outcome.variant);
+  out += ",\"worker\":";
+  AppendJsonString(out, outcome.worker);
+  out += ",\"queue_us\":" + std::to_string(outcome.queue_time.count());
+  out += ",\"compute_us\":" + std::to_string(outcome.compute_time.count());
+  out += ",\"batch_size\":" + std::to_string(outcome.batch_size);
+  out += outcome.met_slo ? ",\"met_slo\":true}}" : ",\"met_slo\":false}}";
+  return HttpResponse{200, std::move(out)};
+}
+
+}  // namespace sloserve

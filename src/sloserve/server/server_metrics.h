@@ -1,0 +1,36 @@
+#pragma once
+// Frontend counters exported on GET /metrics in the Prometheus text format. All updates
+// are lock-free (relaxed atomics); rendering reads a consistent-enough snapshot.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace sloserve {
+
+class ServerMetrics {
+ public:
+  void RecordResponse(int http_status);
+  void ConnectionOpened() { connections_open_.fetch_add(1, std::memory_order_relaxed); }
+  void ConnectionClosed() { connections_open_.fetch_sub(1, std::memory_order_relaxed); }
+  void InferStarted() { infer_in_flight_.fetch_add(1, std::memory_order_relaxed); }
+  void InferFinished() { infer_in_flight_.fetch_sub(1, std::memory_order_relaxed); }
+
+  int64_t ResponsesWithStatus(int http_status) const;
+  int64_t TotalResponses() const;
+  int64_t OpenConnections() const { return connections_open_.load(std::memory_order_relaxed); }
+  int64_t InferInFlight() const { return infer_in_flight_.load(std::memory_order_relaxed); }
+
+  // sloserve_http_responses_total{code="..."}, sloserve_http_connections_open,
+  // sloserve_http_infer_in_flight.
+  std::string RenderPrometheus() const;
+
+ private:
+  static constexpr int kMinStatus = 100;
+  static constexpr int kMaxStatus = 599;
+  std::array<std::atomic<int64_t>, kMaxStatus - kMinStatus + 1> by_status_{};
+  std::atomic<int64_t> connections_open_{0};
+  std::atomic<int64_t> infer_in_flight_{0};
+};
+
+}  // namespace sloserve

@@ -1,0 +1,49 @@
+#pragma once
+// Query-size samplers: the number of rows ("query batch size" in Kairos) of each query.
+//
+// DeepRecSys production mix, as the Kairos artifact generates it (Kairos, HPDC'23, and
+// DeepRecSys, ISCA'20; see datasets/README.md): with probability
+//   0.08  uniform integer in [1, 100)
+//   0.22  uniform integer in [200, 600)
+//   0.05  uniform integer in [600, 1000)
+//   0.65  round(log-normal(mu 5.1, sigma 0.2)); a value outside [100, 200] is redrawn as a
+//         uniform integer in [190, 200]
+// Shares by bin [1,100) / [100,200] / (200,600) / [600,1000]: about 8 / 65 / 22 / 5 %, mean
+// about 240.
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "sloserve/core/rng.h"
+#include "sloserve/core/status.h"
+
+namespace sloserve {
+
+class QuerySizeSampler {
+ public:
+  virtual ~QuerySizeSampler();
+  virtual int32_t Sample(Rng& rng) = 0;
+  // Expected size (exact for constant, analytic approximation for mixes).
+  virtual double Mean() const = 0;
+};
+
+class ConstantSizeSampler final : public QuerySizeSampler {
+ public:
+  explicit ConstantSizeSampler(int32_t size) : size_(size) {}
+  int32_t Sample(Rng&) override { return size_; }
+  double Mean() const override { return size_; }
+
+ private:
+  int32_t size_;
+};
+
+class DeepRecSysSizeSampler final : public QuerySizeSampler {
+ public:
+  int32_t Sample(Rng& rng) override;
+  double Mean() const override;
+};
+
+// "constant:<n>" (n >= 1) or "deeprecsys".
+StatusOr<std::unique_ptr<QuerySizeSampler>> MakeQuerySizeSampler(std::string_view name);
+
+}  // namespace sloserve

@@ -1,0 +1,73 @@
+#include "sloserve/workload/query_size_sampler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace sloserve {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(QuerySizeSamplerTest, ConstantFromName) {
+  auto s = MakeQuerySizeSampler("constant:7");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  Rng rng = MakeRng(1, "sizes");
+  for (int i = 0; i < 10; ++i) EXPECT_EQ((*s)->Sample(rng), 7);
+  EXPECT_EQ((*s)->Mean(), 7.0);
+}
+
+TEST(QuerySizeSamplerTest, BadNames) {
+  EXPECT_THAT(MakeQuerySizeSampler("constant:0").status().message(), HasSubstr("constant:0"));
+  EXPECT_THAT(MakeQuerySizeSampler("constant:x").status().message(), HasSubstr(">= 1"));
+  EXPECT_THAT(MakeQuerySizeSampler("zipf").status().message(), HasSubstr("unknown"));
+}
+
+TEST(QuerySizeSamplerTest, DeepRecSysSharesAndMean) {
+  auto s = MakeQuerySizeSampler("deeprecsys");
+  ASSERT_TRUE(s.ok());
+  Rng rng = MakeRng(2024, "sizes");
+  constexpr int kN = 200000;
+  int bins[4] = {0, 0, 0, 0};
+  double sum = 0;
+  for (int i = 0; i < kN; ++i) {
+    const int32_t v = (*s)->Sample(rng);
+    ASSERT_GE(v, 1);
+    ASSERT_LT(v, 1000);
+    sum += v;
+    if (v < 100) {
+      ++bins[0];
+    } else if (v <= 200) {
+      ++bins[1];
+    } else if (v < 600) {
+      ++bins[2];
+    } else {
+      ++bins[3];
+    }
+  }
+  // Share SEs at n = 200k are <= 0.11%; tolerances are >= 5 SE.
+  EXPECT_NEAR(bins[0] / double{kN}, 0.080, 0.004);
+  EXPECT_NEAR(bins[1] / double{kN}, 0.650, 0.007);  // README observed 64.6%
+  EXPECT_NEAR(bins[2] / double{kN}, 0.220, 0.006);  // README observed 22.3%
+  EXPECT_NEAR(bins[3] / double{kN}, 0.050, 0.004);  // README observed 5.1%
+  // Mean ~ 238 analytically (README: about 239); SD of a size ~ 190, SE ~ 0.43.
+  EXPECT_NEAR(sum / kN, (*s)->Mean(), 3.0);
+  EXPECT_NEAR((*s)->Mean(), 239.0, 2.0);
+}
+
+TEST(QuerySizeSamplerTest, DeterministicPerStream) {
+  DeepRecSysSizeSampler s;
+  Rng a = MakeRng(5, "sizes");
+  Rng b = MakeRng(5, "sizes");
+  Rng c = MakeRng(5, "sizes-2");
+  std::vector<int32_t> va, vb, vc;
+  for (int i = 0; i < 1000; ++i) {
+    va.push_back(s.Sample(a));
+    vb.push_back(s.Sample(b));
+    vc.push_back(s.Sample(c));
+  }
+  EXPECT_EQ(va, vb);
+  EXPECT_NE(va, vc);
+}
+
+}  // namespace
+}  // namespace sloserve
