@@ -1,0 +1,77 @@
+// Simulator speed: the 5-minute RAMSIS Twitter trace (27 x 10 s intervals, ~752k
+// queries) on 60 workers, and a constant-load engine loop. Reports events/s.
+//   build/bench/sim_bench --benchmark_counters_tabular=true
+#include <benchmark/benchmark.h>
+
+#include "sloserve/profile/profile.h"
+#include "sloserve/sim/simulation.h"
+
+namespace sloserve {
+namespace {
+
+const ProfileSuite& ImageSuite() {
+  static const ProfileSuite* suite = [] {
+    auto s = LoadSuite("ramsis-image");
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", s.status().ToString().c_str());
+      std::abort();
+    }
+    return new ProfileSuite(std::move(s).value());
+  }();
+  return *suite;
+}
+
+RunSpec TwitterSpec(const std::string& variant, const std::string& dispatch) {
+  RunSpec spec;
+  spec.suite = "ramsis-image";
+  spec.task = "image";
+  spec.workers = 60;
+  spec.slo = Millis(150);
+  spec.arrival.kind = "qps_interval_trace";
+  spec.arrival.trace_path = ProfilesDir() + "/traces/twitter_04_25_norm.txt";
+  spec.policy.dispatch = dispatch;
+  spec.policy.batching = "edf";
+  spec.policy.options["variant"] = variant;
+  return spec;
+}
+
+void RunAndCount(benchmark::State& state, const RunSpec& spec) {
+  const ProfileSuite& suite = ImageSuite();
+  int64_t events = 0, queries = 0;
+  double violation = 0;
+  for (auto _ : state) {
+    auto r = RunSimulation(spec, suite);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().ToString().c_str());
+      return;
+    }
+    events += r->events;
+    queries += r->summary.arrived;
+    violation = r->summary.violation_rate;
+  }
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["queries"] = static_cast<double>(queries) / static_cast<double>(state.iterations());
+  state.counters["violation"] = violation;
+}
+
+// A variant that keeps up with the trace (queues stay short) ...
+void BM_TwitterTrace60Workers_ShuffleNet(benchmark::State& state) {
+  RunAndCount(state, TwitterSpec("shufflenet_v2_x1_0", "round_robin"));
+}
+// ... one that overloads (long queues: the engine's worst case) ...
+void BM_TwitterTrace60Workers_EfficientNetB0(benchmark::State& state) {
+  RunAndCount(state, TwitterSpec("efficientnet_b0", "round_robin"));
+}
+// ... and join-shortest-queue, O(workers) per dispatch.
+void BM_TwitterTrace60Workers_Jsq(benchmark::State& state) {
+  RunAndCount(state, TwitterSpec("shufflenet_v2_x1_0", "jsq"));
+}
+
+BENCHMARK(BM_TwitterTrace60Workers_ShuffleNet)->Unit(benchmark::kMillisecond)->MinTime(2);
+BENCHMARK(BM_TwitterTrace60Workers_EfficientNetB0)->Unit(benchmark::kMillisecond)->MinTime(2);
+BENCHMARK(BM_TwitterTrace60Workers_Jsq)->Unit(benchmark::kMillisecond)->MinTime(2);
+
+}  // namespace
+}  // namespace sloserve
+
+BENCHMARK_MAIN();

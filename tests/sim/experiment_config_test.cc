@@ -1,0 +1,78 @@
+#include "sloserve/sim/experiment_config.h"
+
+#include <gtest/gtest.h>
+
+namespace sloserve {
+namespace {
+
+TEST(ExperimentConfigTest, SweepAndPoliciesExpandToCartesianProduct) {
+  auto cfg = ParseExperimentConfig(R"(
+name: t
+suite: ramsis-text
+workers: 4
+workload: {arrival: poisson, load_qps: 100}
+policy: {variant: bert_tiny}
+policies:
+  - {name: a, batching: edf}
+  - {name: b, batching: fifo, dispatch: jsq}
+sweep:
+  load_qps: [100, 200, 300]
+  workers: [2, 4]
+)", "t.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  auto runs = ExpandRuns(*cfg);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->size(), 12u);
+  EXPECT_EQ((*runs)[0].policy.name, "a");
+  EXPECT_EQ((*runs)[1].policy.name, "b");
+  EXPECT_EQ((*runs)[1].policy.dispatch, "jsq");
+  EXPECT_EQ((*runs)[1].policy.options.at("variant"), "bert_tiny");  // base option kept
+  EXPECT_DOUBLE_EQ((*runs)[2].arrival.rate_qps, 200);
+  EXPECT_EQ((*runs)[6].workers, 4);
+  EXPECT_EQ((*runs)[6].labels.at("workers"), "4");
+}
+
+TEST(ExperimentConfigTest, OverridesReplaceAndSweep) {
+  auto cfg = ParseExperimentConfig("suite: ramsis-text\nworkload: {load_qps: 10}\nsweep: {workers: [1, 2]}\n", "x.yaml");
+  ASSERT_TRUE(cfg.ok());
+  ASSERT_TRUE(ApplyOverrides(&*cfg, {"workers=3", "load_qps=[5,6,7]", "policy.variant=bert_mini"}).ok());
+  auto runs = ExpandRuns(*cfg);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->size(), 3u);
+  EXPECT_EQ((*runs)[0].workers, 3);
+  EXPECT_DOUBLE_EQ((*runs)[2].arrival.rate_qps, 7);
+  EXPECT_EQ((*runs)[0].policy.options.at("variant"), "bert_mini");
+}
+
+TEST(ExperimentConfigTest, ErrorsNameTheFileAndField) {
+  struct Case {
+    const char* yaml;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"suite: [a, b]\n", "x.yaml:1"},
+      {"wrokers: 3\n", "unknown key 'wrokers'"},
+      {"workers: many\n", "'workers'"},
+      {"workers: 0\n", "'workers'"},
+      {"slo_ms: -5\n", "'slo_ms'"},
+      {"workload: {arrival: poisson, load_qps: -1}\n", "rate_qps"},
+      {"workload: {arrival: warp}\n", "warp"},
+      {"workload: {load_qps: 5}\nexecutor: {latency: p200}\n", "p200"},
+      {"sweep: {bogus: [1]}\n", "bogus"},
+      {"a: b: c\n", "x.yaml:1"},
+  };
+  for (const Case& c : cases) {
+    auto cfg = ParseExperimentConfig(c.yaml, "x.yaml");
+    Status st = cfg.ok() ? ExpandRuns(*cfg).status() : cfg.status();
+    ASSERT_FALSE(st.ok()) << c.yaml;
+    EXPECT_NE(st.message().find(c.expect), std::string::npos) << c.yaml << " -> " << st.message();
+  }
+  EXPECT_FALSE(LoadExperimentConfig("/nonexistent/x.yaml").ok());
+  auto cfg = ParseExperimentConfig("suite: ramsis-text\n", "x.yaml");
+  ASSERT_TRUE(cfg.ok());
+  EXPECT_FALSE(ApplyOverrides(&*cfg, {"novalue"}).ok());
+  EXPECT_FALSE(ApplyOverrides(&*cfg, {"nokey.x=1"}).ok());
+}
+
+}  // namespace
+}  // namespace sloserve

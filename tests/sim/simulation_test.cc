@@ -1,0 +1,116 @@
+#include "sloserve/sim/simulation.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "sloserve/sim/sweep.h"
+
+namespace sloserve {
+namespace {
+
+RunSpec TextSpec(double qps, const std::string& variant) {
+  RunSpec spec;
+  spec.suite = "ramsis-text";
+  spec.workers = 20;
+  spec.arrival.kind = "poisson";
+  spec.arrival.rate_qps = qps;
+  spec.arrival.horizon = Seconds(10);
+  spec.policy.options["variant"] = variant;
+  return spec;
+}
+
+const ProfileSuite& TextSuite() {
+  static const ProfileSuite* s = new ProfileSuite(LoadSuite("ramsis-text").value());
+  return *s;
+}
+
+TEST(SimulationTest, DeterministicForASeedAndDifferentAcrossSeeds) {
+  RunSpec spec = TextSpec(300, "bert_mini");
+  spec.service.mode = ServiceTimeOptions::Mode::kSample;
+  std::vector<QueryRecord> a, b;
+  SimHooks ha, hb;
+  ha.on_record = [&](const QueryRecord& r) { a.push_back(r); };
+  hb.on_record = [&](const QueryRecord& r) { b.push_back(r); };
+  auto ra = RunSimulation(spec, TextSuite(), ha);
+  auto rb = RunSimulation(spec, TextSuite(), hb);
+  ASSERT_TRUE(ra.ok()) << ra.status().ToString();
+  ASSERT_TRUE(rb.ok());
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].id, b[i].id);
+    ASSERT_EQ(a[i].finish, b[i].finish);
+    ASSERT_EQ(a[i].worker, b[i].worker);
+  }
+  spec.seed = 2;
+  auto rc = RunSimulation(spec, TextSuite());
+  ASSERT_TRUE(rc.ok());
+  EXPECT_NE(rc->summary.arrived, ra->summary.arrived);
+}
+
+TEST(SimulationTest, EveryArrivalIsAccountedForExactlyOnce) {
+  RunSpec spec = TextSpec(3000, "bert_base");  // far beyond capacity: long queues
+  spec.max_worker_queue = 50;
+  std::map<QueryId, int> seen;
+  SimHooks hooks;
+  hooks.on_record = [&](const QueryRecord& r) { ++seen[r.id]; };
+  auto r = RunSimulation(spec, TextSuite(), hooks);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const MetricsSummary& m = r->summary;
+  EXPECT_EQ(static_cast<int64_t>(seen.size()), m.arrived);
+  for (const auto& [id, n] : seen) ASSERT_EQ(n, 1) << id;
+  EXPECT_EQ(m.completed + m.dropped, m.arrived);
+  EXPECT_EQ(m.met + m.late, m.completed);
+  EXPECT_GT(m.dropped, 0);
+  EXPECT_GT(m.violation_rate, 0.5);
+}
+
+TEST(SimulationTest, MoreAccurateVariantCostsLatencyAtModerateLoad) {
+  auto fast = RunSimulation(TextSpec(200, "bert_tiny"), TextSuite());
+  auto slow = RunSimulation(TextSpec(200, "bert_medium"), TextSuite());
+  ASSERT_TRUE(fast.ok() && slow.ok());
+  EXPECT_GT(slow->summary.accuracy, fast->summary.accuracy);
+  EXPECT_GT(slow->summary.p50_ms, fast->summary.p50_ms);
+  EXPECT_LT(fast->summary.violation_rate, 0.01);
+  EXPECT_NEAR(fast->summary.throughput_qps, 200, 200 * 0.1);
+}
+
+TEST(SimulationTest, ImpossibleSloIsAClearError) {
+  RunSpec spec = TextSpec(100, "bert_tiny");
+  spec.slo = Micros(100);
+  auto r = RunSimulation(spec, TextSuite());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("impossible SLO"), std::string::npos) << r.status().message();
+}
+
+TEST(SimulationTest, SweepResultsDoNotDependOnJobs) {
+  std::vector<RunSpec> runs = {TextSpec(100, "bert_tiny"), TextSpec(400, "bert_small"),
+                               TextSpec(800, "bert_mini")};
+  auto one = RunSweep(runs, 1, nullptr);
+  auto two = RunSweep(runs, 2, nullptr);
+  ASSERT_TRUE(one.ok() && two.ok());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    EXPECT_EQ((*one)[i].summary.arrived, (*two)[i].summary.arrived);
+    EXPECT_EQ((*one)[i].summary.p99_ms, (*two)[i].summary.p99_ms);
+  }
+}
+
+TEST(SimulationTest, TwitterTraceReplayMatchesTheTraceVolume) {
+  RunSpec spec;
+  spec.suite = "ramsis-image";
+  spec.workers = 60;
+  spec.slo = Millis(150);
+  spec.arrival.kind = "qps_interval_trace";
+  spec.arrival.trace_path = ProfilesDir() + "/traces/twitter_04_25_norm.txt";
+  spec.policy.options["variant"] = "shufflenet_v2_x0_5";
+  static const ProfileSuite* image = new ProfileSuite(LoadSuite("ramsis-image").value());
+  auto r = RunSimulation(spec, *image);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // 27 intervals x 10 s, sum of QPS = 75,242 -> 752,420 expected queries.
+  EXPECT_NEAR(static_cast<double>(r->summary.arrived), 752420, 5 * std::sqrt(752420.0));
+  EXPECT_NEAR(r->load_qps, 2786.7, 1.0);
+  EXPECT_EQ(r->series.size(), 270u);
+}
+
+}  // namespace
+}  // namespace sloserve
