@@ -39,6 +39,50 @@ std::string Cell(const nlohmann::json& row, const Column& c) {
 
 }  // namespace
 
+nlohmann::json SummaryJson(const MetricsSummary& m) {
+  return {{"accuracy", m.accuracy},
+          {"violation_rate", m.violation_rate},
+          {"finish_rate", m.finish_rate},
+          {"throughput_qps", m.throughput_qps},
+          {"p50_ms", m.p50_ms},
+          {"p95_ms", m.p95_ms},
+          {"p99_ms", m.p99_ms},
+          {"max_ms", m.max_ms},
+          {"mean_ms", m.mean_ms},
+          {"mean_queue_ms", m.mean_queue_ms},
+          {"mean_batch_size", m.mean_batch_size},
+          {"utilization", m.utilization},
+          {"cost_per_hour", m.cost_per_hour},
+          {"cost_usd", m.cost_usd},
+          {"core_seconds", m.core_seconds},
+          {"cold_starts", m.cold_starts},
+          {"arrived", m.arrived},
+          {"completed", m.completed},
+          {"met", m.met},
+          {"late", m.late},
+          {"dropped", m.dropped},
+          {"batches", m.batches},
+          {"elapsed_s", m.elapsed_s}};
+}
+
+std::string SummaryText(const MetricsSummary& m) {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "queries     %lld arrived, %lld completed (%lld met SLO, %lld late), %lld dropped\n"
+                "slo         violation rate %.4f, finish rate %.4f\n"
+                "accuracy    %.3f%% per satisfied query\n"
+                "latency     p50 %.2f ms, p95 %.2f ms, p99 %.2f ms, max %.2f ms (queue mean %.2f ms)\n"
+                "throughput  %.1f queries/s over %.1f s, mean batch %.2f, utilization %.3f\n"
+                "cost        $%.2f/h for the deployment, $%.4f for this run, %lld cold starts\n",
+                static_cast<long long>(m.arrived), static_cast<long long>(m.completed),
+                static_cast<long long>(m.met), static_cast<long long>(m.late),
+                static_cast<long long>(m.dropped), m.violation_rate, m.finish_rate, m.accuracy,
+                m.p50_ms, m.p95_ms, m.p99_ms, m.max_ms, m.mean_queue_ms, m.throughput_qps,
+                m.elapsed_s, m.mean_batch_size, m.utilization, m.cost_per_hour, m.cost_usd,
+                static_cast<long long>(m.cold_starts));
+  return buf;
+}
+
 nlohmann::json RunRowJson(const RunResult& r) {
   const RunSpec& s = r.spec;
   const MetricsSummary& m = r.summary;
@@ -63,30 +107,7 @@ nlohmann::json RunRowJson(const RunResult& r) {
   for (const auto& [k, v] : s.labels) {
     if (!row.contains(k)) row[k] = v;
   }
-  // metrics
-  row["accuracy"] = m.accuracy;
-  row["violation_rate"] = m.violation_rate;
-  row["finish_rate"] = m.finish_rate;
-  row["throughput_qps"] = m.throughput_qps;
-  row["p50_ms"] = m.p50_ms;
-  row["p95_ms"] = m.p95_ms;
-  row["p99_ms"] = m.p99_ms;
-  row["max_ms"] = m.max_ms;
-  row["mean_ms"] = m.mean_ms;
-  row["mean_queue_ms"] = m.mean_queue_ms;
-  row["mean_batch_size"] = m.mean_batch_size;
-  row["utilization"] = m.utilization;
-  row["cost_per_hour"] = m.cost_per_hour;
-  row["cost_usd"] = m.cost_usd;
-  row["core_seconds"] = m.core_seconds;
-  row["cold_starts"] = m.cold_starts;
-  row["arrived"] = m.arrived;
-  row["completed"] = m.completed;
-  row["met"] = m.met;
-  row["late"] = m.late;
-  row["dropped"] = m.dropped;
-  row["batches"] = m.batches;
-  row["elapsed_s"] = m.elapsed_s;
+  row.update(SummaryJson(m));
   row["events"] = r.events;
   row["wall_s"] = r.wall_s;
   return row;

@@ -11,6 +11,9 @@
 
 namespace sloserve {
 
+// The metrics of one run or of a live server, under the documented names.
+nlohmann::json SummaryJson(const MetricsSummary& m);
+std::string SummaryText(const MetricsSummary& m);
 nlohmann::json RunRowJson(const RunResult& r);
 // {"experiment": name, "rows": [...], "series": [...] (only with include_series)}
 nlohmann::json RunsJson(const std::string& experiment, const std::vector<RunResult>& runs,

@@ -38,6 +38,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     info.input_name = spec.input_name;
     info.input_datatype = spec.input_datatype;
     info.input_shape = spec.input_shape;
+    if (t == rt->deployment_.task && !options.input_shape.empty()) info.input_shape = options.input_shape;
     info.default_slo = t == rt->deployment_.task ? rt->deployment_.slo : spec.default_slo;
     rt->tasks_.push_back(std::move(info));
   }

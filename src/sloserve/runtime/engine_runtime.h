@@ -29,6 +29,9 @@ struct RuntimeOptions {
   ServiceTimeOptions service;  // emulated executor: how long a batch holds its worker
   uint64_t seed = 1;
   size_t max_queue = 100'000;  // admission bound (central and per worker)
+  // Declared input shape of the deployment's task, replacing the profile's. The emulated
+  // executor never reads tensor data, so load tests may declare a small tensor.
+  std::vector<int64_t> input_shape;
 };
 
 class EngineRuntime : public InferenceBackend {

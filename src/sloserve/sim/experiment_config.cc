@@ -226,7 +226,7 @@ Status ApplyOverrides(ExperimentConfig* config, const std::vector<std::string>& 
   return OkStatus();
 }
 
-StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f) {
+StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   RunSpec r;
   r.suite = Text(f, "suite", "ramsis-image");
   r.task = Text(f, "task", "");
@@ -255,7 +255,7 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f) {
   ASSIGN_OR_RETURN(a.time_compression, Number(f, "workload.time_compression", 1));
   bool is_trace = a.kind.find("trace") != std::string::npos;
   a.horizon = (is_trace && !f.count("duration_s")) ? Duration(0) : SecondsF(duration_s);
-  RETURN_IF_ERROR(ValidateArrivalSpec(a).WithPrefix("workload"));
+  if (with_workload) RETURN_IF_ERROR(ValidateArrivalSpec(a).WithPrefix("workload"));
   r.sizes = Text(f, "workload.sizes", "constant:1");
 
   ASSIGN_OR_RETURN(r.service, ParseServiceTimeMode(Text(f, "executor.latency", "p95")));

@@ -29,8 +29,9 @@ StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path);
 Status ApplyOverrides(ExperimentConfig* config, const std::vector<std::string>& sets);
 // Expands sweeps and policies into resolved runs, in a stable order.
 StatusOr<std::vector<RunSpec>> ExpandRuns(const ExperimentConfig& config);
-// Builds one run from flat keys (exposed for `serve`, which shares most keys).
-StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& flat);
+// Builds one run from flat keys. `serve` shares the keys but has no workload section,
+// so it passes with_workload = false.
+StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& flat, bool with_workload = true);
 // Every key the schema accepts, with a one-line description (for --help and docs).
 const std::vector<std::pair<std::string, std::string>>& ConfigKeys();
 

@@ -1,0 +1,141 @@
+// `sloserve loadgen`: drive a KServe v2 server open-loop and report what it achieved.
+#include <cstdio>
+#include <iostream>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "load_schedule.h"
+#include "progress_bar.h"
+#include "serve_setup.h"
+#include "sloserve/loadgen/load_generator.h"
+
+namespace sloserve::cli {
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {"host", "ADDR", "server address (default 127.0.0.1)"},
+    {"port", "N", "server port (default 8000)"},
+    {"model", "TASK", "model (task) to infer (default image)"},
+    {"qps", "RATE", "target requests per second for synthetic arrivals (default 500)"},
+    {"duration", "SECONDS", "length of a synthetic arrival process (default 10)"},
+    {"arrival", "KIND", "poisson (default), gamma, constant, qps_interval_trace, rps_trace"},
+    {"cv", "X", "gamma: coefficient of variation of inter-arrivals (default 1)"},
+    {"trace", "FILE", "trace to replay (qps_interval_trace / rps_trace)"},
+    {"window-start", "S", "trace: first trace second replayed"},
+    {"window-end", "S", "trace: one past the last second replayed"},
+    {"rate-scale", "X", "trace: multiply every rate"},
+    {"time-compression", "X", "trace: replay X times faster with the same requests"},
+    {"slo-ms", "MS", "send parameters.slo_ms (default: the server's task default)"},
+    {"app", "NAME", "send parameters.app"},
+    {"rows", "N", "batch dimension of each request (default 1)"},
+    {"input", "NAME", "input tensor name (default input)"},
+    {"datatype", "TYPE", "input datatype (default FP32)"},
+    {"shape", "DIMS", "full input shape, e.g. 1,16 (default ROWS,16)"},
+    {"connections", "N", "keep-alive connections opened up front (default 64)"},
+    {"max-connections", "N", "cap on open connections (default 512)"},
+    {"timeout", "SECONDS", "per-request timeout (default 30)"},
+    {"seed", "N", "seed of the arrival process (default 1)"},
+    {"suite", "NAME", "profile suite to turn answering variants into accuracy"},
+    {"json", "", "print the report as JSON"},
+    {"help", "", "show this help"},
+};
+
+void PrintHelp() {
+  std::printf(
+      "usage: sloserve loadgen [options]\n\n"
+      "Sends POST /v2/models/{model}/infer requests open-loop: each at its scheduled time from\n"
+      "the arrival process, whatever is outstanding; latency counts from the scheduled time\n"
+      "(no coordinated omission). Reports achieved QPS, latency percentiles, SLO attainment\n"
+      "and, with --suite, the accuracy of the answering variants (docs/loadgen.md).\n\n"
+      "options:\n%s\nexample: sloserve loadgen --port 8000 --model image --qps 800 --duration 10 "
+      "--suite ramsis-image --json\n",
+      FlagsHelp(kFlags).c_str());
+}
+
+Status Run(const Args& args) {
+  LoadOptions o;
+  o.host = args.Get("host", "127.0.0.1");
+  ASSIGN_OR_RETURN(int64_t port, args.GetInt("port", 8000));
+  if (port < 1 || port > 65535) return InvalidArgumentError("--port: must be 1..65535");
+  o.port = static_cast<uint16_t>(port);
+  o.task = args.Get("model", "image");
+  o.app = args.Get("app", "");
+  ASSIGN_OR_RETURN(o.slo_ms, args.GetDouble("slo-ms", 0));
+  ASSIGN_OR_RETURN(int64_t rows, args.GetInt("rows", 1));
+  if (rows < 1) return InvalidArgumentError("--rows: must be >= 1");
+  o.rows = static_cast<int32_t>(rows);
+  o.input_name = args.Get("input", "input");
+  o.datatype = args.Get("datatype", "FP32");
+  if (args.Has("shape")) {
+    ASSIGN_OR_RETURN(o.shape, ParseShapeList(args.Get("shape")));
+  } else {
+    o.shape = {o.rows, 16};
+  }
+  ASSIGN_OR_RETURN(int64_t conns, args.GetInt("connections", 64));
+  ASSIGN_OR_RETURN(int64_t max_conns, args.GetInt("max-connections", 512));
+  if (conns < 1 || max_conns < conns) return InvalidArgumentError("--connections: must be 1..max-connections");
+  o.connections = static_cast<int>(conns);
+  o.max_connections = static_cast<int>(max_conns);
+  ASSIGN_OR_RETURN(double timeout, args.GetDouble("timeout", 30));
+  if (timeout <= 0) return InvalidArgumentError("--timeout: must be positive");
+  o.timeout = SecondsF(timeout);
+
+  ArrivalSpec a;
+  a.kind = args.Get("arrival", "poisson");
+  ASSIGN_OR_RETURN(a.rate_qps, args.GetDouble("qps", 500));
+  ASSIGN_OR_RETURN(a.cv, args.GetDouble("cv", 1));
+  a.trace_path = args.Get("trace", "");
+  ASSIGN_OR_RETURN(a.window_start_s, args.GetInt("window-start", 0));
+  ASSIGN_OR_RETURN(a.window_end_s, args.GetInt("window-end", -1));
+  ASSIGN_OR_RETURN(a.rate_scale, args.GetDouble("rate-scale", 1));
+  ASSIGN_OR_RETURN(a.time_compression, args.GetDouble("time-compression", 1));
+  ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", a.kind.find("trace") != std::string::npos ? 0 : 10));
+  a.horizon = SecondsF(duration);
+  ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 1));
+  ASSIGN_OR_RETURN(o.schedule, BuildSchedule(a, static_cast<uint64_t>(seed)));
+
+  std::unique_ptr<ProfileSuite> suite;
+  if (args.Has("suite")) {
+    ASSIGN_OR_RETURN(ProfileSuite s, LoadSuite(args.Get("suite")));
+    suite = std::make_unique<ProfileSuite>(std::move(s));
+  }
+  ProgressBar bar("loadgen", !args.Has("json") && StderrIsTerminal());
+  const double total = static_cast<double>(o.schedule.size());
+  ASSIGN_OR_RETURN(LoadReport report, RunLoad(o, [&](const LoadProgress& p) {
+                     bar.Update(static_cast<double>(p.completed) / total,
+                                std::to_string(p.completed) + " done, " + std::to_string(p.ok) + " ok");
+                   }));
+  bar.Finish();
+  double accuracy = suite ? MeanAccuracy(report, *suite) : -1;
+  if (args.Has("json")) {
+    nlohmann::json j = report.ToJson();
+    if (accuracy >= 0) j["accuracy"] = accuracy;
+    std::cout << j.dump(2) << std::endl;
+  } else {
+    std::cout << report.ToText();
+    if (accuracy >= 0) std::printf("accuracy      %.3f%% (mean over answered requests)\n", accuracy);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+int LoadgenCommand(const std::vector<std::string>& argv) {
+  auto args = Args::Parse(argv, kFlags);
+  if (!args.ok()) {
+    std::fprintf(stderr, "sloserve loadgen: %s\n", args.status().message().c_str());
+    return 2;
+  }
+  if (args->Has("help")) {
+    PrintHelp();
+    return 0;
+  }
+  Status st = Run(*args);
+  if (!st.ok()) {
+    std::fprintf(stderr, "sloserve loadgen: %s\n", st.message().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace sloserve::cli

@@ -1,0 +1,104 @@
+// `sloserve serve [CONFIG.yaml] [--set key=value ...]`: the KServe v2 HTTP server.
+#include <signal.h>
+
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "serve_setup.h"
+#include "sloserve/report/run_table.h"
+
+namespace sloserve::cli {
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {"set", "KEY=VALUE", "override a config key (e.g. workers=20, policy.variant=resnet50)", true},
+    {"host", "ADDR", "listen address (default from config: 127.0.0.1)"},
+    {"port", "N", "listen port, 0 = any free port (default from config: 8000)"},
+    {"threads", "N", "HTTP io threads (default 2)"},
+    {"duration", "SECONDS", "stop by itself after this long (default: run until SIGINT/SIGTERM)"},
+    {"json", "", "print the final metrics as JSON"},
+    {"help", "", "show this help"},
+};
+
+void PrintHelp() {
+  std::printf(
+      "usage: sloserve serve [CONFIG.yaml] [options]\n\n"
+      "Serves the config's profile suite over HTTP, speaking the KServe v2 / Open Inference\n"
+      "Protocol (docs/protocol.md). Each task is a model: POST /v2/models/{task}/infer with\n"
+      "optional parameters {\"slo_ms\": N, \"app\": \"name\"}; the response's parameters say which\n"
+      "variant answered and its queue and compute microseconds. Workers are emulated: a batch\n"
+      "holds its worker for a latency drawn from the profile. Without CONFIG the embedded\n"
+      "default (examples/serve_image.yaml) is served. Stops on SIGINT/SIGTERM and prints the\n"
+      "metrics.\n\noptions:\n%s",
+      FlagsHelp(kFlags).c_str());
+}
+
+Status Run(const Args& args) {
+  if (args.positionals().size() > 1) return InvalidArgumentError("expected at most one CONFIG.yaml");
+  std::vector<std::string> sets = args.GetAll("set");
+  if (args.Has("host")) sets.push_back("server.host=" + args.Get("host"));
+  if (args.Has("port")) sets.push_back("server.port=" + args.Get("port"));
+  if (args.Has("threads")) sets.push_back("server.threads=" + args.Get("threads"));
+  ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 0));
+  if (duration < 0) return InvalidArgumentError("--duration: must be positive");
+  ASSIGN_OR_RETURN(ServeSetup setup,
+                   BuildServeSetup(args.positionals().empty() ? "" : args.positionals()[0], sets));
+
+  // Block the stop signals before any thread starts, then wait for them here.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  setup.runtime->Start();
+  ASSIGN_OR_RETURN(auto server, HttpServer::Create(setup.http, setup.runtime.get()));
+  ASSIGN_OR_RETURN(uint16_t port, server->Start());
+  std::fprintf(stderr, "sloserve: serving %s\nsloserve: listening on http://%s:%u (KServe v2; Ctrl-C to stop)\n",
+               setup.summary.c_str(), setup.http.host.c_str(), port);
+
+  if (duration > 0) {
+    timespec ts;
+    ts.tv_sec = static_cast<time_t>(duration);
+    ts.tv_nsec = static_cast<long>((duration - static_cast<double>(ts.tv_sec)) * 1e9);
+    sigtimedwait(&stop_signals, nullptr, &ts);
+  } else {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+  }
+  std::fprintf(stderr, "sloserve: stopping\n");
+  server->Stop();           // no new requests; in-flight ones are answered
+  setup.runtime->Stop();    // drain the engine
+  MetricsSummary m = setup.runtime->Summary();
+  if (args.Has("json")) {
+    std::cout << SummaryJson(m).dump(2) << std::endl;
+  } else {
+    std::cout << SummaryText(m);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+int ServeCommand(const std::vector<std::string>& argv) {
+  auto args = Args::Parse(argv, kFlags);
+  if (!args.ok()) {
+    std::fprintf(stderr, "sloserve serve: %s\n", args.status().message().c_str());
+    return 2;
+  }
+  if (args->Has("help")) {
+    PrintHelp();
+    return 0;
+  }
+  Status st = Run(*args);
+  if (!st.ok()) {
+    std::fprintf(stderr, "sloserve serve: %s\n", st.message().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace sloserve::cli

@@ -1,0 +1,111 @@
+#include "serve_setup.h"
+
+#include <cstdio>
+
+#include "default_config.h"
+#include "sloserve/sim/experiment_config.h"
+
+namespace sloserve::cli {
+namespace {
+
+StatusOr<double> ServerNumber(const FlatConfig& f, const std::string& key, double fallback) {
+  auto it = f.find(key);
+  if (it == f.end()) return fallback;
+  char* end = nullptr;
+  double v = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || *end != '\0') {
+    return InvalidArgumentError("'" + key + "': expected a number, got \"" + it->second + "\"");
+  }
+  return v;
+}
+
+}  // namespace
+
+StatusOr<std::vector<int64_t>> ParseShapeList(const std::string& text) {
+  std::vector<int64_t> shape;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    char* end = nullptr;
+    long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < -1 || v == 0) {
+      return InvalidArgumentError("shape '" + text + "': expected comma-separated dimensions (>= 1, or -1 for any)");
+    }
+    shape.push_back(v);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return shape;
+}
+
+StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
+                                     const std::vector<std::string>& sets) {
+  ExperimentConfig config;
+  if (config_path.empty()) {
+    ASSIGN_OR_RETURN(config, ParseExperimentConfig(kDefaultServeConfig, kDefaultServeConfigName));
+  } else {
+    ASSIGN_OR_RETURN(config, LoadExperimentConfig(config_path));
+  }
+  RETURN_IF_ERROR(ApplyOverrides(&config, sets));
+  if (!config.sweep.empty() || !config.policies.empty()) {
+    return InvalidArgumentError("serve runs one configuration: remove 'sweep:' and 'policies:'");
+  }
+  const FlatConfig& f = config.base;
+  for (const auto& [k, v] : f) {
+    if (k.rfind("server.", 0) != 0) continue;
+    static const char* kServerKeys[] = {"server.host", "server.port", "server.threads",
+                                        "server.max_body_mb", "server.max_slo_ms", "server.max_queue",
+                                        "server.input_shape"};
+    bool known = false;
+    for (const char* s : kServerKeys) known = known || k == s;
+    if (!known) return InvalidArgumentError("unknown key '" + k + "' (see docs/serve.md)");
+  }
+  ASSIGN_OR_RETURN(RunSpec spec, RunSpecFromFlat(f, /*with_workload=*/false));
+
+  ServeSetup setup;
+  ASSIGN_OR_RETURN(ProfileSuite suite, LoadSuite(spec.suite));
+  setup.suite = std::make_unique<ProfileSuite>(std::move(suite));
+
+  RuntimeOptions ro;
+  ro.deployment.task = spec.task;
+  ro.deployment.hardware = spec.hardware;
+  ro.deployment.workers = spec.workers;
+  ro.deployment.slo = spec.slo;
+  ro.policy = spec.policy;
+  ro.service = spec.service;
+  ro.seed = spec.seed;
+  ASSIGN_OR_RETURN(double max_queue, ServerNumber(f, "server.max_queue", 100000));
+  if (max_queue < 1) return InvalidArgumentError("'server.max_queue': must be >= 1");
+  ro.max_queue = static_cast<size_t>(max_queue);
+  if (auto it = f.find("server.input_shape"); it != f.end()) {
+    ASSIGN_OR_RETURN(ro.input_shape, ParseShapeList(it->second));
+  }
+  ASSIGN_OR_RETURN(setup.runtime, EngineRuntime::Create(setup.suite.get(), ro));
+
+  auto host = f.find("server.host");
+  if (host != f.end()) setup.http.host = host->second;
+  ASSIGN_OR_RETURN(double port, ServerNumber(f, "server.port", 8000));
+  if (port < 0 || port > 65535) return InvalidArgumentError("'server.port': must be 0..65535");
+  setup.http.port = static_cast<uint16_t>(port);
+  ASSIGN_OR_RETURN(double threads, ServerNumber(f, "server.threads", 2));
+  if (threads < 1 || threads > 256) return InvalidArgumentError("'server.threads': must be 1..256");
+  setup.http.threads = static_cast<int>(threads);
+  ASSIGN_OR_RETURN(double body_mb, ServerNumber(f, "server.max_body_mb", 16));
+  if (body_mb <= 0) return InvalidArgumentError("'server.max_body_mb': must be positive");
+  setup.http.max_body_bytes = static_cast<size_t>(body_mb * 1024 * 1024);
+  ASSIGN_OR_RETURN(double max_slo_ms, ServerNumber(f, "server.max_slo_ms", 60000));
+  if (max_slo_ms <= 0) return InvalidArgumentError("'server.max_slo_ms': must be positive");
+  setup.http.max_slo = MillisF(max_slo_ms);
+
+  const Deployment& d = setup.runtime->deployment();
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "suite %s, task %s, %zu x %s workers, policy %s, SLO %.0f ms",
+                setup.suite->name().c_str(), setup.suite->tasks()[d.task].name.c_str(),
+                d.workers.size(), setup.suite->hardware()[d.hardware].name.c_str(),
+                spec.policy.Label().c_str(), ToMillis(d.slo));
+  setup.summary = buf;
+  return setup;
+}
+
+}  // namespace sloserve::cli

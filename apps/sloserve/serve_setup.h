@@ -1,0 +1,28 @@
+#pragma once
+// Shared by `serve` and `demo`: a config (a file, or the embedded default) with --set
+// overrides becomes a profile suite, an engine runtime and HTTP server options.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sloserve/profile/profile.h"
+#include "sloserve/runtime/engine_runtime.h"
+#include "sloserve/server/http_server.h"
+
+namespace sloserve::cli {
+
+struct ServeSetup {
+  std::unique_ptr<ProfileSuite> suite;
+  std::unique_ptr<EngineRuntime> runtime;
+  HttpServer::Options http;
+  std::string summary;  // one line: suite, workers, policy, SLO
+};
+
+// "-1,16" -> {-1, 16}; errors name the text.
+StatusOr<std::vector<int64_t>> ParseShapeList(const std::string& text);
+
+// `config_path` empty = the embedded default (examples/serve_image.yaml).
+StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
+                                     const std::vector<std::string>& sets);
+
+}  // namespace sloserve::cli
