@@ -1,0 +1,101 @@
+// End-to-end: the real `sloserve` binary in real processes on 127.0.0.1.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "support/subprocess.h"
+
+namespace sloserve {
+namespace {
+
+using testing::RunProcess;
+using testing::Subprocess;
+
+const std::string kBin = SLOSERVE_BINARY;
+const std::string kRoot = SLOSERVE_SOURCE_DIR;
+
+TEST(CliE2eTest, HelpForEveryCommand) {
+  for (const char* cmd : {"demo", "serve", "loadgen", "sim", "policies", "profile"}) {
+    auto r = RunProcess({kBin, cmd, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
+    EXPECT_NE(r.out.find("usage: sloserve"), std::string::npos) << cmd;
+  }
+  auto r = RunProcess({kBin, "frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown command"), std::string::npos);
+}
+
+TEST(CliE2eTest, SimSweepPrintsOneJsonRowPerRun) {
+  auto r = RunProcess({kBin, "sim", kRoot + "/experiments/foundation/edf_image.yaml", "--set",
+                       "load_qps=[400,2000]", "--set", "duration_s=5", "--json", "--no-progress"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 6u);  // 3 policies x 2 loads
+  for (const auto& row : j["rows"]) {
+    for (const char* key : {"policy", "load_qps", "workers", "slo_ms", "seed", "accuracy",
+                            "violation_rate", "finish_rate", "throughput_qps", "p50_ms", "p95_ms",
+                            "p99_ms", "cost_per_hour", "cold_starts"}) {
+      EXPECT_TRUE(row.contains(key)) << key;
+    }
+    EXPECT_EQ(row["workers"], 60);
+  }
+  // At 2000 qps the slow accurate variant saturates; the fast one does not.
+  double fast = 0, slow = 0;
+  for (const auto& row : j["rows"]) {
+    if (row["load_qps"].get<double>() < 1000) continue;
+    if (row["policy"] == "edf-shufflenet05") fast = row["violation_rate"];
+    if (row["policy"] == "edf-efficientnet_b4") slow = row["violation_rate"];
+  }
+  EXPECT_LT(fast, 0.01);
+  EXPECT_GT(slow, 0.5);
+}
+
+TEST(CliE2eTest, BadConfigsFailWithOneLineNamingTheProblem) {
+  auto r = RunProcess({kBin, "sim", kRoot + "/experiments/foundation/edf_image.yaml", "--set",
+                       "workers=-3", "--no-progress"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("workers"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  r = RunProcess({kBin, "sim", "/nonexistent.yaml"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/nonexistent.yaml"), std::string::npos);
+  r = RunProcess({kBin, "serve", "--set", "suite=/nonexistent.prof"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("nonexistent.prof"), std::string::npos) << r.err;
+  r = RunProcess({kBin, "serve", "--set", "slo_ms=0.001"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("impossible SLO"), std::string::npos) << r.err;
+}
+
+TEST(CliE2eTest, ServeAndLoadgenAsSeparateProcesses) {
+  Subprocess server({kBin, "serve", "--port", "0", "--duration", "60", "--set", "workers=8",
+                     "--json"});
+  ASSERT_TRUE(server.WaitForStderr("listening on", std::chrono::seconds(30))) << server.err();
+  std::smatch m;
+  std::string err = server.err();
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) << err;
+  const std::string port = m[1];
+  auto load = RunProcess({kBin, "loadgen", "--port", port, "--model", "image", "--qps", "100",
+                          "--duration", "2", "--suite", "ramsis-image", "--json"});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  auto report = nlohmann::json::parse(load.out);
+  EXPECT_GT(report["sent"].get<int>(), 100);
+  EXPECT_EQ(report["ok"], report["sent"]);
+  EXPECT_NEAR(report["accuracy"].get<double>(), 77.692, 1e-6);  // efficientnet_b0 answers
+  // A malformed request is answered with a KServe error, and the server keeps serving.
+  auto bad = RunProcess({kBin, "loadgen", "--port", port, "--model", "nope", "--qps", "20",
+                         "--duration", "1", "--json"});
+  ASSERT_EQ(bad.exit_code, 0) << bad.err;
+  auto bad_report = nlohmann::json::parse(bad.out);
+  EXPECT_EQ(bad_report["ok"], 0);
+  server.Signal(SIGTERM);
+  auto done = server.Wait();
+  EXPECT_EQ(done.exit_code, 0) << done.err;
+  auto metrics = nlohmann::json::parse(done.out);
+  EXPECT_EQ(metrics["arrived"], report["sent"]);
+  EXPECT_EQ(metrics["dropped"], 0);
+}
+
+}  // namespace
+}  // namespace sloserve

@@ -1,0 +1,131 @@
+#include "sloserve/runtime/engine_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include "support/test_suite.h"
+
+namespace sloserve {
+namespace {
+
+RuntimeOptions Options(int workers, double time_scale = 1.0) {
+  RuntimeOptions o;
+  o.deployment.workers = workers;
+  o.policy.options["variant"] = "fast";
+  o.service.time_scale = time_scale;
+  return o;
+}
+
+InferOutcome SubmitAndWait(EngineRuntime& rt, InferRequest req) {
+  std::promise<InferOutcome> p;
+  auto f = p.get_future();
+  rt.Submit(std::move(req), [&](InferOutcome o) { p.set_value(std::move(o)); });
+  return f.get();
+}
+
+TEST(EngineRuntimeTest, AnswersWithTheVariantAndRealTimings) {
+  ProfileSuite suite = testing::SmallSuite();
+  auto rt = EngineRuntime::Create(&suite, Options(2));
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  (*rt)->Start();
+  EXPECT_TRUE((*rt)->Ready());
+  InferRequest req;
+  req.task = "t";
+  req.slo = Millis(100);
+  auto t0 = std::chrono::steady_clock::now();
+  InferOutcome out = SubmitAndWait(**rt, req);
+  auto waited = std::chrono::steady_clock::now() - t0;
+  ASSERT_TRUE(out.status.ok()) << out.status.ToString();
+  EXPECT_EQ(out.variant, "fast");
+  EXPECT_EQ(out.batch_size, 1);
+  EXPECT_TRUE(out.met_slo);
+  // The emulated worker is held for the profiled 10 ms (generous bounds: timing is real).
+  EXPECT_GE(out.compute_time, Millis(10));
+  EXPECT_LT(out.compute_time, Millis(60));
+  EXPECT_GE(waited, std::chrono::milliseconds(10));
+  (*rt)->Stop();
+  EXPECT_FALSE((*rt)->Ready());
+}
+
+TEST(EngineRuntimeTest, ConcurrentSubmittersAreEachAnsweredExactlyOnce) {
+  ProfileSuite suite = testing::SmallSuite();
+  auto rt = EngineRuntime::Create(&suite, Options(4, /*time_scale=*/0.05));
+  ASSERT_TRUE(rt.ok());
+  (*rt)->Start();
+  constexpr int kThreads = 4, kPerThread = 500;
+  std::atomic<int> answered{0}, ok{0};
+  std::vector<std::atomic<int>> calls(kThreads * kPerThread);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        InferRequest req;
+        req.task = "t";
+        req.slo = Millis(500);
+        int idx = t * kPerThread + i;
+        (*rt)->Submit(req, [&, idx](InferOutcome o) {
+          calls[static_cast<size_t>(idx)]++;
+          if (o.status.ok()) ok++;
+          answered++;
+        });
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  (*rt)->Stop(Seconds(10));
+  EXPECT_EQ(answered.load(), kThreads * kPerThread);
+  for (auto& c : calls) ASSERT_EQ(c.load(), 1);
+  EXPECT_EQ(ok.load(), kThreads * kPerThread);
+  MetricsSummary m = (*rt)->Summary();
+  EXPECT_EQ(m.arrived, kThreads * kPerThread);
+  EXPECT_GT(m.mean_batch_size, 1.0);  // bursts are batched
+}
+
+TEST(EngineRuntimeTest, OverloadIsRejectedClearlyAndStopAnswersEverything) {
+  ProfileSuite suite = testing::SmallSuite();
+  RuntimeOptions o = Options(1);
+  o.max_queue = 5;
+  auto rt = EngineRuntime::Create(&suite, o);
+  ASSERT_TRUE(rt.ok());
+  (*rt)->Start();
+  std::atomic<int> answered{0}, full{0}, unavailable{0};
+  for (int i = 0; i < 50; ++i) {
+    InferRequest req;
+    req.task = "t";
+    req.slo = Seconds(10);
+    (*rt)->Submit(req, [&](InferOutcome out) {
+      if (out.status.code() == StatusCode::kResourceExhausted) full++;
+      if (out.status.code() == StatusCode::kUnavailable) unavailable++;
+      answered++;
+    });
+  }
+  (*rt)->Stop(Duration(0));  // no grace: queued requests get UNAVAILABLE
+  EXPECT_EQ(answered.load(), 50);
+  EXPECT_GT(full.load(), 0);
+  // After Stop, new requests are refused at once.
+  InferRequest late;
+  late.task = "t";
+  EXPECT_EQ(SubmitAndWait(**rt, late).status.code(), StatusCode::kUnavailable);
+}
+
+TEST(EngineRuntimeTest, UnknownTaskAndBadConfigAreErrors) {
+  ProfileSuite suite = testing::SmallSuite();
+  auto rt = EngineRuntime::Create(&suite, Options(1));
+  ASSERT_TRUE(rt.ok());
+  (*rt)->Start();
+  InferRequest req;
+  req.task = "nope";
+  EXPECT_EQ(SubmitAndWait(**rt, req).status.code(), StatusCode::kNotFound);
+  (*rt)->Stop();
+  RuntimeOptions bad = Options(1);
+  bad.deployment.slo = Micros(10);  // faster than any variant
+  auto r2 = EngineRuntime::Create(&suite, bad);
+  ASSERT_FALSE(r2.ok());
+  EXPECT_NE(r2.status().message().find("impossible SLO"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sloserve
