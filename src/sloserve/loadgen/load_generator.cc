@@ -35,6 +35,7 @@ struct Conn {
   beast::flat_buffer buffer;
   std::optional<http::response_parser<http::string_body>> parser;
   size_t current = 0;  // index of the request in flight
+  int64_t served = 0;  // responses read on this connection
 };
 using ConnPtr = std::shared_ptr<Conn>;
 
@@ -48,7 +49,8 @@ class LoadRun {
         progress_(progress),
         recorder_(static_cast<int64_t>(schedule_.size())),
         send_timer_(ioc_),
-        progress_timer_(ioc_) {
+        progress_timer_(ioc_),
+        retried_(schedule_.size(), false) {
     request_.method(http::verb::post);
     request_.target("/v2/models/" + options.task + "/infer");
     request_.version(11);
@@ -70,7 +72,8 @@ class LoadRun {
       auto c = std::make_shared<Conn>(ioc_);
       c->stream.connect(endpoints_, ec);
       if (ec) {
-        if (k == 0) return UnavailableError("loadgen: cannot connect to " + where + ": " + ec.message());
+        if (k == 0)
+          return UnavailableError("loadgen: cannot connect to " + where + ": " + ec.message());
         break;  // e.g. the listen backlog is full: the rest open on demand
       }
       c->stream.socket().set_option(tcp::no_delay(true), ec);
@@ -112,12 +115,19 @@ class LoadRun {
 
   void Dispatch(size_t i) {
     ++sent_;
+    Assign(i, /*retry=*/false);
+  }
+
+  // Idle connection, else a new one (up to the cap), else the FIFO (retries go first).
+  void Assign(size_t i, bool retry) {
     if (!idle_.empty()) {
       ConnPtr c = std::move(idle_.back());
       idle_.pop_back();
       Send(std::move(c), i);
     } else if (open_ < options_.max_connections) {
       Open(i);
+    } else if (retry) {
+      queue_.push_front(i);
     } else {
       queue_.push_back(i);
     }
@@ -163,6 +173,7 @@ class LoadRun {
       recorder_.RecordHttpError(status);
     }
     const bool keep_alive = res.keep_alive();
+    ++c->served;
     c->parser.reset();
     if (keep_alive) {
       Release(c);
@@ -177,8 +188,7 @@ class LoadRun {
     bool met_slo = false;
     const auto doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
     if (doc.is_object()) {
-      if (const auto params = doc.find("parameters");
-          params != doc.end() && params->is_object()) {
+      if (const auto params = doc.find("parameters"); params != doc.end() && params->is_object()) {
         if (const auto v = params->find("variant"); v != params->end() && v->is_string()) {
           variant = v->get<std::string>();
         }
@@ -187,11 +197,22 @@ class LoadRun {
         }
       }
     }
-    recorder_.RecordOk(latency, variant.empty() ? "(unknown)" : variant, met_slo,
-                       options_.slo_ms);
+    recorder_.RecordOk(latency, variant.empty() ? "(unknown)" : variant, met_slo, options_.slo_ms);
   }
 
   void Fail(const ConnPtr& c, beast::error_code ec) {
+    // A reused keep-alive connection the server closed while it sat idle: resend once on
+    // another connection (latency still counts from the scheduled time).
+    const bool stale = c->served > 0 && ec != beast::error::timeout && !retried_[c->current] &&
+                       (ec == http::error::end_of_stream || ec == asio::error::eof ||
+                        ec == asio::error::connection_reset || ec == asio::error::broken_pipe);
+    if (stale) {
+      retried_[c->current] = true;
+      const size_t i = c->current;
+      Drop(c);
+      Assign(i, /*retry=*/true);
+      return;
+    }
     last_completion_ = Clock::now();
     if (ec == beast::error::timeout) {
       recorder_.RecordTimeout();
@@ -265,8 +286,9 @@ class LoadRun {
   asio::steady_timer send_timer_;
   asio::steady_timer progress_timer_;
   std::vector<ConnPtr> idle_;
-  std::deque<size_t> queue_;  // requests waiting for a connection
-  size_t next_ = 0;           // next request to dispatch
+  std::deque<size_t> queue_;   // requests waiting for a connection
+  std::vector<bool> retried_;  // per request: already resent once after a stale connection
+  size_t next_ = 0;            // next request to dispatch
   int64_t sent_ = 0;
   int open_ = 0;
   int peak_ = 0;
@@ -324,15 +346,18 @@ StatusOr<LoadReport> RunLoad(const LoadOptions& options, const LoadProgressFn& p
   if (options.max_connections < options.connections) {
     return InvalidArgumentError("loadgen: max_connections must be >= connections");
   }
-  if (options.timeout <= Duration::zero()) return InvalidArgumentError("loadgen: timeout must be > 0");
+  if (options.timeout <= Duration::zero())
+    return InvalidArgumentError("loadgen: timeout must be > 0");
   if (progress && options.progress_interval <= Duration::zero()) {
     return InvalidArgumentError("loadgen: progress_interval must be > 0");
   }
   std::vector<Duration> schedule = options.schedule;
-  if (std::any_of(schedule.begin(), schedule.end(), [](Duration d) { return d < Duration::zero(); })) {
+  if (std::any_of(schedule.begin(), schedule.end(),
+                  [](Duration d) { return d < Duration::zero(); })) {
     return InvalidArgumentError("loadgen: schedule offsets must be >= 0");
   }
-  if (!std::is_sorted(schedule.begin(), schedule.end())) std::sort(schedule.begin(), schedule.end());
+  if (!std::is_sorted(schedule.begin(), schedule.end()))
+    std::sort(schedule.begin(), schedule.end());
   ASSIGN_OR_RETURN(std::string body, BuildInferBody(options));
   auto run = std::make_unique<loadgen_internal::LoadRun>(options, std::move(schedule),
                                                          std::move(body), progress);

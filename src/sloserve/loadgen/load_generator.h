@@ -21,17 +21,17 @@ namespace sloserve {
 struct LoadOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 8000;
-  std::string task;                   // POST /v2/models/{task}/infer
-  std::string app;                    // parameters.app; empty = not sent
-  double slo_ms = 0;                  // parameters.slo_ms; <= 0 = not sent (server default)
-  int32_t rows = 1;                   // batch dimension
+  std::string task;   // POST /v2/models/{task}/infer
+  std::string app;    // parameters.app; empty = not sent
+  double slo_ms = 0;  // parameters.slo_ms; <= 0 = not sent (server default)
+  int32_t rows = 1;   // batch dimension
   std::string input_name = "input";
   std::string datatype = "FP32";
-  std::vector<int64_t> shape;         // full shape; empty = {rows}; shape[0] must == rows
-  int connections = 64;               // opened before the clock starts
-  int max_connections = 512;          // cap on simultaneously open connections
-  std::vector<Duration> schedule;     // send offsets from the start (sorted if not)
-  Duration timeout = Seconds(30);     // per request, from its write to the full response
+  std::vector<int64_t> shape;      // full shape; empty = {rows}; shape[0] must == rows
+  int connections = 64;            // opened before the clock starts
+  int max_connections = 512;       // cap on simultaneously open connections
+  std::vector<Duration> schedule;  // send offsets from the start (sorted if not)
+  Duration timeout = Seconds(30);  // per request, from its write to the full response
   Duration progress_interval = Seconds(1);
 };
 

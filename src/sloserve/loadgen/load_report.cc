@@ -121,9 +121,8 @@ std::string LoadReport::ToText() const {
                 offered_qps, achieved_qps, ToSeconds(duration), ToMillis(max_send_lag),
                 peak_connections);
   out += buf;
-  std::snprintf(buf, sizeof(buf),
-                "latency ms mean %.2f  p50 %.2f  p95 %.2f  p99 %.2f  max %.2f\n", latency_mean_ms,
-                latency_p50_ms, latency_p95_ms, latency_p99_ms, latency_max_ms);
+  std::snprintf(buf, sizeof(buf), "latency ms mean %.2f  p50 %.2f  p95 %.2f  p99 %.2f  max %.2f\n",
+                latency_mean_ms, latency_p50_ms, latency_p95_ms, latency_p99_ms, latency_max_ms);
   out += buf;
   if (slo_ms > 0) {
     std::snprintf(buf, sizeof(buf), "slo        %.1f ms  attainment client %.2f%%  server %.2f%%\n",

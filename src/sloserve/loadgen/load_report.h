@@ -40,8 +40,8 @@ struct LoadReport {
   double latency_p99_ms = 0;
   double latency_max_ms = 0;
 
-  double slo_ms = 0;                  // <= 0: no client-side SLO given
-  double slo_attainment_client = 0;   // meaningful only when slo_ms > 0
+  double slo_ms = 0;                 // <= 0: no client-side SLO given
+  double slo_attainment_client = 0;  // meaningful only when slo_ms > 0
   double slo_attainment_server = 0;
   int peak_connections = 0;
 

@@ -76,7 +76,7 @@ struct HttpServer::Impl {
 
   std::mutex mu;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions;  // guarded by mu
-  int running_threads = 0;                                           // guarded by mu
+  int running_threads = 0;                                        // guarded by mu
   std::condition_variable cv;  // in_flight reached 0 or an io thread exited
 
   // Owner-thread state (Start/Stop/destructor).
@@ -139,10 +139,11 @@ class Session : public std::enable_shared_from_this<Session> {
     const auto expect = parser_->get()[http::field::expect];
     if (beast::iequals(expect, "100-continue")) {
       continue_.emplace(http::status::continue_, parser_->get().version());
-      http::async_write(stream_, *continue_, [self = shared_from_this()](beast::error_code e, size_t) {
-        if (e) return self->Close();
-        self->ReadBody();
-      });
+      http::async_write(stream_, *continue_,
+                        [self = shared_from_this()](beast::error_code e, size_t) {
+                          if (e) return self->Close();
+                          self->ReadBody();
+                        });
       return;
     }
     ReadBody();
@@ -186,8 +187,8 @@ class Session : public std::enable_shared_from_this<Session> {
                               : req.method() == http::verb::post ? HttpMethod::kPost
                                                                  : HttpMethod::kOther;
     const auto target = req.target();
-    auto routed = server_->handler->Route(method, std::string_view(target.data(), target.size()),
-                                          req.body());
+    auto routed =
+        server_->handler->Route(method, std::string_view(target.data(), target.size()), req.body());
     if (auto* response = std::get_if<HttpResponse>(&routed)) return Write(std::move(*response));
 
     call_ = std::move(std::get<InferCall>(routed));
@@ -313,7 +314,9 @@ void HttpServer::Impl::RunIoThread() {
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-HttpServer::~HttpServer() { Stop(); }
+HttpServer::~HttpServer() {
+  Stop();
+}
 
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
                                                          InferenceBackend* backend) {
@@ -344,8 +347,8 @@ StatusOr<uint16_t> HttpServer::Start() {
   const std::string where = s.options.host + ":" + std::to_string(s.options.port);
   beast::error_code ec;
   tcp::resolver resolver(*s.ioc);
-  const auto results = resolver.resolve(s.options.host, std::to_string(s.options.port),
-                                        tcp::resolver::passive, ec);
+  const auto results =
+      resolver.resolve(s.options.host, std::to_string(s.options.port), tcp::resolver::passive, ec);
   if (ec || results.empty()) {
     return InvalidArgumentError("HttpServer: cannot resolve " + where + ": " + ec.message());
   }
@@ -409,8 +412,12 @@ void HttpServer::Stop() {
   s.threads.clear();
 }
 
-uint16_t HttpServer::port() const { return impl_->port; }
+uint16_t HttpServer::port() const {
+  return impl_->port;
+}
 
-const ServerMetrics& HttpServer::metrics() const { return impl_->metrics; }
+const ServerMetrics& HttpServer::metrics() const {
+  return impl_->metrics;
+}
 
 }  // namespace sloserve

@@ -101,8 +101,7 @@ StatusOr<std::vector<int64_t>> ParseShape(const json& j, const TaskInfo& task) {
   return shape;
 }
 
-Status ParseParameters(const json& doc, const TaskInfo& task, Duration max_slo,
-                       InferRequest& req) {
+Status ParseParameters(const json& doc, const TaskInfo& task, Duration max_slo, InferRequest& req) {
   req.slo = task.default_slo > Duration::zero() ? task.default_slo : max_slo;
   const auto params = doc.find("parameters");
   if (params == doc.end()) return OkStatus();
@@ -191,14 +190,17 @@ StatusOr<InferCall> ParseInferDocument(const TaskInfo& task, const json& doc, Du
 
 std::string RenderTaskMetadata(const TaskInfo& task) {
   json inputs = json::array();
-  inputs.push_back({{"name", task.input_name},
-                    {"datatype", task.input_datatype},
-                    {"shape", task.input_shape}});
+  inputs.push_back(
+      {{"name", task.input_name}, {"datatype", task.input_datatype}, {"shape", task.input_shape}});
   json outputs = json::array();
   outputs.push_back({{"name", "output"}, {"datatype", "FP32"}, {"shape", {-1, 1}}});
-  json doc = {{"name", task.name},         {"versions", task.variants},
-              {"platform", "sloserve"},    {"inputs", std::move(inputs)},
-              {"outputs", std::move(outputs)}, {"parameters", {{"default_slo_ms", ToMillis(task.default_slo)}, {"apps", task.apps}}}};
+  json doc = {
+      {"name", task.name},
+      {"versions", task.variants},
+      {"platform", "sloserve"},
+      {"inputs", std::move(inputs)},
+      {"outputs", std::move(outputs)},
+      {"parameters", {{"default_slo_ms", ToMillis(task.default_slo)}, {"apps", task.apps}}}};
   return doc.dump();
 }
 

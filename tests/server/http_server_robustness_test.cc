@@ -1,0 +1,224 @@
+// The HTTP frontend under abuse: raw malformed HTTP, oversized bodies, concurrency,
+// slow backends and graceful Stop().
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "server/server_fixture.h"
+
+namespace sloserve {
+namespace {
+
+using json = nlohmann::json;
+
+class HttpServerRobustnessTest : public ServerFixture {};
+
+std::string StatusLine(const std::string& raw) {
+  return raw.substr(0, raw.find("\r\n"));
+}
+
+TEST_F(HttpServerRobustnessTest, GarbageOnTheSocket) {
+  StartServer();
+  const std::string cases[] = {
+      "GARBAGE\r\n\r\n",
+      "\x01\x02\x03\x04\xff\xfe\r\n\r\n",
+      "GET / HTTP/9.9\r\n\r\n",
+      "GET /v2/health/live HTTP/1.1\r\nContent-Length: abc\r\n\r\n",
+      "POST /v2/models/image/infer HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: "
+      "6\r\n\r\nhello!",
+      "POST /v2/models/image/infer HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+      "GET /v2/health/live HTTP/1.1\r\nBad Header Without Colon\r\n\r\n",
+  };
+  for (const std::string& bytes : cases) {
+    TestHttpClient client(Seconds(5));
+    ASSERT_TRUE(client.Connect(port_).ok());
+    auto raw = client.SendRaw(bytes);
+    ASSERT_TRUE(raw.ok());
+    EXPECT_EQ(StatusLine(*raw), "HTTP/1.1 400 Bad Request")
+        << "for " << json(bytes).dump() << ": " << *raw;
+    EXPECT_NE(raw->find("{\"error\":"), std::string::npos) << *raw;
+  }
+  // Truncated request, then the client hangs up: no response, no crash.
+  {
+    TestHttpClient client(Seconds(1));
+    ASSERT_TRUE(client.Connect(port_).ok());
+    auto raw =
+        client.SendRaw("POST /v2/models/image/infer HTTP/1.1\r\nContent-Length: 100\r\n\r\n{");
+    ASSERT_TRUE(raw.ok());
+  }
+  // Huge header block -> 431.
+  {
+    TestHttpClient client(Seconds(5));
+    ASSERT_TRUE(client.Connect(port_).ok());
+    auto raw =
+        client.SendRaw("GET /v2 HTTP/1.1\r\nX-Big: " + std::string(100 * 1024, 'a') + "\r\n\r\n");
+    ASSERT_TRUE(raw.ok());
+    EXPECT_EQ(StatusLine(*raw).substr(0, 12), "HTTP/1.1 431") << raw->substr(0, 200);
+  }
+  // Still serving.
+  EXPECT_EQ(Get("/v2/health/live").status, 200);
+  EXPECT_EQ(Post("/v2/models/image/infer", InferBody(1)).status, 200);
+}
+
+TEST_F(HttpServerRobustnessTest, PipelinedRequestsAnsweredInOrder) {
+  StartServer();
+  TestHttpClient client(Seconds(5));
+  ASSERT_TRUE(client.Connect(port_).ok());
+  auto raw = client.SendRaw(
+      "GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n"
+      "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
+      "GET /v2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  ASSERT_TRUE(raw.ok());
+  const size_t a = raw->find("HTTP/1.1 200");
+  const size_t b = raw->find("HTTP/1.1 404");
+  const size_t c = raw->find("HTTP/1.1 200", a + 1);
+  ASSERT_NE(a, std::string::npos);
+  ASSERT_NE(b, std::string::npos);
+  ASSERT_NE(c, std::string::npos);
+  EXPECT_LT(a, b);
+  EXPECT_LT(b, c);
+}
+
+TEST_F(HttpServerRobustnessTest, OversizedBodyGets413) {
+  HttpServer::Options options;
+  options.max_body_bytes = 64 * 1024;
+  StartServer({}, options);
+  const std::string body(200 * 1024, ' ');
+  const TestResponse r = Post("/v2/models/image/infer", body);
+  EXPECT_EQ(r.status, 413);
+  EXPECT_TRUE(json::parse(r.body, nullptr, false).contains("error")) << r.body;
+  EXPECT_FALSE(r.keep_alive);
+  // Just under the limit is parsed (and rejected as bad JSON, not as too large).
+  EXPECT_EQ(Post("/v2/models/image/infer", std::string(60 * 1024, ' ')).status, 400);
+  EXPECT_EQ(Get("/v2/health/live").status, 200);
+}
+
+TEST_F(HttpServerRobustnessTest, DefaultBodyLimitIs16MiB) {
+  StartServer();
+  const TestResponse r = Post("/v2/models/image/infer", std::string((16 << 20) + 1, ' '));
+  EXPECT_EQ(r.status, 413);
+}
+
+TEST_F(HttpServerRobustnessTest, ExpectContinueIsHonoured) {
+  StartServer();
+  TestHttpClient client(Seconds(5));
+  ASSERT_TRUE(client.Connect(port_).ok());
+  const std::string body = InferBody(1);
+  auto raw = client.SendRaw(
+      "POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+      "Connection: close\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body);
+  ASSERT_TRUE(raw.ok());
+  EXPECT_EQ(StatusLine(*raw), "HTTP/1.1 100 Continue") << *raw;
+  EXPECT_NE(raw->find("HTTP/1.1 200 OK"), std::string::npos) << *raw;
+}
+
+TEST_F(HttpServerRobustnessTest, ManyConcurrentRequestsAllAnsweredOnce) {
+  FakeBackend::Options backend;
+  backend.delay = Millis(20);
+  StartServer(backend);
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 25;  // 200 requests
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      // Half the threads reuse one connection, the others open one per request.
+      TestHttpClient shared;
+      if (t % 2 == 0 && !shared.Connect(port_).ok()) return;
+      for (int i = 0; i < kPerThread; ++i) {
+        const std::string id = std::to_string(t) + "-" + std::to_string(i);
+        const std::string body =
+            R"({"id":")" + id +
+            R"(","inputs":[{"name":"input","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]})";
+        auto r = t % 2 == 0 ? shared.Post("/v2/models/image/infer", body)
+                            : HttpPost(port_, "/v2/models/image/infer", body);
+        if (r.ok() && r->status == 200 && json::parse(r->body)["id"] == id) ok.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), kThreads * kPerThread);
+  EXPECT_EQ(backend_->submitted(), kThreads * kPerThread);
+  EXPECT_EQ(backend_->completed(), kThreads * kPerThread);
+  EXPECT_EQ(server_->metrics().ResponsesWithStatus(200), kThreads * kPerThread);
+  EXPECT_EQ(server_->metrics().InferInFlight(), 0);
+}
+
+TEST_F(HttpServerRobustnessTest, IdleConnectionsDoNotHoldThreads) {
+  HttpServer::Options options;
+  options.threads = 1;
+  StartServer({}, options);
+  std::vector<std::unique_ptr<TestHttpClient>> idle;
+  for (int i = 0; i < 50; ++i) {
+    idle.push_back(std::make_unique<TestHttpClient>());
+    ASSERT_TRUE(idle.back()->Connect(port_).ok());
+  }
+  // With one io thread and 50 idle keep-alive connections, a new client is still served.
+  EXPECT_EQ(Get("/v2/health/live").status, 200);
+  for (auto& c : idle) {
+    auto r = c->Get("/v2/health/live");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 200);
+  }
+}
+
+TEST_F(HttpServerRobustnessTest, StopAnswersInFlightRequests) {
+  FakeBackend::Options backend;
+  backend.delay = Millis(300);
+  StartServer(backend);
+  constexpr int kClients = 10;
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&] {
+      auto r = HttpPost(port_, "/v2/models/image/infer", InferBody(1));
+      if (r.ok() && r->status == 200) ok.fetch_add(1);
+    });
+  }
+  // An idle keep-alive connection must not delay Stop().
+  TestHttpClient idle;
+  ASSERT_TRUE(idle.Connect(port_).ok());
+  while (backend_->submitted() < kClients)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const auto t0 = std::chrono::steady_clock::now();
+  server_->Stop();
+  const auto stop_time = std::chrono::steady_clock::now() - t0;
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), kClients);
+  EXPECT_EQ(backend_->completed(), kClients);
+  EXPECT_LT(stop_time, std::chrono::seconds(3));
+  // The listener is gone.
+  TestHttpClient late(Seconds(1));
+  EXPECT_FALSE(late.Connect(port_).ok() && late.Get("/v2/health/live").ok());
+  server_->Stop();  // idempotent
+}
+
+TEST_F(HttpServerRobustnessTest, CreateValidatesOptions) {
+  FakeBackend backend;
+  HttpServer::Options options;
+  options.threads = 0;
+  EXPECT_FALSE(HttpServer::Create(options, &backend).ok());
+  EXPECT_FALSE(HttpServer::Create(HttpServer::Options{}, nullptr).ok());
+  options = {};
+  options.max_slo = Duration::zero();
+  EXPECT_FALSE(HttpServer::Create(options, &backend).ok());
+}
+
+TEST_F(HttpServerRobustnessTest, BindConflictIsAnError) {
+  StartServer();
+  FakeBackend backend;
+  HttpServer::Options options;
+  options.port = port_;
+  auto other = HttpServer::Create(options, &backend);
+  ASSERT_TRUE(other.ok());
+  auto port = (*other)->Start();
+  EXPECT_FALSE(port.ok());
+}
+
+}  // namespace
+}  // namespace sloserve

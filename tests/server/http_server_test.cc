@@ -1,0 +1,218 @@
+// Endpoints and request validation of the HTTP frontend, over real sockets.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "server/server_fixture.h"
+
+namespace sloserve {
+namespace {
+
+using json = nlohmann::json;
+
+class HttpServerTest : public ServerFixture {
+ protected:
+  void SetUp() override { StartServer(); }
+
+  // POSTs `body` to the image task and expects `status` with a KServe error body.
+  void ExpectInferError(const std::string& body, int status,
+                        const std::string& target = "/v2/models/image/infer") {
+    const TestResponse r = Post(target, body);
+    EXPECT_EQ(r.status, status) << body << " -> " << r.body;
+    const json j = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.body;
+    EXPECT_TRUE(j.contains("error") && j["error"].is_string()) << r.body;
+  }
+};
+
+TEST_F(HttpServerTest, HealthEndpoints) {
+  EXPECT_EQ(Get("/v2/health/live").status, 200);
+  EXPECT_EQ(Get("/v2/health/ready").status, 200);
+  backend_->SetReady(false);
+  EXPECT_EQ(Get("/v2/health/ready").status, 503);
+  EXPECT_EQ(Get("/v2/health/live").status, 200);
+  EXPECT_EQ(Get("/v2/models/image/ready").status, 503);
+  backend_->SetReady(true);
+  EXPECT_EQ(Get("/v2/models/image/ready").status, 200);
+}
+
+TEST_F(HttpServerTest, ServerMetadata) {
+  const TestResponse r = Get("/v2");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "application/json");
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j["name"], "sloserve");
+  EXPECT_TRUE(j["version"].is_string());
+  EXPECT_TRUE(j["extensions"].is_array());
+}
+
+TEST_F(HttpServerTest, ModelMetadata) {
+  const TestResponse r = Get("/v2/models/image");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j["name"], "image");
+  EXPECT_EQ(j["platform"], "sloserve");
+  EXPECT_EQ(j["versions"], json({"resnet18", "resnet50"}));
+  EXPECT_EQ(j["inputs"][0]["name"], "input");
+  EXPECT_EQ(j["inputs"][0]["datatype"], "FP32");
+  EXPECT_EQ(j["inputs"][0]["shape"], json({-1, 3}));
+  EXPECT_EQ(j["outputs"][0]["name"], "output");
+
+  EXPECT_EQ(Get("/v2/models/nope").status, 404);
+  EXPECT_EQ(Get("/v2/models/nope/ready").status, 404);
+  EXPECT_EQ(Get("/v2/models/image/versions/resnet50").status, 200);
+  EXPECT_EQ(Get("/v2/models/image/versions/resnet50/ready").status, 200);
+  EXPECT_EQ(Get("/v2/models/image/versions/vgg/ready").status, 404);
+}
+
+TEST_F(HttpServerTest, InferSucceeds) {
+  const TestResponse r =
+      Post("/v2/models/image/infer", InferBody(2, R"(,"parameters":{"slo_ms":50,"app":"a1"})"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j["model_name"], "image");
+  EXPECT_EQ(j["model_version"], "resnet18");
+  EXPECT_EQ(j["id"], "r1");
+  EXPECT_EQ(j["outputs"][0]["name"], "output");
+  EXPECT_EQ(j["outputs"][0]["datatype"], "FP32");
+  EXPECT_EQ(j["outputs"][0]["shape"], json({2, 1}));
+  EXPECT_EQ(j["outputs"][0]["data"].size(), 2u);
+  EXPECT_EQ(j["parameters"]["variant"], "resnet18");
+  EXPECT_EQ(j["parameters"]["worker"], "w0");
+  EXPECT_EQ(j["parameters"]["queue_us"], 10);
+  EXPECT_EQ(j["parameters"]["batch_size"], 2);
+  EXPECT_EQ(j["parameters"]["met_slo"], true);
+
+  const InferRequest seen = backend_->last_request();
+  EXPECT_EQ(seen.task, "image");
+  EXPECT_EQ(seen.app, "a1");
+  EXPECT_EQ(seen.rows, 2);
+  EXPECT_EQ(seen.slo, Millis(50));
+}
+
+TEST_F(HttpServerTest, InferUsesTaskDefaultSlo) {
+  ASSERT_EQ(Post("/v2/models/image/infer", InferBody(1)).status, 200);
+  EXPECT_EQ(backend_->last_request().slo, Millis(100));
+  EXPECT_EQ(backend_->last_request().app, "");
+}
+
+TEST_F(HttpServerTest, InferValidationErrors) {
+  ExpectInferError("{not json", 400);
+  ExpectInferError("", 400);
+  ExpectInferError("[1,2]", 400);
+  ExpectInferError(InferBody(1), 404, "/v2/models/nope/infer");
+  ExpectInferError(R"({"inputs":[]})", 400);
+  ExpectInferError(R"({"id":"x"})", 400);
+  ExpectInferError(
+      R"({"id":7,"inputs":[{"name":"input","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]})",
+      400);
+  // wrong input name
+  ExpectInferError(R"({"inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]})",
+                   400);
+  // datatype mismatch
+  ExpectInferError(
+      R"({"inputs":[{"name":"input","shape":[1,3],"datatype":"INT64","data":[1,2,3]}]})", 400);
+  // element of the wrong type
+  ExpectInferError(
+      R"({"inputs":[{"name":"input","shape":[1,3],"datatype":"FP32","data":[1,"a",3]}]})", 400);
+  // rank mismatch, fixed dim mismatch, negative dim, missing shape
+  ExpectInferError(R"({"inputs":[{"name":"input","shape":[3],"datatype":"FP32","data":[1,2,3]}]})",
+                   400);
+  ExpectInferError(
+      R"({"inputs":[{"name":"input","shape":[1,4],"datatype":"FP32","data":[1,2,3,4]}]})", 400);
+  ExpectInferError(
+      R"({"inputs":[{"name":"input","shape":[-1,3],"datatype":"FP32","data":[1,2,3]}]})", 400);
+  ExpectInferError(R"({"inputs":[{"name":"input","datatype":"FP32","data":[1,2,3]}]})", 400);
+  ExpectInferError(R"({"inputs":[{"name":"input","shape":[0,3],"datatype":"FP32","data":[]}]})",
+                   400);
+  // data count mismatch, missing data
+  ExpectInferError(
+      R"({"inputs":[{"name":"input","shape":[2,3],"datatype":"FP32","data":[1,2,3]}]})", 400);
+  ExpectInferError(R"({"inputs":[{"name":"input","shape":[1,3],"datatype":"FP32"}]})", 400);
+  // SLO: negative, zero, absurd, not a number; app not a string; parameters not an object
+  ExpectInferError(InferBody(1, R"(,"parameters":{"slo_ms":-5})"), 400);
+  ExpectInferError(InferBody(1, R"(,"parameters":{"slo_ms":0})"), 400);
+  ExpectInferError(InferBody(1, R"(,"parameters":{"slo_ms":1e12})"), 400);
+  ExpectInferError(InferBody(1, R"(,"parameters":{"slo_ms":"fast"})"), 400);
+  ExpectInferError(InferBody(1, R"(,"parameters":{"app":3})"), 400);
+  ExpectInferError(InferBody(1, R"(,"parameters":[1])"), 400);
+  EXPECT_EQ(backend_->submitted(), 0);
+}
+
+TEST_F(HttpServerTest, NestedDataIsAccepted) {
+  const std::string body =
+      R"({"inputs":[{"name":"input","shape":[2,3],"datatype":"FP32","data":[[1,2,3],[4,5,6]]}]})";
+  EXPECT_EQ(Post("/v2/models/image/infer", body).status, 200);
+}
+
+TEST_F(HttpServerTest, BackendErrorsMapToHttp) {
+  const std::pair<Status, int> cases[] = {
+      {ResourceExhaustedError("queue full"), 429},
+      {UnavailableError("no workers"), 503},
+      {Status(StatusCode::kDeadlineExceeded, "late"), 504},
+      {InternalError("boom"), 500},
+      {InvalidArgumentError("bad"), 400},
+      {NotFoundError("gone"), 404},
+  };
+  for (const auto& [status, http] : cases) {
+    backend_->FailWith(status);
+    const TestResponse r = Post("/v2/models/image/infer", InferBody(1));
+    EXPECT_EQ(r.status, http) << status.ToString();
+    EXPECT_EQ(json::parse(r.body)["error"], status.message());
+  }
+  backend_->ClearFailure();
+  EXPECT_EQ(Post("/v2/models/image/infer", InferBody(1)).status, 200);
+}
+
+TEST_F(HttpServerTest, UnknownPathAndWrongMethod) {
+  EXPECT_EQ(Get("/nope").status, 404);
+  EXPECT_EQ(Get("/v2/models/image/bogus").status, 404);
+  EXPECT_EQ(Get("/v2/models/image/infer/x").status, 404);
+  const TestResponse get_infer = Get("/v2/models/image/infer");
+  EXPECT_EQ(get_infer.status, 405);
+  EXPECT_EQ(get_infer.allow, "POST");
+  EXPECT_TRUE(json::parse(get_infer.body).contains("error"));
+  EXPECT_EQ(Post("/v2/health/live", "").status, 405);
+  EXPECT_EQ(Post("/v2/models/image", "{}").status, 405);
+  // pinning a version for inference is not supported
+  EXPECT_EQ(Post("/v2/models/image/versions/resnet50/infer", InferBody(1)).status, 404);
+  TestHttpClient client;
+  ASSERT_TRUE(client.Connect(port_).ok());
+  auto del = client.Request("DELETE", "/v2/models/image");
+  ASSERT_TRUE(del.ok());
+  EXPECT_EQ(del->status, 405);
+  // The query string is ignored.
+  EXPECT_EQ(Get("/v2/health/live?verbose=1").status, 200);
+}
+
+TEST_F(HttpServerTest, KeepAliveReusesOneConnection) {
+  TestHttpClient client;
+  ASSERT_TRUE(client.Connect(port_).ok());
+  for (int i = 0; i < 200; ++i) {
+    auto r = (i % 3 == 0) ? client.Get("/v2/health/ready")
+             : (i % 3 == 1)
+                 ? client.Post("/v2/models/image/infer", InferBody(1))
+                 : client.Post("/v2/models/image/infer", "{broken");  // errors keep the connection
+    ASSERT_TRUE(r.ok()) << i << ": " << r.status().ToString();
+    EXPECT_EQ(r->status, i % 3 == 2 ? 400 : 200);
+    EXPECT_TRUE(r->keep_alive);
+  }
+  EXPECT_EQ(server_->metrics().OpenConnections(), 1);
+}
+
+TEST_F(HttpServerTest, MetricsCountsResponsesByStatus) {
+  Get("/v2/health/live");
+  Get("/nope");
+  Post("/v2/models/image/infer", InferBody(1));
+  const TestResponse r = Get("/metrics");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_NE(r.content_type.find("text/plain"), std::string::npos);
+  EXPECT_NE(r.body.find("sloserve_http_responses_total{code=\"200\"} 2"), std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("sloserve_http_responses_total{code=\"404\"} 1"), std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("sloserve_http_connections_open"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sloserve
