@@ -19,7 +19,7 @@ int PoliciesCommand(const std::vector<std::string>& argv) {
   }
   if (args->Has("help")) {
     std::printf("usage: sloserve policies [--json]\n\nLists the policies selectable by name in "
-                "configs (policy.dispatch, policy.batching, policy.selection).\n\n%s",
+                "configs (policy.dispatch, policy.batching, policy.selection,\npolicy.placement, policy.planning).\n\n%s",
                 FlagsHelp(flags).c_str());
     return 0;
   }
@@ -28,6 +28,8 @@ int PoliciesCommand(const std::vector<std::string>& argv) {
       {"dispatch", reg.DispatchPolicies()},
       {"batching", reg.BatchingPolicies()},
       {"selection", reg.SelectionPolicies()},
+      {"placement", reg.PlacementPolicies()},
+      {"planning", reg.PlanningPolicies()},
   };
   if (args->Has("json")) {
     nlohmann::json out = nlohmann::json::array();

@@ -70,8 +70,10 @@ Status Run(const Args& args) {
     sigwait(&stop_signals, &sig);
   }
   std::fprintf(stderr, "sloserve: stopping\n");
-  server->Stop();           // no new requests; in-flight ones are answered
-  setup.runtime->Stop();    // drain the engine
+  // The engine drains first (up to 5 s, then answers what is left with 503), so the
+  // HTTP server's stop, which waits for every in-flight answer, is prompt.
+  setup.runtime->Stop(Seconds(5));
+  server->Stop();
   MetricsSummary m = setup.runtime->Summary();
   if (args.Has("json")) {
     std::cout << SummaryJson(m).dump(2) << std::endl;

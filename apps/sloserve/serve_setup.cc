@@ -75,6 +75,7 @@ StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
   ro.policy = spec.policy;
   ro.service = spec.service;
   ro.seed = spec.seed;
+  ro.plan_interval = spec.plan_interval;
   ASSIGN_OR_RETURN(double max_queue, ServerNumber(f, "server.max_queue", 100000));
   if (max_queue < 1) return InvalidArgumentError("'server.max_queue': must be >= 1");
   ro.max_queue = static_cast<size_t>(max_queue);

@@ -1,4 +1,5 @@
-// `sloserve sim CONFIG.yaml [--set key=value ...] [--json]`: one experiment or a sweep.
+// `sloserve sim CONFIG.yaml [--set key=value ...] [--json|--csv] [--series] [--records F]
+// [--jobs N]`: one experiment or a sweep.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -42,6 +43,7 @@ Status Run(const Args& args) {
   if (args.positionals().size() != 1) {
     return InvalidArgumentError("expected exactly one CONFIG.yaml (see sloserve sim --help)");
   }
+  if (args.Has("series") && !args.Has("json")) return InvalidArgumentError("--series needs --json");
   ASSIGN_OR_RETURN(ExperimentConfig config, LoadExperimentConfig(args.positionals()[0]));
   RETURN_IF_ERROR(ApplyOverrides(&config, args.GetAll("set")));
   ASSIGN_OR_RETURN(std::vector<RunSpec> runs, ExpandRuns(config));

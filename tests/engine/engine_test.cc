@@ -246,3 +246,62 @@ TEST(PolicySpecTest, UnknownPolicyAndTypoOptionsAreErrors) {
 
 }  // namespace
 }  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+TEST(EngineTest, PlanningRetiresWorkersAndCostFollowsActiveWorkers) {
+  ProfileSuite suite = testing::SmallSuite();
+  PuppetExecutor exec;
+  PolicySpec spec;
+  spec.dispatch = "round_robin";
+  spec.planning = "rate";
+  spec.options = {{"per_worker_qps", "1"}, {"headroom", "1"}, {"variant", "fast"}};
+  auto set = MakePolicySet(spec);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  auto engine = Engine::Create(&suite, Workers(4), std::move(set).value(), &exec, {}, 1);
+  ASSERT_TRUE(engine.ok());
+  Engine& e = **engine;
+  // Two arrivals in the first 1800 s: 2/1800 qps -> one worker needed.
+  e.Submit(At(kTimeZero, Millis(100)), kTimeZero);
+  e.Submit(At(kTimeZero + Seconds(1), Millis(100)), kTimeZero + Seconds(1));
+  e.OnPlanTick(kTimeZero + Seconds(1800));
+  int active = 0;
+  for (const WorkerView& w : e.workers()) active += w.active ? 1 : 0;
+  EXPECT_EQ(active, 1);
+  // Round robin now only uses the one active worker.
+  size_t before = exec.launched.size();
+  for (auto& l : exec.launched) e.OnBatchComplete(l.launch.worker, l.launch.batch, kTimeZero + Seconds(1800));
+  for (int i = 0; i < 3; ++i) e.Submit(At(kTimeZero + Seconds(1800), Millis(100)), kTimeZero + Seconds(1800));
+  for (size_t i = before; i < exec.launched.size(); ++i) EXPECT_EQ(exec.launched[i].launch.worker, 0u);
+  EXPECT_EQ(e.workers()[0].queue_length, 2u);
+  // 4 workers x $1/h for 0.5 h, then 1 worker for 0.5 h = $2.5 over 1 h.
+  MetricsSummary m = e.Summarize(kTimeZero + Seconds(3600));
+  EXPECT_NEAR(m.cost_usd, 2.5, 1e-9);
+  EXPECT_NEAR(m.cost_per_hour, 2.5, 1e-9);
+  EXPECT_NEAR(m.core_seconds, 4 * 4 * 1800.0 + 4 * 1800.0, 1e-6);
+}
+
+TEST(EngineTest, PlacementRoutesStraightToTheWarmWorker) {
+  ProfileSuite suite = testing::SmallSuite();
+  PuppetExecutor exec;
+  PolicySpec spec;
+  spec.placement = "model_aware";
+  spec.options = {{"variant", "slow"}};
+  auto set = MakePolicySet(spec);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  std::vector<WorkerSpec> workers = Workers(3);
+  for (auto& w : workers) w.preload_none = true;
+  workers[2].preload_none = false;
+  workers[2].preload = {*suite.FindVariant("slow")};
+  auto engine = Engine::Create(&suite, workers, std::move(set).value(), &exec, {}, 1);
+  ASSERT_TRUE(engine.ok());
+  for (int i = 0; i < 3; ++i) (*engine)->Submit(At(AtMicros(i), Millis(100)), AtMicros(i));
+  ASSERT_EQ(exec.launched.size(), 1u);
+  EXPECT_EQ(exec.launched[0].launch.worker, 2u);
+  EXPECT_EQ((*engine)->workers()[2].queue_length, 2u);
+  EXPECT_EQ((*engine)->Summarize(AtMicros(3)).cold_starts, 0);
+}
+
+}  // namespace
+}  // namespace sloserve

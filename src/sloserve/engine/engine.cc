@@ -46,8 +46,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
     st.lru.assign(num_variants, 0);
     e->states_.push_back(std::move(st));
     const HardwareSpec& hw = suite->hardware()[spec.hardware];
-    e->price_total_ += hw.price_per_hour;
-    e->cores_total_ += hw.cores;
+    e->active_price_per_hour_ += hw.price_per_hour;
+    e->active_cores_ += hw.cores;
   }
   for (const VariantSpec& v : suite->variants()) e->variant_accuracy_.push_back(v.accuracy);
 
@@ -57,6 +57,12 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   ctx.seed = seed;
   RETURN_IF_ERROR(e->policies_.dispatch->Init(ctx).WithPrefix("dispatch policy"));
   RETURN_IF_ERROR(e->policies_.batching->Init(ctx).WithPrefix("batching policy"));
+  if (e->policies_.placement) {
+    RETURN_IF_ERROR(e->policies_.placement->Init(ctx).WithPrefix("placement policy"));
+  }
+  if (e->policies_.planning) {
+    RETURN_IF_ERROR(e->policies_.planning->Init(ctx).WithPrefix("planning policy"));
+  }
   return e;
 }
 
@@ -142,6 +148,15 @@ QueryId Engine::Submit(Query q, TimePoint now) {
     return q.id;
   }
   policies_.batching->OnArrival(q, now);
+  ++arrivals_since_plan_;
+  if (policies_.placement) {
+    WorkerId w = policies_.placement->Place(q, views_, now);
+    if (w < states_.size() && views_[w].active) {
+      EnqueueOnWorker(slot, w, now);
+      TryStart(w, now);
+      return q.id;
+    }
+  }
   InsertByDeadline(&central_, slot, table_);
   RunDispatch(now);
   return q.id;
@@ -165,21 +180,62 @@ void Engine::RunDispatch(TimePoint now) {
       DropSlot(slot, DropReason::kUnservable, now);
       continue;
     }
-    if (states_[w].queue.size() >= options_.max_worker_queue) {
-      DropSlot(slot, DropReason::kQueueFull, now);
-      continue;
-    }
-    WorkerState& st = states_[w];
-    if (st.queue.empty()) st.arrival_ordered = true;
-    // Ids grow with arrival, so back-insertions keep arrival order too.
-    bool at_back = InsertByDeadline(&st.queue, slot, table_);
-    bool id_order = st.queue.size() < 2 || table_[st.queue[st.queue.size() - 2]].id < table_[slot].id;
-    if (!at_back || !id_order) st.arrival_ordered = false;
-    views_[w].queue_length = states_[w].queue.size();
-    views_[w].queued_rows += table_[slot].size;
-    touched_.push_back(w);
+    if (EnqueueOnWorker(slot, w, now)) touched_.push_back(w);
   }
   for (WorkerId w : touched_) TryStart(w, now);
+}
+
+bool Engine::EnqueueOnWorker(uint32_t slot, WorkerId w, TimePoint now) {
+  WorkerState& st = states_[w];
+  if (st.queue.size() >= options_.max_worker_queue) {
+    DropSlot(slot, DropReason::kQueueFull, now);
+    return false;
+  }
+  if (st.queue.empty()) st.arrival_ordered = true;
+  // Ids grow with arrival, so back-insertions keep arrival order too.
+  bool at_back = InsertByDeadline(&st.queue, slot, table_);
+  bool id_order = st.queue.size() < 2 || table_[st.queue[st.queue.size() - 2]].id < table_[slot].id;
+  if (!at_back || !id_order) st.arrival_ordered = false;
+  views_[w].queue_length = st.queue.size();
+  views_[w].queued_rows += table_[slot].size;
+  return true;
+}
+
+void Engine::AccrueCost(TimePoint now) {
+  if (now <= cost_clock_) return;
+  double dt = ToSeconds(now - cost_clock_);
+  cost_usd_ += active_price_per_hour_ * dt / 3600.0;
+  core_seconds_ += active_cores_ * dt;
+  cost_clock_ = now;
+}
+
+void Engine::OnPlanTick(TimePoint now) {
+  if (!policies_.planning) return;
+  PlanningInput in;
+  in.now = now;
+  double window = ToSeconds(now - last_plan_);
+  in.observed_qps = window > 0 ? static_cast<double>(arrivals_since_plan_) / window : 0;
+  in.workers = &views_;
+  arrivals_since_plan_ = 0;
+  last_plan_ = now;
+  plan_.change = false;
+  plan_.active.clear();
+  policies_.planning->Plan(in, &plan_);
+  if (!plan_.change || plan_.active.size() != views_.size()) return;
+  AccrueCost(now);
+  bool any = false;
+  for (bool a : plan_.active) any = any || a;
+  if (!any) plan_.active[0] = true;  // a deployment keeps at least one worker
+  active_price_per_hour_ = 0;
+  active_cores_ = 0;
+  for (size_t w = 0; w < views_.size(); ++w) {
+    views_[w].active = plan_.active[w];
+    if (!views_[w].active) continue;
+    const HardwareSpec& hw = suite_->hardware()[views_[w].hardware];
+    active_price_per_hour_ += hw.price_per_hour;
+    active_cores_ += hw.cores;
+  }
+  RunDispatch(now);  // queries waiting centrally may now have a worker
 }
 
 Duration Engine::EnsureLoaded(WorkerId w, VariantId v) {
@@ -227,21 +283,29 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
     std::vector<uint32_t>& take_slots = removed_;
     take_slots.clear();
     for (uint32_t p : d.take) take_slots.push_back(st.queue[p]);
+    // Dropped (policy) and rejected (unservable) positions; a position also taken runs.
     drop_slots_.clear();
-    std::sort(d.drop.begin(), d.drop.end());
-    d.drop.erase(std::unique(d.drop.begin(), d.drop.end()), d.drop.end());
-    for (uint32_t p : d.drop) {
-      if (!std::binary_search(d.take.begin(), d.take.end(), p)) drop_slots_.push_back(st.queue[p]);
-    }
+    reject_slots_.clear();
     positions_ = d.take;
-    positions_.insert(positions_.end(), d.drop.begin(), d.drop.end());
+    // Rejects first, so a position in both lists is reported unservable.
+    for (auto [list, slots] : {std::pair{&d.reject, &reject_slots_}, std::pair{&d.drop, &drop_slots_}}) {
+      std::sort(list->begin(), list->end());
+      list->erase(std::unique(list->begin(), list->end()), list->end());
+      for (uint32_t p : *list) {
+        if (std::binary_search(d.take.begin(), d.take.end(), p)) continue;
+        if (slots == &drop_slots_ && std::binary_search(d.reject.begin(), d.reject.end(), p)) continue;
+        slots->push_back(st.queue[p]);
+        positions_.push_back(p);
+      }
+    }
     std::sort(positions_.begin(), positions_.end());
     positions_.erase(std::unique(positions_.begin(), positions_.end()), positions_.end());
     RemovePositions(&st.queue, positions_, &scratch_slots_);
     view.queue_length = st.queue.size();
     for (uint32_t s : scratch_slots_) view.queued_rows -= table_[s].size;
-    const bool dropped_any = !drop_slots_.empty();
+    const bool dropped_any = !drop_slots_.empty() || !reject_slots_.empty();
     for (uint32_t s : drop_slots_) DropSlot(s, DropReason::kPolicy, now);
+    for (uint32_t s : reject_slots_) DropSlot(s, DropReason::kUnservable, now);
 
     if (d.kind == BatchDecision::Kind::kWaitUntil) {
       st.wake = std::max(d.wait_until, now + Duration(1));
@@ -374,7 +438,12 @@ void Engine::Finish(uint32_t slot, QueryRecord& r) {
 }
 
 MetricsSummary Engine::Summarize(TimePoint end) const {
-  return metrics_.Summarize(end, static_cast<int>(views_.size()), price_total_, cores_total_);
+  MetricsSummary m = metrics_.Summarize(end, static_cast<int>(views_.size()));
+  double dt = end > cost_clock_ ? ToSeconds(end - cost_clock_) : 0;
+  m.cost_usd = cost_usd_ + active_price_per_hour_ * dt / 3600.0;
+  m.core_seconds = core_seconds_ + active_cores_ * dt;
+  m.cost_per_hour = m.elapsed_s > 0 ? m.cost_usd * 3600.0 / m.elapsed_s : active_price_per_hour_;
+  return m;
 }
 
 }  // namespace sloserve

@@ -56,6 +56,10 @@ class Engine {
   void OnBatchComplete(WorkerId worker, BatchId batch, TimePoint now);
   // Re-asks policies that requested a wake-up at or before `now`.
   void OnTimer(TimePoint now);
+  // Asks the planning policy (if any) for the deployment and applies it. The driver calls
+  // this every plan interval.
+  void OnPlanTick(TimePoint now);
+  bool has_planning() const { return policies_.planning != nullptr; }
   TimePoint NextWakeup() const;
   // Drops everything still queued (kShutdown); running batches still complete.
   void DropAllQueued(TimePoint now);
@@ -95,6 +99,8 @@ class Engine {
   void RemovePositions(std::deque<uint32_t>* queue, const std::vector<uint32_t>& ascending,
                        std::vector<uint32_t>* removed);
   void RunDispatch(TimePoint now);
+  // Queues `slot` on worker `w`; false (and the query reported dropped) when full.
+  bool EnqueueOnWorker(uint32_t slot, WorkerId w, TimePoint now);
   void TryStart(WorkerId w, TimePoint now);
   Duration EnsureLoaded(WorkerId w, VariantId v);
   void Finish(uint32_t slot, QueryRecord& r);
@@ -115,8 +121,16 @@ class Engine {
   std::vector<WorkerState> states_;
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;
   std::vector<double> variant_accuracy_;
-  double price_total_ = 0;
-  int cores_total_ = 0;
+  // Cost integrates the active workers' prices over time (planning changes them).
+  void AccrueCost(TimePoint now);
+  double active_price_per_hour_ = 0;
+  int active_cores_ = 0;
+  TimePoint cost_clock_{};
+  double cost_usd_ = 0;
+  double core_seconds_ = 0;
+  int64_t arrivals_since_plan_ = 0;
+  TimePoint last_plan_{};
+  DeploymentPlan plan_;
 
   QueryId next_query_id_ = 1;
   BatchId next_batch_id_ = 1;
@@ -129,6 +143,7 @@ class Engine {
   std::vector<uint32_t> removed_;
   std::vector<uint32_t> positions_;
   std::vector<uint32_t> drop_slots_;
+  std::vector<uint32_t> reject_slots_;
   std::vector<uint32_t> scratch_slots_;
   std::vector<Query> batch_queries_;
   std::vector<WorkerId> touched_;

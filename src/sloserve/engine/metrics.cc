@@ -65,8 +65,7 @@ double QuantileMs(std::vector<int64_t>& v, double q) {
 }
 }  // namespace
 
-MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers, double price_total,
-                                           int cores_total) const {
+MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers) const {
   MetricsSummary m;
   m.arrived = total_.arrived;
   m.completed = total_.completed;
@@ -93,9 +92,6 @@ MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers, double pr
   }
   m.batches = batches_;
   m.mean_batch_size = batches_ > 0 ? static_cast<double>(batch_queries_) / static_cast<double>(batches_) : 0;
-  m.cost_per_hour = price_total;
-  m.cost_usd = price_total * m.elapsed_s / 3600.0;
-  m.core_seconds = static_cast<double>(cores_total) * m.elapsed_s;
   if (workers > 0 && m.elapsed_s > 0) {
     m.utilization = static_cast<double>(busy_us_) * 1e-6 / (workers * m.elapsed_s);
   }

@@ -38,7 +38,7 @@ struct MetricsSummary {
   double mean_queue_ms = 0;
   double mean_batch_size = 0;
   double elapsed_s = 0;
-  double cost_per_hour = 0;  // sum of worker prices
+  double cost_per_hour = 0;  // mean price of the active workers over the run
   double cost_usd = 0;       // instance-hours x price over the elapsed time
   double core_seconds = 0;   // cores x elapsed
   double utilization = 0;    // busy time / (workers x elapsed)
@@ -59,9 +59,8 @@ class MetricsCollector {
   }
   void OnColdStart() { ++cold_starts_; }
 
-  // Aggregates over [0, end]. Prices and cores are the deployment's totals.
-  MetricsSummary Summarize(TimePoint end, int workers, double price_per_hour_total,
-                           int cores_total) const;
+  // Aggregates over [0, end]; cost fields are left for the engine to fill.
+  MetricsSummary Summarize(TimePoint end, int workers) const;
   const std::vector<IntervalStats>& series() const { return series_; }
   Duration interval() const { return interval_; }
 

@@ -3,6 +3,10 @@
 #include "sloserve/policy/dispatch/central_queue.h"
 #include "sloserve/policy/dispatch/join_shortest_queue.h"
 #include "sloserve/policy/dispatch/round_robin.h"
+#include "sloserve/policy/placement/model_aware_placement.h"
+#include "sloserve/policy/placement/random_placement.h"
+#include "sloserve/policy/planning/rate_planning.h"
+#include "sloserve/policy/planning/static_planning.h"
 #include "sloserve/policy/registry.h"
 #include "sloserve/policy/selection/fixed.h"
 
@@ -25,6 +29,13 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
                  JoinShortestQueueDispatch::Create);
   r->AddDispatch("central", "queries wait centrally; idle workers take up to central_batch",
                  CentralQueueDispatch::Create);
+  r->AddPlacement("random", "each arrival to a uniformly random active worker",
+                  RandomPlacement::Create);
+  r->AddPlacement("model_aware", "prefer the least loaded worker already holding the model",
+                  ModelAwarePlacement::Create);
+  r->AddPlanning("static", "keep the configured deployment", StaticPlanning::Create);
+  r->AddPlanning("rate", "keep enough workers active for the observed rate",
+                 RatePlanning::Create);
 }
 
 }  // namespace sloserve

@@ -39,6 +39,7 @@ struct BatchDecision {
   VariantId variant = kNoId;
   std::vector<uint32_t> take;  // queue positions to run, ascending
   std::vector<uint32_t> drop;  // queue positions to drop (reported, never silently lost)
+  std::vector<uint32_t> reject;  // positions no variant here can ever serve (unservable)
   TimePoint wait_until{};      // kWaitUntil: ask again then (or on the next arrival)
 
   void Clear() {
@@ -46,6 +47,7 @@ struct BatchDecision {
     variant = kNoId;
     take.clear();
     drop.clear();
+    reject.clear();
   }
 };
 
@@ -72,6 +74,36 @@ class DispatchPolicy {
   // centrally. Unassigned queries stay in the central queue (central topology).
   virtual void Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
                       TimePoint now, std::vector<Assignment>* out) = 0;
+};
+
+// --- placement: which machine a query should run on, given model caches ---
+// Consulted for each arrival before dispatch. A placement that returns a worker sends
+// the query straight to that worker's queue (model-aware routing); kNoId leaves the
+// query to the dispatch policy.
+class PlacementPolicy {
+ public:
+  virtual ~PlacementPolicy() = default;
+  virtual Status Init(const PolicyContext& ctx) { (void)ctx; return OkStatus(); }
+  virtual WorkerId Place(const Query& q, const std::vector<WorkerView>& workers, TimePoint now) = 0;
+};
+
+// --- planning: what the deployment should be ---
+struct PlanningInput {
+  TimePoint now{};
+  double observed_qps = 0;  // arrivals per second over the last plan interval
+  const std::vector<WorkerView>* workers = nullptr;
+};
+
+struct DeploymentPlan {
+  bool change = false;
+  std::vector<bool> active;  // per worker: keep receiving queries (at least one stays)
+};
+
+class PlanningPolicy {
+ public:
+  virtual ~PlanningPolicy() = default;
+  virtual Status Init(const PolicyContext& ctx) { (void)ctx; return OkStatus(); }
+  virtual void Plan(const PlanningInput& input, DeploymentPlan* out) = 0;
 };
 
 }  // namespace sloserve

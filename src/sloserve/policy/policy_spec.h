@@ -15,6 +15,8 @@ struct PolicySpec {
   std::string dispatch = "round_robin";
   std::string batching = "edf";
   std::string selection = "fixed";
+  std::string placement;  // "" = none: dispatch alone routes
+  std::string planning;   // "" = none: the deployment stays as configured
   std::map<std::string, std::string> options;  // read by the three policies together
 
   std::string Label() const { return name.empty() ? batching + "/" + dispatch : name; }
@@ -23,10 +25,12 @@ struct PolicySpec {
 struct PolicySet {
   std::unique_ptr<DispatchPolicy> dispatch;
   std::unique_ptr<BatchingPolicy> batching;
+  std::unique_ptr<PlacementPolicy> placement;  // optional
+  std::unique_ptr<PlanningPolicy> planning;    // optional
 };
 
-// Builds the three policies by name; fails on unknown names and on options that none
-// of them reads (typos).
+// Builds the policies by name; fails on unknown names and on options that none of them
+// reads (typos).
 StatusOr<PolicySet> MakePolicySet(const PolicySpec& spec);
 
 }  // namespace sloserve

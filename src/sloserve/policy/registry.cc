@@ -47,6 +47,29 @@ void PolicyRegistry::AddDispatch(const std::string& name, const std::string& sum
   dispatch_[name] = {summary, std::move(f)};
 }
 
+void PolicyRegistry::AddPlacement(const std::string& name, const std::string& summary,
+                                  PlacementFactory f) {
+  placement_[name] = {summary, std::move(f)};
+}
+void PolicyRegistry::AddPlanning(const std::string& name, const std::string& summary,
+                                 PlanningFactory f) {
+  planning_[name] = {summary, std::move(f)};
+}
+
+StatusOr<std::unique_ptr<PlacementPolicy>> PolicyRegistry::MakePlacement(
+    const std::string& name, const PolicyParams& p) const {
+  auto it = placement_.find(name);
+  if (it == placement_.end()) return UnknownPolicy("placement", name, placement_);
+  return it->second.factory(p);
+}
+
+StatusOr<std::unique_ptr<PlanningPolicy>> PolicyRegistry::MakePlanning(
+    const std::string& name, const PolicyParams& p) const {
+  auto it = planning_.find(name);
+  if (it == planning_.end()) return UnknownPolicy("planning", name, planning_);
+  return it->second.factory(p);
+}
+
 StatusOr<std::unique_ptr<SelectionPolicy>> PolicyRegistry::MakeSelection(
     const std::string& name, const PolicyParams& p) const {
   auto it = selection_.find(name);
@@ -72,5 +95,7 @@ StatusOr<std::unique_ptr<DispatchPolicy>> PolicyRegistry::MakeDispatch(
 std::vector<PolicyInfo> PolicyRegistry::SelectionPolicies() const { return Infos(selection_); }
 std::vector<PolicyInfo> PolicyRegistry::BatchingPolicies() const { return Infos(batching_); }
 std::vector<PolicyInfo> PolicyRegistry::DispatchPolicies() const { return Infos(dispatch_); }
+std::vector<PolicyInfo> PolicyRegistry::PlacementPolicies() const { return Infos(placement_); }
+std::vector<PolicyInfo> PolicyRegistry::PlanningPolicies() const { return Infos(planning_); }
 
 }  // namespace sloserve

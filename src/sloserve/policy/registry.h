@@ -19,6 +19,10 @@ using BatchingFactory = std::function<StatusOr<std::unique_ptr<BatchingPolicy>>(
     const PolicyParams&, std::unique_ptr<SelectionPolicy>)>;
 using DispatchFactory =
     std::function<StatusOr<std::unique_ptr<DispatchPolicy>>(const PolicyParams&)>;
+using PlacementFactory =
+    std::function<StatusOr<std::unique_ptr<PlacementPolicy>>(const PolicyParams&)>;
+using PlanningFactory =
+    std::function<StatusOr<std::unique_ptr<PlanningPolicy>>(const PolicyParams&)>;
 
 struct PolicyInfo {
   std::string name;
@@ -33,6 +37,8 @@ class PolicyRegistry {
   void AddSelection(const std::string& name, const std::string& summary, SelectionFactory f);
   void AddBatching(const std::string& name, const std::string& summary, BatchingFactory f);
   void AddDispatch(const std::string& name, const std::string& summary, DispatchFactory f);
+  void AddPlacement(const std::string& name, const std::string& summary, PlacementFactory f);
+  void AddPlanning(const std::string& name, const std::string& summary, PlanningFactory f);
 
   StatusOr<std::unique_ptr<SelectionPolicy>> MakeSelection(const std::string& name,
                                                            const PolicyParams& p) const;
@@ -41,10 +47,16 @@ class PolicyRegistry {
       std::unique_ptr<SelectionPolicy> selection) const;
   StatusOr<std::unique_ptr<DispatchPolicy>> MakeDispatch(const std::string& name,
                                                          const PolicyParams& p) const;
+  StatusOr<std::unique_ptr<PlacementPolicy>> MakePlacement(const std::string& name,
+                                                           const PolicyParams& p) const;
+  StatusOr<std::unique_ptr<PlanningPolicy>> MakePlanning(const std::string& name,
+                                                         const PolicyParams& p) const;
 
   std::vector<PolicyInfo> SelectionPolicies() const;
   std::vector<PolicyInfo> BatchingPolicies() const;
   std::vector<PolicyInfo> DispatchPolicies() const;
+  std::vector<PolicyInfo> PlacementPolicies() const;
+  std::vector<PolicyInfo> PlanningPolicies() const;
 
  private:
   template <typename F>
@@ -55,6 +67,8 @@ class PolicyRegistry {
   std::map<std::string, Entry<SelectionFactory>> selection_;
   std::map<std::string, Entry<BatchingFactory>> batching_;
   std::map<std::string, Entry<DispatchFactory>> dispatch_;
+  std::map<std::string, Entry<PlacementFactory>> placement_;
+  std::map<std::string, Entry<PlanningFactory>> planning_;
 };
 
 void RegisterBuiltinPolicies(PolicyRegistry* registry);

@@ -24,6 +24,7 @@ struct WorkerView {
   size_t queue_length = 0;  // queries in the worker's local queue
   int64_t queued_rows = 0;  // sum of their sizes
   std::vector<bool> loaded;  // indexed by VariantId: resident without a cold start
+  bool active = true;        // planning may retire a worker: it gets no new queries
 };
 
 // A queue of queries, ordered by (deadline, id): earliest deadline first.

@@ -8,6 +8,13 @@ namespace {
 
 std::string ArrivalLabel(const ArrivalSpec& a) { return a.kind; }
 
+// 0.95 -> "p95", 0.999 -> "p99.9".
+std::string QuantileLabel(double q) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "p%g", q * 100);
+  return buf;
+}
+
 // Columns of the text table and CSV: (header, JSON field, printf format).
 struct Column {
   const char* header;
@@ -102,7 +109,7 @@ nlohmann::json RunRowJson(const RunResult& r) {
   row["load_qps"] = r.load_qps;
   row["latency_mode"] = s.service.mode == ServiceTimeOptions::Mode::kSample
                             ? std::string("sample")
-                            : "p" + std::to_string(s.service.quantile * 100).substr(0, 4);
+                            : QuantileLabel(s.service.quantile);
   for (const auto& [k, v] : s.policy.options) row["policy." + k] = v;
   for (const auto& [k, v] : s.labels) {
     if (!row.contains(k)) row[k] = v;

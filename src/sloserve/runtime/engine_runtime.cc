@@ -109,7 +109,10 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
   auto [it, inserted] = apps_.emplace(p.request.app, static_cast<AppId>(apps_.size()));
   q.app = it->second;
   q.size = std::max<int32_t>(1, p.request.rows);
-  Duration slo = p.request.slo.count() > 0 ? p.request.slo : suite_->tasks()[q.task].default_slo;
+  Duration slo = p.request.slo;
+  if (slo.count() <= 0) {  // the served default: the configured SLO for the deployment's task
+    slo = q.task == deployment_.task ? deployment_.slo : suite_->tasks()[q.task].default_slo;
+  }
   q.deadline = now + slo;
   q.cookie = next_cookie_++;
   waiting_.emplace(q.cookie, std::move(p.done));
@@ -149,12 +152,13 @@ void EngineRuntime::Answer(const QueryRecord& r) {
 
 void EngineRuntime::Loop() {
   std::vector<Pending> batch;
+  if (engine_->has_planning()) next_plan_ = Now() + options_.plan_interval;
   while (true) {
     bool stopping = false;
     {
       std::unique_lock<std::mutex> lock(inbox_mu_);
       TimePoint next = std::min(executor_->due.empty() ? kTimeInfinite : executor_->due.top().at,
-                                engine_->NextWakeup());
+                                std::min(engine_->NextWakeup(), next_plan_));
       if (stopping_ && Now() < drain_deadline_) next = std::min(next, drain_deadline_);
       if (inbox_.empty() && next > Now()) {
         if (next == kTimeInfinite) {
@@ -175,6 +179,10 @@ void EngineRuntime::Loop() {
       engine_->OnBatchComplete(c.worker, c.batch, now);
     }
     if (engine_->NextWakeup() <= now) engine_->OnTimer(now);
+    if (next_plan_ <= now) {
+      engine_->OnPlanTick(now);
+      next_plan_ = now + options_.plan_interval;
+    }
     for (Pending& p : batch) Admit(std::move(p), now);
     batch.clear();
     if (stopping) {

@@ -29,6 +29,7 @@ struct RuntimeOptions {
   ServiceTimeOptions service;  // emulated executor: how long a batch holds its worker
   uint64_t seed = 1;
   size_t max_queue = 100'000;  // admission bound (central and per worker)
+  Duration plan_interval = Seconds(1);  // planning policy tick (when one is configured)
   // Declared input shape of the deployment's task, replacing the profile's. The emulated
   // executor never reads tensor data, so load tests may declare a small tensor.
   std::vector<int64_t> input_shape;
@@ -97,6 +98,7 @@ class EngineRuntime : public InferenceBackend {
   bool accepting_ = false;      // guarded by inbox_mu_
   bool stopping_ = false;       // guarded by inbox_mu_
   bool drain_deadline_set_ = false;
+  TimePoint next_plan_{kTimeInfinite};  // engine thread
   TimePoint drain_deadline_{};
   std::thread thread_;
 };

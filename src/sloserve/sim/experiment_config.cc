@@ -37,10 +37,13 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"executor.time_scale", "multiply every batch duration (0 = instant)"},
     {"engine.max_worker_queue", "admission bound per worker queue"},
     {"engine.series_interval_ms", "time-series bucket width in ms (default 1000)"},
+    {"engine.plan_interval_ms", "how often the planning policy is asked, in ms (default 1000)"},
     {"policy.name", "label of the policy combination in results"},
     {"policy.dispatch", "dispatch policy (round_robin, jsq, central)"},
     {"policy.batching", "batching policy (edf, fifo)"},
     {"policy.selection", "selection policy (fixed)"},
+    {"policy.placement", "placement policy consulted before dispatch (random, model_aware)"},
+    {"policy.planning", "planning policy asked every plan interval (static, rate)"},
     {"policy.<option>", "any other policy.* key is an option of those policies (e.g. "
                         "policy.variant)"},
     {"server.<option>", "settings read by `sloserve serve` (see docs/serve.md)"},
@@ -267,6 +270,9 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   ASSIGN_OR_RETURN(double interval_ms, Number(f, "engine.series_interval_ms", 1000));
   if (interval_ms <= 0) return InvalidArgumentError("'engine.series_interval_ms': must be positive");
   r.series_interval = MillisF(interval_ms);
+  ASSIGN_OR_RETURN(double plan_ms, Number(f, "engine.plan_interval_ms", 1000));
+  if (plan_ms <= 0) return InvalidArgumentError("'engine.plan_interval_ms': must be positive");
+  r.plan_interval = MillisF(plan_ms);
 
   PolicySpec& p = r.policy;
   for (const auto& [k, v] : f) {
@@ -276,6 +282,8 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
     else if (opt == "dispatch") p.dispatch = v;
     else if (opt == "batching") p.batching = v;
     else if (opt == "selection") p.selection = v;
+    else if (opt == "placement") p.placement = v;
+    else if (opt == "planning") p.planning = v;
     else p.options[opt] = v;
   }
   return r;
@@ -300,7 +308,8 @@ StatusOr<std::vector<RunSpec>> ExpandRuns(const ExperimentConfig& config) {
         for (const auto& [k, v] : config.base) {
           // keep base policy options (e.g. policy.variant) unless the entry sets them
           if (k.rfind("policy.", 0) == 0 && k != "policy.name" && k != "policy.dispatch" &&
-              k != "policy.batching" && k != "policy.selection" && !pol.count(k)) {
+              k != "policy.batching" && k != "policy.selection" && k != "policy.placement" &&
+              k != "policy.planning" && !pol.count(k)) {
             flat[k] = v;
           }
         }

@@ -25,6 +25,7 @@ struct RunSpec {
   PolicySpec policy;
   size_t max_worker_queue = 1'000'000;
   Duration series_interval = Seconds(1);
+  Duration plan_interval = Seconds(1);  // planning policy tick (when one is configured)
   // Swept / labelled parameters echoed into the result row (name -> value as text).
   std::map<std::string, std::string> labels;
 };

@@ -23,7 +23,10 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   ASSIGN_OR_RETURN(auto sizes, MakeQuerySizeSampler(spec.sizes));
   ASSIGN_OR_RETURN(double load_qps, MeanRateQps(spec.arrival));
   ASSIGN_OR_RETURN(RateSeries rates, EffectiveRateSeries(spec.arrival));
-  const double horizon_us = static_cast<double>(rates.Span().count());
+  // The arrival horizon: the trace window, cut short by `duration_s` when that is set.
+  Duration horizon = rates.Span();
+  if (spec.arrival.horizon.count() > 0 && spec.arrival.horizon < horizon) horizon = spec.arrival.horizon;
+  const double horizon_us = static_cast<double>(horizon.count());
 
   SimulatedExecutor executor(ServiceTimeModel(&suite, spec.service, spec.seed));
   EngineOptions eopts;
@@ -44,6 +47,7 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   std::optional<TimePoint> next_arrival = arrivals->Next();
   TimePoint now = kTimeZero;
   int last_progress = -1;
+  TimePoint next_plan = engine->has_planning() ? kTimeZero + spec.plan_interval : kTimeInfinite;
   // Strict time order; at equal times completions free workers before new arrivals.
   while (true) {
     TimePoint t_done = executor.NextCompletion();
@@ -51,7 +55,11 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
     TimePoint t_arr = next_arrival ? *next_arrival : kTimeInfinite;
     if (t_done == kTimeInfinite && t_wake == kTimeInfinite && t_arr == kTimeInfinite) break;
     ++events;
-    if (t_done <= t_wake && t_done <= t_arr) {
+    if (next_plan <= t_done && next_plan <= t_wake && next_plan <= t_arr) {
+      now = next_plan;
+      engine->OnPlanTick(now);
+      next_plan = now + spec.plan_interval;
+    } else if (t_done <= t_wake && t_done <= t_arr) {
       now = t_done;
       Completion c = executor.PopCompletion();
       engine->OnBatchComplete(c.worker, c.batch, now);
@@ -80,7 +88,7 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
                          " queries neither completed nor dropped");
   }
   // Elapsed = the arrival horizon, or later if the backlog drained after it.
-  TimePoint end = std::max(now, TimePoint(rates.Span()));
+  TimePoint end = std::max(now, TimePoint(horizon));
   result.summary = engine->Summarize(end);
   result.series = engine->metrics().series();
   result.series_interval = spec.series_interval;

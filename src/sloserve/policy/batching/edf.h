@@ -6,7 +6,9 @@
 // Options:
 //   drop_expired  drop queries already past their deadline instead of serving them late
 //                 (default false: "late rather than never", as RAMSIS).
-//   order         "deadline" (default, EDF) or "arrival" (FIFO).
+// Registered twice: "edf" (deadline order) and "fifo" (arrival order). A query with more
+// rows than the selected variant's largest batch can never run: it is rejected (reported
+// unservable), in both orders.
 #include <memory>
 
 #include "sloserve/policy/interfaces.h"
@@ -31,12 +33,9 @@ class EdfBatching : public BatchingPolicy {
   void OnArrival(const Query& q, TimePoint now) override { selection_->OnArrival(q, now); }
 
  private:
-  void CollectInArrivalOrder(const QueueView& queue, const Query& head, int max_rows,
-                             BatchDecision* out);
-
   Options options_;
   std::unique_ptr<SelectionPolicy> selection_;
-  std::vector<uint32_t> scratch_;
+  std::vector<uint32_t> scratch_;  // positions in arrival order (FIFO with mixed SLOs)
 };
 
 }  // namespace sloserve

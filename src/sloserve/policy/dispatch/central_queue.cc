@@ -13,7 +13,7 @@ void CentralQueueDispatch::Assign(const QueueView& pending, const std::vector<Wo
   size_t next = 0;  // pending is in deadline order: hand out from the front
   for (const WorkerView& w : workers) {
     if (next >= pending.size()) break;
-    if (w.busy || w.queue_length > 0) continue;
+    if (!w.active || w.busy || w.queue_length > 0) continue;
     for (int k = 0; k < max_batch_ && next < pending.size(); ++k) {
       out->push_back({static_cast<uint32_t>(next++), w.id});
     }

@@ -17,12 +17,14 @@ void JoinShortestQueueDispatch::Assign(const QueueView& pending,
     size_t best_load = 0;
     for (size_t k = 1; k <= n; ++k) {
       size_t w = (last_ + k) % n;
+      if (!workers[w].active) continue;
       size_t load = workers[w].queue_length + (workers[w].busy ? 1 : 0) + extra_[w];
       if (best == n || load < best_load) {
         best = w;
         best_load = load;
       }
     }
+    if (best == n) return;  // no active worker: queries stay central
     ++extra_[best];
     last_ = best;
     out->push_back({static_cast<uint32_t>(i), workers[best].id});

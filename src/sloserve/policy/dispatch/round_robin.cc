@@ -10,6 +10,12 @@ void RoundRobinDispatch::Assign(const QueueView& pending, const std::vector<Work
                                 TimePoint, std::vector<Assignment>* out) {
   if (workers.empty()) return;
   for (size_t i = 0; i < pending.size(); ++i) {
+    // Next active worker in turn (planning may have retired some).
+    for (size_t tries = 0; tries < workers.size(); ++tries) {
+      if (next_ >= workers.size()) next_ = 0;
+      if (workers[next_].active) break;
+      ++next_;
+    }
     if (next_ >= workers.size()) next_ = 0;
     out->push_back({static_cast<uint32_t>(i), workers[next_].id});
     ++next_;

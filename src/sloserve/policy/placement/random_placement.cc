@@ -1,0 +1,26 @@
+#include "sloserve/policy/placement/random_placement.h"
+
+namespace sloserve {
+
+StatusOr<std::unique_ptr<PlacementPolicy>> RandomPlacement::Create(const PolicyParams&) {
+  return std::unique_ptr<PlacementPolicy>(new RandomPlacement());
+}
+
+Status RandomPlacement::Init(const PolicyContext& ctx) {
+  rng_ = MakeRng(ctx.seed, "placement/random");
+  return OkStatus();
+}
+
+WorkerId RandomPlacement::Place(const Query&, const std::vector<WorkerView>& workers, TimePoint) {
+  size_t active = 0;
+  for (const WorkerView& w : workers) active += w.active ? 1 : 0;
+  if (active == 0) return kNoId;
+  size_t pick = static_cast<size_t>(Uniform01(rng_) * static_cast<double>(active));
+  for (const WorkerView& w : workers) {
+    if (!w.active) continue;
+    if (pick-- == 0) return w.id;
+  }
+  return kNoId;
+}
+
+}  // namespace sloserve

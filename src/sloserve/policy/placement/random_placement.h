@@ -1,0 +1,20 @@
+#pragma once
+// Random placement: each query goes to a uniformly random active worker, whatever it
+// holds. The default baseline of model-aware scheduling (SigmaOS-style placement
+// compares against it). Options: none (randomness from the run's seed).
+#include "sloserve/core/rng.h"
+#include "sloserve/policy/interfaces.h"
+
+namespace sloserve {
+
+class RandomPlacement : public PlacementPolicy {
+ public:
+  static StatusOr<std::unique_ptr<PlacementPolicy>> Create(const PolicyParams& params);
+  Status Init(const PolicyContext& ctx) override;
+  WorkerId Place(const Query& q, const std::vector<WorkerView>& workers, TimePoint now) override;
+
+ private:
+  Rng rng_;
+};
+
+}  // namespace sloserve

@@ -1,0 +1,48 @@
+#pragma once
+// Builders for policy tests: worker views and queues of hand-made queries.
+#include <deque>
+#include <vector>
+
+#include "sloserve/policy/views.h"
+
+namespace sloserve::testing {
+
+inline std::vector<WorkerView> MakeWorkers(int n, size_t variants = 2) {
+  std::vector<WorkerView> w(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    w[static_cast<size_t>(i)].id = static_cast<WorkerId>(i);
+    w[static_cast<size_t>(i)].loaded.assign(variants, false);
+  }
+  return w;
+}
+
+// Queries with the given (arrival_ms, slo_ms); ids in order. The queue keeps them in
+// (deadline, id) order as the engine does.
+struct QueueFixture {
+  std::vector<Query> table;
+  std::deque<uint32_t> slots;
+  void Add(int64_t arrival_ms, int64_t slo_ms, int32_t size = 1) {
+    Query q;
+    q.id = table.size() + 1;
+    q.arrival = kTimeZero + Millis(arrival_ms);
+    q.deadline = q.arrival + Millis(slo_ms);
+    q.size = size;
+    table.push_back(q);
+    uint32_t slot = static_cast<uint32_t>(table.size() - 1);
+    auto it = slots.begin();
+    while (it != slots.end() && (table[*it].deadline < q.deadline ||
+                                 (table[*it].deadline == q.deadline && table[*it].id < q.id))) {
+      ++it;
+    }
+    slots.insert(it, slot);
+  }
+  bool ArrivalOrdered() const {
+    for (size_t i = 1; i < slots.size(); ++i) {
+      if (table[slots[i]].id < table[slots[i - 1]].id) return false;
+    }
+    return true;
+  }
+  QueueView View() const { return QueueView(&slots, &table, ArrivalOrdered()); }
+};
+
+}  // namespace sloserve::testing
