@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace sloserve::cli {
@@ -79,6 +80,26 @@ std::string FlagsHelp(const std::vector<FlagSpec>& specs) {
     out += left + s.help + (s.repeatable ? " (repeatable)" : "") + "\n";
   }
   return out;
+}
+
+int RunSubcommand(const std::string& name, const std::vector<std::string>& argv,
+                  const std::vector<FlagSpec>& flags, const std::function<void()>& print_help,
+                  const std::function<Status(const Args&)>& run) {
+  auto args = Args::Parse(argv, flags);
+  if (!args.ok()) {
+    std::fprintf(stderr, "sloserve %s: %s\n", name.c_str(), args.status().message().c_str());
+    return 2;
+  }
+  if (args->Has("help")) {
+    print_help();
+    return 0;
+  }
+  Status st = run(*args);
+  if (!st.ok()) {
+    std::fprintf(stderr, "sloserve %s: %s\n", name.c_str(), st.message().c_str());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace sloserve::cli

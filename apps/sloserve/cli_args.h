@@ -1,6 +1,7 @@
 #pragma once
 // A small argument parser for the subcommands: positionals, `--flag value`,
 // `--flag=value`, boolean switches and repeatable options. Unknown flags are errors.
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -33,5 +34,11 @@ class Args {
 };
 
 std::string FlagsHelp(const std::vector<FlagSpec>& specs);
+
+// The shared shape of a subcommand: parse flags (usage error: exit 2), print help on
+// --help (exit 0), run (failure: one line "sloserve NAME: message" on stderr, exit 1).
+int RunSubcommand(const std::string& name, const std::vector<std::string>& argv,
+                  const std::vector<FlagSpec>& flags, const std::function<void()>& print_help,
+                  const std::function<Status(const Args&)>& run);
 
 }  // namespace sloserve::cli

@@ -95,25 +95,14 @@ Status Run(const Args& args) {
 }  // namespace
 
 int DemoCommand(const std::vector<std::string>& argv) {
-  auto args = Args::Parse(argv, kFlags);
-  if (!args.ok()) {
-    std::fprintf(stderr, "sloserve demo: %s\n", args.status().message().c_str());
-    return 2;
-  }
-  if (args->Has("help")) {
+  auto help = [] {
     std::printf("usage: sloserve demo [options]\n\nThe main job on embedded defaults: serves the RAMSIS "
                 "image suite (examples/serve_image.yaml)\non 127.0.0.1, drives it open-loop with the "
                 "load generator, prints what the client\nsaw and what the engine measured, shuts "
                 "down.\n\noptions:\n%s",
                 FlagsHelp(kFlags).c_str());
-    return 0;
-  }
-  Status st = Run(*args);
-  if (!st.ok()) {
-    std::fprintf(stderr, "sloserve demo: %s\n", st.message().c_str());
-    return 1;
-  }
-  return 0;
+  };
+  return RunSubcommand("demo", argv, kFlags, help, Run);
 }
 
 }  // namespace sloserve::cli

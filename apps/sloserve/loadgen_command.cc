@@ -121,21 +121,7 @@ Status Run(const Args& args) {
 }  // namespace
 
 int LoadgenCommand(const std::vector<std::string>& argv) {
-  auto args = Args::Parse(argv, kFlags);
-  if (!args.ok()) {
-    std::fprintf(stderr, "sloserve loadgen: %s\n", args.status().message().c_str());
-    return 2;
-  }
-  if (args->Has("help")) {
-    PrintHelp();
-    return 0;
-  }
-  Status st = Run(*args);
-  if (!st.ok()) {
-    std::fprintf(stderr, "sloserve loadgen: %s\n", st.message().c_str());
-    return 1;
-  }
-  return 0;
+  return RunSubcommand("loadgen", argv, kFlags, PrintHelp, Run);
 }
 
 }  // namespace sloserve::cli

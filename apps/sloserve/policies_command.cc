@@ -9,41 +9,45 @@
 #include "sloserve/policy/registry.h"
 
 namespace sloserve::cli {
+namespace {
 
-int PoliciesCommand(const std::vector<std::string>& argv) {
-  const std::vector<FlagSpec> flags = {{"json", "", "print as JSON"}, {"help", "", "show this help"}};
-  auto args = Args::Parse(argv, flags);
-  if (!args.ok()) {
-    std::fprintf(stderr, "sloserve policies: %s\n", args.status().message().c_str());
-    return 2;
-  }
-  if (args->Has("help")) {
-    std::printf("usage: sloserve policies [--json]\n\nLists the policies selectable by name in "
-                "configs (policy.dispatch, policy.batching, policy.selection,\npolicy.placement, policy.planning).\n\n%s",
-                FlagsHelp(flags).c_str());
-    return 0;
-  }
+const std::vector<FlagSpec> kFlags = {{"json", "", "print as JSON"}, {"help", "", "show this help"}};
+
+void PrintHelp() {
+  std::printf("usage: sloserve policies [--json]\n\nLists the policies selectable by name in configs "
+              "(policy.dispatch, policy.batching,\npolicy.selection, policy.placement, "
+              "policy.planning).\n\noptions:\n%s",
+              FlagsHelp(kFlags).c_str());
+}
+
+Status Run(const Args& args) {
   const PolicyRegistry& reg = PolicyRegistry::Builtin();
   const std::pair<const char*, std::vector<PolicyInfo>> kinds[] = {
-      {"dispatch", reg.DispatchPolicies()},
-      {"batching", reg.BatchingPolicies()},
-      {"selection", reg.SelectionPolicies()},
-      {"placement", reg.PlacementPolicies()},
+      {"dispatch", reg.DispatchPolicies()},   {"batching", reg.BatchingPolicies()},
+      {"selection", reg.SelectionPolicies()}, {"placement", reg.PlacementPolicies()},
       {"planning", reg.PlanningPolicies()},
   };
-  if (args->Has("json")) {
+  if (args.Has("json")) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& [kind, list] : kinds) {
-      for (const PolicyInfo& p : list) out.push_back({{"kind", kind}, {"name", p.name}, {"summary", p.summary}});
+      for (const PolicyInfo& p : list) {
+        out.push_back({{"kind", kind}, {"name", p.name}, {"summary", p.summary}});
+      }
     }
     std::cout << out.dump(2) << std::endl;
-    return 0;
+    return OkStatus();
   }
   for (const auto& [kind, list] : kinds) {
     std::printf("%s:\n", kind);
     for (const PolicyInfo& p : list) std::printf("  %-14s %s\n", p.name.c_str(), p.summary.c_str());
   }
-  return 0;
+  return OkStatus();
+}
+
+}  // namespace
+
+int PoliciesCommand(const std::vector<std::string>& argv) {
+  return RunSubcommand("policies", argv, kFlags, PrintHelp, Run);
 }
 
 }  // namespace sloserve::cli

@@ -10,29 +10,28 @@
 
 namespace sloserve::cli {
 
-int ProfileCommand(const std::vector<std::string>& argv) {
-  const std::vector<FlagSpec> flags = {
-      {"hardware", "NAME", "hardware type to show latencies for (default: every type)"},
-      {"json", "", "print as JSON"},
-      {"help", "", "show this help"}};
-  auto args = Args::Parse(argv, flags);
-  if (!args.ok()) {
-    std::fprintf(stderr, "sloserve profile: %s\n", args.status().message().c_str());
-    return 2;
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {"hardware", "NAME", "hardware type to show latencies for (default: every type)"},
+    {"json", "", "print as JSON"},
+    {"help", "", "show this help"}};
+
+void PrintHelp() {
+  std::printf("usage: sloserve profile show SUITE [options]\n\nSUITE is an embedded suite "
+              "(ramsis-image, ramsis-text, kairos-recsys, infadapter-resnet) or a path.\n"
+              "Prints tasks, hardware, and per variant its accuracy and p50/p95 latency at\n"
+              "batch 1 and at its largest profiled batch.\n\noptions:\n%s",
+              FlagsHelp(kFlags).c_str());
+}
+
+Status Run(const Args& a) {
+  const Args* args = &a;
+  if (args->positionals().size() != 2 || args->positionals()[0] != "show") {
+    return InvalidArgumentError("expected: profile show SUITE (see sloserve profile --help)");
   }
-  if (args->Has("help") || args->positionals().size() != 2 || args->positionals()[0] != "show") {
-    std::printf("usage: sloserve profile show SUITE [options]\n\nSUITE is an embedded suite "
-                "(ramsis-image, ramsis-text, kairos-recsys, infadapter-resnet) or a path.\n"
-                "Prints tasks, hardware, and per variant its accuracy and p50/p95 latency at\n"
-                "batch 1 and at its largest profiled batch.\n\n%s",
-                FlagsHelp(flags).c_str());
-    return args->Has("help") ? 0 : 2;
-  }
-  auto suite = LoadSuite(args->positionals()[1]);
-  if (!suite.ok()) {
-    std::fprintf(stderr, "sloserve profile: %s\n", suite.status().message().c_str());
-    return 1;
-  }
+  ASSIGN_OR_RETURN(ProfileSuite loaded, LoadSuite(args->positionals()[1]));
+  const ProfileSuite* suite = &loaded;
   nlohmann::json out;
   out["suite"] = suite->name();
   out["provenance"] = suite->provenance();
@@ -65,7 +64,7 @@ int ProfileCommand(const std::vector<std::string>& argv) {
   }
   if (args->Has("json")) {
     std::cout << out.dump(2) << std::endl;
-    return 0;
+    return OkStatus();
   }
   std::printf("suite %s\n%s\n\n", suite->name().c_str(), suite->provenance().c_str());
   std::printf("%-12s %-24s %-8s %8s %6s %10s %10s %10s\n", "hardware", "variant", "task", "acc%",
@@ -77,7 +76,13 @@ int ProfileCommand(const std::vector<std::string>& argv) {
                 row["max_batch"].get<int>(), row["p95_ms_min_batch"].get<double>(),
                 row["p50_ms_max_batch"].get<double>(), row["p95_ms_max_batch"].get<double>());
   }
-  return 0;
+  return OkStatus();
+}
+
+}  // namespace
+
+int ProfileCommand(const std::vector<std::string>& argv) {
+  return RunSubcommand("profile", argv, kFlags, PrintHelp, Run);
 }
 
 }  // namespace sloserve::cli

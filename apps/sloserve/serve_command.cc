@@ -86,21 +86,7 @@ Status Run(const Args& args) {
 }  // namespace
 
 int ServeCommand(const std::vector<std::string>& argv) {
-  auto args = Args::Parse(argv, kFlags);
-  if (!args.ok()) {
-    std::fprintf(stderr, "sloserve serve: %s\n", args.status().message().c_str());
-    return 2;
-  }
-  if (args->Has("help")) {
-    PrintHelp();
-    return 0;
-  }
-  Status st = Run(*args);
-  if (!st.ok()) {
-    std::fprintf(stderr, "sloserve serve: %s\n", st.message().c_str());
-    return 1;
-  }
-  return 0;
+  return RunSubcommand("serve", argv, kFlags, PrintHelp, Run);
 }
 
 }  // namespace sloserve::cli

@@ -360,17 +360,10 @@ void Engine::OnBatchComplete(WorkerId w, BatchId batch, TimePoint now) {
   slots.swap(st.running_slots);
   for (uint32_t s : slots) {
     const Query& q = table_[s];
-    QueryRecord r;
-    r.id = q.id;
-    r.task = q.task;
-    r.app = q.app;
-    r.size = q.size;
-    r.cookie = q.cookie;
+    QueryRecord r = RecordOf(q);
     r.variant = st.running_variant;
     r.worker = w;
     r.batch_size = n;
-    r.arrival = q.arrival;
-    r.deadline = q.deadline;
     r.start = st.running_start;
     r.finish = now;
     r.met_slo = now <= q.deadline;
@@ -413,7 +406,15 @@ void Engine::DropAllQueued(TimePoint now) {
 }
 
 void Engine::DropSlot(uint32_t slot, DropReason reason, TimePoint now) {
-  const Query& q = table_[slot];
+  QueryRecord r = RecordOf(table_[slot]);
+  r.start = now;
+  r.finish = now;
+  r.dropped = true;
+  r.drop_reason = reason;
+  Finish(slot, r);
+}
+
+QueryRecord Engine::RecordOf(const Query& q) {
   QueryRecord r;
   r.id = q.id;
   r.task = q.task;
@@ -422,11 +423,7 @@ void Engine::DropSlot(uint32_t slot, DropReason reason, TimePoint now) {
   r.cookie = q.cookie;
   r.arrival = q.arrival;
   r.deadline = q.deadline;
-  r.start = now;
-  r.finish = now;
-  r.dropped = true;
-  r.drop_reason = reason;
-  Finish(slot, r);
+  return r;
 }
 
 void Engine::Finish(uint32_t slot, QueryRecord& r) {

@@ -103,6 +103,7 @@ class Engine {
   bool EnqueueOnWorker(uint32_t slot, WorkerId w, TimePoint now);
   void TryStart(WorkerId w, TimePoint now);
   Duration EnsureLoaded(WorkerId w, VariantId v);
+  static QueryRecord RecordOf(const Query& q);  // identity fields; outcome filled by callers
   void Finish(uint32_t slot, QueryRecord& r);
   void DropSlot(uint32_t slot, DropReason reason, TimePoint now);
   void SyncQueueView(WorkerId w);
