@@ -71,8 +71,8 @@ Status Run(const Args& args) {
     bar.Update(static_cast<double>(p.completed) / total, std::to_string(p.completed) + " answered");
   });
   bar.Finish();
+  setup.runtime->Stop(Seconds(5));  // engine first, so the server's stop is prompt
   server->Stop();
-  setup.runtime->Stop();
   if (!report.ok()) return report.status();
   MetricsSummary m = setup.runtime->Summary();
   double accuracy = MeanAccuracy(*report, *setup.suite);

@@ -72,6 +72,7 @@ StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
   ro.deployment.hardware = spec.hardware;
   ro.deployment.workers = spec.workers;
   ro.deployment.slo = spec.slo;
+  ro.deployment.preload = spec.preload;
   ro.policy = spec.policy;
   ro.service = spec.service;
   ro.seed = spec.seed;

@@ -287,7 +287,7 @@ TEST(EngineTest, PlacementRoutesStraightToTheWarmWorker) {
   PuppetExecutor exec;
   PolicySpec spec;
   spec.placement = "model_aware";
-  spec.options = {{"variant", "slow"}};
+  spec.options = {{"warm_variant", "slow"}};
   auto set = MakePolicySet(spec);
   ASSERT_TRUE(set.ok()) << set.status().ToString();
   std::vector<WorkerSpec> workers = Workers(3);

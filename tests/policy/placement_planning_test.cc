@@ -31,7 +31,7 @@ TEST(RandomPlacementTest, UniformOverActiveWorkersOnly) {
 
 TEST(ModelAwarePlacementTest, PrefersWarmWorkersThenLeastLoaded) {
   ProfileSuite suite = testing::SmallSuite();
-  auto p = ModelAwarePlacement::Create(PolicyParams("t", {{"variant", "slow"}})).value();
+  auto p = ModelAwarePlacement::Create(PolicyParams("t", {{"warm_variant", "slow"}})).value();
   PolicyContext ctx;
   ctx.suite = &suite;
   ASSERT_TRUE(p->Init(ctx).ok());

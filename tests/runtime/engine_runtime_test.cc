@@ -82,6 +82,13 @@ TEST(EngineRuntimeTest, ConcurrentSubmittersAreEachAnsweredExactlyOnce) {
   MetricsSummary m = (*rt)->Summary();
   EXPECT_EQ(m.arrived, kThreads * kPerThread);
   EXPECT_GT(m.mean_batch_size, 1.0);  // bursts are batched
+  // The same numbers reach Prometheus through GET /metrics.
+  std::string prom = (*rt)->PrometheusMetrics();
+  EXPECT_NE(prom.find("sloserve_queries_arrived_total " + std::to_string(kThreads * kPerThread)),
+            std::string::npos)
+      << prom;
+  EXPECT_NE(prom.find("sloserve_queries_finished_total{outcome=\"dropped\"} 0"), std::string::npos);
+  EXPECT_NE(prom.find("# TYPE sloserve_active_workers gauge"), std::string::npos);
 }
 
 TEST(EngineRuntimeTest, OverloadIsRejectedClearlyAndStopAnswersEverything) {

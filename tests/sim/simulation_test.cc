@@ -114,3 +114,32 @@ TEST(SimulationTest, TwitterTraceReplayMatchesTheTraceVolume) {
 
 }  // namespace
 }  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+TEST(SimulationTest, ModelAwarePlacementAvoidsColdStartsThatRandomPays) {
+  static const ProfileSuite* suite = new ProfileSuite(LoadSuite("infadapter-resnet").value());
+  RunSpec spec;
+  spec.suite = "infadapter-resnet";
+  spec.hardware = "cpu-8c";
+  spec.workers = 4;
+  spec.slo = Seconds(20);
+  spec.preload = "none";  // ResNet-50 loads (6.82 s) on first use
+  spec.arrival.kind = "poisson";
+  spec.arrival.rate_qps = 0.5;  // well within one warm worker's capacity
+  spec.arrival.horizon = Seconds(120);
+  spec.policy.options["variant"] = "resnet50";
+  spec.policy.placement = "random";
+  auto random = RunSimulation(spec, *suite);
+  spec.policy.placement = "model_aware";
+  auto aware = RunSimulation(spec, *suite);
+  ASSERT_TRUE(random.ok()) << random.status().ToString();
+  ASSERT_TRUE(aware.ok()) << aware.status().ToString();
+  EXPECT_EQ(random->summary.cold_starts, 4);  // every worker pays the load once
+  EXPECT_EQ(aware->summary.cold_starts, 1);   // everything stays on the warm worker
+  EXPECT_EQ(aware->summary.completed, aware->summary.arrived);
+}
+
+}  // namespace
+}  // namespace sloserve

@@ -54,10 +54,26 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
                   suite.hardware()[d.hardware].name.c_str());
     return InvalidArgumentError(buf);
   }
+  std::vector<VariantId> preload;
+  const bool none = spec.preload == "none";
+  if (!none && spec.preload != "all" && !spec.preload.empty()) {
+    size_t pos = 0;
+    while (pos <= spec.preload.size()) {
+      size_t comma = spec.preload.find(',', pos);
+      std::string name = spec.preload.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      auto v = suite.FindVariant(name);
+      if (!v) return NotFoundError("preload: unknown variant '" + name + "' in suite '" + suite.name() + "'");
+      preload.push_back(*v);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
   for (int i = 0; i < spec.workers; ++i) {
     WorkerSpec w;
     w.name = "w" + std::to_string(i);
     w.hardware = d.hardware;
+    w.preload = preload;
+    w.preload_none = none;
     d.workers.push_back(std::move(w));
   }
   return d;

@@ -45,25 +45,12 @@ void MetricsCollector::OnDone(const QueryRecord& r, double accuracy) {
     }
   }
   if (!r.dropped) {
-    latencies_us_.push_back(r.latency().count());
+    latency_.Add(r.latency().count());
+    latency_us_sum_ += r.latency().count();
     queue_us_sum_ += r.queue_time().count();
   }
 }
 
-namespace {
-// Quantile by linear interpolation between order statistics (numpy's default).
-double QuantileMs(std::vector<int64_t>& v, double q) {
-  if (v.empty()) return 0;
-  double pos = q * static_cast<double>(v.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(pos));
-  size_t hi = std::min(lo + 1, v.size() - 1);
-  std::nth_element(v.begin(), v.begin() + lo, v.end());
-  double a = static_cast<double>(v[lo]);
-  double b = a;
-  if (hi != lo) b = static_cast<double>(*std::min_element(v.begin() + lo + 1, v.end()));
-  return (a + (b - a) * (pos - static_cast<double>(lo))) * 1e-3;
-}
-}  // namespace
 
 MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers) const {
   MetricsSummary m;
@@ -79,16 +66,14 @@ MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers) const {
   }
   m.elapsed_s = std::max(0.0, ToSeconds(end.time_since_epoch()));
   if (m.elapsed_s > 0) m.throughput_qps = static_cast<double>(m.completed) / m.elapsed_s;
-  std::vector<int64_t> lat = latencies_us_;
-  m.p50_ms = QuantileMs(lat, 0.50);
-  m.p95_ms = QuantileMs(lat, 0.95);
-  m.p99_ms = QuantileMs(lat, 0.99);
-  if (!lat.empty()) {
-    m.max_ms = static_cast<double>(*std::max_element(lat.begin(), lat.end())) * 1e-3;
-    double sum = 0;
-    for (int64_t x : lat) sum += static_cast<double>(x);
-    m.mean_ms = sum / static_cast<double>(lat.size()) * 1e-3;
-    m.mean_queue_ms = static_cast<double>(queue_us_sum_) / static_cast<double>(lat.size()) * 1e-3;
+  m.p50_ms = latency_.QuantileUs(0.50) * 1e-3;
+  m.p95_ms = latency_.QuantileUs(0.95) * 1e-3;
+  m.p99_ms = latency_.QuantileUs(0.99) * 1e-3;
+  if (latency_.count() > 0) {
+    const double n = static_cast<double>(latency_.count());
+    m.max_ms = static_cast<double>(latency_.max_us()) * 1e-3;
+    m.mean_ms = static_cast<double>(latency_us_sum_) / n * 1e-3;
+    m.mean_queue_ms = static_cast<double>(queue_us_sum_) / n * 1e-3;
   }
   m.batches = batches_;
   m.mean_batch_size = batches_ > 0 ? static_cast<double>(batch_queries_) / static_cast<double>(batches_) : 0;

@@ -1,5 +1,7 @@
 #include "sloserve/runtime/engine_runtime.h"
 
+#include <cstdio>
+
 namespace sloserve {
 
 Duration EngineRuntime::EmulatedExecutor::Launch(const BatchLaunch& launch) {
@@ -203,6 +205,47 @@ void EngineRuntime::Loop() {
 MetricsSummary EngineRuntime::Summary() {
   std::lock_guard<std::mutex> lock(engine_mu_);
   return engine_->Summarize(Now());
+}
+
+}  // namespace sloserve
+
+namespace sloserve {
+
+std::string EngineRuntime::PrometheusMetrics() const {
+  MetricsSummary m;
+  size_t queued = 0, busy = 0, active = 0;
+  {
+    std::lock_guard<std::mutex> lock(engine_mu_);
+    m = engine_->Summarize(Now());
+    for (const WorkerView& w : engine_->workers()) {
+      queued += w.queue_length;
+      busy += w.busy ? 1 : 0;
+      active += w.active ? 1 : 0;
+    }
+  }
+  std::string out;
+  auto line = [&](const char* name, const char* type, const char* help, double value,
+                  const char* labels = "") {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "# HELP %s %s\n# TYPE %s %s\n%s%s %.17g\n", name, help, name, type,
+                  name, labels, value);
+    out += buf;
+  };
+  line("sloserve_queries_arrived_total", "counter", "Queries admitted to the engine.",
+       static_cast<double>(m.arrived));
+  out += "# HELP sloserve_queries_finished_total Queries by outcome.\n"
+         "# TYPE sloserve_queries_finished_total counter\n";
+  out += "sloserve_queries_finished_total{outcome=\"met\"} " + std::to_string(m.met) + "\n";
+  out += "sloserve_queries_finished_total{outcome=\"late\"} " + std::to_string(m.late) + "\n";
+  out += "sloserve_queries_finished_total{outcome=\"dropped\"} " + std::to_string(m.dropped) + "\n";
+  line("sloserve_accuracy_percent", "gauge", "Mean accuracy per query that met its SLO.", m.accuracy);
+  line("sloserve_slo_violation_ratio", "gauge", "(late + dropped) / arrived.", m.violation_rate);
+  line("sloserve_latency_p99_seconds", "gauge", "p99 latency of completed queries.", m.p99_ms / 1e3);
+  line("sloserve_queued_queries", "gauge", "Queries waiting in worker queues.", static_cast<double>(queued));
+  line("sloserve_busy_workers", "gauge", "Workers running a batch.", static_cast<double>(busy));
+  line("sloserve_active_workers", "gauge", "Workers receiving queries.", static_cast<double>(active));
+  line("sloserve_cold_starts_total", "counter", "Variant loads on a worker.", static_cast<double>(m.cold_starts));
+  return out;
 }
 
 }  // namespace sloserve

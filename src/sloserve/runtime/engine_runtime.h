@@ -50,6 +50,7 @@ class EngineRuntime : public InferenceBackend {
   std::vector<TaskInfo> Tasks() const override { return tasks_; }
   bool Ready() const override;
   void Submit(InferRequest request, std::function<void(InferOutcome)> done) override;
+  std::string PrometheusMetrics() const override;
 
   // Aggregates so far (thread-safe).
   MetricsSummary Summary();
@@ -87,7 +88,7 @@ class EngineRuntime : public InferenceBackend {
 
   std::unique_ptr<EmulatedExecutor> executor_;
   std::unique_ptr<Engine> engine_;  // engine thread only (and Summary under engine_mu_)
-  std::mutex engine_mu_;            // held by the engine thread while it works
+  mutable std::mutex engine_mu_;    // held by the engine thread while it works
   std::unordered_map<uint64_t, std::function<void(InferOutcome)>> waiting_;  // engine thread
   uint64_t next_cookie_ = 1;
   std::unordered_map<std::string, AppId> apps_;  // engine thread

@@ -46,6 +46,8 @@ class InferenceBackend {
   virtual bool Ready() const = 0;
   // Takes ownership of the request; `done` is invoked exactly once.
   virtual void Submit(InferRequest request, std::function<void(InferOutcome)> done) = 0;
+  // The backend's own metrics in Prometheus text format, appended to GET /metrics.
+  virtual std::string PrometheusMetrics() const { return ""; }
 };
 
 }  // namespace sloserve

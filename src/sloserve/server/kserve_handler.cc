@@ -281,8 +281,9 @@ std::variant<HttpResponse, InferCall> KServeHandler::Route(HttpMethod method,
   }
   if (target == "/metrics") {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
-    return HttpResponse{200, metrics_ ? metrics_->RenderPrometheus() : std::string(),
-                        "text/plain; version=0.0.4"};
+    std::string text = metrics_ ? metrics_->RenderPrometheus() : std::string();
+    if (backend_) text += backend_->PrometheusMetrics();
+    return HttpResponse{200, std::move(text), "text/plain; version=0.0.4"};
   }
   return Error(404, "unknown path '" + std::string(target) + "'");
 }

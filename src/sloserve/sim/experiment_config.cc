@@ -21,6 +21,8 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"task", "task to serve (default: the suite's first)"},
     {"hardware", "hardware type of every worker (default: the suite's first)"},
     {"workers", "number of workers"},
+    {"preload", "variants resident on every worker at start: all (default), none, or a list "
+                "v1,v2 (others load on first use, a cold start)"},
     {"slo_ms", "latency SLO in ms (default: the task's default)"},
     {"seed", "random seed (arrivals, sizes, sampled latencies)"},
     {"duration_s", "length of a synthetic arrival process in seconds (default 30)"},
@@ -239,6 +241,7 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
     return InvalidArgumentError("'workers': must be between 1 and 100000 (got " + std::to_string(workers) + ")");
   }
   r.workers = static_cast<int>(workers);
+  r.preload = Text(f, "preload", "all");
   ASSIGN_OR_RETURN(double slo_ms, Number(f, "slo_ms", 0));
   if (slo_ms < 0) return InvalidArgumentError("'slo_ms': must be positive (got " + f.at("slo_ms") + ")");
   r.slo = MillisF(slo_ms);

@@ -17,6 +17,7 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   dspec.hardware = spec.hardware;
   dspec.workers = spec.workers;
   dspec.slo = spec.slo;
+  dspec.preload = spec.preload;
   ASSIGN_OR_RETURN(Deployment dep, ResolveDeployment(suite, dspec));
   ASSIGN_OR_RETURN(PolicySet policies, MakePolicySet(spec.policy));
   ASSIGN_OR_RETURN(auto arrivals, MakeArrivalProcess(spec.arrival, spec.seed));

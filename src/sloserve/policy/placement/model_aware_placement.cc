@@ -5,7 +5,7 @@
 namespace sloserve {
 
 StatusOr<std::unique_ptr<PlacementPolicy>> ModelAwarePlacement::Create(const PolicyParams& p) {
-  ASSIGN_OR_RETURN(std::string variant, p.GetString("variant", ""));
+  ASSIGN_OR_RETURN(std::string variant, p.GetString("warm_variant", ""));
   return std::unique_ptr<PlacementPolicy>(new ModelAwarePlacement(variant));
 }
 

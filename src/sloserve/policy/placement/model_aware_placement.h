@@ -5,7 +5,7 @@
 // load). This is the "model colocation with queuing" idea of model-aware scheduling;
 // the paper's full policy family lands with the placement issue.
 // Options:
-//   variant   only count workers holding this variant (default: any variant of the task)
+//   warm_variant  only count workers holding this variant (default: any variant of the task)
 #include "sloserve/policy/interfaces.h"
 
 namespace sloserve {

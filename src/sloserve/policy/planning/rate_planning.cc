@@ -20,8 +20,8 @@ StatusOr<std::unique_ptr<PlanningPolicy>> RatePlanning::Create(const PolicyParam
 void RatePlanning::Plan(const PlanningInput& input, DeploymentPlan* out) {
   const size_t pool = input.workers->size();
   double need = std::ceil(input.observed_qps * options_.headroom / options_.per_worker_qps);
-  size_t n = static_cast<size_t>(std::clamp(need, static_cast<double>(options_.min_workers),
-                                            static_cast<double>(pool)));
+  const double floor = std::min(static_cast<double>(options_.min_workers), static_cast<double>(pool));
+  size_t n = static_cast<size_t>(std::clamp(need, floor, static_cast<double>(pool)));
   out->change = true;
   out->active.assign(pool, false);
   for (size_t i = 0; i < n; ++i) out->active[i] = true;
