@@ -49,8 +49,10 @@ void RunAndCount(benchmark::State& state, const RunSpec& spec) {
     queries += r->summary.arrived;
     violation = r->summary.violation_rate;
   }
-  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
-  state.counters["queries"] = static_cast<double>(queries) / static_cast<double>(state.iterations());
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["queries"] =
+      static_cast<double>(queries) / static_cast<double>(state.iterations());
   state.counters["violation"] = violation;
 }
 

@@ -7,7 +7,8 @@
 
 namespace sloserve::cli {
 
-StatusOr<Args> Args::Parse(const std::vector<std::string>& argv, const std::vector<FlagSpec>& specs) {
+StatusOr<Args> Args::Parse(const std::vector<std::string>& argv,
+                           const std::vector<FlagSpec>& specs) {
   Args a;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& arg = argv[i];
@@ -75,8 +76,10 @@ std::string FlagsHelp(const std::vector<FlagSpec>& specs) {
   std::string out;
   for (const FlagSpec& s : specs) {
     std::string left = "  --" + s.name + (s.value_name.empty() ? "" : " " + s.value_name);
-    if (left.size() < 26) left += std::string(26 - left.size(), ' ');
-    else left += "  ";
+    if (left.size() < 26)
+      left += std::string(26 - left.size(), ' ');
+    else
+      left += "  ";
     out += left + s.help + (s.repeatable ? " (repeatable)" : "") + "\n";
   }
   return out;

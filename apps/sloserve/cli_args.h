@@ -12,15 +12,16 @@
 namespace sloserve::cli {
 
 struct FlagSpec {
-  std::string name;       // without dashes
-  std::string value_name; // empty = boolean switch
+  std::string name;        // without dashes
+  std::string value_name;  // empty = boolean switch
   std::string help;
   bool repeatable = false;
 };
 
 class Args {
  public:
-  static StatusOr<Args> Parse(const std::vector<std::string>& argv, const std::vector<FlagSpec>& specs);
+  static StatusOr<Args> Parse(const std::vector<std::string>& argv,
+                              const std::vector<FlagSpec>& specs);
   const std::vector<std::string>& positionals() const { return positionals_; }
   bool Has(const std::string& name) const { return values_.count(name) > 0; }
   std::string Get(const std::string& name, const std::string& fallback = "") const;

@@ -31,7 +31,8 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(double qps, args.GetDouble("qps", 800));
   ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 10));
   ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 1));
-  if (qps <= 0 || duration <= 0) return InvalidArgumentError("--qps and --duration must be positive");
+  if (qps <= 0 || duration <= 0)
+    return InvalidArgumentError("--qps and --duration must be positive");
 
   setup.runtime->Start();
   ASSIGN_OR_RETURN(auto server, HttpServer::Create(setup.http, setup.runtime.get()));
@@ -39,8 +40,9 @@ Status Run(const Args& args) {
   const bool json = args.Has("json");
   if (!json) {
     std::printf("sloserve demo: serving %s\n", setup.summary.c_str());
-    std::printf("               on http://%s:%u; driving it at %.0f queries/s (Poisson) for %.0f s\n\n",
-                setup.http.host.c_str(), port, qps, duration);
+    std::printf(
+        "               on http://%s:%u; driving it at %.0f queries/s (Poisson) for %.0f s\n\n",
+        setup.http.host.c_str(), port, qps, duration);
     std::fflush(stdout);
   }
 
@@ -96,11 +98,12 @@ Status Run(const Args& args) {
 
 int DemoCommand(const std::vector<std::string>& argv) {
   auto help = [] {
-    std::printf("usage: sloserve demo [options]\n\nThe main job on embedded defaults: serves the RAMSIS "
-                "image suite (examples/serve_image.yaml)\non 127.0.0.1, drives it open-loop with the "
-                "load generator, prints what the client\nsaw and what the engine measured, shuts "
-                "down.\n\noptions:\n%s",
-                FlagsHelp(kFlags).c_str());
+    std::printf(
+        "usage: sloserve demo [options]\n\nThe main job on embedded defaults: serves the RAMSIS "
+        "image suite (examples/serve_image.yaml)\non 127.0.0.1, drives it open-loop with the "
+        "load generator, prints what the client\nsaw and what the engine measured, shuts "
+        "down.\n\noptions:\n%s",
+        FlagsHelp(kFlags).c_str());
   };
   return RunSubcommand("demo", argv, kFlags, help, Run);
 }

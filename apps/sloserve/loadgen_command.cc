@@ -73,7 +73,8 @@ Status Run(const Args& args) {
   }
   ASSIGN_OR_RETURN(int64_t conns, args.GetInt("connections", 64));
   ASSIGN_OR_RETURN(int64_t max_conns, args.GetInt("max-connections", 512));
-  if (conns < 1 || max_conns < conns) return InvalidArgumentError("--connections: must be 1..max-connections");
+  if (conns < 1 || max_conns < conns)
+    return InvalidArgumentError("--connections: must be 1..max-connections");
   o.connections = static_cast<int>(conns);
   o.max_connections = static_cast<int>(max_conns);
   ASSIGN_OR_RETURN(double timeout, args.GetDouble("timeout", 30));
@@ -89,7 +90,8 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(a.window_end_s, args.GetInt("window-end", -1));
   ASSIGN_OR_RETURN(a.rate_scale, args.GetDouble("rate-scale", 1));
   ASSIGN_OR_RETURN(a.time_compression, args.GetDouble("time-compression", 1));
-  ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", a.kind.find("trace") != std::string::npos ? 0 : 10));
+  ASSIGN_OR_RETURN(double duration,
+                   args.GetDouble("duration", a.kind.find("trace") != std::string::npos ? 0 : 10));
   a.horizon = SecondsF(duration);
   ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 1));
   ASSIGN_OR_RETURN(o.schedule, BuildSchedule(a, static_cast<uint64_t>(seed)));
@@ -102,8 +104,9 @@ Status Run(const Args& args) {
   ProgressBar bar("loadgen", !args.Has("json") && StderrIsTerminal());
   const double total = static_cast<double>(o.schedule.size());
   ASSIGN_OR_RETURN(LoadReport report, RunLoad(o, [&](const LoadProgress& p) {
-                     bar.Update(static_cast<double>(p.completed) / total,
-                                std::to_string(p.completed) + " done, " + std::to_string(p.ok) + " ok");
+                     bar.Update(
+                         static_cast<double>(p.completed) / total,
+                         std::to_string(p.completed) + " done, " + std::to_string(p.ok) + " ok");
                    }));
   bar.Finish();
   double accuracy = suite ? MeanAccuracy(report, *suite) : -1;
@@ -113,7 +116,8 @@ Status Run(const Args& args) {
     std::cout << j.dump(2) << std::endl;
   } else {
     std::cout << report.ToText();
-    if (accuracy >= 0) std::printf("accuracy      %.3f%% (mean over answered requests)\n", accuracy);
+    if (accuracy >= 0)
+      std::printf("accuracy      %.3f%% (mean over answered requests)\n", accuracy);
   }
   return OkStatus();
 }

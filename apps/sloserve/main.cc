@@ -25,10 +25,11 @@ const Command kCommands[] = {
 };
 
 void PrintUsage() {
-  std::printf("usage: sloserve COMMAND [options]    (sloserve COMMAND --help for details)\n\n"
-              "sloserve serves ML inference under latency SLOs: it picks model variants, forms\n"
-              "batches and dispatches them to workers, in a real server or a simulator.\n\n"
-              "commands:\n");
+  std::printf(
+      "usage: sloserve COMMAND [options]    (sloserve COMMAND --help for details)\n\n"
+      "sloserve serves ML inference under latency SLOs: it picks model variants, forms\n"
+      "batches and dispatches them to workers, in a real server or a simulator.\n\n"
+      "commands:\n");
   for (const Command& c : kCommands) std::printf("  %-10s %s\n", c.name, c.summary);
 }
 

@@ -11,13 +11,15 @@
 namespace sloserve::cli {
 namespace {
 
-const std::vector<FlagSpec> kFlags = {{"json", "", "print as JSON"}, {"help", "", "show this help"}};
+const std::vector<FlagSpec> kFlags = {{"json", "", "print as JSON"},
+                                      {"help", "", "show this help"}};
 
 void PrintHelp() {
-  std::printf("usage: sloserve policies [--json]\n\nLists the policies selectable by name in configs "
-              "(policy.dispatch, policy.batching,\npolicy.selection, policy.placement, "
-              "policy.planning).\n\noptions:\n%s",
-              FlagsHelp(kFlags).c_str());
+  std::printf(
+      "usage: sloserve policies [--json]\n\nLists the policies selectable by name in configs "
+      "(policy.dispatch, policy.batching,\npolicy.selection, policy.placement, "
+      "policy.planning).\n\noptions:\n%s",
+      FlagsHelp(kFlags).c_str());
 }
 
 Status Run(const Args& args) {

@@ -18,11 +18,12 @@ const std::vector<FlagSpec> kFlags = {
     {"help", "", "show this help"}};
 
 void PrintHelp() {
-  std::printf("usage: sloserve profile show SUITE [options]\n\nSUITE is an embedded suite "
-              "(ramsis-image, ramsis-text, kairos-recsys, infadapter-resnet) or a path.\n"
-              "Prints tasks, hardware, and per variant its accuracy and p50/p95 latency at\n"
-              "batch 1 and at its largest profiled batch.\n\noptions:\n%s",
-              FlagsHelp(kFlags).c_str());
+  std::printf(
+      "usage: sloserve profile show SUITE [options]\n\nSUITE is an embedded suite "
+      "(ramsis-image, ramsis-text, kairos-recsys, infadapter-resnet) or a path.\n"
+      "Prints tasks, hardware, and per variant its accuracy and p50/p95 latency at\n"
+      "batch 1 and at its largest profiled batch.\n\noptions:\n%s",
+      FlagsHelp(kFlags).c_str());
 }
 
 Status Run(const Args& a) {
@@ -39,7 +40,8 @@ Status Run(const Args& a) {
     out["tasks"].push_back({{"name", t.name}, {"default_slo_ms", ToMillis(t.default_slo)}});
   }
   for (const HardwareSpec& h : suite->hardware()) {
-    out["hardware"].push_back({{"name", h.name}, {"price_per_hour", h.price_per_hour}, {"cores", h.cores}});
+    out["hardware"].push_back(
+        {{"name", h.name}, {"price_per_hour", h.price_per_hour}, {"cores", h.cores}});
   }
   out["variants"] = nlohmann::json::array();
   for (HardwareId hw = 0; hw < suite->hardware().size(); ++hw) {
@@ -71,10 +73,11 @@ Status Run(const Args& a) {
               "maxb", "p95@b1 ms", "p50@max", "p95@max");
   for (const auto& row : out["variants"]) {
     std::printf("%-12s %-24s %-8s %8.3f %6d %10.2f %10.2f %10.2f\n",
-                row["hardware"].get<std::string>().c_str(), row["variant"].get<std::string>().c_str(),
-                row["task"].get<std::string>().c_str(), row["accuracy"].get<double>(),
-                row["max_batch"].get<int>(), row["p95_ms_min_batch"].get<double>(),
-                row["p50_ms_max_batch"].get<double>(), row["p95_ms_max_batch"].get<double>());
+                row["hardware"].get<std::string>().c_str(),
+                row["variant"].get<std::string>().c_str(), row["task"].get<std::string>().c_str(),
+                row["accuracy"].get<double>(), row["max_batch"].get<int>(),
+                row["p95_ms_min_batch"].get<double>(), row["p50_ms_max_batch"].get<double>(),
+                row["p95_ms_max_batch"].get<double>());
   }
   return OkStatus();
 }

@@ -6,12 +6,16 @@
 
 namespace sloserve::cli {
 
-bool StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
+bool StderrIsTerminal() {
+  return isatty(STDERR_FILENO) == 1;
+}
 
 ProgressBar::ProgressBar(std::string label, bool enabled)
     : label_(std::move(label)), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
 
-ProgressBar::~ProgressBar() { Finish(); }
+ProgressBar::~ProgressBar() {
+  Finish();
+}
 
 void ProgressBar::Update(double fraction, const std::string& detail) {
   if (!enabled_ || finished_) return;

@@ -28,7 +28,8 @@ void PrintHelp() {
       "usage: sloserve serve [CONFIG.yaml] [options]\n\n"
       "Serves the config's profile suite over HTTP, speaking the KServe v2 / Open Inference\n"
       "Protocol (docs/protocol.md). Each task is a model: POST /v2/models/{task}/infer with\n"
-      "optional parameters {\"slo_ms\": N, \"app\": \"name\"}; the response's parameters say which\n"
+      "optional parameters {\"slo_ms\": N, \"app\": \"name\"}; the response's parameters say "
+      "which\n"
       "variant answered and its queue and compute microseconds. Workers are emulated: a batch\n"
       "holds its worker for a latency drawn from the profile. Without CONFIG the embedded\n"
       "default (examples/serve_image.yaml) is served. Stops on SIGINT/SIGTERM and prints the\n"
@@ -37,7 +38,8 @@ void PrintHelp() {
 }
 
 Status Run(const Args& args) {
-  if (args.positionals().size() > 1) return InvalidArgumentError("expected at most one CONFIG.yaml");
+  if (args.positionals().size() > 1)
+    return InvalidArgumentError("expected at most one CONFIG.yaml");
   std::vector<std::string> sets = args.GetAll("set");
   if (args.Has("host")) sets.push_back("server.host=" + args.Get("host"));
   if (args.Has("port")) sets.push_back("server.port=" + args.Get("port"));
@@ -57,8 +59,10 @@ Status Run(const Args& args) {
   setup.runtime->Start();
   ASSIGN_OR_RETURN(auto server, HttpServer::Create(setup.http, setup.runtime.get()));
   ASSIGN_OR_RETURN(uint16_t port, server->Start());
-  std::fprintf(stderr, "sloserve: serving %s\nsloserve: listening on http://%s:%u (KServe v2; Ctrl-C to stop)\n",
-               setup.summary.c_str(), setup.http.host.c_str(), port);
+  std::fprintf(
+      stderr,
+      "sloserve: serving %s\nsloserve: listening on http://%s:%u (KServe v2; Ctrl-C to stop)\n",
+      setup.summary.c_str(), setup.http.host.c_str(), port);
 
   if (duration > 0) {
     timespec ts;

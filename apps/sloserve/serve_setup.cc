@@ -26,11 +26,13 @@ StatusOr<std::vector<int64_t>> ParseShapeList(const std::string& text) {
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t comma = text.find(',', pos);
-    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::string item =
+        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     char* end = nullptr;
     long long v = std::strtoll(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0' || v < -1 || v == 0) {
-      return InvalidArgumentError("shape '" + text + "': expected comma-separated dimensions (>= 1, or -1 for any)");
+      return InvalidArgumentError("shape '" + text +
+                                  "': expected comma-separated dimensions (>= 1, or -1 for any)");
     }
     shape.push_back(v);
     if (comma == std::string::npos) break;
@@ -54,9 +56,9 @@ StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
   const FlatConfig& f = config.base;
   for (const auto& [k, v] : f) {
     if (k.rfind("server.", 0) != 0) continue;
-    static const char* kServerKeys[] = {"server.host", "server.port", "server.threads",
-                                        "server.max_body_mb", "server.max_slo_ms", "server.max_queue",
-                                        "server.input_shape"};
+    static const char* kServerKeys[] = {
+        "server.host",       "server.port",      "server.threads",    "server.max_body_mb",
+        "server.max_slo_ms", "server.max_queue", "server.input_shape"};
     bool known = false;
     for (const char* s : kServerKeys) known = known || k == s;
     if (!known) return InvalidArgumentError("unknown key '" + k + "' (see docs/serve.md)");

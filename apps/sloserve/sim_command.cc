@@ -36,7 +36,8 @@ void PrintHelp() {
       "options:\n%s\nconfig keys:\n",
       FlagsHelp(kFlags).c_str());
   for (const auto& [k, d] : ConfigKeys()) std::printf("  %-26s %s\n", k.c_str(), d.c_str());
-  std::printf("\nexample: sloserve sim experiments/foundation/edf_image.yaml --set workers=40 --json\n");
+  std::printf(
+      "\nexample: sloserve sim experiments/foundation/edf_image.yaml --set workers=40 --json\n");
 }
 
 Status Run(const Args& args) {
@@ -47,7 +48,8 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(ExperimentConfig config, LoadExperimentConfig(args.positionals()[0]));
   RETURN_IF_ERROR(ApplyOverrides(&config, args.GetAll("set")));
   ASSIGN_OR_RETURN(std::vector<RunSpec> runs, ExpandRuns(config));
-  ASSIGN_OR_RETURN(int64_t jobs, args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
+  ASSIGN_OR_RETURN(int64_t jobs,
+                   args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
   if (jobs < 1) return InvalidArgumentError("--jobs: must be >= 1");
 
   std::vector<RunResult> results;

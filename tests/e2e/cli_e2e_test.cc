@@ -69,8 +69,8 @@ TEST(CliE2eTest, BadConfigsFailWithOneLineNamingTheProblem) {
 }
 
 TEST(CliE2eTest, ServeAndLoadgenAsSeparateProcesses) {
-  Subprocess server({kBin, "serve", "--port", "0", "--duration", "60", "--set", "workers=8",
-                     "--json"});
+  Subprocess server(
+      {kBin, "serve", "--port", "0", "--duration", "60", "--set", "workers=8", "--json"});
   ASSERT_TRUE(server.WaitForStderr("listening on", std::chrono::seconds(30))) << server.err();
   std::smatch m;
   std::string err = server.err();

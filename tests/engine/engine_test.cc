@@ -80,9 +80,9 @@ TEST(EngineTest, EveryQueryEndsExactlyOnceUnderOverloadAndAdmissionBounds) {
       EngineOptions opts;
       opts.max_worker_queue = 5;
       opts.max_central_queue = 50;
-      auto engine = Engine::Create(&suite, Workers(3),
-                                   Policies(dispatch, batching, {{"drop_expired", "true"}}), &exec,
-                                   opts, 1);
+      auto engine =
+          Engine::Create(&suite, Workers(3),
+                         Policies(dispatch, batching, {{"drop_expired", "true"}}), &exec, opts, 1);
       ASSERT_TRUE(engine.ok());
       Engine& e = **engine;
       std::map<QueryId, int> ended;
@@ -119,16 +119,17 @@ TEST(EngineTest, EveryQueryEndsExactlyOnceUnderOverloadAndAdmissionBounds) {
 TEST(EngineTest, DropExpiredReportsPolicyDropsAndServesTheRest) {
   ProfileSuite suite = testing::SmallSuite();
   PuppetExecutor exec;
-  auto engine = Engine::Create(&suite, Workers(1),
-                               Policies("round_robin", "edf", {{"drop_expired", "true"}, {"variant", "slow"}}),
-                               &exec, {}, 1);
+  auto engine = Engine::Create(
+      &suite, Workers(1),
+      Policies("round_robin", "edf", {{"drop_expired", "true"}, {"variant", "slow"}}), &exec, {},
+      1);
   ASSERT_TRUE(engine.ok());
   Engine& e = **engine;
   std::vector<QueryRecord> done;
   e.set_sink([&](const QueryRecord& r) { done.push_back(r); });
-  e.Submit(At(kTimeZero, Millis(100)), kTimeZero);           // runs at once
-  e.Submit(At(AtMicros(1), Millis(5)), AtMicros(1));         // expires while waiting
-  e.Submit(At(AtMicros(2), Millis(500)), AtMicros(2));       // survives
+  e.Submit(At(kTimeZero, Millis(100)), kTimeZero);      // runs at once
+  e.Submit(At(AtMicros(1), Millis(5)), AtMicros(1));    // expires while waiting
+  e.Submit(At(AtMicros(2), Millis(500)), AtMicros(2));  // survives
   e.OnBatchComplete(0, exec.launched[0].launch.batch, AtMicros(30000));
   ASSERT_EQ(done.size(), 2u);
   EXPECT_TRUE(done[0].met_slo);
@@ -141,8 +142,8 @@ TEST(EngineTest, DropExpiredReportsPolicyDropsAndServesTheRest) {
 TEST(EngineTest, CentralDispatchWaitsForIdleWorkers) {
   ProfileSuite suite = testing::SmallSuite();
   PuppetExecutor exec;
-  auto engine = Engine::Create(&suite, Workers(2), Policies("central", "edf", {{"central_batch", "2"}}),
-                               &exec, {}, 1);
+  auto engine = Engine::Create(&suite, Workers(2),
+                               Policies("central", "edf", {{"central_batch", "2"}}), &exec, {}, 1);
   ASSERT_TRUE(engine.ok());
   Engine& e = **engine;
   for (int i = 0; i < 7; ++i) e.Submit(At(AtMicros(i), Millis(100)), AtMicros(i));
@@ -165,7 +166,7 @@ TEST(EngineTest, HandComputedLatenciesInSimulatedTime) {
   Engine& e = **engine;
   std::vector<QueryRecord> done;
   e.set_sink([&](const QueryRecord& r) { done.push_back(r); });
-  e.Submit(At(kTimeZero, Millis(15)), kTimeZero);    // q1: 0 -> 10 ms
+  e.Submit(At(kTimeZero, Millis(15)), kTimeZero);                          // q1: 0 -> 10 ms
   e.Submit(At(Millis(1) + kTimeZero, Millis(15)), kTimeZero + Millis(1));  // q2, q3 batch at 10
   e.Submit(At(Millis(2) + kTimeZero, Millis(15)), kTimeZero + Millis(2));
   while (exec.HasPending()) {
@@ -225,8 +226,8 @@ TEST(EngineTest, CreateRejectsBadDeployments) {
   std::vector<WorkerSpec> bad = Workers(1);
   bad[0].hardware = 9;
   EXPECT_FALSE(Engine::Create(&suite, bad, Policies("round_robin", "edf"), &exec, {}, 1).ok());
-  auto unknown = Engine::Create(&suite, Workers(1),
-                                Policies("round_robin", "edf", {{"variant", "nope"}}), &exec, {}, 1);
+  auto unknown = Engine::Create(
+      &suite, Workers(1), Policies("round_robin", "edf", {{"variant", "nope"}}), &exec, {}, 1);
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("nope"), std::string::npos);
 }
@@ -271,9 +272,12 @@ TEST(EngineTest, PlanningRetiresWorkersAndCostFollowsActiveWorkers) {
   EXPECT_EQ(active, 1);
   // Round robin now only uses the one active worker.
   size_t before = exec.launched.size();
-  for (auto& l : exec.launched) e.OnBatchComplete(l.launch.worker, l.launch.batch, kTimeZero + Seconds(1800));
-  for (int i = 0; i < 3; ++i) e.Submit(At(kTimeZero + Seconds(1800), Millis(100)), kTimeZero + Seconds(1800));
-  for (size_t i = before; i < exec.launched.size(); ++i) EXPECT_EQ(exec.launched[i].launch.worker, 0u);
+  for (auto& l : exec.launched)
+    e.OnBatchComplete(l.launch.worker, l.launch.batch, kTimeZero + Seconds(1800));
+  for (int i = 0; i < 3; ++i)
+    e.Submit(At(kTimeZero + Seconds(1800), Millis(100)), kTimeZero + Seconds(1800));
+  for (size_t i = before; i < exec.launched.size(); ++i)
+    EXPECT_EQ(exec.launched[i].launch.worker, 0u);
   EXPECT_EQ(e.workers()[0].queue_length, 2u);
   // 4 workers x $1/h for 0.5 h, then 1 worker for 0.5 h = $2.5 over 1 h.
   MetricsSummary m = e.Summarize(kTimeZero + Seconds(3600));

@@ -14,7 +14,8 @@ double ExactQuantile(std::vector<int64_t> v, double q) {
   double pos = q * static_cast<double>(v.size() - 1);
   size_t lo = static_cast<size_t>(std::floor(pos));
   size_t hi = std::min(lo + 1, v.size() - 1);
-  return static_cast<double>(v[lo]) + (static_cast<double>(v[hi] - v[lo])) * (pos - static_cast<double>(lo));
+  return static_cast<double>(v[lo]) +
+         (static_cast<double>(v[hi] - v[lo])) * (pos - static_cast<double>(lo));
 }
 
 TEST(LatencyHistogramTest, ExactBelowTwoMillisecondsAndWithinATenthOfAPercentAbove) {

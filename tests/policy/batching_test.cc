@@ -73,8 +73,8 @@ TEST(EdfBatchingTest, DropExpiredAndOversizedQueriesAreReportedNotServed) {
   ProfileSuite suite = testing::SmallSuite(4);
   auto b = Make(suite, false, {{"variant", "fast"}, {"drop_expired", "true"}});
   QueueFixture q;
-  q.Add(0, 5);      // expired at t=10 ms
-  q.Add(1, 100, 9); // larger than any batch (4 rows)
+  q.Add(0, 5);       // expired at t=10 ms
+  q.Add(1, 100, 9);  // larger than any batch (4 rows)
   q.Add(2, 200);
   WorkerView w;
   BatchDecision d;

@@ -30,7 +30,7 @@ TEST(JoinShortestQueueTest, PicksFewestOutstandingCountingBusyAndThisCall) {
   auto p = JoinShortestQueueDispatch::Create({}).value();
   auto workers = MakeWorkers(3);
   workers[0].queue_length = 2;
-  workers[1].busy = true;  // load 1
+  workers[1].busy = true;       // load 1
   workers[2].queue_length = 0;  // load 0
   QueueFixture q;
   for (int i = 0; i < 4; ++i) q.Add(i, 100);

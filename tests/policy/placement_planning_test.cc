@@ -26,7 +26,8 @@ TEST(RandomPlacementTest, UniformOverActiveWorkersOnly) {
   const int n = 30000;
   for (int i = 0; i < n; ++i) ++count[p->Place(Query{}, workers, kTimeZero)];
   EXPECT_EQ(count[2], 0);
-  for (WorkerId w : {0u, 1u, 3u}) EXPECT_NEAR(count[w], n / 3.0, 5 * std::sqrt(n * (1 / 3.0) * (2 / 3.0)));
+  for (WorkerId w : {0u, 1u, 3u})
+    EXPECT_NEAR(count[w], n / 3.0, 5 * std::sqrt(n * (1 / 3.0) * (2 / 3.0)));
 }
 
 TEST(ModelAwarePlacementTest, PrefersWarmWorkersThenLeastLoaded) {
@@ -49,7 +50,8 @@ TEST(ModelAwarePlacementTest, PrefersWarmWorkersThenLeastLoaded) {
 }
 
 TEST(RatePlanningTest, KeepsCeilOfRateTimesHeadroomOverCapacity) {
-  auto p = RatePlanning::Create(PolicyParams("t", {{"per_worker_qps", "100"}, {"headroom", "1.5"}})).value();
+  auto p = RatePlanning::Create(PolicyParams("t", {{"per_worker_qps", "100"}, {"headroom", "1.5"}}))
+               .value();
   auto workers = MakeWorkers(10);
   PlanningInput in;
   in.workers = &workers;

@@ -18,7 +18,8 @@ policies:
 sweep:
   load_qps: [100, 200, 300]
   workers: [2, 4]
-)", "t.yaml");
+)",
+                                   "t.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
   auto runs = ExpandRuns(*cfg);
   ASSERT_TRUE(runs.ok()) << runs.status().ToString();
@@ -33,9 +34,11 @@ sweep:
 }
 
 TEST(ExperimentConfigTest, OverridesReplaceAndSweep) {
-  auto cfg = ParseExperimentConfig("suite: ramsis-text\nworkload: {load_qps: 10}\nsweep: {workers: [1, 2]}\n", "x.yaml");
+  auto cfg = ParseExperimentConfig(
+      "suite: ramsis-text\nworkload: {load_qps: 10}\nsweep: {workers: [1, 2]}\n", "x.yaml");
   ASSERT_TRUE(cfg.ok());
-  ASSERT_TRUE(ApplyOverrides(&*cfg, {"workers=3", "load_qps=[5,6,7]", "policy.variant=bert_mini"}).ok());
+  ASSERT_TRUE(
+      ApplyOverrides(&*cfg, {"workers=3", "load_qps=[5,6,7]", "policy.variant=bert_mini"}).ok());
   auto runs = ExpandRuns(*cfg);
   ASSERT_TRUE(runs.ok()) << runs.status().ToString();
   ASSERT_EQ(runs->size(), 3u);

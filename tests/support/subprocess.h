@@ -54,7 +54,8 @@ class Subprocess {
   bool WaitForStderr(const std::string& needle, std::chrono::milliseconds timeout) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     while (err_.find(needle) == std::string::npos) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return false;
       if (!Pump(static_cast<int>(left.count()))) return err_.find(needle) != std::string::npos;
     }

@@ -28,6 +28,8 @@ inline Rng MakeRng(uint64_t seed, std::string_view stream) {
 }
 
 // Uniform double in [0, 1) with 53 random bits (portable, unlike uniform_real_distribution).
-inline double Uniform01(Rng& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+inline double Uniform01(Rng& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
 
 }  // namespace sloserve

@@ -41,29 +41,56 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status OkStatus() { return Status(); }
-inline Status InvalidArgumentError(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
-inline Status NotFoundError(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
-inline Status OutOfRangeError(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
-inline Status FailedPreconditionError(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
-inline Status UnavailableError(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status ResourceExhaustedError(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
-inline Status InternalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
-inline Status UnimplementedError(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
+inline Status OkStatus() {
+  return Status();
+}
+inline Status InvalidArgumentError(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
+inline Status NotFoundError(std::string m) {
+  return {StatusCode::kNotFound, std::move(m)};
+}
+inline Status OutOfRangeError(std::string m) {
+  return {StatusCode::kOutOfRange, std::move(m)};
+}
+inline Status FailedPreconditionError(std::string m) {
+  return {StatusCode::kFailedPrecondition, std::move(m)};
+}
+inline Status UnavailableError(std::string m) {
+  return {StatusCode::kUnavailable, std::move(m)};
+}
+inline Status ResourceExhaustedError(std::string m) {
+  return {StatusCode::kResourceExhausted, std::move(m)};
+}
+inline Status InternalError(std::string m) {
+  return {StatusCode::kInternal, std::move(m)};
+}
+inline Status UnimplementedError(std::string m) {
+  return {StatusCode::kUnimplemented, std::move(m)};
+}
 
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(const Status& status) : status_(status) { assert(!status.ok()); }  // NOLINT
+  StatusOr(const Status& status) : status_(status) { assert(!status.ok()); }         // NOLINT
   StatusOr(Status&& status) : status_(std::move(status)) { assert(!status_.ok()); }  // NOLINT
-  StatusOr(const T& value) : value_(value) {}  // NOLINT
-  StatusOr(T&& value) : value_(std::move(value)) {}  // NOLINT
+  StatusOr(const T& value) : value_(value) {}                                        // NOLINT
+  StatusOr(T&& value) : value_(std::move(value)) {}                                  // NOLINT
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
+  T& value() & {
+    assert(ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(ok());
+    return std::move(*value_);
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T&& operator*() && { return std::move(*this).value(); }
@@ -78,10 +105,10 @@ class [[nodiscard]] StatusOr {
 #define SLOSERVE_CONCAT_INNER(a, b) a##b
 #define SLOSERVE_CONCAT(a, b) SLOSERVE_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                       \
-  do {                                              \
-    ::sloserve::Status _st = (expr);                \
-    if (!_st.ok()) return _st;                      \
+#define RETURN_IF_ERROR(expr)        \
+  do {                               \
+    ::sloserve::Status _st = (expr); \
+    if (!_st.ok()) return _st;       \
   } while (0)
 
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

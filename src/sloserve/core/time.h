@@ -19,15 +19,31 @@ struct EngineClock {
 };
 using TimePoint = EngineClock::time_point;
 
-constexpr Duration Micros(int64_t us) { return Duration(us); }
-constexpr Duration Millis(int64_t ms) { return Duration(ms * 1000); }
-constexpr Duration Seconds(int64_t s) { return Duration(s * 1000000); }
+constexpr Duration Micros(int64_t us) {
+  return Duration(us);
+}
+constexpr Duration Millis(int64_t ms) {
+  return Duration(ms * 1000);
+}
+constexpr Duration Seconds(int64_t s) {
+  return Duration(s * 1000000);
+}
 // Rounds a floating-point number of seconds/milliseconds to microseconds (edges only).
-inline Duration SecondsF(double s) { return Duration(static_cast<int64_t>(s * 1e6 + (s >= 0 ? 0.5 : -0.5))); }
-inline Duration MillisF(double ms) { return Duration(static_cast<int64_t>(ms * 1e3 + (ms >= 0 ? 0.5 : -0.5))); }
-inline double ToSeconds(Duration d) { return static_cast<double>(d.count()) * 1e-6; }
-inline double ToMillis(Duration d) { return static_cast<double>(d.count()) * 1e-3; }
-constexpr TimePoint AtMicros(int64_t us) { return TimePoint(Duration(us)); }
+inline Duration SecondsF(double s) {
+  return Duration(static_cast<int64_t>(s * 1e6 + (s >= 0 ? 0.5 : -0.5)));
+}
+inline Duration MillisF(double ms) {
+  return Duration(static_cast<int64_t>(ms * 1e3 + (ms >= 0 ? 0.5 : -0.5)));
+}
+inline double ToSeconds(Duration d) {
+  return static_cast<double>(d.count()) * 1e-6;
+}
+inline double ToMillis(Duration d) {
+  return static_cast<double>(d.count()) * 1e-3;
+}
+constexpr TimePoint AtMicros(int64_t us) {
+  return TimePoint(Duration(us));
+}
 constexpr TimePoint kTimeZero = TimePoint(Duration(0));
 constexpr TimePoint kTimeInfinite = TimePoint(Duration(INT64_MAX / 4));
 

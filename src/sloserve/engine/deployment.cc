@@ -11,13 +11,15 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
   }
   if (!spec.task.empty()) {
     auto t = suite.FindTask(spec.task);
-    if (!t) return NotFoundError("task: '" + spec.task + "' is not in suite '" + suite.name() + "'");
+    if (!t)
+      return NotFoundError("task: '" + spec.task + "' is not in suite '" + suite.name() + "'");
     d.task = *t;
   }
   if (!spec.hardware.empty()) {
     auto h = suite.FindHardware(spec.hardware);
     if (!h) {
-      return NotFoundError("hardware: '" + spec.hardware + "' is not in suite '" + suite.name() + "'");
+      return NotFoundError("hardware: '" + spec.hardware + "' is not in suite '" + suite.name() +
+                           "'");
     }
     d.hardware = *h;
   }
@@ -42,7 +44,8 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
     }
   }
   if (fastest == Duration::max()) {
-    return FailedPreconditionError("task '" + suite.tasks()[d.task].name + "' has no profiled variant on hardware '" +
+    return FailedPreconditionError("task '" + suite.tasks()[d.task].name +
+                                   "' has no profiled variant on hardware '" +
                                    suite.hardware()[d.hardware].name + "'");
   }
   if (fastest > d.slo) {
@@ -60,9 +63,12 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
     size_t pos = 0;
     while (pos <= spec.preload.size()) {
       size_t comma = spec.preload.find(',', pos);
-      std::string name = spec.preload.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      std::string name =
+          spec.preload.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
       auto v = suite.FindVariant(name);
-      if (!v) return NotFoundError("preload: unknown variant '" + name + "' in suite '" + suite.name() + "'");
+      if (!v)
+        return NotFoundError("preload: unknown variant '" + name + "' in suite '" + suite.name() +
+                             "'");
       preload.push_back(*v);
       if (comma == std::string::npos) break;
       pos = comma + 1;

@@ -14,7 +14,7 @@ struct DeploymentSpec {
   std::string task;      // "" = the suite's first task
   std::string hardware;  // "" = the suite's first hardware type
   int workers = 1;
-  Duration slo{};        // 0 = the task's default SLO
+  Duration slo{};                   // 0 = the task's default SLO
   double slo_check_quantile = 0.5;  // the SLO must exceed this quantile of the fastest variant
   std::string preload = "all";      // resident at start: all | none | comma-separated variants
 };

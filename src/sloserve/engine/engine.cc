@@ -36,7 +36,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
         }
       } else {
         for (VariantId var : spec.preload) {
-          if (var >= num_variants) return InvalidArgumentError("engine: preload of unknown variant");
+          if (var >= num_variants)
+            return InvalidArgumentError("engine: preload of unknown variant");
           v.loaded[var] = true;
         }
       }
@@ -288,12 +289,14 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
     reject_slots_.clear();
     positions_ = d.take;
     // Rejects first, so a position in both lists is reported unservable.
-    for (auto [list, slots] : {std::pair{&d.reject, &reject_slots_}, std::pair{&d.drop, &drop_slots_}}) {
+    for (auto [list, slots] :
+         {std::pair{&d.reject, &reject_slots_}, std::pair{&d.drop, &drop_slots_}}) {
       std::sort(list->begin(), list->end());
       list->erase(std::unique(list->begin(), list->end()), list->end());
       for (uint32_t p : *list) {
         if (std::binary_search(d.take.begin(), d.take.end(), p)) continue;
-        if (slots == &drop_slots_ && std::binary_search(d.reject.begin(), d.reject.end(), p)) continue;
+        if (slots == &drop_slots_ && std::binary_search(d.reject.begin(), d.reject.end(), p))
+          continue;
         slots->push_back(st.queue[p]);
         positions_.push_back(p);
       }

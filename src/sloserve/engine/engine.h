@@ -73,7 +73,7 @@ class Engine {
 
  private:
   struct WorkerState {
-    std::deque<uint32_t> queue;  // slots, deadline order
+    std::deque<uint32_t> queue;   // slots, deadline order
     bool arrival_ordered = true;  // every insertion so far went to the back
     BatchId running = 0;
     TimePoint running_start{};

@@ -16,9 +16,9 @@ struct BatchLaunch {
   WorkerId worker = 0;
   HardwareId hardware = 0;
   VariantId variant = 0;
-  int32_t rows = 0;               // sum of the queries' sizes
+  int32_t rows = 0;  // sum of the queries' sizes
   TimePoint start{};
-  Duration cold_start{};          // load time to add before compute (0 when resident)
+  Duration cold_start{};                        // load time to add before compute (0 when resident)
   const std::vector<Query>* queries = nullptr;  // valid only during Launch
 };
 

@@ -5,10 +5,10 @@
 
 namespace sloserve {
 namespace {
-constexpr int64_t kExact = 2048;           // exact buckets for [0, kExact) µs
+constexpr int64_t kExact = 2048;              // exact buckets for [0, kExact) µs
 constexpr double kGrowth = 1.0 + 1.0 / 1024;  // log bucket ratio
 const double kLogGrowth = std::log(kGrowth);
-constexpr size_t kLogBuckets = 22000;       // reaches ~1e12 µs
+constexpr size_t kLogBuckets = 22000;  // reaches ~1e12 µs
 }  // namespace
 
 LatencyHistogram::LatencyHistogram() : counts_(kExact + kLogBuckets, 0) {}

@@ -7,11 +7,16 @@ namespace sloserve {
 
 const char* DropReasonName(DropReason r) {
   switch (r) {
-    case DropReason::kNone: return "none";
-    case DropReason::kQueueFull: return "queue_full";
-    case DropReason::kPolicy: return "policy";
-    case DropReason::kUnservable: return "unservable";
-    case DropReason::kShutdown: return "shutdown";
+    case DropReason::kNone:
+      return "none";
+    case DropReason::kQueueFull:
+      return "queue_full";
+    case DropReason::kPolicy:
+      return "policy";
+    case DropReason::kUnservable:
+      return "unservable";
+    case DropReason::kShutdown:
+      return "shutdown";
   }
   return "unknown";
 }
@@ -51,7 +56,6 @@ void MetricsCollector::OnDone(const QueryRecord& r, double accuracy) {
   }
 }
 
-
 MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers) const {
   MetricsSummary m;
   m.arrived = total_.arrived;
@@ -76,7 +80,8 @@ MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers) const {
     m.mean_queue_ms = static_cast<double>(queue_us_sum_) / n * 1e-3;
   }
   m.batches = batches_;
-  m.mean_batch_size = batches_ > 0 ? static_cast<double>(batch_queries_) / static_cast<double>(batches_) : 0;
+  m.mean_batch_size =
+      batches_ > 0 ? static_cast<double>(batch_queries_) / static_cast<double>(batches_) : 0;
   if (workers > 0 && m.elapsed_s > 0) {
     m.utilization = static_cast<double>(busy_us_) * 1e-6 / (workers * m.elapsed_s);
   }

@@ -9,10 +9,10 @@ namespace sloserve {
 
 enum class DropReason : uint8_t {
   kNone = 0,
-  kQueueFull,      // admission: the central or worker queue was at its bound
-  kPolicy,         // the batching policy dropped it (e.g. expired, cannot meet deadline)
-  kUnservable,     // no variant/profile can serve it (too many rows, task not profiled)
-  kShutdown,       // the engine stopped before serving it
+  kQueueFull,   // admission: the central or worker queue was at its bound
+  kPolicy,      // the batching policy dropped it (e.g. expired, cannot meet deadline)
+  kUnservable,  // no variant/profile can serve it (too many rows, task not profiled)
+  kShutdown,    // the engine stopped before serving it
 };
 const char* DropReasonName(DropReason r);
 

@@ -52,7 +52,8 @@ Duration ServiceTimeModel::BatchDuration(const BatchLaunch& b) {
   }
   Duration total = compute + b.cold_start;
   if (options_.time_scale != 1.0) {
-    total = Duration(static_cast<int64_t>(std::llround(static_cast<double>(total.count()) * options_.time_scale)));
+    total = Duration(static_cast<int64_t>(
+        std::llround(static_cast<double>(total.count()) * options_.time_scale)));
   }
   return total;
 }

@@ -34,8 +34,7 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
   r->AddPlacement("model_aware", "prefer the least loaded worker already holding the model",
                   ModelAwarePlacement::Create);
   r->AddPlanning("static", "keep the configured deployment", StaticPlanning::Create);
-  r->AddPlanning("rate", "keep enough workers active for the observed rate",
-                 RatePlanning::Create);
+  r->AddPlanning("rate", "keep enough workers active for the observed rate", RatePlanning::Create);
 }
 
 }  // namespace sloserve

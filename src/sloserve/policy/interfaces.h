@@ -24,12 +24,18 @@ struct SelectionDecision {
 class SelectionPolicy {
  public:
   virtual ~SelectionPolicy() = default;
-  virtual Status Init(const PolicyContext& ctx) { (void)ctx; return OkStatus(); }
+  virtual Status Init(const PolicyContext& ctx) {
+    (void)ctx;
+    return OkStatus();
+  }
   // `head` is the query the batch is formed around (earliest deadline of its task).
   virtual SelectionDecision Choose(const WorkerView& worker, const QueueView& queue,
                                    const Query& head, TimePoint now) = 0;
   // Every arrival at the system (for load monitors); default ignores it.
-  virtual void OnArrival(const Query& q, TimePoint now) { (void)q; (void)now; }
+  virtual void OnArrival(const Query& q, TimePoint now) {
+    (void)q;
+    (void)now;
+  }
 };
 
 // --- batching: which queued queries form the next batch on a worker ---
@@ -37,10 +43,10 @@ struct BatchDecision {
   enum class Kind { kIdle, kRun, kWaitUntil };
   Kind kind = Kind::kIdle;
   VariantId variant = kNoId;
-  std::vector<uint32_t> take;  // queue positions to run, ascending
-  std::vector<uint32_t> drop;  // queue positions to drop (reported, never silently lost)
+  std::vector<uint32_t> take;    // queue positions to run, ascending
+  std::vector<uint32_t> drop;    // queue positions to drop (reported, never silently lost)
   std::vector<uint32_t> reject;  // positions no variant here can ever serve (unservable)
-  TimePoint wait_until{};      // kWaitUntil: ask again then (or on the next arrival)
+  TimePoint wait_until{};        // kWaitUntil: ask again then (or on the next arrival)
 
   void Clear() {
     kind = Kind::kIdle;
@@ -54,10 +60,16 @@ struct BatchDecision {
 class BatchingPolicy {
  public:
   virtual ~BatchingPolicy() = default;
-  virtual Status Init(const PolicyContext& ctx) { (void)ctx; return OkStatus(); }
+  virtual Status Init(const PolicyContext& ctx) {
+    (void)ctx;
+    return OkStatus();
+  }
   virtual void NextBatch(const WorkerView& worker, const QueueView& queue, TimePoint now,
                          BatchDecision* out) = 0;
-  virtual void OnArrival(const Query& q, TimePoint now) { (void)q; (void)now; }
+  virtual void OnArrival(const Query& q, TimePoint now) {
+    (void)q;
+    (void)now;
+  }
 };
 
 // --- dispatch: which pending query goes to which worker ---
@@ -69,7 +81,10 @@ struct Assignment {
 class DispatchPolicy {
  public:
   virtual ~DispatchPolicy() = default;
-  virtual Status Init(const PolicyContext& ctx) { (void)ctx; return OkStatus(); }
+  virtual Status Init(const PolicyContext& ctx) {
+    (void)ctx;
+    return OkStatus();
+  }
   // Called after each arrival and whenever a worker becomes idle while queries wait
   // centrally. Unassigned queries stay in the central queue (central topology).
   virtual void Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
@@ -83,7 +98,10 @@ class DispatchPolicy {
 class PlacementPolicy {
  public:
   virtual ~PlacementPolicy() = default;
-  virtual Status Init(const PolicyContext& ctx) { (void)ctx; return OkStatus(); }
+  virtual Status Init(const PolicyContext& ctx) {
+    (void)ctx;
+    return OkStatus();
+  }
   virtual WorkerId Place(const Query& q, const std::vector<WorkerView>& workers, TimePoint now) = 0;
 };
 
@@ -102,7 +120,10 @@ struct DeploymentPlan {
 class PlanningPolicy {
  public:
   virtual ~PlanningPolicy() = default;
-  virtual Status Init(const PolicyContext& ctx) { (void)ctx; return OkStatus(); }
+  virtual Status Init(const PolicyContext& ctx) {
+    (void)ctx;
+    return OkStatus();
+  }
   virtual void Plan(const PlanningInput& input, DeploymentPlan* out) = 0;
 };
 

@@ -15,8 +15,8 @@ struct PolicySpec {
   std::string dispatch = "round_robin";
   std::string batching = "edf";
   std::string selection = "fixed";
-  std::string placement;  // "" = none: dispatch alone routes
-  std::string planning;   // "" = none: the deployment stays as configured
+  std::string placement;                       // "" = none: dispatch alone routes
+  std::string planning;                        // "" = none: the deployment stays as configured
   std::map<std::string, std::string> options;  // read by the three policies together
 
   std::string Label() const { return name.empty() ? batching + "/" + dispatch : name; }

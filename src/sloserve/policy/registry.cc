@@ -92,10 +92,20 @@ StatusOr<std::unique_ptr<DispatchPolicy>> PolicyRegistry::MakeDispatch(
   return it->second.factory(p);
 }
 
-std::vector<PolicyInfo> PolicyRegistry::SelectionPolicies() const { return Infos(selection_); }
-std::vector<PolicyInfo> PolicyRegistry::BatchingPolicies() const { return Infos(batching_); }
-std::vector<PolicyInfo> PolicyRegistry::DispatchPolicies() const { return Infos(dispatch_); }
-std::vector<PolicyInfo> PolicyRegistry::PlacementPolicies() const { return Infos(placement_); }
-std::vector<PolicyInfo> PolicyRegistry::PlanningPolicies() const { return Infos(planning_); }
+std::vector<PolicyInfo> PolicyRegistry::SelectionPolicies() const {
+  return Infos(selection_);
+}
+std::vector<PolicyInfo> PolicyRegistry::BatchingPolicies() const {
+  return Infos(batching_);
+}
+std::vector<PolicyInfo> PolicyRegistry::DispatchPolicies() const {
+  return Infos(dispatch_);
+}
+std::vector<PolicyInfo> PolicyRegistry::PlacementPolicies() const {
+  return Infos(placement_);
+}
+std::vector<PolicyInfo> PolicyRegistry::PlanningPolicies() const {
+  return Infos(planning_);
+}
 
 }  // namespace sloserve

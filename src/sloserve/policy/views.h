@@ -19,10 +19,10 @@ struct WorkerView {
   HardwareId hardware = 0;
   std::string name;
   bool busy = false;
-  TimePoint busy_until{};   // expected completion of the running batch (if busy)
+  TimePoint busy_until{};  // expected completion of the running batch (if busy)
   VariantId last_variant = kNoId;
-  size_t queue_length = 0;  // queries in the worker's local queue
-  int64_t queued_rows = 0;  // sum of their sizes
+  size_t queue_length = 0;   // queries in the worker's local queue
+  int64_t queued_rows = 0;   // sum of their sizes
   std::vector<bool> loaded;  // indexed by VariantId: resident without a cold start
   bool active = true;        // planning may retire a worker: it gets no new queries
 };

@@ -6,7 +6,9 @@
 namespace sloserve {
 namespace {
 
-std::string ArrivalLabel(const ArrivalSpec& a) { return a.kind; }
+std::string ArrivalLabel(const ArrivalSpec& a) {
+  return a.kind;
+}
 
 // 0.95 -> "p95", 0.999 -> "p99.9".
 std::string QuantileLabel(double q) {
@@ -22,14 +24,22 @@ struct Column {
   const char* format;
 };
 const Column kColumns[] = {
-    {"policy", "policy", "%s"},          {"load_qps", "load_qps", "%.0f"},
-    {"workers", "workers", "%d"},        {"slo_ms", "slo_ms", "%.0f"},
-    {"seed", "seed", "%d"},              {"accuracy", "accuracy", "%.3f"},
-    {"viol", "violation_rate", "%.4f"},  {"finish", "finish_rate", "%.4f"},
-    {"tput_qps", "throughput_qps", "%.1f"}, {"p50_ms", "p50_ms", "%.1f"},
-    {"p95_ms", "p95_ms", "%.1f"},        {"p99_ms", "p99_ms", "%.1f"},
-    {"batch", "mean_batch_size", "%.2f"},  {"util", "utilization", "%.3f"},
-    {"$/h", "cost_per_hour", "%.2f"},    {"cold", "cold_starts", "%d"},
+    {"policy", "policy", "%s"},
+    {"load_qps", "load_qps", "%.0f"},
+    {"workers", "workers", "%d"},
+    {"slo_ms", "slo_ms", "%.0f"},
+    {"seed", "seed", "%d"},
+    {"accuracy", "accuracy", "%.3f"},
+    {"viol", "violation_rate", "%.4f"},
+    {"finish", "finish_rate", "%.4f"},
+    {"tput_qps", "throughput_qps", "%.1f"},
+    {"p50_ms", "p50_ms", "%.1f"},
+    {"p95_ms", "p95_ms", "%.1f"},
+    {"p99_ms", "p99_ms", "%.1f"},
+    {"batch", "mean_batch_size", "%.2f"},
+    {"util", "utilization", "%.3f"},
+    {"$/h", "cost_per_hour", "%.2f"},
+    {"cold", "cold_starts", "%d"},
 };
 
 std::string Cell(const nlohmann::json& row, const Column& c) {
@@ -74,19 +84,20 @@ nlohmann::json SummaryJson(const MetricsSummary& m) {
 
 std::string SummaryText(const MetricsSummary& m) {
   char buf[1024];
-  std::snprintf(buf, sizeof buf,
-                "queries     %lld arrived, %lld completed (%lld met SLO, %lld late), %lld dropped\n"
-                "slo         violation rate %.4f, finish rate %.4f\n"
-                "accuracy    %.3f%% per satisfied query\n"
-                "latency     p50 %.2f ms, p95 %.2f ms, p99 %.2f ms, max %.2f ms (queue mean %.2f ms)\n"
-                "throughput  %.1f queries/s over %.1f s, mean batch %.2f, utilization %.3f\n"
-                "cost        $%.2f/h for the deployment, $%.4f for this run, %lld cold starts\n",
-                static_cast<long long>(m.arrived), static_cast<long long>(m.completed),
-                static_cast<long long>(m.met), static_cast<long long>(m.late),
-                static_cast<long long>(m.dropped), m.violation_rate, m.finish_rate, m.accuracy,
-                m.p50_ms, m.p95_ms, m.p99_ms, m.max_ms, m.mean_queue_ms, m.throughput_qps,
-                m.elapsed_s, m.mean_batch_size, m.utilization, m.cost_per_hour, m.cost_usd,
-                static_cast<long long>(m.cold_starts));
+  std::snprintf(
+      buf, sizeof buf,
+      "queries     %lld arrived, %lld completed (%lld met SLO, %lld late), %lld dropped\n"
+      "slo         violation rate %.4f, finish rate %.4f\n"
+      "accuracy    %.3f%% per satisfied query\n"
+      "latency     p50 %.2f ms, p95 %.2f ms, p99 %.2f ms, max %.2f ms (queue mean %.2f ms)\n"
+      "throughput  %.1f queries/s over %.1f s, mean batch %.2f, utilization %.3f\n"
+      "cost        $%.2f/h for the deployment, $%.4f for this run, %lld cold starts\n",
+      static_cast<long long>(m.arrived), static_cast<long long>(m.completed),
+      static_cast<long long>(m.met), static_cast<long long>(m.late),
+      static_cast<long long>(m.dropped), m.violation_rate, m.finish_rate, m.accuracy, m.p50_ms,
+      m.p95_ms, m.p99_ms, m.max_ms, m.mean_queue_ms, m.throughput_qps, m.elapsed_s,
+      m.mean_batch_size, m.utilization, m.cost_per_hour, m.cost_usd,
+      static_cast<long long>(m.cold_starts));
   return buf;
 }
 
@@ -132,15 +143,16 @@ nlohmann::json RunsJson(const std::string& experiment, const std::vector<RunResu
       const RunResult& r = runs[i];
       for (size_t k = 0; k < r.series.size(); ++k) {
         const IntervalStats& s = r.series[k];
-        series.push_back({{"run", i},
-                          {"policy", r.spec.policy.Label()},
-                          {"t_s", ToSeconds(r.series_interval) * static_cast<double>(k)},
-                          {"arrived", s.arrived},
-                          {"completed", s.completed},
-                          {"met", s.met},
-                          {"late", s.late},
-                          {"dropped", s.dropped},
-                          {"accuracy", s.met > 0 ? s.accuracy_sum / static_cast<double>(s.met) : 0.0}});
+        series.push_back(
+            {{"run", i},
+             {"policy", r.spec.policy.Label()},
+             {"t_s", ToSeconds(r.series_interval) * static_cast<double>(k)},
+             {"arrived", s.arrived},
+             {"completed", s.completed},
+             {"met", s.met},
+             {"late", s.late},
+             {"dropped", s.dropped},
+             {"accuracy", s.met > 0 ? s.accuracy_sum / static_cast<double>(s.met) : 0.0}});
       }
     }
     out["series"] = std::move(series);
@@ -182,7 +194,8 @@ std::string RunsCsv(const std::vector<RunResult>& runs) {
   out << "\n";
   for (const RunResult& r : runs) {
     nlohmann::json row = RunRowJson(r);
-    for (size_t i = 0; i < std::size(kColumns); ++i) out << (i ? "," : "") << Cell(row, kColumns[i]);
+    for (size_t i = 0; i < std::size(kColumns); ++i)
+      out << (i ? "," : "") << Cell(row, kColumns[i]);
     out << "\n";
   }
   return out.str();

@@ -17,7 +17,8 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   std::unique_ptr<EngineRuntime> rt(new EngineRuntime(suite, options));
   ASSIGN_OR_RETURN(rt->deployment_, ResolveDeployment(*suite, options.deployment));
   ASSIGN_OR_RETURN(PolicySet policies, MakePolicySet(options.policy));
-  rt->executor_ = std::make_unique<EmulatedExecutor>(ServiceTimeModel(suite, options.service, options.seed));
+  rt->executor_ =
+      std::make_unique<EmulatedExecutor>(ServiceTimeModel(suite, options.service, options.seed));
   EngineOptions eopts;
   eopts.max_central_queue = options.max_queue;
   eopts.max_worker_queue = options.max_queue;
@@ -40,7 +41,8 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     info.input_name = spec.input_name;
     info.input_datatype = spec.input_datatype;
     info.input_shape = spec.input_shape;
-    if (t == rt->deployment_.task && !options.input_shape.empty()) info.input_shape = options.input_shape;
+    if (t == rt->deployment_.task && !options.input_shape.empty())
+      info.input_shape = options.input_shape;
     info.default_slo = t == rt->deployment_.task ? rt->deployment_.slo : spec.default_slo;
     rt->tasks_.push_back(std::move(info));
   }
@@ -50,7 +52,9 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
 EngineRuntime::EngineRuntime(const ProfileSuite* suite, RuntimeOptions options)
     : suite_(suite), options_(std::move(options)), epoch_(std::chrono::steady_clock::now()) {}
 
-EngineRuntime::~EngineRuntime() { Stop(Duration(0)); }
+EngineRuntime::~EngineRuntime() {
+  Stop(Duration(0));
+}
 
 TimePoint EngineRuntime::Now() const {
   return TimePoint(std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - epoch_));
@@ -227,24 +231,30 @@ std::string EngineRuntime::PrometheusMetrics() const {
   auto line = [&](const char* name, const char* type, const char* help, double value,
                   const char* labels = "") {
     char buf[512];
-    std::snprintf(buf, sizeof buf, "# HELP %s %s\n# TYPE %s %s\n%s%s %.17g\n", name, help, name, type,
-                  name, labels, value);
+    std::snprintf(buf, sizeof buf, "# HELP %s %s\n# TYPE %s %s\n%s%s %.17g\n", name, help, name,
+                  type, name, labels, value);
     out += buf;
   };
   line("sloserve_queries_arrived_total", "counter", "Queries admitted to the engine.",
        static_cast<double>(m.arrived));
-  out += "# HELP sloserve_queries_finished_total Queries by outcome.\n"
-         "# TYPE sloserve_queries_finished_total counter\n";
+  out +=
+      "# HELP sloserve_queries_finished_total Queries by outcome.\n"
+      "# TYPE sloserve_queries_finished_total counter\n";
   out += "sloserve_queries_finished_total{outcome=\"met\"} " + std::to_string(m.met) + "\n";
   out += "sloserve_queries_finished_total{outcome=\"late\"} " + std::to_string(m.late) + "\n";
   out += "sloserve_queries_finished_total{outcome=\"dropped\"} " + std::to_string(m.dropped) + "\n";
-  line("sloserve_accuracy_percent", "gauge", "Mean accuracy per query that met its SLO.", m.accuracy);
+  line("sloserve_accuracy_percent", "gauge", "Mean accuracy per query that met its SLO.",
+       m.accuracy);
   line("sloserve_slo_violation_ratio", "gauge", "(late + dropped) / arrived.", m.violation_rate);
-  line("sloserve_latency_p99_seconds", "gauge", "p99 latency of completed queries.", m.p99_ms / 1e3);
-  line("sloserve_queued_queries", "gauge", "Queries waiting in worker queues.", static_cast<double>(queued));
+  line("sloserve_latency_p99_seconds", "gauge", "p99 latency of completed queries.",
+       m.p99_ms / 1e3);
+  line("sloserve_queued_queries", "gauge", "Queries waiting in worker queues.",
+       static_cast<double>(queued));
   line("sloserve_busy_workers", "gauge", "Workers running a batch.", static_cast<double>(busy));
-  line("sloserve_active_workers", "gauge", "Workers receiving queries.", static_cast<double>(active));
-  line("sloserve_cold_starts_total", "counter", "Variant loads on a worker.", static_cast<double>(m.cold_starts));
+  line("sloserve_active_workers", "gauge", "Workers receiving queries.",
+       static_cast<double>(active));
+  line("sloserve_cold_starts_total", "counter", "Variant loads on a worker.",
+       static_cast<double>(m.cold_starts));
   return out;
 }
 

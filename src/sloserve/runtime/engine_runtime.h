@@ -28,7 +28,7 @@ struct RuntimeOptions {
   PolicySpec policy;
   ServiceTimeOptions service;  // emulated executor: how long a batch holds its worker
   uint64_t seed = 1;
-  size_t max_queue = 100'000;  // admission bound (central and per worker)
+  size_t max_queue = 100'000;           // admission bound (central and per worker)
   Duration plan_interval = Seconds(1);  // planning policy tick (when one is configured)
   // Declared input shape of the deployment's task, replacing the profile's. The emulated
   // executor never reads tensor data, so load tests may declare a small tensor.

@@ -16,7 +16,7 @@ struct TaskInfo {
   std::string name;
   std::vector<std::string> variants;  // versions the task may be answered by
   std::string input_name;
-  std::string input_datatype;       // KServe v2 datatype, e.g. "FP32"
+  std::string input_datatype;        // KServe v2 datatype, e.g. "FP32"
   std::vector<int64_t> input_shape;  // -1 = any (batch dimension)
   Duration default_slo{};
   std::vector<std::string> apps;  // known app names; empty = any
@@ -24,17 +24,17 @@ struct TaskInfo {
 
 struct InferRequest {
   std::string task;
-  std::string app;  // empty = default app
-  Duration slo{};   // validated: > 0 and <= the frontend's maximum
-  int32_t rows = 1; // size of the batch dimension of the input
+  std::string app;   // empty = default app
+  Duration slo{};    // validated: > 0 and <= the frontend's maximum
+  int32_t rows = 1;  // size of the batch dimension of the input
 };
 
 struct InferOutcome {
-  Status status;             // non-OK: the request was rejected or dropped, message says why
-  std::string variant;       // the variant that answered
-  std::string worker;        // worker name, e.g. "w3"
-  Duration queue_time{};     // arrival at the engine -> batch start
-  Duration compute_time{};   // batch start -> completion
+  Status status;            // non-OK: the request was rejected or dropped, message says why
+  std::string variant;      // the variant that answered
+  std::string worker;       // worker name, e.g. "w3"
+  Duration queue_time{};    // arrival at the engine -> batch start
+  Duration compute_time{};  // batch start -> completion
   int32_t batch_size = 0;
   bool met_slo = false;
 };

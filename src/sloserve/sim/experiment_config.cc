@@ -16,13 +16,15 @@ namespace {
 
 const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"name", "experiment name (printed in reports)"},
-    {"suite", "profile suite: embedded name (ramsis-image, ramsis-text, kairos-recsys, "
-              "infadapter-resnet) or a path to a .prof file"},
+    {"suite",
+     "profile suite: embedded name (ramsis-image, ramsis-text, kairos-recsys, "
+     "infadapter-resnet) or a path to a .prof file"},
     {"task", "task to serve (default: the suite's first)"},
     {"hardware", "hardware type of every worker (default: the suite's first)"},
     {"workers", "number of workers"},
-    {"preload", "variants resident on every worker at start: all (default), none, or a list "
-                "v1,v2 (others load on first use, a cold start)"},
+    {"preload",
+     "variants resident on every worker at start: all (default), none, or a list "
+     "v1,v2 (others load on first use, a cold start)"},
     {"slo_ms", "latency SLO in ms (default: the task's default)"},
     {"seed", "random seed (arrivals, sizes, sampled latencies)"},
     {"duration_s", "length of a synthetic arrival process in seconds (default 30)"},
@@ -46,8 +48,9 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"policy.selection", "selection policy (fixed)"},
     {"policy.placement", "placement policy consulted before dispatch (random, model_aware)"},
     {"policy.planning", "planning policy asked every plan interval (static, rate)"},
-    {"policy.<option>", "any other policy.* key is an option of those policies (e.g. "
-                        "policy.variant)"},
+    {"policy.<option>",
+     "any other policy.* key is an option of those policies (e.g. "
+     "policy.variant)"},
     {"server.<option>", "settings read by `sloserve serve` (see docs/serve.md)"},
 };
 
@@ -59,7 +62,9 @@ bool KnownKey(const std::string& key) {
   return false;
 }
 
-std::string ScalarText(const YAML::Node& n) { return n.Scalar(); }
+std::string ScalarText(const YAML::Node& n) {
+  return n.Scalar();
+}
 
 std::string Where(const std::string& origin, const YAML::Node& n) {
   return origin + ":" + std::to_string(n.Mark().line + 1);
@@ -71,7 +76,8 @@ Status Flatten(const YAML::Node& node, const std::string& prefix, const std::str
     return InvalidArgumentError(Where(origin, node) + ": '" + prefix + "' must be a mapping");
   }
   for (const auto& kv : node) {
-    std::string key = prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>();
+    std::string key =
+        prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>();
     if (kv.second.IsMap()) {
       RETURN_IF_ERROR(Flatten(kv.second, key, origin, out));
     } else if (kv.second.IsScalar()) {
@@ -88,7 +94,8 @@ Status Flatten(const YAML::Node& node, const std::string& prefix, const std::str
 
 Status CheckKeys(const FlatConfig& flat, const std::string& origin) {
   for (const auto& [k, v] : flat) {
-    if (!KnownKey(k)) return InvalidArgumentError(origin + ": unknown key '" + k + "' (see docs/sim.md)");
+    if (!KnownKey(k))
+      return InvalidArgumentError(origin + ": unknown key '" + k + "' (see docs/sim.md)");
   }
   return OkStatus();
 }
@@ -134,7 +141,9 @@ std::string ResolveTrace(const std::string& trace, const std::string& config_dir
 
 }  // namespace
 
-const std::vector<std::pair<std::string, std::string>>& ConfigKeys() { return kKeys; }
+const std::vector<std::pair<std::string, std::string>>& ConfigKeys() {
+  return kKeys;
+}
 
 StatusOr<ExperimentConfig> ParseExperimentConfig(const std::string& text,
                                                  const std::string& origin) {
@@ -151,28 +160,34 @@ StatusOr<ExperimentConfig> ParseExperimentConfig(const std::string& text,
     YAML::Node rest = YAML::Clone(root);
     if (root["sweep"]) {
       const YAML::Node& sweep = root["sweep"];
-      if (!sweep.IsMap()) return InvalidArgumentError(Where(origin, sweep) + ": 'sweep' must map keys to lists");
+      if (!sweep.IsMap())
+        return InvalidArgumentError(Where(origin, sweep) + ": 'sweep' must map keys to lists");
       for (const auto& kv : sweep) {
         std::string key = kv.first.as<std::string>();
         if (key == "load_qps") key = "workload.load_qps";
         std::vector<std::string> values;
         if (kv.second.IsSequence()) {
           for (const auto& v : kv.second) {
-            if (!v.IsScalar()) return InvalidArgumentError(Where(origin, v) + ": sweep values must be scalars");
+            if (!v.IsScalar())
+              return InvalidArgumentError(Where(origin, v) + ": sweep values must be scalars");
             values.push_back(v.Scalar());
           }
         } else if (kv.second.IsScalar()) {
           values.push_back(kv.second.Scalar());
         }
-        if (values.empty()) return InvalidArgumentError(Where(origin, kv.second) + ": sweep '" + key + "' is empty");
-        if (!KnownKey(key)) return InvalidArgumentError(Where(origin, kv.first) + ": unknown sweep key '" + key + "'");
+        if (values.empty())
+          return InvalidArgumentError(Where(origin, kv.second) + ": sweep '" + key + "' is empty");
+        if (!KnownKey(key))
+          return InvalidArgumentError(Where(origin, kv.first) + ": unknown sweep key '" + key +
+                                      "'");
         cfg.sweep.emplace_back(key, values);
       }
       rest.remove("sweep");
     }
     if (root["policies"]) {
       const YAML::Node& list = root["policies"];
-      if (!list.IsSequence()) return InvalidArgumentError(Where(origin, list) + ": 'policies' must be a list");
+      if (!list.IsSequence())
+        return InvalidArgumentError(Where(origin, list) + ": 'policies' must be a list");
       for (const auto& item : list) {
         FlatConfig p;
         RETURN_IF_ERROR(Flatten(item, "policy", origin, &p));
@@ -208,7 +223,8 @@ Status ApplyOverrides(ExperimentConfig* config, const std::vector<std::string>& 
     std::string key = s.substr(0, eq);
     std::string value = s.substr(eq + 1);
     if (key == "load_qps") key = "workload.load_qps";
-    if (!KnownKey(key)) return InvalidArgumentError("--set: unknown key '" + key + "' (see docs/sim.md)");
+    if (!KnownKey(key))
+      return InvalidArgumentError("--set: unknown key '" + key + "' (see docs/sim.md)");
     // An override replaces any sweep over the same key.
     std::erase_if(config->sweep, [&](const auto& axis) { return axis.first == key; });
     if (value.size() >= 2 && value.front() == '[' && value.back() == ']') {
@@ -238,12 +254,14 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   r.hardware = Text(f, "hardware", "");
   ASSIGN_OR_RETURN(int64_t workers, Integer(f, "workers", 1));
   if (workers < 1 || workers > 100000) {
-    return InvalidArgumentError("'workers': must be between 1 and 100000 (got " + std::to_string(workers) + ")");
+    return InvalidArgumentError("'workers': must be between 1 and 100000 (got " +
+                                std::to_string(workers) + ")");
   }
   r.workers = static_cast<int>(workers);
   r.preload = Text(f, "preload", "all");
   ASSIGN_OR_RETURN(double slo_ms, Number(f, "slo_ms", 0));
-  if (slo_ms < 0) return InvalidArgumentError("'slo_ms': must be positive (got " + f.at("slo_ms") + ")");
+  if (slo_ms < 0)
+    return InvalidArgumentError("'slo_ms': must be positive (got " + f.at("slo_ms") + ")");
   r.slo = MillisF(slo_ms);
   ASSIGN_OR_RETURN(int64_t seed, Integer(f, "seed", 1));
   r.seed = static_cast<uint64_t>(seed);
@@ -271,7 +289,8 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   if (maxq < 1) return InvalidArgumentError("'engine.max_worker_queue': must be >= 1");
   r.max_worker_queue = static_cast<size_t>(maxq);
   ASSIGN_OR_RETURN(double interval_ms, Number(f, "engine.series_interval_ms", 1000));
-  if (interval_ms <= 0) return InvalidArgumentError("'engine.series_interval_ms': must be positive");
+  if (interval_ms <= 0)
+    return InvalidArgumentError("'engine.series_interval_ms': must be positive");
   r.series_interval = MillisF(interval_ms);
   ASSIGN_OR_RETURN(double plan_ms, Number(f, "engine.plan_interval_ms", 1000));
   if (plan_ms <= 0) return InvalidArgumentError("'engine.plan_interval_ms': must be positive");
@@ -281,13 +300,20 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   for (const auto& [k, v] : f) {
     if (k.rfind("policy.", 0) != 0) continue;
     std::string opt = k.substr(7);
-    if (opt == "name") p.name = v;
-    else if (opt == "dispatch") p.dispatch = v;
-    else if (opt == "batching") p.batching = v;
-    else if (opt == "selection") p.selection = v;
-    else if (opt == "placement") p.placement = v;
-    else if (opt == "planning") p.planning = v;
-    else p.options[opt] = v;
+    if (opt == "name")
+      p.name = v;
+    else if (opt == "dispatch")
+      p.dispatch = v;
+    else if (opt == "batching")
+      p.batching = v;
+    else if (opt == "selection")
+      p.selection = v;
+    else if (opt == "placement")
+      p.placement = v;
+    else if (opt == "planning")
+      p.planning = v;
+    else
+      p.options[opt] = v;
   }
   return r;
 }
@@ -318,7 +344,8 @@ StatusOr<std::vector<RunSpec>> ExpandRuns(const ExperimentConfig& config) {
         }
         for (const auto& [k, v] : pol) flat[k] = v;
         for (size_t i = 0; i < config.sweep.size(); ++i) {
-          if (config.sweep[i].first.rfind("policy.", 0) == 0) flat[config.sweep[i].first] = config.sweep[i].second[idx[i]];
+          if (config.sweep[i].first.rfind("policy.", 0) == 0)
+            flat[config.sweep[i].first] = config.sweep[i].second[idx[i]];
         }
       }
       auto spec = RunSpecFromFlat(flat);

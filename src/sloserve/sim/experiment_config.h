@@ -16,9 +16,9 @@ using FlatConfig = std::map<std::string, std::string>;
 
 struct ExperimentConfig {
   std::string name;
-  FlatConfig base;                                           // scalar settings
+  FlatConfig base;                                                      // scalar settings
   std::vector<std::pair<std::string, std::vector<std::string>>> sweep;  // key -> values
-  std::vector<FlatConfig> policies;                          // each: policy.* keys
+  std::vector<FlatConfig> policies;                                     // each: policy.* keys
 };
 
 // Parses YAML text; `origin` names the file in errors.

@@ -18,7 +18,7 @@ struct RunSpec {
   std::string hardware;  // default: the suite's first hardware type
   int workers = 1;
   std::string preload = "all";  // variants resident at start: all | none | v1,v2,...
-  Duration slo{};        // default: the task's default SLO
+  Duration slo{};               // default: the task's default SLO
   uint64_t seed = 1;
   ArrivalSpec arrival;
   std::string sizes = "constant:1";

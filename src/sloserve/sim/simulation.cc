@@ -26,7 +26,8 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   ASSIGN_OR_RETURN(RateSeries rates, EffectiveRateSeries(spec.arrival));
   // The arrival horizon: the trace window, cut short by `duration_s` when that is set.
   Duration horizon = rates.Span();
-  if (spec.arrival.horizon.count() > 0 && spec.arrival.horizon < horizon) horizon = spec.arrival.horizon;
+  if (spec.arrival.horizon.count() > 0 && spec.arrival.horizon < horizon)
+    horizon = spec.arrival.horizon;
   const double horizon_us = static_cast<double>(horizon.count());
 
   SimulatedExecutor executor(ServiceTimeModel(&suite, spec.service, spec.seed));
@@ -76,7 +77,8 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
       engine->Submit(q, now);
       next_arrival = arrivals->Next();
       if (hooks.on_progress && horizon_us > 0) {
-        int pct = static_cast<int>(100.0 * static_cast<double>(now.time_since_epoch().count()) / horizon_us);
+        int pct = static_cast<int>(100.0 * static_cast<double>(now.time_since_epoch().count()) /
+                                   horizon_us);
         if (pct != last_progress) {
           last_progress = pct;
           hooks.on_progress(std::min(1.0, pct / 100.0));
@@ -94,7 +96,8 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   result.series = engine->metrics().series();
   result.series_interval = spec.series_interval;
   result.events = events;
-  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }
 

@@ -20,8 +20,8 @@ struct RunResult {
   MetricsSummary summary;
   std::vector<IntervalStats> series;
   Duration series_interval{};
-  int64_t events = 0;   // arrivals + completions + timer wake-ups processed
-  double wall_s = 0;    // wall time of the run
+  int64_t events = 0;  // arrivals + completions + timer wake-ups processed
+  double wall_s = 0;   // wall time of the run
 };
 
 struct SimHooks {

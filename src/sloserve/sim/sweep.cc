@@ -8,8 +8,9 @@
 
 namespace sloserve {
 
-StatusOr<std::vector<RunResult>> RunSweep(const std::vector<RunSpec>& runs, int jobs,
-                                          const std::function<void(const SweepProgress&)>& progress) {
+StatusOr<std::vector<RunResult>> RunSweep(
+    const std::vector<RunSpec>& runs, int jobs,
+    const std::function<void(const SweepProgress&)>& progress) {
   std::map<std::string, std::unique_ptr<ProfileSuite>> suites;
   for (const RunSpec& r : runs) {
     if (suites.count(r.suite)) continue;

@@ -15,7 +15,8 @@ struct SweepProgress {
   double current_fraction = 0;  // progress inside the runs in flight (mean)
 };
 
-StatusOr<std::vector<RunResult>> RunSweep(const std::vector<RunSpec>& runs, int jobs,
-                                          const std::function<void(const SweepProgress&)>& progress);
+StatusOr<std::vector<RunResult>> RunSweep(
+    const std::vector<RunSpec>& runs, int jobs,
+    const std::function<void(const SweepProgress&)>& progress);
 
 }  // namespace sloserve

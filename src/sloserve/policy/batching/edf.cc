@@ -4,8 +4,9 @@
 
 namespace sloserve {
 
-StatusOr<std::unique_ptr<BatchingPolicy>> EdfBatching::Create(
-    const PolicyParams& params, std::unique_ptr<SelectionPolicy> sel, bool fifo) {
+StatusOr<std::unique_ptr<BatchingPolicy>> EdfBatching::Create(const PolicyParams& params,
+                                                              std::unique_ptr<SelectionPolicy> sel,
+                                                              bool fifo) {
   Options o;
   ASSIGN_OR_RETURN(o.drop_expired, params.GetBool("drop_expired", false));
   o.arrival_order = fifo;

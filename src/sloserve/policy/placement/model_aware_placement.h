@@ -21,7 +21,7 @@ class ModelAwarePlacement : public PlacementPolicy {
   std::string variant_name_;
   VariantId variant_ = kNoId;
   std::vector<std::vector<VariantId>> task_variants_;  // task -> variants
-  size_t rotate_ = 0;  // breaks ties in turn
+  size_t rotate_ = 0;                                  // breaks ties in turn
 };
 
 }  // namespace sloserve

@@ -27,19 +27,20 @@ Status FixedSelection::Init(const PolicyContext& ctx) {
     if (!v) return NotFoundError("fixed: unknown variant '" + name + "' in suite " + suite.name());
     TaskId t = suite.variants()[*v].task;
     if (configured[t] != kNoId) {
-      return InvalidArgumentError("fixed: two variants given for task '" + suite.tasks()[t].name + "'");
+      return InvalidArgumentError("fixed: two variants given for task '" + suite.tasks()[t].name +
+                                  "'");
     }
     configured[t] = *v;
   }
-  choice_.assign(suite.hardware().size(),
-                 std::vector<SelectionDecision>(suite.tasks().size()));
+  choice_.assign(suite.hardware().size(), std::vector<SelectionDecision>(suite.tasks().size()));
   for (HardwareId hw = 0; hw < suite.hardware().size(); ++hw) {
     for (TaskId t = 0; t < suite.tasks().size(); ++t) {
       VariantId pick = configured[t];
       if (pick == kNoId) {  // most accurate variant profiled on this hardware
         for (VariantId v : suite.VariantsOfTask(t)) {
           if (suite.BatchSizes(hw, v).empty()) continue;
-          if (pick == kNoId || suite.variants()[v].accuracy > suite.variants()[pick].accuracy) pick = v;
+          if (pick == kNoId || suite.variants()[v].accuracy > suite.variants()[pick].accuracy)
+            pick = v;
         }
       }
       if (pick == kNoId || suite.BatchSizes(hw, pick).empty()) continue;
