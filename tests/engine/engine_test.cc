@@ -309,3 +309,31 @@ TEST(EngineTest, PlacementRoutesStraightToTheWarmWorker) {
 
 }  // namespace
 }  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+TEST(EngineTest, SharedQueueWorkersBatchStraightFromTheCentralQueue) {
+  ProfileSuite suite = testing::SmallSuite();
+  PuppetExecutor exec;
+  auto engine = Engine::Create(&suite, Workers(2),
+                               Policies("shared", "edf", {{"variant", "fast"}, {"max_batch", "2"}}),
+                               &exec, {}, 1);
+  ASSERT_TRUE(engine.ok());
+  Engine& e = **engine;
+  for (int i = 0; i < 5; ++i) e.Submit(At(AtMicros(i), Millis(100)), AtMicros(i));
+  ASSERT_EQ(exec.launched.size(), 2u);  // each idle worker grabbed the head on arrival
+  EXPECT_EQ(exec.launched[0].ids, (std::vector<QueryId>{1}));
+  EXPECT_EQ(exec.launched[1].ids, (std::vector<QueryId>{2}));
+  EXPECT_EQ(e.workers()[0].queue_length + e.workers()[1].queue_length, 0u);
+  e.OnBatchComplete(1, exec.launched[1].launch.batch, AtMicros(10000));
+  ASSERT_EQ(exec.launched.size(), 3u);
+  EXPECT_EQ(exec.launched[2].launch.worker, 1u);
+  EXPECT_EQ(exec.launched[2].ids, (std::vector<QueryId>{3, 4}));  // a batch of max_batch
+  e.OnBatchComplete(0, exec.launched[0].launch.batch, AtMicros(10001));
+  EXPECT_EQ(exec.launched[3].ids, (std::vector<QueryId>{5}));
+  EXPECT_EQ(e.in_system(), 3u);
+}
+
+}  // namespace
+}  // namespace sloserve

@@ -158,8 +158,13 @@ QueryId Engine::Submit(Query q, TimePoint now) {
       return q.id;
     }
   }
-  InsertByDeadline(&central_, slot, table_);
-  RunDispatch(now);
+  if (central_.empty()) central_arrival_ordered_ = true;
+  if (!InsertByDeadline(&central_, slot, table_)) central_arrival_ordered_ = false;
+  if (policies_.dispatch->shared_queue()) {
+    StartIdleOnSharedQueue(now);
+  } else {
+    RunDispatch(now);
+  }
   return q.id;
 }
 
@@ -236,7 +241,12 @@ void Engine::OnPlanTick(TimePoint now) {
     active_price_per_hour_ += hw.price_per_hour;
     active_cores_ += hw.cores;
   }
-  RunDispatch(now);  // queries waiting centrally may now have a worker
+  // Queries waiting centrally may now have a worker.
+  if (policies_.dispatch->shared_queue()) {
+    StartIdleOnSharedQueue(now);
+  } else {
+    RunDispatch(now);
+  }
 }
 
 Duration Engine::EnsureLoaded(WorkerId w, VariantId v) {
@@ -269,21 +279,34 @@ Duration Engine::EnsureLoaded(WorkerId w, VariantId v) {
   return suite_->variants()[v].load_time;
 }
 
+void Engine::StartIdleOnSharedQueue(TimePoint now) {
+  const size_t n = views_.size();
+  for (size_t k = 0; k < n && !central_.empty() && busy_workers_ < n; ++k) {
+    WorkerId w = static_cast<WorkerId>((next_idle_ + k) % n);
+    if (views_[w].busy || !views_[w].active) continue;
+    TryStart(w, now);
+    if (views_[w].busy) next_idle_ = (w + 1) % n;  // the next arrival tries the next worker
+  }
+}
+
 void Engine::TryStart(WorkerId w, TimePoint now) {
   WorkerView& view = views_[w];
   WorkerState& st = states_[w];
+  const bool shared = policies_.dispatch->shared_queue();
+  std::deque<uint32_t>& queue = shared ? central_ : st.queue;
   // Bounded: every round starts a batch, waits, idles, or drops at least one query.
-  while (!view.busy && !st.queue.empty()) {
+  while (!view.busy && !queue.empty()) {
     BatchDecision& d = decision_;
     d.Clear();
-    policies_.batching->NextBatch(view, QueueView(&st.queue, &table_, st.arrival_ordered), now, &d);
+    const bool ordered = shared ? central_arrival_ordered_ : st.arrival_ordered;
+    policies_.batching->NextBatch(view, QueueView(&queue, &table_, ordered), now, &d);
     const bool run = d.kind == BatchDecision::Kind::kRun && !d.take.empty();
     if (!run) d.take.clear();
     std::sort(d.take.begin(), d.take.end());
     // Resolve positions to slots before the queue changes; a position in both lists runs.
     std::vector<uint32_t>& take_slots = removed_;
     take_slots.clear();
-    for (uint32_t p : d.take) take_slots.push_back(st.queue[p]);
+    for (uint32_t p : d.take) take_slots.push_back(queue[p]);
     // Dropped (policy) and rejected (unservable) positions; a position also taken runs.
     drop_slots_.clear();
     reject_slots_.clear();
@@ -297,15 +320,17 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
         if (std::binary_search(d.take.begin(), d.take.end(), p)) continue;
         if (slots == &drop_slots_ && std::binary_search(d.reject.begin(), d.reject.end(), p))
           continue;
-        slots->push_back(st.queue[p]);
+        slots->push_back(queue[p]);
         positions_.push_back(p);
       }
     }
     std::sort(positions_.begin(), positions_.end());
     positions_.erase(std::unique(positions_.begin(), positions_.end()), positions_.end());
-    RemovePositions(&st.queue, positions_, &scratch_slots_);
-    view.queue_length = st.queue.size();
-    for (uint32_t s : scratch_slots_) view.queued_rows -= table_[s].size;
+    RemovePositions(&queue, positions_, &scratch_slots_);
+    if (!shared) {
+      view.queue_length = st.queue.size();
+      for (uint32_t s : scratch_slots_) view.queued_rows -= table_[s].size;
+    }
     const bool dropped_any = !drop_slots_.empty() || !reject_slots_.empty();
     for (uint32_t s : drop_slots_) DropSlot(s, DropReason::kPolicy, now);
     for (uint32_t s : reject_slots_) DropSlot(s, DropReason::kUnservable, now);
@@ -345,6 +370,7 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
     st.running_variant = v;
     st.wake = kTimeInfinite;
     view.busy = true;
+    ++busy_workers_;
     view.last_variant = v;
     Duration expected = executor_->Launch(launch);
     view.busy_until = now + expected;
@@ -375,6 +401,7 @@ void Engine::OnBatchComplete(WorkerId w, BatchId batch, TimePoint now) {
   slots.clear();
   st.running_slots.swap(slots);
   view.busy = false;
+  --busy_workers_;
   st.running = 0;
   RunDispatch(now);
   TryStart(w, now);

@@ -102,6 +102,8 @@ class Engine {
   // Queues `slot` on worker `w`; false (and the query reported dropped) when full.
   bool EnqueueOnWorker(uint32_t slot, WorkerId w, TimePoint now);
   void TryStart(WorkerId w, TimePoint now);
+  // Shared-queue dispatch: idle workers, in turn, form batches from the central queue.
+  void StartIdleOnSharedQueue(TimePoint now);
   Duration EnsureLoaded(WorkerId w, VariantId v);
   static QueryRecord RecordOf(const Query& q);  // identity fields; outcome filled by callers
   void Finish(uint32_t slot, QueryRecord& r);
@@ -118,6 +120,9 @@ class Engine {
   std::vector<Query> table_;  // slot -> query
   std::vector<uint32_t> free_slots_;
   std::deque<uint32_t> central_;
+  bool central_arrival_ordered_ = true;
+  size_t busy_workers_ = 0;
+  size_t next_idle_ = 0;
   std::vector<WorkerView> views_;
   std::vector<WorkerState> states_;
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;

@@ -3,6 +3,7 @@
 #include "sloserve/policy/dispatch/central_queue.h"
 #include "sloserve/policy/dispatch/join_shortest_queue.h"
 #include "sloserve/policy/dispatch/round_robin.h"
+#include "sloserve/policy/dispatch/shared_queue.h"
 #include "sloserve/policy/placement/model_aware_placement.h"
 #include "sloserve/policy/placement/random_placement.h"
 #include "sloserve/policy/planning/rate_planning.h"
@@ -29,6 +30,8 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
                  JoinShortestQueueDispatch::Create);
   r->AddDispatch("central", "queries wait centrally; idle workers take up to central_batch",
                  CentralQueueDispatch::Create);
+  r->AddDispatch("shared", "queries stay central; idle workers batch straight from it",
+                 SharedQueueDispatch::Create);
   r->AddPlacement("random", "each arrival to a uniformly random active worker",
                   RandomPlacement::Create);
   r->AddPlacement("model_aware", "prefer the least loaded worker already holding the model",

@@ -89,6 +89,9 @@ class DispatchPolicy {
   // centrally. Unassigned queries stay in the central queue (central topology).
   virtual void Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
                       TimePoint now, std::vector<Assignment>* out) = 0;
+  // True: queries stay in the central queue and each idle worker's batching policy forms
+  // its batch straight from it ("workers grab batches from the central queue").
+  virtual bool shared_queue() const { return false; }
 };
 
 // --- placement: which machine a query should run on, given model caches ---
