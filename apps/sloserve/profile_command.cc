@@ -1,37 +1,133 @@
-// `sloserve profile show SUITE [--hardware H] [--json]`: what a profile suite holds.
+// `sloserve profile show SUITE`: what a profile suite holds; `sloserve profile
+// load-latency SUITE`: ModelSwitching's offline response-latency measurement.
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_args.h"
 #include "commands.h"
+#include "progress_bar.h"
 #include "sloserve/profile/profile.h"
+#include "sloserve/sim/load_latency_profile.h"
 
 namespace sloserve::cli {
 
 namespace {
 
 const std::vector<FlagSpec> kFlags = {
-    {"hardware", "NAME", "hardware type to show latencies for (default: every type)"},
-    {"json", "", "print as JSON"},
+    {"hardware", "NAME", "hardware type (show: filter; load-latency: workers' type)"},
+    {"task", "NAME", "load-latency: task (default: the suite's first)"},
+    {"slo-ms", "MS", "load-latency: SLO (default: the task's)"},
+    {"workers", "LIST", "load-latency: worker counts, a,b,c or from:to:step (default 20:100:10)"},
+    {"loads", "LIST", "load-latency: loads in qps (default 400:4000:100)"},
+    {"variants", "LIST", "load-latency: variants to measure (default: every variant of the task)"},
+    {"duration", "SECONDS", "load-latency: simulated seconds per point (default 30)"},
+    {"seed", "N", "load-latency: seed (default 1)"},
+    {"jobs", "N", "load-latency: parallel simulations (default: cores)"},
+    {"out", "FILE", "load-latency: write the table here (default: stdout)"},
+    {"json", "", "show: print as JSON"},
     {"help", "", "show this help"}};
 
 void PrintHelp() {
   std::printf(
-      "usage: sloserve profile show SUITE [options]\n\nSUITE is an embedded suite "
-      "(ramsis-image, ramsis-text, kairos-recsys, infadapter-resnet) or a path.\n"
-      "Prints tasks, hardware, and per variant its accuracy and p50/p95 latency at\n"
-      "batch 1 and at its largest profiled batch.\n\noptions:\n%s",
+      "usage: sloserve profile show SUITE [options]\n"
+      "       sloserve profile load-latency SUITE [options]\n\n"
+      "SUITE is an embedded suite (ramsis-image, ramsis-text, kairos-recsys, infadapter-resnet)\n"
+      "or a path. `show` prints tasks, hardware, and per variant its accuracy and p50/p95\n"
+      "latency at batch 1 and at its largest profiled batch. `load-latency` is\n"
+      "ModelSwitching's offline profiling: it simulates each variant alone at each worker\n"
+      "count and load and writes the p99 response latencies (the model_switching policy's\n"
+      "`table`).\n\noptions:\n%s",
       FlagsHelp(kFlags).c_str());
+}
+
+// "20:100:10" -> 20,30,...,100; "1,2,5" -> 1,2,5.
+StatusOr<std::vector<double>> ParseList(const std::string& flag, const std::string& text) {
+  std::vector<double> out;
+  auto number = [&](const std::string& s) -> StatusOr<double> {
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end != '\0' || v <= 0) {
+      return InvalidArgumentError("--" + flag + ": expected positive numbers, got \"" + s + "\"");
+    }
+    return v;
+  };
+  if (std::count(text.begin(), text.end(), ':') == 2) {
+    size_t a = text.find(':'), b = text.rfind(':');
+    ASSIGN_OR_RETURN(double from, number(text.substr(0, a)));
+    ASSIGN_OR_RETURN(double to, number(text.substr(a + 1, b - a - 1)));
+    ASSIGN_OR_RETURN(double step, number(text.substr(b + 1)));
+    if (to < from) return InvalidArgumentError("--" + flag + ": range ends before it starts");
+    for (double x = from; x <= to + 1e-9; x += step) out.push_back(x);
+    return out;
+  }
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    ASSIGN_OR_RETURN(double v, number(item));
+    out.push_back(v);
+  }
+  return out;
+}
+
+Status LoadLatency(const Args& args, const ProfileSuite& suite) {
+  LoadLatencyRequest req;
+  req.base.suite = args.positionals()[1];
+  req.base.task = args.Get("task", "");
+  req.base.hardware = args.Get("hardware", "");
+  ASSIGN_OR_RETURN(double slo_ms, args.GetDouble("slo-ms", 0));
+  req.base.slo = MillisF(slo_ms);
+  ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 30));
+  if (duration <= 0) return InvalidArgumentError("--duration: must be positive");
+  req.base.arrival.horizon = SecondsF(duration);
+  ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 1));
+  req.base.seed = static_cast<uint64_t>(seed);
+  ASSIGN_OR_RETURN(std::vector<double> workers,
+                   ParseList("workers", args.Get("workers", "20:100:10")));
+  for (double w : workers) req.workers.push_back(static_cast<int>(w));
+  ASSIGN_OR_RETURN(req.loads_qps, ParseList("loads", args.Get("loads", "400:4000:100")));
+  if (args.Has("variants")) {
+    std::stringstream ss(args.Get("variants"));
+    for (std::string v; std::getline(ss, v, ',');) req.variants.push_back(v);
+  }
+  ASSIGN_OR_RETURN(int64_t jobs,
+                   args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
+  req.jobs = static_cast<int>(std::max<int64_t>(1, jobs));
+  ProgressBar bar("load-latency", StderrIsTerminal());
+  ASSIGN_OR_RETURN(ResponseLatencyTable table,
+                   MeasureResponseLatency(req, suite, [&](size_t done, size_t total) {
+                     bar.Update(static_cast<double>(done) / static_cast<double>(total),
+                                std::to_string(done) + "/" + std::to_string(total) + " curves");
+                   }));
+  bar.Finish();
+  std::string text = "# ModelSwitching response-latency table: sloserve profile load-latency " +
+                     req.base.suite + "\n" + ResponseLatencyTable::Header() + "\n";
+  for (const ResponseLatencyRow& r : table.rows()) text += ResponseLatencyTable::Format(r) + "\n";
+  if (!args.Has("out")) {
+    std::cout << text;
+    return OkStatus();
+  }
+  std::ofstream out(args.Get("out"));
+  if (!out) return UnavailableError("--out: cannot write " + args.Get("out"));
+  out << text;
+  std::fprintf(stderr, "wrote %zu measurements to %s\n", table.rows().size(),
+               args.Get("out").c_str());
+  return OkStatus();
 }
 
 Status Run(const Args& a) {
   const Args* args = &a;
-  if (args->positionals().size() != 2 || args->positionals()[0] != "show") {
-    return InvalidArgumentError("expected: profile show SUITE (see sloserve profile --help)");
+  if (args->positionals().size() != 2 ||
+      (args->positionals()[0] != "show" && args->positionals()[0] != "load-latency")) {
+    return InvalidArgumentError(
+        "expected: profile show|load-latency SUITE (see sloserve profile --help)");
   }
   ASSIGN_OR_RETURN(ProfileSuite loaded, LoadSuite(args->positionals()[1]));
+  if (args->positionals()[0] == "load-latency") return LoadLatency(*args, loaded);
   const ProfileSuite* suite = &loaded;
   nlohmann::json out;
   out["suite"] = suite->name();

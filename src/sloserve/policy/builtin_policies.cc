@@ -10,12 +10,20 @@
 #include "sloserve/policy/planning/static_planning.h"
 #include "sloserve/policy/registry.h"
 #include "sloserve/policy/selection/fixed.h"
+#include "sloserve/policy/selection/jellyfish_plus.h"
+#include "sloserve/policy/selection/model_switching.h"
 
 namespace sloserve {
 
 void RegisterBuiltinPolicies(PolicyRegistry* r) {
   r->AddSelection("fixed", "one configured variant per task (default: the most accurate)",
                   FixedSelection::Create);
+  r->AddSelection("jellyfish_plus",
+                  "most accurate variant whose throughput covers the load, latency < SLO/2",
+                  JellyfishPlusSelection::Create);
+  r->AddSelection("model_switching",
+                  "most accurate variant whose measured p99 under the load meets the SLO",
+                  ModelSwitchingSelection::Create);
   r->AddBatching("edf", "earliest deadline first, maximal batching",
                  [](const PolicyParams& p, std::unique_ptr<SelectionPolicy> s) {
                    return EdfBatching::Create(p, std::move(s), /*fifo=*/false);
