@@ -12,5 +12,6 @@ int LoadgenCommand(const std::vector<std::string>& args);
 int DemoCommand(const std::vector<std::string>& args);
 int PoliciesCommand(const std::vector<std::string>& args);
 int ProfileCommand(const std::vector<std::string>& args);
+int ReportCommand(const std::vector<std::string>& args);
 
 }  // namespace sloserve::cli

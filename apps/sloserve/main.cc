@@ -21,7 +21,8 @@ const Command kCommands[] = {
     {"loadgen", sloserve::cli::LoadgenCommand, "drive a server open-loop and report latency/SLOs"},
     {"sim", sloserve::cli::SimCommand, "simulate an experiment config (one run or a sweep)"},
     {"policies", sloserve::cli::PoliciesCommand, "list the policies selectable by name"},
-    {"profile", sloserve::cli::ProfileCommand, "inspect a profile suite"},
+    {"profile", sloserve::cli::ProfileCommand, "inspect a profile suite, measure load-latency"},
+    {"report", sloserve::cli::ReportCommand, "tables and SVG plots from sim --json results"},
 };
 
 void PrintUsage() {

@@ -1,0 +1,104 @@
+// `sloserve report RESULTS.json ...`: tables and SVG plots from `sloserve sim --json`.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "sloserve/report/pivot.h"
+
+namespace sloserve::cli {
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {"x", "KEY", "row field on the x axis (default load_qps)"},
+    {"y", "KEYS", "comma-separated metrics, one table and plot each (default accuracy,violation_rate)"},
+    {"series", "KEY", "row field naming the lines (default policy)"},
+    {"where", "KEY<op>VALUE", "keep only rows passing, e.g. violation_rate<0.05", true},
+    {"out", "DIR", "write <metric>.svg (and <metric>.md) there"},
+    {"title", "TEXT", "plot title prefix (default: the experiment name)"},
+    {"json", "", "print the pivots as JSON instead of Markdown"},
+    {"help", "", "show this help"},
+};
+
+void PrintHelp() {
+  std::printf(
+      "usage: sloserve report RESULTS.json [options]\n\n"
+      "Reads the JSON printed by `sloserve sim --json` (a file, or - for stdin) and prints, per\n"
+      "metric, a Markdown table (rows = x values, columns = series; repeated seeds are\n"
+      "averaged); with --out it also writes one SVG line plot per metric.\n\noptions:\n%s\n"
+      "example: sloserve sim experiments/ramsis/constant_image.yaml --json > r.json\n"
+      "         sloserve report r.json --where violation_rate<0.05 --out plots/\n",
+      FlagsHelp(kFlags).c_str());
+}
+
+Status Run(const Args& args) {
+  if (args.positionals().size() != 1) return InvalidArgumentError("expected one RESULTS.json");
+  const std::string path = args.positionals()[0];
+  std::stringstream text;
+  if (path == "-") {
+    text << std::cin.rdbuf();
+  } else {
+    std::ifstream in(path);
+    if (!in) return NotFoundError(path + ": cannot open");
+    text << in.rdbuf();
+  }
+  nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
+    return InvalidArgumentError(path + ": not the JSON of `sloserve sim --json` (no 'rows' list)");
+  }
+  std::vector<RowFilter> filters;
+  for (const std::string& w : args.GetAll("where")) {
+    ASSIGN_OR_RETURN(RowFilter f, ParseRowFilter(w));
+    filters.push_back(f);
+  }
+  std::vector<nlohmann::json> rows;
+  for (const nlohmann::json& row : doc["rows"]) {
+    bool keep = true;
+    for (const RowFilter& f : filters) keep = keep && RowPasses(row, f);
+    if (keep) rows.push_back(row);
+  }
+  const std::string x = args.Get("x", "load_qps"), series = args.Get("series", "policy");
+  std::vector<std::string> ys;
+  std::stringstream ss(args.Get("y", "accuracy,violation_rate"));
+  for (std::string y; std::getline(ss, y, ',');) ys.push_back(y);
+  const std::string title =
+      args.Get("title", doc.contains("experiment") ? doc["experiment"].get<std::string>() : "");
+  if (args.Has("out")) std::filesystem::create_directories(args.Get("out"));
+  nlohmann::json out = nlohmann::json::object();
+  for (const std::string& y : ys) {
+    ASSIGN_OR_RETURN(Pivot p, BuildPivot(rows, x, y, series));
+    if (args.Has("json")) {
+      nlohmann::json cells = nlohmann::json::array();
+      for (const auto& [key, v] : p.cells) cells.push_back({{series, key.first}, {x, key.second}, {y, v}});
+      out[y] = cells;
+    } else {
+      std::printf("%s%s%s (%zu of %zu rows)\n\n%s\n", title.c_str(), title.empty() ? "" : ": ",
+                  y.c_str(), rows.size(), doc["rows"].size(), PivotMarkdown(p).c_str());
+    }
+    if (args.Has("out")) {
+      PlotOptions o;
+      o.title = title.empty() ? y : title + ": " + y;
+      o.x_label = x;
+      o.y_label = y;
+      const std::string base = (std::filesystem::path(args.Get("out")) / y).string();
+      std::ofstream svg(base + ".svg");
+      std::ofstream md(base + ".md");
+      if (!svg || !md) return UnavailableError("--out: cannot write under " + args.Get("out"));
+      svg << RenderLinePlot(PivotSeries(p), o);
+      md << PivotMarkdown(p);
+    }
+  }
+  if (args.Has("json")) std::cout << out.dump(2) << std::endl;
+  return OkStatus();
+}
+
+}  // namespace
+
+int ReportCommand(const std::vector<std::string>& argv) {
+  return RunSubcommand("report", argv, kFlags, PrintHelp, Run);
+}
+
+}  // namespace sloserve::cli

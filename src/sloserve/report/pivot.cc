@@ -1,0 +1,122 @@
+#include "sloserve/report/pivot.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace sloserve {
+namespace {
+
+bool AsNumber(const nlohmann::json& v, double* out) {
+  if (v.is_number()) {
+    *out = v.get<double>();
+    return true;
+  }
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    char* end = nullptr;
+    *out = std::strtod(s.c_str(), &end);
+    return !s.empty() && *end == '\0';
+  }
+  return false;
+}
+
+std::string AsText(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+}  // namespace
+
+StatusOr<RowFilter> ParseRowFilter(const std::string& expr) {
+  for (const char* op : {"<=", ">=", "!=", "<", ">", "="}) {
+    size_t pos = expr.find(op);
+    if (pos == std::string::npos || pos == 0) continue;
+    RowFilter f{expr.substr(0, pos), op, expr.substr(pos + std::string(op).size())};
+    if (f.value.empty()) break;
+    return f;
+  }
+  return InvalidArgumentError("filter '" + expr + "': expected KEY<op>VALUE with op in < <= > >= = !=");
+}
+
+bool RowPasses(const nlohmann::json& row, const RowFilter& f) {
+  if (!row.contains(f.key)) return false;
+  const nlohmann::json& v = row[f.key];
+  double a = 0, b = 0;
+  char* end = nullptr;
+  b = std::strtod(f.value.c_str(), &end);
+  const bool numeric = *end == '\0' && AsNumber(v, &a);
+  if (f.op == "=") return numeric ? a == b : AsText(v) == f.value;
+  if (f.op == "!=") return numeric ? a != b : AsText(v) != f.value;
+  if (!numeric) return false;
+  if (f.op == "<") return a < b;
+  if (f.op == "<=") return a <= b;
+  if (f.op == ">") return a > b;
+  return a >= b;
+}
+
+StatusOr<Pivot> BuildPivot(const std::vector<nlohmann::json>& rows, const std::string& x_key,
+                           const std::string& y_key, const std::string& series_key) {
+  Pivot p;
+  p.x_key = x_key;
+  p.y_key = y_key;
+  p.series_key = series_key;
+  std::map<std::pair<std::string, double>, std::pair<double, int>> sums;
+  for (const nlohmann::json& row : rows) {
+    double x = 0, y = 0;
+    if (!row.contains(x_key) || !AsNumber(row[x_key], &x)) {
+      return InvalidArgumentError("row has no numeric '" + x_key + "'");
+    }
+    if (!row.contains(y_key) || !AsNumber(row[y_key], &y)) {
+      return InvalidArgumentError("row has no numeric '" + y_key + "'");
+    }
+    std::string s = row.contains(series_key) ? AsText(row[series_key]) : "";
+    if (std::find(p.series.begin(), p.series.end(), s) == p.series.end()) p.series.push_back(s);
+    if (std::find(p.xs.begin(), p.xs.end(), x) == p.xs.end()) p.xs.push_back(x);
+    auto& acc = sums[{s, x}];
+    acc.first += y;
+    acc.second += 1;
+  }
+  std::sort(p.xs.begin(), p.xs.end());
+  for (const auto& [key, acc] : sums) p.cells[key] = acc.first / acc.second;  // seeds averaged
+  return p;
+}
+
+std::string PivotMarkdown(const Pivot& p) {
+  std::string out = "| " + p.x_key + " |";
+  for (const std::string& s : p.series) out += " " + s + " |";
+  out += "\n|---|";
+  for (size_t i = 0; i < p.series.size(); ++i) out += "---|";
+  out += "\n";
+  char buf[64];
+  for (double x : p.xs) {
+    std::snprintf(buf, sizeof buf, "%g", x);
+    out += std::string("| ") + buf + " |";
+    for (const std::string& s : p.series) {
+      auto it = p.cells.find({s, x});
+      if (it == p.cells.end()) {
+        out += " – |";
+      } else {
+        std::snprintf(buf, sizeof buf, "%.4g", it->second);
+        out += std::string(" ") + buf + " |";
+      }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::vector<PlotSeries> PivotSeries(const Pivot& p) {
+  std::vector<PlotSeries> out;
+  for (const std::string& s : p.series) {
+    PlotSeries ps{s, {}};
+    for (double x : p.xs) {
+      auto it = p.cells.find({s, x});
+      if (it != p.cells.end()) ps.points.push_back({x, it->second});
+    }
+    out.push_back(std::move(ps));
+  }
+  return out;
+}
+
+}  // namespace sloserve

@@ -1,0 +1,37 @@
+#pragma once
+// Turns result rows (sim --json `rows`) into a pivot: one line per x value, one column
+// per series, one metric per table/plot. Rows can be filtered first, as the papers do
+// (e.g. RAMSIS counts only points with violation_rate < 0.05).
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sloserve/core/status.h"
+#include "sloserve/report/svg_plot.h"
+
+namespace sloserve {
+
+struct RowFilter {
+  std::string key;
+  std::string op;  // < <= > >= = !=
+  std::string value;
+};
+// "violation_rate<0.05", "policy=ramsis" -> filter; errors name the expression.
+StatusOr<RowFilter> ParseRowFilter(const std::string& expr);
+bool RowPasses(const nlohmann::json& row, const RowFilter& f);
+
+struct Pivot {
+  std::string x_key, y_key, series_key;
+  std::vector<double> xs;                        // sorted distinct x
+  std::vector<std::string> series;               // in first-seen order
+  std::map<std::pair<std::string, double>, double> cells;  // (series, x) -> mean y
+};
+
+StatusOr<Pivot> BuildPivot(const std::vector<nlohmann::json>& rows, const std::string& x_key,
+                           const std::string& y_key, const std::string& series_key);
+std::string PivotMarkdown(const Pivot& p);
+std::vector<PlotSeries> PivotSeries(const Pivot& p);
+
+}  // namespace sloserve
