@@ -56,6 +56,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   ctx.suite = suite;
   ctx.workers = e->views_;
   ctx.seed = seed;
+  ctx.task = options.task;
+  ctx.slo = options.slo;
   RETURN_IF_ERROR(e->policies_.dispatch->Init(ctx).WithPrefix("dispatch policy"));
   RETURN_IF_ERROR(e->policies_.batching->Init(ctx).WithPrefix("batching policy"));
   if (e->policies_.placement) {

@@ -35,6 +35,8 @@ struct EngineOptions {
   size_t max_central_queue = 1'000'000;
   size_t max_worker_queue = 1'000'000;
   Duration series_interval = Seconds(1);
+  TaskId task = 0;  // the deployment's task and SLO, handed to policies at Init
+  Duration slo{};
 };
 
 using EnginePolicies = PolicySet;

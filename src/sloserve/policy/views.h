@@ -52,6 +52,10 @@ struct PolicyContext {
   const ProfileSuite* suite = nullptr;
   std::vector<WorkerView> workers;  // initial state: ids, hardware, preloads
   uint64_t seed = 1;
+  // The deployment's task and SLO (policies that plan offline for an SLO, e.g. RAMSIS;
+  // queries still carry their own deadlines).
+  TaskId task = 0;
+  Duration slo{};
 };
 
 }  // namespace sloserve

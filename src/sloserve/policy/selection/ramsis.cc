@@ -1,0 +1,144 @@
+#include "sloserve/policy/selection/ramsis.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include "sloserve/profile/profile.h"
+
+namespace sloserve {
+namespace {
+
+std::string DefaultCacheDir() {
+  if (const char* dir = std::getenv("SLOSERVE_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::string(home) + "/.cache/sloserve/mdp";
+  }
+  return "/tmp/sloserve-cache/mdp";
+}
+
+// Policy sets already loaded or generated in this process, by set key: the runs of a
+// sweep share one generation instead of racing to produce the same cache file.
+StatusOr<std::vector<mdp::Policy>> SharedPolicySet(const ProfileSuite& suite,
+                                                   const mdp::MdpOptions& m,
+                                                   const mdp::PolicySetOptions& set,
+                                                   const std::string& cache_dir) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const std::vector<mdp::Policy>>> sets;
+  ASSIGN_OR_RETURN(std::string key, mdp::PolicySetKey(suite, m, set));
+  std::lock_guard<std::mutex> lock(mu);  // held while generating: others wait for it
+  auto it = sets.find(key);
+  if (it != sets.end()) return *it->second;
+  ASSIGN_OR_RETURN(std::vector<mdp::Policy> policies,
+                   mdp::LoadOrGeneratePolicySet(suite, m, set, cache_dir));
+  sets[key] = std::make_shared<const std::vector<mdp::Policy>>(policies);
+  return policies;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<SelectionPolicy>> RamsisSelection::Create(const PolicyParams& p) {
+  Options o;
+  ASSIGN_OR_RETURN(o.set.min_qps, p.GetDouble("min_qps", 0));
+  ASSIGN_OR_RETURN(o.set.max_qps, p.GetDouble("max_qps", 0));
+  ASSIGN_OR_RETURN(o.set.accuracy_step, p.GetDouble("accuracy_step", 0.01));
+  ASSIGN_OR_RETURN(std::string disc, p.GetString("discretization", "fld"));
+  ASSIGN_OR_RETURN(int64_t d, p.GetInt("d", 100));
+  ASSIGN_OR_RETURN(o.mdp.discretization, mdp::ParseDiscretization(disc, static_cast<int>(d)));
+  ASSIGN_OR_RETURN(std::string batching, p.GetString("batching", "maximal"));
+  ASSIGN_OR_RETURN(o.mdp.batching, mdp::ParseBatching(batching));
+  ASSIGN_OR_RETURN(int64_t max_queue, p.GetInt("max_queue", 32));
+  o.mdp.max_queue = static_cast<int>(max_queue);
+  ASSIGN_OR_RETURN(o.mdp.latency_quantile, p.GetDouble("quantile", 0.95));
+  ASSIGN_OR_RETURN(std::string arrival, p.GetString("arrival", "poisson"));
+  ASSIGN_OR_RETURN(double cv, p.GetDouble("cv", 1.0));
+  ASSIGN_OR_RETURN(o.mdp.arrival, mdp::ParseArrival(arrival, cv));
+  ASSIGN_OR_RETURN(std::string criterion, p.GetString("criterion", "accuracy-per-query"));
+  ASSIGN_OR_RETURN(o.mdp.solver.criterion, mdp::ParseCriterion(criterion));
+  ASSIGN_OR_RETURN(std::string variants, p.GetString("variants", ""));
+  std::stringstream ss(variants);
+  for (std::string v; std::getline(ss, v, ',');) {
+    if (!v.empty()) o.mdp.variants.push_back(v);
+  }
+  ASSIGN_OR_RETURN(double window_ms, p.GetDouble("window_ms", 500));
+  if (window_ms <= 0) return InvalidArgumentError("ramsis: option 'window_ms' must be positive");
+  o.window = MillisF(window_ms);
+  ASSIGN_OR_RETURN(o.cache_dir, p.GetString("cache_dir", DefaultCacheDir()));
+  ASSIGN_OR_RETURN(o.slo_workers, p.GetString("slo_workers", ""));
+  ASSIGN_OR_RETURN(int64_t threads, p.GetInt("threads", 2));
+  o.set.threads = static_cast<int>(std::max<int64_t>(1, threads));
+  if (o.set.accuracy_step <= 0) return InvalidArgumentError("ramsis: 'accuracy_step' must be > 0");
+  return std::unique_ptr<SelectionPolicy>(new RamsisSelection(std::move(o)));
+}
+
+Status RamsisSelection::Init(const PolicyContext& ctx) {
+  const ProfileSuite& suite = *ctx.suite;
+  if (ctx.workers.empty()) return InvalidArgumentError("ramsis: no workers");
+  const HardwareId hw = ctx.workers.front().hardware;
+  mdp::MdpOptions m = options_.mdp;
+  m.task = suite.tasks()[ctx.task].name;
+  m.hardware = suite.hardware()[hw].name;
+  const Duration slo = ctx.slo.count() > 0 ? ctx.slo : suite.tasks()[ctx.task].default_slo;
+  if (options_.slo_workers.empty()) {
+    slo_classes_ = {{slo, 0, ctx.workers.size()}};
+  } else {
+    ASSIGN_OR_RETURN(slo_classes_, ParseSloClasses(options_.slo_workers, ctx.workers.size()));
+  }
+  m.workers = static_cast<int>(ctx.workers.size());
+
+  // The fastest variant (at batch 1) and the deployment's peak throughput with it.
+  double peak_qps = 0;
+  Duration best = Duration::max();
+  for (VariantId v : suite.VariantsOfTask(ctx.task)) {
+    const LatencyDistribution* one = suite.Latency(hw, v, 1);
+    if (!one) continue;
+    Duration l1 = one->Quantile(m.latency_quantile);
+    int b = std::min(suite.MaxBatch(hw, v), m.max_queue);
+    const LatencyDistribution* big = suite.Latency(hw, v, b);
+    double tput = big ? b / ToSeconds(big->Quantile(m.latency_quantile)) : 0;
+    peak_qps = std::max(peak_qps, tput * static_cast<double>(ctx.workers.size()));
+    if (l1 < best) {
+      best = l1;
+      fastest_ = {v, b};
+    }
+  }
+  if (fastest_.variant == kNoId) return FailedPreconditionError("ramsis: no profiled variant");
+  worker_class_.assign(ctx.workers.size(), 0);
+  classes_.clear();
+  for (size_t c = 0; c < slo_classes_.size(); ++c) {
+    const SloClass& cls = slo_classes_[c];
+    for (size_t w = cls.first_worker; w < cls.first_worker + cls.workers; ++w) worker_class_[w] = c;
+    m.slo = cls.slo;
+    m.workers = static_cast<int>(cls.workers);
+    mdp::PolicySetOptions set = options_.set;
+    const double class_peak = peak_qps * static_cast<double>(cls.workers) / ctx.workers.size();
+    if (set.max_qps <= 0) set.max_qps = class_peak;
+    if (set.min_qps <= 0) set.min_qps = std::max(1.0, set.max_qps * 0.01);
+    if (set.min_qps >= set.max_qps) return InvalidArgumentError("ramsis: min_qps must be below max_qps");
+    ClassState state{cls, LoadMonitor(LoadMonitor::Options{options_.window, kTimeZero}), {}};
+    ASSIGN_OR_RETURN(state.policies, SharedPolicySet(suite, m, set, options_.cache_dir));
+    if (state.policies.empty()) return InternalError("ramsis: empty policy set");
+    classes_.push_back(std::move(state));
+  }
+  return OkStatus();
+}
+
+void RamsisSelection::OnArrival(const Query& q, TimePoint now) {
+  size_t c = classes_.size() == 1 ? 0 : NearestSloClass(slo_classes_, q.slo());
+  classes_[c].monitor.Record(now);
+}
+
+SelectionDecision RamsisSelection::Choose(const WorkerView& worker, const QueueView& queue,
+                                          const Query& head, TimePoint now) {
+  ClassState& cls = classes_[worker.id < worker_class_.size() ? worker_class_[worker.id] : 0];
+  const mdp::Policy* policy = mdp::SelectPolicy(cls.policies, cls.monitor.RateQps(now));
+  if (!policy) return fastest_;  // beyond every policy: late rather than never
+  mdp::Action a = policy->Decide(static_cast<int>(queue.size()), head.deadline - now);
+  if (a.variant == kNoId || a.batch <= 0) return fastest_;
+  return {a.variant, a.batch};
+}
+
+}  // namespace sloserve
