@@ -13,5 +13,6 @@ int DemoCommand(const std::vector<std::string>& args);
 int PoliciesCommand(const std::vector<std::string>& args);
 int ProfileCommand(const std::vector<std::string>& args);
 int ReportCommand(const std::vector<std::string>& args);
+int PolicyCommand(const std::vector<std::string>& args);
 
 }  // namespace sloserve::cli

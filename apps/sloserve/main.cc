@@ -23,6 +23,7 @@ const Command kCommands[] = {
     {"policies", sloserve::cli::PoliciesCommand, "list the policies selectable by name"},
     {"profile", sloserve::cli::ProfileCommand, "inspect a profile suite, measure load-latency"},
     {"report", sloserve::cli::ReportCommand, "tables and SVG plots from sim --json results"},
+    {"policy", sloserve::cli::PolicyCommand, "generate and inspect RAMSIS MDP policies"},
 };
 
 void PrintUsage() {

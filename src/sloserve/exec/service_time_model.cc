@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <algorithm>
 
 namespace sloserve {
 
@@ -29,7 +30,33 @@ StatusOr<ServiceTimeOptions> ParseServiceTimeMode(const std::string& text) {
 
 ServiceTimeModel::ServiceTimeModel(const ProfileSuite* suite, ServiceTimeOptions options,
                                    uint64_t seed)
-    : suite_(suite), options_(options), rng_(MakeRng(seed, "service-time")) {}
+    : suite_(suite),
+      options_(options),
+      rng_(MakeRng(seed, "service-time")),
+      exec_(ExecTimeTable::Build(*suite)) {}
+
+bool ServiceTimeModel::DynamicCompute(const BatchLaunch& b, Duration* compute) {
+  if (!b.queries || b.queries->empty() || !exec_.IsDynamic(b.variant)) return false;
+  auto key = std::make_pair(b.hardware, b.variant);
+  auto it = fits_.find(key);
+  if (it == fits_.end()) {
+    it = fits_
+             .emplace(key, FitBatchTimeModel(*suite_, b.hardware, b.variant,
+                                             exec_.Pooled(b.variant).Mean()))
+             .first;
+  }
+  if (!it->second.ok()) return false;
+  double longest = 0;
+  for (const Query& q : *b.queries) {
+    bool unknown = false;
+    const ExecCdf& c = exec_.ForAppOrPooled(b.variant, q.app, &unknown);
+    if (unknown) ++unknown_app_draws_;
+    longest = std::max(longest, c.Sample(rng_));
+  }
+  const double us = it->second->BatchUs(static_cast<int>(b.queries->size()), longest);
+  *compute = Duration(std::llround(us));
+  return true;
+}
 
 Duration ServiceTimeModel::Draw(const LatencyDistribution* d) {
   if (!d || d->empty()) return Duration(0);
@@ -39,6 +66,14 @@ Duration ServiceTimeModel::Draw(const LatencyDistribution* d) {
 
 Duration ServiceTimeModel::BatchDuration(const BatchLaunch& b) {
   Duration compute{0};
+  if (DynamicCompute(b, &compute)) {
+    Duration total = compute + b.cold_start;
+    if (options_.time_scale != 1.0) {
+      total = Duration(static_cast<int64_t>(
+          std::llround(static_cast<double>(total.count()) * options_.time_scale)));
+    }
+    return total;
+  }
   // ServiceLatency pairs compute and data-loading samples as the Kairos authors do.
   const LatencyDistribution* d = suite_->ServiceLatency(b.hardware, b.variant, b.rows);
   if (d) {

@@ -4,12 +4,23 @@
 // cold start. Two modes: a fixed quantile of the samples (RAMSIS simulates with p95,
 // deterministic) or a random sample per batch. `time_scale` multiplies every duration
 // (0 makes an executor that answers at once, for measuring server overhead).
+//
+// Dynamic models (ORLOJ): when the suite has exec_hist records for the batch's variant
+// and the launch carries its queries, each query's execution time alone l_r is drawn
+// from its app's histogram (app id = index in ExecTimeTable::apps(); an unknown app
+// draws from the variant's pooled distribution and is counted in unknown_app_draws()),
+// and the batch takes l_B = c0 + c1 * k * max_r l_r (requests padded to the longest),
+// with c0, c1 fitted from the profile's latency table (FitBatchTimeModel, reference =
+// the pooled mean). This holds in both latency modes; cold start and time_scale apply
+// as usual.
+#include <map>
 #include <string>
 #include <vector>
 
 #include "sloserve/core/rng.h"
 #include "sloserve/core/status.h"
 #include "sloserve/engine/executor_port.h"
+#include "sloserve/profile/exec_time_model.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
@@ -31,12 +42,18 @@ class ServiceTimeModel {
   // batch's latency scaled linearly in rows (policies avoid forming such batches).
   Duration BatchDuration(const BatchLaunch& launch);
   const ServiceTimeOptions& options() const { return options_; }
+  int64_t unknown_app_draws() const { return unknown_app_draws_; }
 
  private:
+  // l_B for a dynamic variant; false when v is static (or unfit).
+  bool DynamicCompute(const BatchLaunch& b, Duration* compute);
   Duration Draw(const LatencyDistribution* d);
   const ProfileSuite* suite_;
   ServiceTimeOptions options_;
   Rng rng_;
+  ExecTimeTable exec_;
+  std::map<std::pair<HardwareId, VariantId>, StatusOr<BatchTimeModel>> fits_;
+  int64_t unknown_app_draws_ = 0;
 };
 
 }  // namespace sloserve

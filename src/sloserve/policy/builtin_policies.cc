@@ -1,9 +1,14 @@
 // Every built-in policy, registered by name. Docs: docs/policies/<name>.md.
+#include "sloserve/policy/batching/clipper.h"
+#include "sloserve/policy/batching/clockwork.h"
 #include "sloserve/policy/batching/edf.h"
+#include "sloserve/policy/batching/nexus.h"
+#include "sloserve/policy/batching/orloj.h"
 #include "sloserve/policy/dispatch/central_queue.h"
 #include "sloserve/policy/dispatch/join_shortest_queue.h"
 #include "sloserve/policy/dispatch/round_robin.h"
 #include "sloserve/policy/dispatch/shared_queue.h"
+#include "sloserve/policy/dispatch/slo_partition.h"
 #include "sloserve/policy/placement/model_aware_placement.h"
 #include "sloserve/policy/placement/random_placement.h"
 #include "sloserve/policy/planning/rate_planning.h"
@@ -12,6 +17,7 @@
 #include "sloserve/policy/selection/fixed.h"
 #include "sloserve/policy/selection/jellyfish_plus.h"
 #include "sloserve/policy/selection/model_switching.h"
+#include "sloserve/policy/selection/ramsis.h"
 
 namespace sloserve {
 
@@ -24,6 +30,8 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
   r->AddSelection("model_switching",
                   "most accurate variant whose measured p99 under the load meets the SLO",
                   ModelSwitchingSelection::Create);
+  r->AddSelection("ramsis", "per-batch choice from the MDP policy for the anticipated load",
+                  RamsisSelection::Create);
   r->AddBatching("edf", "earliest deadline first, maximal batching",
                  [](const PolicyParams& p, std::unique_ptr<SelectionPolicy> s) {
                    return EdfBatching::Create(p, std::move(s), /*fifo=*/false);
@@ -32,6 +40,14 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
                  [](const PolicyParams& p, std::unique_ptr<SelectionPolicy> s) {
                    return EdfBatching::Create(p, std::move(s), /*fifo=*/true);
                  });
+  r->AddBatching("orloj", "distribution-aware priority batching for dynamic models (ORLOJ)",
+                 OrlojBatching::Create);
+  r->AddBatching("clockwork", "plan on a point estimate of batch latency, drop predicted misses",
+                 ClockworkBatching::Create);
+  r->AddBatching("nexus", "batch size precomputed from mean latency and rate, early drop",
+                 NexusBatching::Create);
+  r->AddBatching("clipper", "AIMD adaptive batch size on measured batch latency",
+                 ClipperBatching::Create);
   r->AddDispatch("round_robin", "each arrival to the next worker in turn",
                  RoundRobinDispatch::Create);
   r->AddDispatch("jsq", "each arrival to the worker with the fewest outstanding queries",
@@ -40,6 +56,8 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
                  CentralQueueDispatch::Create);
   r->AddDispatch("shared", "queries stay central; idle workers batch straight from it",
                  SharedQueueDispatch::Create);
+  r->AddDispatch("slo_partition", "round robin within the workers of the query's SLO class",
+                 SloPartitionDispatch::Create);
   r->AddPlacement("random", "each arrival to a uniformly random active worker",
                   RandomPlacement::Create);
   r->AddPlacement("model_aware", "prefer the least loaded worker already holding the model",

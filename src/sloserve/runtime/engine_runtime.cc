@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "sloserve/profile/exec_time_model.h"
+
 namespace sloserve {
 
 Duration EngineRuntime::EmulatedExecutor::Launch(const BatchLaunch& launch) {
@@ -22,8 +24,14 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   EngineOptions eopts;
   eopts.max_central_queue = options.max_queue;
   eopts.max_worker_queue = options.max_queue;
+  eopts.task = rt->deployment_.task;
+  eopts.slo = rt->deployment_.slo;
   ASSIGN_OR_RETURN(rt->engine_, Engine::Create(suite, rt->deployment_.workers, std::move(policies),
                                                rt->executor_.get(), eopts, options.seed));
+  // App ids follow the suite's exec_hist app order, as in `sim` (per-app execution times).
+  const ExecTimeTable exec_times = ExecTimeTable::Build(*suite);
+  for (const std::string& app : exec_times.apps())
+    rt->apps_.emplace(app, static_cast<AppId>(rt->apps_.size()));
   EngineRuntime* self = rt.get();
   rt->engine_->set_sink([self](const QueryRecord& r) { self->Answer(r); });
 

@@ -26,6 +26,8 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
      "variants resident on every worker at start: all (default), none, or a list "
      "v1,v2 (others load on first use, a cold start)"},
     {"slo_ms", "latency SLO in ms (default: the task's default)"},
+    {"slo_mix", "several SLOs: \"150:1,300:1\" gives each query SLO 150 or 300 ms with those "
+                "weights (pair with dispatch slo_partition)"},
     {"seed", "random seed (arrivals, sizes, sampled latencies)"},
     {"duration_s", "length of a synthetic arrival process in seconds (default 30)"},
     {"workload.arrival", "poisson | gamma | constant | qps_interval_trace | rps_trace"},
@@ -37,6 +39,9 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"workload.rate_scale", "trace: multiply every rate"},
     {"workload.time_compression", "trace: replay c times faster, same number of queries"},
     {"workload.sizes", "query sizes (rows): constant:N or deeprecsys"},
+    {"workload.app_weights",
+     "apps of arrivals: comma-separated weights, one per exec_hist app of the suite "
+     "(default: equal; no apps: app 0)"},
     {"executor.latency", "batch latency from the profile: a percentile such as p95, or sample"},
     {"executor.time_scale", "multiply every batch duration (0 = instant)"},
     {"engine.max_worker_queue", "admission bound per worker queue"},
@@ -137,6 +142,15 @@ std::string ResolveTrace(const std::string& trace, const std::string& config_dir
   if (fs::exists(embedded)) return embedded.string();
   if (fs::exists(embedded.string() + ".txt")) return embedded.string() + ".txt";
   return trace;  // the arrival factory reports it missing
+}
+
+std::string ResolveRelative(const std::string& path, const std::string& config_dir) {
+  namespace fs = std::filesystem;
+  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path) || config_dir.empty()) {
+    return path;
+  }
+  fs::path candidate = fs::path(config_dir) / path;
+  return fs::exists(candidate) ? candidate.string() : path;
 }
 
 }  // namespace
@@ -250,6 +264,13 @@ Status ApplyOverrides(ExperimentConfig* config, const std::vector<std::string>& 
 StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   RunSpec r;
   r.suite = Text(f, "suite", "ramsis-image");
+  {  // a .prof path may also be relative to the config file's directory
+    namespace fs = std::filesystem;
+    const std::string dir = Text(f, "__config_dir", "");
+    if (r.suite.size() > 5 && r.suite.ends_with(".prof") && !fs::exists(r.suite) && !dir.empty() &&
+        fs::exists(fs::path(dir) / r.suite))
+      r.suite = (fs::path(dir) / r.suite).string();
+  }
   r.task = Text(f, "task", "");
   r.hardware = Text(f, "hardware", "");
   ASSIGN_OR_RETURN(int64_t workers, Integer(f, "workers", 1));
@@ -263,6 +284,20 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   if (slo_ms < 0)
     return InvalidArgumentError("'slo_ms': must be positive (got " + f.at("slo_ms") + ")");
   r.slo = MillisF(slo_ms);
+  if (std::string mix = Text(f, "slo_mix", ""); !mix.empty()) {
+    std::stringstream ms(mix);
+    for (std::string item; std::getline(ms, item, ',');) {
+      size_t colon = item.find(':');
+      char* e1 = nullptr;
+      char* e2 = nullptr;
+      double slo = std::strtod(item.substr(0, colon).c_str(), &e1);
+      double w = colon == std::string::npos ? 1.0 : std::strtod(item.c_str() + colon + 1, &e2);
+      if (item.empty() || *e1 != '\0' || (e2 && *e2 != '\0') || slo <= 0 || w <= 0) {
+        return InvalidArgumentError("'slo_mix': expected slo_ms:weight,..., got \"" + mix + "\"");
+      }
+      r.slo_mix.emplace_back(MillisF(slo), w);
+    }
+  }
   ASSIGN_OR_RETURN(int64_t seed, Integer(f, "seed", 1));
   r.seed = static_cast<uint64_t>(seed);
   ASSIGN_OR_RETURN(double duration_s, Number(f, "duration_s", 30));
@@ -281,6 +316,22 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   a.horizon = (is_trace && !f.count("duration_s")) ? Duration(0) : SecondsF(duration_s);
   if (with_workload) RETURN_IF_ERROR(ValidateArrivalSpec(a).WithPrefix("workload"));
   r.sizes = Text(f, "workload.sizes", "constant:1");
+  {
+    std::stringstream ws(Text(f, "workload.app_weights", ""));
+    for (std::string item; std::getline(ws, item, ',');) {
+      char* end = nullptr;
+      errno = 0;
+      const double w = std::strtod(item.c_str(), &end);
+      if (item.empty() || *end != '\0' || errno != 0 || !(w >= 0) || !std::isfinite(w))
+        return InvalidArgumentError("'workload.app_weights': expected non-negative numbers, got \"" +
+                                    item + "\"");
+      r.app_weights.push_back(w);
+    }
+    double total = 0;
+    for (double w : r.app_weights) total += w;
+    if (!r.app_weights.empty() && !(total > 0))
+      return InvalidArgumentError("'workload.app_weights': need a positive weight");
+  }
 
   ASSIGN_OR_RETURN(r.service, ParseServiceTimeMode(Text(f, "executor.latency", "p95")));
   ASSIGN_OR_RETURN(r.service.time_scale, Number(f, "executor.time_scale", 1));
@@ -312,6 +363,8 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
       p.placement = v;
     else if (opt == "planning")
       p.planning = v;
+    else if (opt == "table")  // a policy's data file, relative to the config's folder
+      p.options[opt] = ResolveRelative(v, Text(f, "__config_dir", ""));
     else
       p.options[opt] = v;
   }

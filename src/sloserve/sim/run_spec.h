@@ -19,9 +19,15 @@ struct RunSpec {
   int workers = 1;
   std::string preload = "all";  // variants resident at start: all | none | v1,v2,...
   Duration slo{};               // default: the task's default SLO
+  // Multiple SLOs (RAMSIS appendix G): each query's SLO drawn from (slo, weight) pairs;
+  // empty = every query gets `slo`.
+  std::vector<std::pair<Duration, double>> slo_mix;
   uint64_t seed = 1;
   ArrivalSpec arrival;
   std::string sizes = "constant:1";
+  // Weight of each app (AppId = index in the suite's exec_hist app order) among arrivals;
+  // empty = equal weights over the suite's apps (app 0 when it has none).
+  std::vector<double> app_weights;
   ServiceTimeOptions service;
   PolicySpec policy;
   size_t max_worker_queue = 1'000'000;

@@ -1,10 +1,12 @@
 #include "sloserve/sim/simulation.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "sloserve/engine/deployment.h"
 #include "sloserve/engine/engine.h"
 #include "sloserve/exec/simulated_executor.h"
+#include "sloserve/profile/exec_time_model.h"
 #include "sloserve/workload/query_size_sampler.h"
 
 namespace sloserve {
@@ -34,11 +36,36 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   EngineOptions eopts;
   eopts.max_worker_queue = spec.max_worker_queue;
   eopts.series_interval = spec.series_interval;
+  eopts.task = dep.task;
+  eopts.slo = dep.slo;
   ASSIGN_OR_RETURN(auto engine, Engine::Create(&suite, dep.workers, std::move(policies), &executor,
                                                eopts, spec.seed));
   if (hooks.on_record) engine->set_sink(hooks.on_record);
 
   Rng size_rng = MakeRng(spec.seed, "workload/sizes");
+  // Multiple SLOs: each query's SLO drawn from the mix by weight.
+  Rng slo_rng = MakeRng(spec.seed, "workload/slo");
+  double slo_weight = 0;
+  for (const auto& [slo, w] : spec.slo_mix) slo_weight += w;
+  auto draw_slo = [&]() -> Duration {
+    double u = Uniform01(slo_rng) * slo_weight;
+    for (const auto& [slo, w] : spec.slo_mix) {
+      if ((u -= w) < 0) return slo;
+    }
+    return spec.slo_mix.back().first;
+  };
+  // Apps of arrivals (dynamic models): weights over the suite's exec_hist apps. Weights
+  // beyond the suite's apps name apps without a histogram (pooled distribution).
+  std::vector<double> app_cum = spec.app_weights;
+  if (app_cum.empty()) app_cum.assign(ExecTimeTable::Build(suite).apps().size(), 1.0);
+  for (size_t i = 1; i < app_cum.size(); ++i) app_cum[i] += app_cum[i - 1];
+  Rng app_rng = MakeRng(spec.seed, "workload/apps");
+  auto draw_app = [&]() -> AppId {
+    if (app_cum.size() <= 1) return 0;
+    const double u = Uniform01(app_rng) * app_cum.back();
+    return static_cast<AppId>(std::upper_bound(app_cum.begin(), app_cum.end(), u) -
+                              app_cum.begin());
+  };
   RunResult result;
   result.spec = spec;
   result.spec.task = suite.tasks()[dep.task].name;
@@ -73,7 +100,8 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
       Query q;
       q.task = dep.task;
       q.size = sizes->Sample(size_rng);
-      q.deadline = now + dep.slo;
+      q.app = std::min<AppId>(draw_app(), static_cast<AppId>(app_cum.size() - 1));
+      q.deadline = now + (spec.slo_mix.empty() ? dep.slo : draw_slo());
       engine->Submit(q, now);
       next_arrival = arrivals->Next();
       if (hooks.on_progress && horizon_us > 0) {

@@ -1,0 +1,174 @@
+#include "sloserve/mdp/policy_set.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "sloserve/core/rng.h"
+#include "sloserve/mdp/model.h"
+#include "sloserve/mdp/policy_io.h"
+#include "sloserve/profile/profile.h"
+
+namespace sloserve::mdp {
+
+namespace {
+
+Status CheckRange(const PolicySetOptions& set) {
+  if (!(set.min_qps > 0) || !(set.max_qps >= set.min_qps) || !std::isfinite(set.max_qps)) {
+    return InvalidArgumentError("policy set: need 0 < min_qps <= max_qps");
+  }
+  if (!(set.accuracy_step > 0)) return InvalidArgumentError("policy set: accuracy_step must be > 0");
+  if (set.threads < 1) return InvalidArgumentError("policy set: threads must be >= 1");
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const MdpOptions& base,
+                                                const PolicySetOptions& set,
+                                                const PolicySetProgress& progress) {
+  RETURN_IF_ERROR(CheckRange(set));
+  const double min_gap =
+      set.min_gap_qps > 0 ? set.min_gap_qps : std::max(1e-6, (set.max_qps - set.min_qps) / 1024);
+  const double step_pp = set.accuracy_step * 100.0;  // accuracies are in percent
+  std::map<double, Policy> done;
+  int finished = 0;
+
+  auto generate = [&](const std::vector<double>& loads) -> Status {
+    std::vector<StatusOr<Policy>> results(loads.size(), StatusOr<Policy>(InternalError("unset")));
+    auto work = [&](size_t begin, size_t stride) {
+      for (size_t i = begin; i < loads.size(); i += stride) {
+        MdpOptions o = base;
+        o.load_qps = loads[i];
+        results[i] = GeneratePolicy(suite, o);
+      }
+    };
+    const size_t nt = std::min<size_t>(set.threads, loads.size());
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < nt; ++t) pool.emplace_back(work, t, nt);
+    work(0, std::max<size_t>(nt, 1));
+    for (std::thread& th : pool) th.join();
+    for (size_t i = 0; i < loads.size(); ++i) {
+      if (!results[i].ok()) return results[i].status();
+      ++finished;
+      const Policy& p = done.emplace(loads[i], std::move(results[i]).value()).first->second;
+      if (progress) progress(finished, finished, p);
+    }
+    return OkStatus();
+  };
+
+  std::vector<double> first = {set.min_qps};
+  if (set.max_qps > set.min_qps) first.push_back(set.max_qps);
+  RETURN_IF_ERROR(generate(first));
+  for (;;) {
+    std::vector<double> mids;
+    for (auto it = done.begin(); std::next(it) != done.end(); ++it) {
+      auto nx = std::next(it);
+      const double gap = nx->first - it->first;
+      const double diff =
+          std::fabs(nx->second.expected_accuracy() - it->second.expected_accuracy());
+      if (diff > step_pp && gap > 2 * min_gap) mids.push_back(0.5 * (it->first + nx->first));
+    }
+    if (mids.empty()) break;
+    RETURN_IF_ERROR(generate(mids));
+  }
+  std::vector<Policy> out;
+  for (auto& [load, p] : done) out.push_back(std::move(p));
+  return out;
+}
+
+StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const MdpOptions& base,
+                                                double min_qps, double max_qps,
+                                                double accuracy_step,
+                                                const PolicySetProgress& progress) {
+  PolicySetOptions set;
+  set.min_qps = min_qps;
+  set.max_qps = max_qps;
+  set.accuracy_step = accuracy_step;
+  return GeneratePolicySet(suite, base, set, progress);
+}
+
+StatusOr<std::string> PolicySetKey(const ProfileSuite& suite, const MdpOptions& base,
+                                   const PolicySetOptions& set) {
+  RETURN_IF_ERROR(CheckRange(set));
+  MdpOptions o = base;
+  std::string notes;
+  ASSIGN_OR_RETURN(std::vector<ModelVariant> vars, ResolveVariants(suite, &o, &notes));
+  std::vector<std::string> names;
+  for (const ModelVariant& v : vars) names.push_back(v.name);
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), ";min_qps=%.9g;max_qps=%.9g;step=%.9g;min_gap=%.9g",
+                set.min_qps, set.max_qps, set.accuracy_step, set.min_gap_qps);
+  return CacheKey(suite, o, names, /*include_load=*/false) + buf;
+}
+
+std::string PolicySetCachePath(const std::string& cache_dir, const std::string& key) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%016llx.mdpset",
+                static_cast<unsigned long long>(HashName(key)));
+  return (std::filesystem::path(cache_dir) / buf).string();
+}
+
+Status SavePolicySet(const std::string& path, const std::string& set_key,
+                     const std::vector<Policy>& policies) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return UnavailableError("cannot write " + tmp);
+    out << WritePolicySetText(set_key, policies);
+    if (!out.good()) return UnavailableError("error writing " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return UnavailableError("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  return OkStatus();
+}
+
+StatusOr<std::vector<Policy>> LoadPolicySet(const std::string& path, std::string* set_key) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError("cannot read policy set " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ASSIGN_OR_RETURN(PolicySetFile f, ParsePolicySetText(ss.str(), path));
+  if (set_key) *set_key = f.set_key;
+  return std::move(f.policies);
+}
+
+StatusOr<std::vector<Policy>> LoadOrGeneratePolicySet(const ProfileSuite& suite,
+                                                      const MdpOptions& base,
+                                                      const PolicySetOptions& set,
+                                                      const std::string& cache_dir,
+                                                      const PolicySetProgress& progress,
+                                                      bool* from_cache) {
+  ASSIGN_OR_RETURN(std::string key, PolicySetKey(suite, base, set));
+  const std::string path = PolicySetCachePath(cache_dir, key);
+  if (from_cache) *from_cache = false;
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    std::string stored;
+    auto cached = LoadPolicySet(path, &stored);
+    if (cached.ok() && stored == key) {
+      if (from_cache) *from_cache = true;
+      return cached;
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<Policy> policies, GeneratePolicySet(suite, base, set, progress));
+  std::filesystem::create_directories(cache_dir, ec);
+  if (ec) return UnavailableError("cannot create cache dir " + cache_dir + ": " + ec.message());
+  RETURN_IF_ERROR(SavePolicySet(path, key, policies));
+  return policies;
+}
+
+const Policy* SelectPolicy(const std::vector<Policy>& sorted_by_load, double qps) {
+  for (const Policy& p : sorted_by_load) {
+    if (p.load_qps() >= qps) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace sloserve::mdp

@@ -1,0 +1,59 @@
+#pragma once
+// Policy sets: policies across a load range, refined until the expected accuracies of
+// adjacent loads differ by at most a threshold, with an on-disk cache
+// (docs/ramsis-mdp.md#policy-sets). Offline only: may use threads.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sloserve/mdp/policy.h"
+
+namespace sloserve::mdp {
+
+// Called after each generated policy: done so far, current estimate of the total, and it.
+using PolicySetProgress = std::function<void(int done, int total, const Policy& last)>;
+
+struct PolicySetOptions {
+  double min_qps = 0;
+  double max_qps = 0;
+  // Adjacent expected accuracies (per satisfied query) differ by at most this fraction
+  // (0.01 = 1 percentage point of accuracy).
+  double accuracy_step = 0.01;
+  // Stop splitting an interval narrower than this (qps); 0: (max - min) / 1024.
+  double min_gap_qps = 0;
+  int threads = 1;
+};
+
+// Policies sorted by load, from min_qps to max_qps.
+StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const MdpOptions& base,
+                                                const PolicySetOptions& set,
+                                                const PolicySetProgress& progress = nullptr);
+// The brief's shape: GeneratePolicySet(suite, base, min, max, step, progress).
+StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const MdpOptions& base,
+                                                double min_qps, double max_qps,
+                                                double accuracy_step = 0.01,
+                                                const PolicySetProgress& progress = nullptr);
+
+// Key of a set: CacheKey without load, plus the load range and step.
+StatusOr<std::string> PolicySetKey(const ProfileSuite& suite, const MdpOptions& base,
+                                   const PolicySetOptions& set);
+// Cache file of a key: <dir>/<16 hex digits of FNV-1a(key)>.mdpset.
+std::string PolicySetCachePath(const std::string& cache_dir, const std::string& key);
+
+Status SavePolicySet(const std::string& path, const std::string& set_key,
+                     const std::vector<Policy>& policies);
+StatusOr<std::vector<Policy>> LoadPolicySet(const std::string& path,
+                                            std::string* set_key = nullptr);
+// Reads the cached set if its key matches, else generates and writes it (creating dir).
+// *from_cache (optional) tells which happened.
+StatusOr<std::vector<Policy>> LoadOrGeneratePolicySet(const ProfileSuite& suite,
+                                                      const MdpOptions& base,
+                                                      const PolicySetOptions& set,
+                                                      const std::string& cache_dir,
+                                                      const PolicySetProgress& progress = nullptr,
+                                                      bool* from_cache = nullptr);
+
+// The lowest-load policy whose load covers qps (load_qps >= qps); nullptr if none does.
+const Policy* SelectPolicy(const std::vector<Policy>& sorted_by_load, double qps);
+
+}  // namespace sloserve::mdp

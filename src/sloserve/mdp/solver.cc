@@ -1,0 +1,187 @@
+#include "sloserve/mdp/solver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace sloserve::mdp {
+
+namespace {
+
+// Expected next-state values per (kernel, phase): U[k][x] = sum_s' P_k(s' | x) V(s').
+void KernelValues(const MdpModel& m, const std::vector<double>& v,
+                  std::vector<std::vector<double>>* u) {
+  const int kw = m.workers();
+  const int top = m.StateIndex(1, m.num_levels() - 1);
+  u->resize(m.kernels().size());
+  for (size_t ki = 0; ki < m.kernels().size(); ++ki) {
+    const Kernel& kn = m.kernels()[ki];
+    std::vector<double>& out = (*u)[ki];
+    if (!kn.has_slack) {
+      out.clear();
+      continue;
+    }
+    out.assign(kw, 0.0);
+    const int jw = kn.jhi - kn.jlo + 1;
+    for (int x = 0; x < kw; ++x) {
+      double s = kn.p0[x] * v[top] + kn.full[x] * v[m.full_state()];
+      const double* p = kn.p.data() + static_cast<size_t>(x) * kn.nmax * jw;
+      for (int mm = 1; mm <= kn.nmax; ++mm) {
+        const double* vr = v.data() + m.StateIndex(mm, kn.jlo);
+        const double* pr = p + static_cast<size_t>(mm - 1) * jw;
+        for (int jj = 0; jj < jw; ++jj) s += pr[jj] * vr[jj];
+      }
+      out[x] = s;
+    }
+  }
+}
+
+double Expected(const MdpModel& m, int s, const Pair& p, const std::vector<double>& v,
+                const std::vector<std::vector<double>>& u) {
+  if (p.leftover >= 0) {
+    const Leftover& lo = m.leftovers()[p.leftover];
+    double e = lo.full * v[m.full_state()];
+    const int jw = static_cast<int>(lo.jdist.size());
+    for (int mm = 0; mm < static_cast<int>(lo.mdist.size()); ++mm) {
+      if (lo.mdist[mm] == 0) continue;
+      const double* vr = v.data() + m.StateIndex(lo.left + mm, lo.jlo);
+      double inner = 0;
+      for (int jj = 0; jj < jw; ++jj) inner += lo.jdist[jj] * vr[jj];
+      e += lo.mdist[mm] * inner;
+    }
+    return e;
+  }
+  const double* w = m.Phase(s);
+  const std::vector<double>& uk = u[p.kernel];
+  double e = 0;
+  for (int x = 0; x < m.workers(); ++x) e += w[x] * uk[x];
+  return e;
+}
+
+}  // namespace
+
+SolveResult Solve(const MdpModel& m, const SolverOptions& options) {
+  const int ns = m.num_states();
+  const int top = m.StateIndex(1, m.num_levels() - 1);
+  SolveResult res;
+  res.choice.assign(ns, -1);
+  std::vector<double> v(ns, 0.0), tv(ns, 0.0);
+  std::vector<std::vector<double>> u;
+  const bool ratio = options.criterion == Criterion::kAccuracyPerQuery;
+  const int limit = ratio ? options.max_sweeps : options.fixed_sweeps;
+  const double eta = 0.95;  // data transformation: 0 < eta < min duration (1 query)
+  for (int sweep = 1; sweep <= limit; ++sweep) {
+    KernelValues(m, v, &u);
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (int s = 1; s < ns; ++s) {
+      double best = -std::numeric_limits<double>::infinity();
+      int best_i = -1;
+      for (int i = m.PairsBegin(s) - m.pairs().data(); i < m.PairsEnd(s) - m.pairs().data();
+           ++i) {
+        const Pair& p = m.pairs()[i];
+        const double e = Expected(m, s, p, v, u);
+        double val;
+        if (ratio) {
+          const double d = p.action.batch;
+          val = p.reward / d + (eta / d) * (e - v[s]) + v[s];
+        } else {
+          val = p.reward + e;
+        }
+        if (val > best) {
+          best = val;
+          best_i = i;
+        }
+      }
+      tv[s] = best;
+      res.choice[s] = best_i;
+      lo = std::min(lo, tv[s] - v[s]);
+      hi = std::max(hi, tv[s] - v[s]);
+    }
+    tv[0] = tv[top];
+    res.sweeps = sweep;
+    if (ratio) {
+      res.gain_lo = lo;
+      res.gain_hi = hi;
+      const double ref = tv[top];
+      for (int s = 0; s < ns; ++s) v[s] = tv[s] - ref;
+      if (hi - lo < options.tolerance) {
+        res.converged = true;
+        break;
+      }
+    } else {
+      std::swap(v, tv);
+    }
+  }
+  if (!ratio) res.converged = true;  // a fixed number of sweeps, by definition
+  return res;
+}
+
+ChainStats Stationary(const MdpModel& m, const std::vector<int>& choice,
+                      const SolverOptions& options) {
+  const int ns = m.num_states();
+  const int kw = m.workers();
+  const int top = m.StateIndex(1, m.num_levels() - 1);
+  ChainStats out;
+  std::vector<double> pi(ns, 0.0), next(ns, 0.0);
+  pi[top] = 1.0;
+  std::vector<std::vector<double>> mass(m.kernels().size());
+  for (int it = 1; it <= options.eval_max_iterations; ++it) {
+    std::fill(next.begin(), next.end(), 0.0);
+    for (auto& mk : mass) mk.assign(kw, 0.0);
+    for (int s = 1; s < ns; ++s) {
+      if (pi[s] == 0 || choice[s] < 0) continue;
+      const Pair& p = m.pairs()[choice[s]];
+      if (p.leftover >= 0) {
+        const Leftover& lo = m.leftovers()[p.leftover];
+        next[m.full_state()] += pi[s] * lo.full;
+        for (int mm = 0; mm < static_cast<int>(lo.mdist.size()); ++mm) {
+          const double a = pi[s] * lo.mdist[mm];
+          if (a == 0) continue;
+          double* dst = next.data() + m.StateIndex(lo.left + mm, lo.jlo);
+          for (size_t jj = 0; jj < lo.jdist.size(); ++jj) dst[jj] += a * lo.jdist[jj];
+        }
+        continue;
+      }
+      const double* w = m.Phase(s);
+      std::vector<double>& mk = mass[p.kernel];
+      for (int x = 0; x < kw; ++x) mk[x] += pi[s] * w[x];
+    }
+    for (size_t ki = 0; ki < m.kernels().size(); ++ki) {
+      const Kernel& kn = m.kernels()[ki];
+      if (!kn.has_slack) continue;
+      const int jw = kn.jhi - kn.jlo + 1;
+      for (int x = 0; x < kw; ++x) {
+        const double a = mass[ki][x];
+        if (a == 0) continue;
+        next[top] += a * kn.p0[x];
+        next[m.full_state()] += a * kn.full[x];
+        const double* p = kn.p.data() + static_cast<size_t>(x) * kn.nmax * jw;
+        for (int mm = 1; mm <= kn.nmax; ++mm) {
+          double* dst = next.data() + m.StateIndex(mm, kn.jlo);
+          const double* pr = p + static_cast<size_t>(mm - 1) * jw;
+          for (int jj = 0; jj < jw; ++jj) dst[jj] += a * pr[jj];
+        }
+      }
+    }
+    // Lazy step (same stationary distribution, no periodicity) and renormalisation.
+    double total = 0, diff = 0;
+    for (int s = 0; s < ns; ++s) {
+      next[s] = 0.5 * (pi[s] + next[s]);
+      total += next[s];
+    }
+    for (int s = 0; s < ns; ++s) {
+      next[s] /= total;
+      diff += std::fabs(next[s] - pi[s]);
+    }
+    std::swap(pi, next);
+    out.iterations = it;
+    if (diff < options.eval_tolerance) {
+      out.converged = true;
+      break;
+    }
+  }
+  out.stationary = std::move(pi);
+  return out;
+}
+
+}  // namespace sloserve::mdp

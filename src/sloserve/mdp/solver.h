@@ -1,0 +1,30 @@
+#pragma once
+// Value iteration for the per-worker MDP (docs/ramsis-mdp.md#optimality-criterion) and the
+// stationary distribution of the chain under a fixed choice of actions (section 5.1).
+#include <vector>
+
+#include "sloserve/mdp/model.h"
+
+namespace sloserve::mdp {
+
+struct SolveResult {
+  std::vector<int> choice;  // per state: index into model.pairs(); -1 for the empty state
+  int sweeps = 0;
+  bool converged = false;
+  // kAccuracyPerQuery: bounds on the optimal long-run accuracy per served query (%).
+  double gain_lo = 0, gain_hi = 0;
+};
+
+SolveResult Solve(const MdpModel& model, const SolverOptions& options);
+
+// Stationary distribution (per decision epoch) of the chain under a fixed choice, by lazy
+// power iteration from (1, SLO).
+struct ChainStats {
+  std::vector<double> stationary;  // per state, per decision epoch
+  int iterations = 0;
+  bool converged = false;
+};
+ChainStats Stationary(const MdpModel& model, const std::vector<int>& choice,
+                      const SolverOptions& options);
+
+}  // namespace sloserve::mdp

@@ -1,0 +1,40 @@
+#pragma once
+// Transition probabilities of the per-worker MDP (RAMSIS section 4.4), for a worker that
+// gets every K-th arrival of the central queue (round robin). docs/ramsis-mdp.md derives
+// them; the functions here fill the factored tables MdpModel stores.
+#include <cstdint>
+#include <vector>
+
+#include "sloserve/mdp/arrival_counts.h"
+#include "sloserve/mdp/model.h"
+
+namespace sloserve::mdp {
+
+struct TransitionContext {
+  int n = 32;                           // max queue N
+  int k = 1;                            // workers K
+  int64_t slo_us = 0;
+  const std::vector<int64_t>* levels = nullptr;  // slack levels T_j, ascending, T_0 = 0
+  const ArrivalCounts* counts = nullptr;         // central-queue arrival counts
+};
+
+// Interval A: phase weights w[x] of a state with n queued whose head arrived head_age_us
+// ago: P(x | n - 1 worker arrivals after the head), from the count of central arrivals
+// k_A = (n - 1) K + x in the head's age (the paper's init distribution).
+void PhaseWeights(const TransitionContext& c, int n, int64_t head_age_us, double* w);
+
+// Count part of a kernel: P(m worker arrivals during tau | x) = P(N(tau) in
+// [m K - x, m K - x + K - 1]).
+void BuildCountKernel(const TransitionContext& c, Kernel* kernel);
+
+// Whole-queue part (intervals B, C, D): P(n' arrivals, first one's slack in level j' | x).
+void BuildSlackKernel(const TransitionContext& c, Kernel* kernel);
+
+// Next state of an action serving b of n queued queries (state's level j), latency of the
+// kernel: the remaining n - b queries stay, the new head is the worker's b-th query after
+// the old head (its arrival time: central arrival b K of k_A uniform order statistics over
+// the head's age, k_A at its mean), plus the arrivals during tau (independent of it).
+Leftover BuildLeftover(const TransitionContext& c, const Kernel& kernel, const double* phase,
+                       int n, int j, int b);
+
+}  // namespace sloserve::mdp

@@ -1,0 +1,70 @@
+#include "sloserve/policy/batching/clipper.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sloserve {
+
+StatusOr<std::unique_ptr<BatchingPolicy>> ClipperBatching::Create(
+    const PolicyParams& params, std::unique_ptr<SelectionPolicy> sel) {
+  Options o;
+  ASSIGN_OR_RETURN(o.add, params.GetDouble("aimd_add", 1));
+  if (!(o.add > 0 && o.add <= 1000))
+    return InvalidArgumentError("clipper: option 'aimd_add' must be in (0, 1000]");
+  ASSIGN_OR_RETURN(o.decrease, params.GetDouble("aimd_decrease", 0.1));
+  if (!(o.decrease > 0 && o.decrease < 1))
+    return InvalidArgumentError("clipper: option 'aimd_decrease' must be in (0, 1)");
+  if (!sel) return InvalidArgumentError("clipper batching needs a selection policy");
+  return std::unique_ptr<BatchingPolicy>(new ClipperBatching(o, std::move(sel)));
+}
+
+Status ClipperBatching::Init(const PolicyContext& ctx) {
+  state_.assign(ctx.workers.size(), State());
+  return selection_->Init(ctx);
+}
+
+void ClipperBatching::NextBatch(const WorkerView& worker, const QueueView& queue, TimePoint now,
+                                BatchDecision* out) {
+  out->Clear();
+  if (queue.empty()) return;
+  if (worker.id >= state_.size()) state_.resize(worker.id + 1);
+  State& s = state_[worker.id];
+  if (s.pending && !worker.busy) {  // measure the previous batch
+    const Duration measured = worker.busy_until - s.launched;
+    if (measured <= s.objective) {
+      s.cap += options_.add;
+    } else {
+      s.cap = std::max(1.0, std::floor(s.cap * (1 - options_.decrease)));
+    }
+    s.pending = false;
+  }
+  const Query& head = queue.front();
+  SelectionDecision sel = selection_->Choose(worker, queue, head, now);
+  if (sel.variant == kNoId || sel.max_rows <= 0) {
+    out->reject.push_back(0);
+    return;
+  }
+  s.cap = std::min(s.cap, static_cast<double>(sel.max_rows));
+  const int cap = std::max(1, static_cast<int>(s.cap));
+  int rows = 0;
+  for (size_t i = 0; i < queue.size() && rows < cap; ++i) {
+    const Query& q = queue.at(i);
+    if (q.task != head.task) continue;
+    if (q.size > sel.max_rows) {
+      out->reject.push_back(static_cast<uint32_t>(i));
+      continue;
+    }
+    if (rows > 0 && rows + q.size > cap) break;
+    rows += q.size;
+    out->take.push_back(static_cast<uint32_t>(i));
+  }
+  if (!out->take.empty()) {
+    out->variant = sel.variant;
+    out->kind = BatchDecision::Kind::kRun;
+    s.pending = true;
+    s.launched = now;
+    s.objective = head.slo();
+  }
+}
+
+}  // namespace sloserve

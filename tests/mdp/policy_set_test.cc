@@ -1,0 +1,133 @@
+// Policy sets: refinement across loads, the text format, the cache, and the synthetic
+// Pareto suite of appendix E.
+#include "sloserve/mdp/policy_set.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "mdp/mdp_test_util.h"
+#include "sloserve/mdp/policy_io.h"
+#include "sloserve/mdp/synthetic.h"
+
+namespace sloserve::mdp {
+namespace {
+
+using testing::SmallOptions;
+
+TEST(PolicySet, AdjacentAccuraciesDifferByAtMostTheStep) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  PolicySetOptions set;
+  set.min_qps = 20;
+  set.max_qps = 900;
+  set.accuracy_step = 0.005;  // half a percentage point
+  set.threads = 2;
+  int calls = 0;
+  auto ps = GeneratePolicySet(suite, SmallOptions(), set,
+                              [&](int done, int, const Policy&) { calls = done; });
+  ASSERT_TRUE(ps.ok()) << ps.status().ToString();
+  ASSERT_GE(ps->size(), 3u);
+  EXPECT_EQ(calls, static_cast<int>(ps->size()));
+  EXPECT_DOUBLE_EQ(ps->front().load_qps(), 20);
+  EXPECT_DOUBLE_EQ(ps->back().load_qps(), 900);
+  const double min_gap = (set.max_qps - set.min_qps) / 1024;
+  for (size_t i = 1; i < ps->size(); ++i) {
+    const Policy& a = (*ps)[i - 1];
+    const Policy& b = (*ps)[i];
+    EXPECT_LT(a.load_qps(), b.load_qps());
+    if (b.load_qps() - a.load_qps() > 2 * min_gap) {
+      EXPECT_LE(std::fabs(a.expected_accuracy() - b.expected_accuracy()), 0.5 + 1e-9)
+          << a.load_qps() << " -> " << b.load_qps();
+    }
+  }
+  EXPECT_EQ(SelectPolicy(*ps, 10), &ps->front());
+  EXPECT_EQ(SelectPolicy(*ps, 900), &ps->back());
+  EXPECT_EQ(SelectPolicy(*ps, 901), nullptr);
+}
+
+TEST(PolicySet, TextFormatRoundTrips) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  MdpOptions o = SmallOptions(250, 2);
+  o.arrival = {ArrivalKind::kGamma, 1.5};
+  o.batching = BatchingKind::kVariable;
+  auto p = GeneratePolicy(suite, o);
+  ASSERT_TRUE(p.ok());
+  const std::string text = WritePolicySetText("k", {*p});
+  auto back = ParsePolicySetText(text, "mem");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->policies.size(), 1u);
+  const PolicyData& a = p->data();
+  const PolicyData& b = back->policies[0].data();
+  EXPECT_EQ(a.key, b.key);
+  EXPECT_EQ(a.table, b.table);
+  EXPECT_EQ(a.full_action, b.full_action);
+  EXPECT_EQ(a.levels_us, b.levels_us);
+  EXPECT_EQ(a.variant_names, b.variant_names);
+  EXPECT_EQ(a.expected_accuracy, b.expected_accuracy);
+  EXPECT_EQ(a.load_qps, b.load_qps);
+  EXPECT_EQ(a.arrival.cv, b.arrival.cv);
+  EXPECT_EQ(WritePolicySetText("k", back->policies), text);
+  // Errors name the line.
+  auto bad = ParsePolicySetText("sloserve-mdp-policy-set 1\nset_key k\ncount 1\npolicy 1\nbogus 3\n",
+                                "f.mdpset");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("f.mdpset:5: unknown field 'bogus'"), std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(FormatPolicyTable(*p).find("full |"), std::string::npos);
+}
+
+TEST(PolicySet, CacheIsKeyedAndReused) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("mdp_cache_test_" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::remove_all(dir);
+  PolicySetOptions set;
+  set.min_qps = 50;
+  set.max_qps = 400;
+  bool cached = true;
+  auto first = LoadOrGeneratePolicySet(suite, SmallOptions(), set, dir, nullptr, &cached);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_FALSE(cached);
+  auto second = LoadOrGeneratePolicySet(suite, SmallOptions(), set, dir, nullptr, &cached);
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(cached);
+  ASSERT_EQ(first->size(), second->size());
+  for (size_t i = 0; i < first->size(); ++i) {
+    EXPECT_EQ((*first)[i].data().table, (*second)[i].data().table);
+  }
+  MdpOptions other = SmallOptions();
+  other.workers = 3;  // a different key
+  auto k1 = PolicySetKey(suite, SmallOptions(), set);
+  auto k2 = PolicySetKey(suite, other, set);
+  ASSERT_TRUE(k1.ok() && k2.ok());
+  EXPECT_NE(*k1, *k2);
+  EXPECT_NE(PolicySetCachePath(dir, *k1), PolicySetCachePath(dir, *k2));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Synthetic, SixtyModelsAlongTheRamsisImageFront) {
+  auto base = LoadSuite("ramsis-image");
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  SyntheticSuiteOptions so;
+  so.front = RamsisImageParetoVariants();
+  auto syn = MakeSyntheticParetoSuite(*base, so);
+  ASSERT_TRUE(syn.ok()) << syn.status().ToString();
+  EXPECT_EQ(syn->variants().size(), 60u);
+  for (const std::string& name : so.front) EXPECT_TRUE(syn->FindVariant(name).has_value());
+  // A synthetic variant's p95 lies between its neighbours'.
+  auto lo = syn->FindVariant("efficientnet_b0");
+  auto hi = syn->FindVariant("efficientnet_b2");
+  ASSERT_TRUE(lo && hi);
+  for (const VariantSpec& v : syn->variants()) {
+    if (v.name.rfind("synth_efficientnet_b0_efficientnet_b2_", 0) != 0) continue;
+    const VariantId id = *syn->FindVariant(v.name);
+    const auto p = syn->Latency(0, id, 1)->Quantile(0.95);
+    EXPECT_GE(p, std::min(syn->Latency(0, *lo, 1)->Quantile(0.95), syn->Latency(0, *hi, 1)->Quantile(0.95)));
+    EXPECT_LE(p, std::max(syn->Latency(0, *lo, 1)->Quantile(0.95), syn->Latency(0, *hi, 1)->Quantile(0.95)));
+  }
+}
+
+}  // namespace
+}  // namespace sloserve::mdp

@@ -1,0 +1,228 @@
+// Policies: lookup, expectations vs a Monte-Carlo run of the worker under the policy,
+// monotonicity in load, Pareto pruning and bad input (impossible SLO, overload, gaps).
+#include "sloserve/mdp/policy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <random>
+
+#include "mdp/mdp_test_util.h"
+#include "sloserve/mdp/model.h"
+
+namespace sloserve::mdp {
+namespace {
+
+using testing::SmallOptions;
+
+TEST(Policy, DecideIsATableLookup) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  auto p = GeneratePolicy(suite, SmallOptions(200, 2));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const PolicyData& d = p->data();
+  EXPECT_EQ(p->Decide(0, Millis(10)).variant, kNoId);
+  EXPECT_EQ(p->Decide(9, Millis(50)), d.full_action);
+  EXPECT_EQ(p->Decide(3, Millis(-5)), d.table[2 * d.levels_us.size() + 0]);
+  for (int64_t us = -100; us <= 70000; us += 137) {
+    const auto& lv = d.levels_us;
+    int want = static_cast<int>(std::upper_bound(lv.begin(), lv.end(), us) - lv.begin()) - 1;
+    EXPECT_EQ(p->LevelOf(Duration(us)), std::max(want, 0)) << us;
+  }
+  // A fresh query (slack = SLO) alone: the most accurate variant that fits.
+  const Action a = p->Decide(1, Millis(60));
+  EXPECT_EQ(p->VariantName(a.variant), "slow");
+  EXPECT_EQ(a.batch, 1);
+  // No slack at all: late rather than never, fastest variant, whole queue.
+  const Action late = p->Decide(4, Millis(1));
+  EXPECT_EQ(p->VariantName(late.variant), "fast");
+  EXPECT_EQ(late.batch, 4);
+}
+
+struct McResult {
+  double accuracy = 0, violation = 0;
+};
+
+// One worker of K fed every K-th Poisson arrival, latencies constant (SmallSuite).
+McResult SimulatePolicy(const ProfileSuite& suite, const MdpOptions& o, const Policy& p,
+                        int queries, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(o.load_qps * 1e-6);
+  auto next_worker_arrival = [&](double t) {
+    for (int i = 0; i < o.workers; ++i) t += gap(rng);
+    return t;
+  };
+  const double slo = static_cast<double>(o.slo.count());
+  std::deque<double> q;
+  double now = 0, next = next_worker_arrival(0);
+  long served = 0, met = 0;
+  double acc = 0;
+  while (served < queries) {
+    while (next <= now) {
+      q.push_back(next);
+      next = next_worker_arrival(next);
+    }
+    if (q.empty()) {
+      now = next;
+      continue;
+    }
+    while (static_cast<int>(q.size()) > o.max_queue) q.pop_front();  // the model truncates
+    const Action a = p.Decide(static_cast<int>(q.size()),
+                              Duration(static_cast<int64_t>(std::floor(q.front() + slo - now))));
+    const double lat =
+        static_cast<double>(suite.Latency(0, a.variant, a.batch)->Quantile(o.latency_quantile).count());
+    const double finish = now + lat;
+    for (int i = 0; i < a.batch; ++i) {
+      ++served;
+      if (finish <= q.front() + slo) {
+        ++met;
+        acc += suite.variants()[a.variant].accuracy;
+      }
+      q.pop_front();
+    }
+    now = finish;
+  }
+  return {met ? acc / met : 0, 1.0 - static_cast<double>(met) / served};
+}
+
+TEST(Policy, ExpectationsMatchMonteCarlo) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  for (double load : {100.0, 300.0, 500.0}) {
+    MdpOptions o = SmallOptions(load, 3);
+    o.discretization = {DiscretizationKind::kFixedLength, 60};
+    auto p = GeneratePolicy(suite, o);
+    ASSERT_TRUE(p.ok());
+    const McResult mc = SimulatePolicy(suite, o, *p, 300000, 11);
+    SCOPED_TRACE("load " + std::to_string(load));
+    std::printf("load %.0f: expected acc %.3f viol %.4f | simulated acc %.3f viol %.4f\n", load,
+                p->expected_accuracy(), p->expected_violation(), mc.accuracy, mc.violation);
+    EXPECT_NEAR(mc.accuracy, p->expected_accuracy(), 1.0);
+    EXPECT_LE(mc.violation, p->expected_violation() + 0.01);
+  }
+}
+
+TEST(Policy, EvaluatePolicyReproducesStoredExpectations) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  MdpOptions o = SmallOptions(300, 2);
+  auto p = GeneratePolicy(suite, o);
+  ASSERT_TRUE(p.ok());
+  auto ev = EvaluatePolicy(suite, o, *p);
+  ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+  EXPECT_NEAR(ev->expected_accuracy, p->expected_accuracy(), 1e-9);
+  EXPECT_NEAR(ev->expected_violation, p->expected_violation(), 1e-9);
+  MdpOptions other = o;
+  other.max_queue = 6;
+  EXPECT_FALSE(EvaluatePolicy(suite, other, *p).ok());
+}
+
+TEST(Policy, MoreLoadNeverRaisesExpectedAccuracy) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  for (BatchingKind b : {BatchingKind::kMaximal, BatchingKind::kVariable}) {
+    double prev = 1e9;
+    for (double load = 20; load <= 1200; load += 70) {
+      MdpOptions o = SmallOptions(load, 2);
+      o.batching = b;
+      auto p = GeneratePolicy(suite, o);
+      ASSERT_TRUE(p.ok());
+      EXPECT_LE(p->data().accuracy_per_query, prev + 1e-4) << BatchingName(b) << " " << load;
+      prev = p->data().accuracy_per_query;
+    }
+  }
+}
+
+ProfileSuite SuiteWithDominatedVariant() {
+  ProfileSuite s = sloserve::testing::SmallSuite();
+  VariantSpec bad{"bad", 0, 65.0, 0, Duration(0)};
+  const VariantId v = s.AddVariant(bad);
+  for (int b = 1; b <= 8; ++b) {
+    s.AddLatency(0, v, b, LatencyDistribution(std::vector<int64_t>(5, 20000 + 3000 * (b - 1))));
+  }
+  return s;
+}
+
+TEST(Policy, ParetoPruningDropsDominatedVariants) {
+  const ProfileSuite suite = SuiteWithDominatedVariant();
+  MdpOptions o = SmallOptions();
+  auto m = MdpModel::Build(suite, o);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->VariantNames(), (std::vector<std::string>{"fast", "slow"}));
+  EXPECT_NE(m->notes().find("pruned bad: dominated by fast"), std::string::npos);
+  o.pareto_prune = false;
+  m = MdpModel::Build(suite, o);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->VariantNames(), (std::vector<std::string>{"fast", "bad", "slow"}));
+}
+
+TEST(Policy, ImpossibleSloIsAClearError) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  MdpOptions o = SmallOptions();
+  o.slo = Millis(8);  // fast needs 10 ms at batch 1
+  auto p = GeneratePolicy(suite, o);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(p.status().message().find("impossible SLO"), std::string::npos)
+      << p.status().message();
+  EXPECT_NE(p.status().message().find("fast"), std::string::npos);
+}
+
+TEST(Policy, LoadBeyondCapacityGivesAMarkedDegradedPolicy) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  // fast peaks at 8 rows / 24 ms = 333 qps per worker; ask for 2 x 2000.
+  auto p = GeneratePolicy(suite, SmallOptions(4000, 2));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->overloaded());
+  EXPECT_NE(p->data().notes.find("overloaded"), std::string::npos);
+  EXPECT_GT(p->expected_violation(), 0.5);
+  EXPECT_GT(p->data().full_state_probability, 0.5);
+  EXPECT_EQ(p->VariantName(p->Decide(9, Millis(0)).variant), "fast");
+}
+
+TEST(Policy, MissingProfileEntriesAreHandled) {
+  ProfileSuite s = sloserve::testing::SmallSuite(8);
+  // "gappy": profiled at 1, 2, 4 only (3 rounds up to 4; >4 is not possible).
+  VariantSpec gappy{"gappy", 0, 75.0, 0, Duration(0)};
+  const VariantId g = s.AddVariant(gappy);
+  for (int b : {1, 2, 4}) {
+    s.AddLatency(0, g, b, LatencyDistribution(std::vector<int64_t>(5, 15000 + 6000 * b)));
+  }
+  // "ghost": no latency profile at all.
+  s.AddVariant(VariantSpec{"ghost", 0, 90.0, 0, Duration(0)});
+  MdpOptions o = SmallOptions();
+  o.pareto_prune = false;
+  auto m = MdpModel::Build(s, o);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_NE(m->notes().find("skipped ghost"), std::string::npos);
+  for (const ModelVariant& v : m->variants()) {
+    if (v.name == "gappy") {
+      EXPECT_EQ(v.max_batch, 4);
+      EXPECT_EQ(v.Latency(3), v.Latency(4));
+    }
+  }
+  auto p = GeneratePolicy(s, o);
+  ASSERT_TRUE(p.ok());
+  for (int n = 1; n <= o.max_queue; ++n) {
+    for (int j = 0; j < p->num_levels(); ++j) {
+      const Action a = p->data().table[(n - 1) * p->num_levels() + j];
+      EXPECT_LE(a.batch, s.MaxBatch(0, a.variant));
+    }
+  }
+  o.variants = {"fast", "ghost"};
+  auto bad = GeneratePolicy(s, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("no latency profile"), std::string::npos);
+  o.variants = {"nope"};
+  EXPECT_EQ(GeneratePolicy(s, o).status().code(), StatusCode::kNotFound);
+}
+
+TEST(Policy, LateActionCappedByFastestMaxBatchLeavesQueries) {
+  // Queue bound above every profiled batch: the full state serves 4 and leaves the rest.
+  const ProfileSuite suite = sloserve::testing::SmallSuite(4);
+  MdpOptions o = SmallOptions(300, 2);
+  auto p = GeneratePolicy(suite, o);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->data().full_action.batch, 4);
+  EXPECT_LE(p->Decide(8, Millis(0)).batch, 4);
+}
+
+}  // namespace
+}  // namespace sloserve::mdp

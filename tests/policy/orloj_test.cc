@@ -1,0 +1,350 @@
+// ORLOJ: execution-time model, priority structure, scheduler; baselines.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "policy/policy_test_util.h"
+#include "sloserve/policy/batching/clipper.h"
+#include "sloserve/policy/batching/clockwork.h"
+#include "sloserve/policy/batching/nexus.h"
+#include "sloserve/policy/batching/orloj.h"
+#include "sloserve/policy/batching/orloj_queue.h"
+#include "sloserve/policy/selection/fixed.h"
+#include "sloserve/profile/exec_time_model.h"
+#include "support/test_suite.h"
+
+namespace sloserve {
+namespace {
+
+using testing::QueueFixture;
+
+// One task, one variant "dyn" with lat(k) = 20 ms + 10 ms k (k = 1, 2, 4, 8) and two
+// apps: "short" uniform on [10, 20) ms, "long" uniform on [50, 70) ms.
+ProfileSuite DynSuite(bool with_hist = true) {
+  ProfileSuite s;
+  s.set_name("dyn");
+  s.set_provenance("test");
+  TaskId t = s.AddTask(TaskSpec{"t", Millis(500)});
+  HardwareId h = s.AddHardware(HardwareSpec{"hw", 1.0, 1, 1});
+  VariantId v = s.AddVariant(VariantSpec{"dyn", t, 0, 0, Duration(0)});
+  for (int k : {1, 2, 4, 8})
+    s.AddLatency(h, v, k, LatencyDistribution(std::vector<int64_t>(3, 20000 + 10000 * k)));
+  if (with_hist) {
+    s.AddExecHistogram(ExecHistogram{"short", v, Millis(10), Millis(5), {1, 1}});
+    s.AddExecHistogram(ExecHistogram{"long", v, Millis(50), Millis(10), {1, 1}});
+  }
+  return s;
+}
+
+// --- execution-time model ---
+
+TEST(ExecCdfTest, HistogramCdfQuantileMean) {
+  auto c = ExecCdf::FromHistogram(1000, 500, {0, 1, 3, 0}).value();  // [1500, 2500)
+  EXPECT_DOUBLE_EQ(c.Min(), 1500);
+  EXPECT_DOUBLE_EQ(c.Max(), 2500);
+  EXPECT_DOUBLE_EQ(c.Cdf(2000), 0.25);
+  EXPECT_DOUBLE_EQ(c.Quantile(0.25), 2000);
+  EXPECT_DOUBLE_EQ(c.Mean(), 0.25 * 1750 + 0.75 * 2250);
+  EXPECT_DOUBLE_EQ(ExecCdf::Constant(7).Mean(), 7);
+  EXPECT_DOUBLE_EQ(ExecCdf::Constant(7).Cdf(7), 1);
+  EXPECT_DOUBLE_EQ(ExecCdf::Constant(7).Cdf(6.99), 0);
+}
+
+TEST(ExecCdfTest, BadInputIsAnError) {
+  EXPECT_FALSE(ExecCdf::FromHistogram(0, 100, {0, 0}).ok());  // no samples
+  EXPECT_FALSE(ExecCdf::FromHistogram(0, 100, {}).ok());
+  EXPECT_FALSE(ExecCdf::FromHistogram(0, 0, {1}).ok());
+  EXPECT_FALSE(ExecCdf::FromHistogram(0, 10, {1, -1}).ok());
+  EXPECT_FALSE(ExecCdf::FromSamples({}, 8).ok());
+  EXPECT_FALSE(ExecCdf::MaxOf({}).ok());
+}
+
+TEST(ExecCdfTest, MaxOfMixedAppsMatchesMonteCarlo) {
+  auto a = ExecCdf::FromHistogram(10000, 5000, {1, 2, 1}).value();
+  auto b = ExecCdf::FromHistogram(30000, 10000, {3, 1}).value();
+  auto pooled = ExecCdf::Mixture({&a, &b}, {1, 1}).value();
+  for (int k : {1, 2, 5}) {
+    auto mx = ExecCdf::MaxOf({{&a, 1}, {&pooled, k}}).value();
+    Rng rng = MakeRng(7, "mc");
+    double sum = 0;
+    const int n = 200000;
+    for (int i = 0; i < n; ++i) {
+      double m = a.Sample(rng);
+      for (int j = 0; j < k; ++j) m = std::max(m, pooled.Sample(rng));
+      sum += m;
+    }
+    EXPECT_NEAR(mx.Mean(), sum / n, 0.005 * sum / n) << "k=" << k;
+    // The CDF at a knot is the exact product of CDFs.
+    EXPECT_NEAR(mx.Cdf(35000), a.Cdf(35000) * std::pow(pooled.Cdf(35000), k), 1e-12);
+  }
+}
+
+TEST(ExecCdfTest, FitBatchTimeModelRecoversLinearProfile) {
+  ProfileSuite s = DynSuite();
+  auto m = FitBatchTimeModel(s, 0, 0, 40000).value();
+  EXPECT_NEAR(m.c0_us, 20000, 1e-6);
+  EXPECT_NEAR(m.c1 * 40000, 10000, 1e-6);
+  EXPECT_FALSE(FitBatchTimeModel(s, 0, 0, 0).ok());
+}
+
+TEST(ExecTimeTableTest, AppsPooledUnknownAndEmptyHistograms) {
+  ProfileSuite s = DynSuite();
+  s.AddExecHistogram(ExecHistogram{"empty", 0, Millis(1), Millis(1), {0, 0}});
+  ExecTimeTable t = ExecTimeTable::Build(s);
+  ASSERT_EQ(t.apps(), (std::vector<std::string>{"short", "long", "empty"}));
+  ASSERT_EQ(t.warnings().size(), 1u);  // the all-zero histogram is ignored, and said so
+  EXPECT_TRUE(t.IsDynamic(0));
+  EXPECT_NE(t.ForApp(0, 0), nullptr);
+  EXPECT_EQ(t.ForApp(0, 2), nullptr);
+  bool unknown = false;
+  EXPECT_NEAR(t.ForAppOrPooled(0, 99, &unknown).Mean(), (15000 + 60000) / 2.0, 1e-6);
+  EXPECT_TRUE(unknown);
+}
+
+// --- priority structure ---
+
+TEST(KineticMaxQueueTest, MatchesNaiveScanOnRandomOperations) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Rng rng = MakeRng(seed, "kinetic");
+    KineticMaxQueue q(2);
+    std::map<KineticMaxQueue::Handle, std::pair<double, double>> live;
+    std::map<KineticMaxQueue::Handle, uint64_t> tags;
+    double x = 1;
+    uint64_t next_tag = 0;
+    for (int op = 0; op < 3000; ++op) {
+      const double u = Uniform01(rng);
+      auto random_line = [&] {
+        double a = Uniform01(rng) * 2 - 1, b = Uniform01(rng) * 4 - 2;
+        if (Uniform01(rng) < 0.1) a = std::round(a * 4) / 4;  // exact ties now and then
+        return std::make_pair(a, b);
+      };
+      if (u < 0.4 || live.empty()) {
+        auto [a, b] = random_line();
+        auto h = q.Insert(a, b, next_tag);
+        live[h] = {a, b};
+        tags[h] = next_tag++;
+      } else if (u < 0.6) {
+        auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+        auto [a, b] = random_line();
+        q.Update(it->first, a, b);
+        it->second = {a, b};
+      } else if (u < 0.8) {
+        auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
+        q.Erase(it->first);
+        tags.erase(it->first);
+        live.erase(it);
+      } else if (u < 0.82) {  // re-base
+        const double f = 1 + Uniform01(rng) * 3;
+        q.Rescale(f, 1.0);
+        for (auto& [h, ab] : live) ab.first *= f;
+        x = 1;
+      } else {
+        x += Uniform01(rng) * (Uniform01(rng) < 0.2 ? 5 : 0.05);
+      }
+      ASSERT_EQ(q.size(), live.size());
+      auto best = q.Best(x);
+      if (live.empty()) {
+        EXPECT_EQ(best, KineticMaxQueue::kInvalid);
+        continue;
+      }
+      double top = -1e300;
+      uint64_t top_tag = 0;
+      for (auto& [h, ab] : live) {
+        const double v = ab.first * x + ab.second;
+        if (v > top || (v == top && tags[h] < top_tag)) {
+          top = v;
+          top_tag = tags[h];
+        }
+      }
+      ASSERT_NE(best, KineticMaxQueue::kInvalid);
+      ASSERT_EQ(q.Score(best, x), top) << "seed " << seed << " op " << op;
+    }
+  }
+}
+
+// --- the ORLOJ scheduler ---
+
+std::unique_ptr<BatchingPolicy> MakeBatching(const std::string& name, const ProfileSuite& suite,
+                                             std::map<std::string, std::string> opts,
+                                             int workers = 1) {
+  PolicyParams params("t", std::move(opts));
+  auto sel = FixedSelection::Create(params).value();
+  StatusOr<std::unique_ptr<BatchingPolicy>> b =
+      name == "orloj"       ? OrlojBatching::Create(params, std::move(sel))
+      : name == "clockwork" ? ClockworkBatching::Create(params, std::move(sel))
+      : name == "nexus"     ? NexusBatching::Create(params, std::move(sel))
+                            : ClipperBatching::Create(params, std::move(sel));
+  EXPECT_TRUE(b.ok()) << b.status().ToString();
+  PolicyContext ctx;
+  ctx.suite = &suite;
+  ctx.workers = testing::MakeWorkers(workers, suite.variants().size());
+  EXPECT_TRUE((*b)->Init(ctx).ok());
+  return *std::move(b);
+}
+
+struct Fixture {
+  QueueFixture q;
+  std::unique_ptr<BatchingPolicy> policy;
+  void Add(int64_t arrival_ms, int64_t slo_ms, AppId app) {
+    q.Add(arrival_ms, slo_ms);
+    q.table.back().app = app;
+    policy->OnArrival(q.table.back(), q.table.back().arrival);
+  }
+};
+
+TEST(OrlojBatchingTest, RunsLargestFillableBatchAndDropsHopelessRequests) {
+  ProfileSuite s = DynSuite();
+  Fixture f;
+  f.policy = MakeBatching("orloj", s, {});
+  for (int i = 0; i < 5; ++i) f.Add(0, 1000, i % 2);  // plenty of slack
+  f.Add(0, 5, 0);                                      // 5 ms: not even a batch of one fits
+  f.Add(0, 1000, 7);                                   // an app without a histogram
+  WorkerView w;
+  BatchDecision d;
+  f.policy->NextBatch(w, f.q.View(), kTimeZero, &d);
+  ASSERT_EQ(d.kind, BatchDecision::Kind::kRun);
+  EXPECT_EQ(d.take.size(), 4u);  // sizes {1,2,4,8}: 6 feasible -> a batch of 4
+  EXPECT_EQ(d.drop, (std::vector<uint32_t>{0}));  // the 5 ms request sorts first
+  auto* orloj = static_cast<OrlojBatching*>(f.policy.get());
+  EXPECT_EQ(orloj->unknown_app_queries(), 1);
+  EXPECT_EQ(orloj->timed_out(), 1);
+  EXPECT_EQ(orloj->tracked(0), 2u);
+}
+
+TEST(OrlojBatchingTest, PrefersUrgentRequestsAndKeepsStateAcrossCalls) {
+  ProfileSuite s = DynSuite();
+  Fixture f;
+  f.policy = MakeBatching("orloj", s, {{"max_batch", "1"}});
+  f.Add(0, 2000, 0);
+  f.Add(0, 300, 1);  // a long request close to its deadline
+  f.Add(0, 2000, 0);
+  WorkerView w;
+  BatchDecision d;
+  f.policy->NextBatch(w, f.q.View(), kTimeZero + Millis(100), &d);
+  ASSERT_EQ(d.take.size(), 1u);
+  EXPECT_EQ(f.q.View().at(d.take[0]).deadline, kTimeZero + Millis(300));
+  // Remove it as the engine would, then the next call takes one of the others.
+  f.q.slots.erase(f.q.slots.begin() + d.take[0]);
+  f.policy->NextBatch(w, f.q.View(), kTimeZero + Millis(200), &d);
+  ASSERT_EQ(d.take.size(), 1u);
+  EXPECT_EQ(static_cast<OrlojBatching*>(f.policy.get())->tracked(0), 1u);
+}
+
+TEST(OrlojBatchingTest, StaticModelAndExecTimesBeyondEverySlo) {
+  ProfileSuite s = DynSuite(/*with_hist=*/false);
+  Fixture f;
+  f.policy = MakeBatching("orloj", s, {});
+  for (int i = 0; i < 3; ++i) f.Add(0, 25, 0);  // lat(1) = 30 ms > 25 ms SLO: hopeless
+  WorkerView w;
+  BatchDecision d;
+  f.policy->NextBatch(w, f.q.View(), kTimeZero, &d);
+  EXPECT_EQ(d.kind, BatchDecision::Kind::kIdle);
+  EXPECT_EQ(d.drop.size(), 3u);
+}
+
+TEST(OrlojBatchingTest, RebuildsWhenQueriesWereNeverAnnounced) {
+  ProfileSuite s = DynSuite();
+  Fixture f;
+  f.policy = MakeBatching("orloj", s, {});
+  f.q.Add(0, 1000);  // no OnArrival
+  f.q.Add(0, 1000);
+  WorkerView w;
+  BatchDecision d;
+  f.policy->NextBatch(w, f.q.View(), kTimeZero, &d);
+  EXPECT_EQ(d.take.size(), 2u);
+}
+
+TEST(OrlojBatchingTest, OptionsAreValidated) {
+  PolicyParams ok("t", {{"cost_steps", "0:1,50:0.5"}, {"b", "0.001"}});
+  EXPECT_TRUE(OrlojBatching::Create(ok, FixedSelection::Create(ok).value()).ok());
+  for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
+           {"b", "0"}, {"b", "abc"}, {"feasible_quantile", "2"}, {"score_bins", "0"},
+           {"cost_steps", "1"}, {"cost_steps", "0:-1"}, {"cost_steps", ""}}) {
+    PolicyParams p("t", {{k, v}});
+    EXPECT_FALSE(OrlojBatching::Create(p, FixedSelection::Create(p).value()).ok()) << k << v;
+  }
+}
+
+TEST(OrlojBatchingTest, MultiStepCostRunsAndLargeQueuesStayConsistent) {
+  ProfileSuite s = DynSuite();
+  Fixture f;
+  f.policy = MakeBatching("orloj", s, {{"cost_steps", "0:1,100:2"}});
+  Rng rng = MakeRng(3, "t");
+  for (int i = 0; i < 2000; ++i) f.Add(i / 10, 200 + static_cast<int64_t>(rng() % 3000), i % 3);
+  WorkerView w;
+  BatchDecision d;
+  size_t served = 0, dropped = 0;
+  TimePoint now = kTimeZero + Millis(200);
+  while (!f.q.slots.empty()) {
+    f.policy->NextBatch(w, f.q.View(), now, &d);
+    served += d.take.size();
+    dropped += d.drop.size();
+    std::vector<uint32_t> gone = d.take;
+    gone.insert(gone.end(), d.drop.begin(), d.drop.end());
+    gone.insert(gone.end(), d.reject.begin(), d.reject.end());
+    std::sort(gone.rbegin(), gone.rend());
+    ASSERT_FALSE(gone.empty());
+    for (uint32_t p : gone) f.q.slots.erase(f.q.slots.begin() + p);
+    ASSERT_EQ(static_cast<OrlojBatching*>(f.policy.get())->tracked(0), f.q.slots.size());
+    now += Millis(60);
+  }
+  EXPECT_EQ(served + dropped, 2000u);
+  EXPECT_GT(served, 100u);
+}
+
+// --- baselines ---
+
+TEST(ClockworkBatchingTest, DropsPredictedMissesAndFitsBatchToHeadDeadline) {
+  ProfileSuite s = DynSuite();
+  Fixture f;
+  f.policy = MakeBatching("clockwork", s, {});
+  f.Add(0, 20, 0);  // est(1) = 30 ms > 20 ms: dropped
+  f.Add(0, 75, 0);  // est(4) = 60 ms fits, est(8) = 100 ms does not
+  for (int i = 0; i < 6; ++i) f.Add(0, 1000, 0);
+  WorkerView w;
+  BatchDecision d;
+  f.policy->NextBatch(w, f.q.View(), kTimeZero, &d);
+  EXPECT_EQ(d.drop, (std::vector<uint32_t>{0}));
+  // est(k) is lat at the next profiled size (1, 2, 4, 8): 7 candidates -> lat(8) = 100 ms
+  // misses the 75 ms head deadline, down to 4 -> lat(4) = 60 ms.
+  EXPECT_EQ(d.take.size(), 4u);
+}
+
+TEST(NexusBatchingTest, PlansBatchFromRateAndSlo) {
+  ProfileSuite s = DynSuite();
+  PolicyParams params("t", {{"rate_qps", "100"}});
+  auto b = NexusBatching::Create(params, FixedSelection::Create(params).value()).value();
+  PolicyContext ctx;
+  ctx.suite = &s;
+  ctx.workers = testing::MakeWorkers(1, 1);
+  ASSERT_TRUE(b->Init(ctx).ok());
+  auto* nexus = static_cast<NexusBatching*>(b.get());
+  // est(b) = 20 + 10 b ms (rounded up to 1,2,4,8); duty cycle max(est, b * 10 ms).
+  // b = 4: 60 + max(60, 40) = 120 <= 150; b = 5 rounds up to 8: 100 + 100 > 150.
+  EXPECT_EQ(nexus->PlannedBatch(0, 0, 8, Millis(150)), 4);
+  EXPECT_EQ(nexus->PlannedBatch(0, 0, 8, Millis(50)), 1);
+}
+
+TEST(ClipperBatchingTest, AimdOnMeasuredBatchLatency) {
+  ProfileSuite s = DynSuite();
+  Fixture f;
+  f.policy = MakeBatching("clipper", s, {});
+  for (int i = 0; i < 20; ++i) f.Add(0, 100, 0);
+  auto* clipper = static_cast<ClipperBatching*>(f.policy.get());
+  WorkerView w;
+  BatchDecision d;
+  f.policy->NextBatch(w, f.q.View(), kTimeZero, &d);
+  EXPECT_EQ(d.take.size(), 1u);
+  w.busy_until = kTimeZero + Millis(30);  // measured 30 ms <= 100 ms: +1
+  f.policy->NextBatch(w, f.q.View(), kTimeZero + Millis(30), &d);
+  EXPECT_EQ(clipper->cap(0), 2);
+  EXPECT_EQ(d.take.size(), 2u);
+  w.busy_until = kTimeZero + Millis(200);  // measured 170 ms > 100 ms: x0.9, floor
+  f.policy->NextBatch(w, f.q.View(), kTimeZero + Millis(200), &d);
+  EXPECT_EQ(clipper->cap(0), 1);
+}
+
+}  // namespace
+}  // namespace sloserve
