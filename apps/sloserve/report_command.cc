@@ -19,6 +19,8 @@ const std::vector<FlagSpec> kFlags = {
     {"where", "KEY<op>VALUE", "keep only rows passing, e.g. violation_rate<0.05", true},
     {"out", "DIR", "write <metric>.svg (and <metric>.md) there"},
     {"title", "TEXT", "plot title prefix (default: the experiment name)"},
+    {"savings", "SERIES", "also print the resource saving of SERIES over the others (x = workers, "
+                          "y = accuracy: the fewest workers matching each baseline point)"},
     {"json", "", "print the pivots as JSON instead of Markdown"},
     {"help", "", "show this help"},
 };
@@ -89,6 +91,23 @@ Status Run(const Args& args) {
       if (!svg || !md) return UnavailableError("--out: cannot write under " + args.Get("out"));
       svg << RenderLinePlot(PivotSeries(p), o);
       md << PivotMarkdown(p);
+    }
+  }
+  if (args.Has("savings")) {
+    ASSIGN_OR_RETURN(Pivot acc, BuildPivot(rows, x, "accuracy", series));
+    std::vector<Saving> savings = ResourceSavings(acc, args.Get("savings"));
+    if (args.Has("json")) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const Saving& s : savings) {
+        list.push_back({{"baseline", s.baseline}, {"baseline_x", s.baseline_x},
+                        {"baseline_accuracy", s.baseline_y}, {"method_x", s.method_x},
+                        {"method_accuracy", s.method_y}, {"saving", s.saving}});
+      }
+      out["savings"] = list;
+    } else {
+      std::printf("resource saving of %s (same accuracy with fewer %s)\n\n%s\n",
+                  args.Get("savings").c_str(), x.c_str(),
+                  SavingsMarkdown(savings, args.Get("savings")).c_str());
     }
   }
   if (args.Has("json")) std::cout << out.dump(2) << std::endl;

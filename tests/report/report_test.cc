@@ -52,3 +52,31 @@ TEST(PivotTest, FiltersAveragesSeedsAndPivots) {
 
 }  // namespace
 }  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+TEST(PivotTest, ResourceSavingIsFewestWorkersMatchingEachBaselinePoint) {
+  std::vector<nlohmann::json> rows;
+  auto add = [&](const char* p, int w, double acc) {
+    rows.push_back({{"policy", p}, {"workers", w}, {"accuracy", acc}});
+  };
+  add("ramsis", 20, 75);
+  add("ramsis", 30, 80);
+  add("ramsis", 40, 83);
+  add("jf", 30, 74);
+  add("jf", 40, 79);
+  add("jf", 50, 84);  // never matched by ramsis
+  auto p = BuildPivot(rows, "workers", "accuracy", "policy");
+  ASSERT_TRUE(p.ok());
+  auto s = ResourceSavings(*p, "ramsis");
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].baseline_x, 30);
+  EXPECT_EQ(s[0].method_x, 20);
+  EXPECT_NEAR(s[0].saving, 1.0 / 3.0, 1e-12);
+  EXPECT_EQ(s[1].method_x, 30);
+  EXPECT_NEAR(s[1].saving, 0.25, 1e-12);
+}
+
+}  // namespace
+}  // namespace sloserve

@@ -106,6 +106,44 @@ std::string PivotMarkdown(const Pivot& p) {
   return out;
 }
 
+std::vector<Saving> ResourceSavings(const Pivot& p, const std::string& method) {
+  std::vector<Saving> out;
+  for (const std::string& base : p.series) {
+    if (base == method) continue;
+    for (double xb : p.xs) {
+      auto b = p.cells.find({base, xb});
+      if (b == p.cells.end()) continue;
+      for (double xm : p.xs) {  // ascending: the fewest first
+        auto m = p.cells.find({method, xm});
+        if (m == p.cells.end() || m->second < b->second) continue;
+        out.push_back({base, xb, b->second, xm, m->second, 1.0 - xm / xb});
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::string SavingsMarkdown(const std::vector<Saving>& savings, const std::string& method) {
+  std::string out = "| baseline | its workers | its accuracy | " + method + " workers | " + method +
+                    " accuracy | saving |\n|---|---|---|---|---|---|\n";
+  char buf[256];
+  double sum = 0, best = 0;
+  for (const Saving& s : savings) {
+    std::snprintf(buf, sizeof buf, "| %s | %g | %.3f | %g | %.3f | %.1f%% |\n", s.baseline.c_str(),
+                  s.baseline_x, s.baseline_y, s.method_x, s.method_y, 100 * s.saving);
+    out += buf;
+    sum += s.saving;
+    best = std::max(best, s.saving);
+  }
+  if (!savings.empty()) {
+    std::snprintf(buf, sizeof buf, "\nmean saving %.1f%%, largest %.1f%%\n",
+                  100 * sum / static_cast<double>(savings.size()), 100 * best);
+    out += buf;
+  }
+  return out;
+}
+
 std::vector<PlotSeries> PivotSeries(const Pivot& p) {
   std::vector<PlotSeries> out;
   for (const std::string& s : p.series) {

@@ -32,6 +32,18 @@ struct Pivot {
 StatusOr<Pivot> BuildPivot(const std::vector<nlohmann::json>& rows, const std::string& x_key,
                            const std::string& y_key, const std::string& series_key);
 std::string PivotMarkdown(const Pivot& p);
+
+// Resource saving (RAMSIS section 7.1): with x = workers and y = accuracy, for every
+// point (x_b, y_b) of each baseline series, the fewest x at which `method` reaches at
+// least y_b; saving = 1 - x_method / x_b. Points the method never matches are omitted.
+struct Saving {
+  std::string baseline;
+  double baseline_x = 0, baseline_y = 0;
+  double method_x = 0, method_y = 0;
+  double saving = 0;
+};
+std::vector<Saving> ResourceSavings(const Pivot& accuracy_by_workers, const std::string& method);
+std::string SavingsMarkdown(const std::vector<Saving>& savings, const std::string& method);
 std::vector<PlotSeries> PivotSeries(const Pivot& p);
 
 }  // namespace sloserve

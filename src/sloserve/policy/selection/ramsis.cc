@@ -68,6 +68,7 @@ StatusOr<std::unique_ptr<SelectionPolicy>> RamsisSelection::Create(const PolicyP
   o.window = MillisF(window_ms);
   ASSIGN_OR_RETURN(o.cache_dir, p.GetString("cache_dir", DefaultCacheDir()));
   ASSIGN_OR_RETURN(o.slo_workers, p.GetString("slo_workers", ""));
+  ASSIGN_OR_RETURN(o.fixed_load_qps, p.GetDouble("load_qps", 0));
   ASSIGN_OR_RETURN(int64_t threads, p.GetInt("threads", 2));
   o.set.threads = static_cast<int>(std::max<int64_t>(1, threads));
   if (o.set.accuracy_step <= 0) return InvalidArgumentError("ramsis: 'accuracy_step' must be > 0");
@@ -119,6 +120,13 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
     if (set.min_qps <= 0) set.min_qps = std::max(1.0, set.max_qps * 0.01);
     if (set.min_qps >= set.max_qps) return InvalidArgumentError("ramsis: min_qps must be below max_qps");
     ClassState state{cls, LoadMonitor(LoadMonitor::Options{options_.window, kTimeZero}), {}};
+    if (options_.fixed_load_qps > 0) {
+      m.load_qps = options_.fixed_load_qps;
+      ASSIGN_OR_RETURN(mdp::Policy only, mdp::GeneratePolicy(suite, m));
+      state.policies.push_back(std::move(only));
+      classes_.push_back(std::move(state));
+      continue;
+    }
     ASSIGN_OR_RETURN(state.policies, SharedPolicySet(suite, m, set, options_.cache_dir));
     if (state.policies.empty()) return InternalError("ramsis: empty policy set");
     classes_.push_back(std::move(state));
@@ -134,7 +142,9 @@ void RamsisSelection::OnArrival(const Query& q, TimePoint now) {
 SelectionDecision RamsisSelection::Choose(const WorkerView& worker, const QueueView& queue,
                                           const Query& head, TimePoint now) {
   ClassState& cls = classes_[worker.id < worker_class_.size() ? worker_class_[worker.id] : 0];
-  const mdp::Policy* policy = mdp::SelectPolicy(cls.policies, cls.monitor.RateQps(now));
+  const mdp::Policy* policy = options_.fixed_load_qps > 0
+                                  ? &cls.policies.front()
+                                  : mdp::SelectPolicy(cls.policies, cls.monitor.RateQps(now));
   if (!policy) return fastest_;  // beyond every policy: late rather than never
   mdp::Action a = policy->Decide(static_cast<int>(queue.size()), head.deadline - now);
   if (a.variant == kNoId || a.batch <= 0) return fastest_;

@@ -14,7 +14,9 @@
 //   threads (2, generation only), variants (list; default
 //   all), window_ms (500), cache_dir (default $SLOSERVE_CACHE_DIR or ~/.cache/sloserve),
 //   slo_workers (multiple SLOs, appendix G: one policy set per SLO class for its workers,
-//   each class's load measured on its own queries; pair with dispatch slo_partition).
+//   each class's load measured on its own queries; pair with dispatch slo_partition),
+//   load_qps (> 0: a single policy for this load, used whatever the monitor says; for
+//   checking the MDP's expectations against simulation, section 7.3.1).
 #include <string>
 #include <vector>
 
@@ -33,6 +35,7 @@ class RamsisSelection : public SelectionPolicy {
     Duration window = Millis(500);
     std::string cache_dir;
     std::string slo_workers;  // "" = one class: the deployment's SLO, every worker
+    double fixed_load_qps = 0;  // > 0: one policy generated for this load, always used
   };
   static StatusOr<std::unique_ptr<SelectionPolicy>> Create(const PolicyParams& params);
   explicit RamsisSelection(Options o) : options_(std::move(o)) {}
