@@ -143,3 +143,36 @@ TEST(SimulationTest, ModelAwarePlacementAvoidsColdStartsThatRandomPays) {
 
 }  // namespace
 }  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+TEST(SimulationTest, MultipleSlosArePartitionedAcrossTheirWorkers) {
+  RunSpec spec = TextSpec(400, "bert_tiny");
+  spec.workers = 4;
+  spec.slo_mix = {{Millis(100), 1.0}, {Millis(300), 3.0}};
+  spec.policy.dispatch = "slo_partition";
+  spec.policy.options["slo_workers"] = "100:1,300:3";
+  int tight = 0, loose = 0;
+  SimHooks hooks;
+  hooks.on_record = [&](const QueryRecord& r) {
+    const Duration slo = r.deadline - r.arrival;
+    if (slo == Millis(100)) {
+      ++tight;
+      EXPECT_EQ(r.worker, 0u);
+    } else {
+      ++loose;
+      EXPECT_GE(r.worker, 1u);
+    }
+  };
+  auto r = RunSimulation(spec, TextSuite(), hooks);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(static_cast<double>(tight) / (tight + loose), 0.25, 0.02);
+  spec.policy.options["slo_workers"] = "100:1,300:2";  // 3 != 4 workers
+  auto bad = RunSimulation(spec, TextSuite());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("slo_workers"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sloserve
