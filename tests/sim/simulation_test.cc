@@ -176,3 +176,34 @@ TEST(SimulationTest, MultipleSlosArePartitionedAcrossTheirWorkers) {
 
 }  // namespace
 }  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+TEST(SimulationTest, HeterogeneousHardwareMixCostsWhatItsTypesCost) {
+  static const ProfileSuite* suite = new ProfileSuite(LoadSuite("kairos-recsys").value());
+  RunSpec spec;
+  spec.suite = "kairos-recsys";
+  spec.task = "rm2";
+  spec.hardware = "g4dn.xlarge:1,c5n.2xlarge:2";
+  spec.arrival.kind = "poisson";
+  spec.arrival.rate_qps = 20;
+  spec.arrival.horizon = Seconds(20);
+  spec.sizes = "deeprecsys";
+  spec.policy.batching = "fifo";
+  spec.policy.dispatch = "jsq";
+  std::map<WorkerId, int> served;
+  SimHooks hooks;
+  hooks.on_record = [&](const QueryRecord& r) { ++served[r.worker]; };
+  auto r = RunSimulation(spec, *suite, hooks);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(r->summary.cost_per_hour, 0.526 + 2 * 0.432, 1e-9);
+  EXPECT_EQ(served.size(), 3u);  // all three instances got work
+  spec.hardware = "g4dn.xlarge:1,nope:2";
+  auto bad = RunSimulation(spec, *suite);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("nope"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sloserve

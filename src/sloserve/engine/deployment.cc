@@ -1,6 +1,8 @@
 #include "sloserve/engine/deployment.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <sstream>
 
 namespace sloserve {
 
@@ -15,17 +17,39 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
       return NotFoundError("task: '" + spec.task + "' is not in suite '" + suite.name() + "'");
     d.task = *t;
   }
+  // "type" or a heterogeneous mix "type:count,type:count" (the mix sets the worker count).
+  std::vector<std::pair<HardwareId, int>> mix;
+  int workers = spec.workers;
   if (!spec.hardware.empty()) {
-    auto h = suite.FindHardware(spec.hardware);
-    if (!h) {
-      return NotFoundError("hardware: '" + spec.hardware + "' is not in suite '" + suite.name() +
-                           "'");
+    std::stringstream ss(spec.hardware);
+    for (std::string item; std::getline(ss, item, ',');) {
+      size_t colon = item.find(':');
+      std::string name = item.substr(0, colon);
+      auto h = suite.FindHardware(name);
+      if (!h) return NotFoundError("hardware: '" + name + "' is not in suite '" + suite.name() + "'");
+      int count = 0;
+      if (colon != std::string::npos) {
+        char* end = nullptr;
+        long c = std::strtol(item.c_str() + colon + 1, &end, 10);
+        if (*end != '\0' || c < 1 || c > 100000) {
+          return InvalidArgumentError("hardware: '" + item + "': expected type:count with count >= 1");
+        }
+        count = static_cast<int>(c);
+      }
+      mix.emplace_back(*h, count);
     }
-    d.hardware = *h;
+    if (mix.size() > 1 || mix[0].second > 0) {
+      workers = 0;
+      for (const auto& [hw, count] : mix) {
+        if (count == 0) return InvalidArgumentError("hardware: a mix needs type:count for every type");
+        workers += count;
+      }
+    }
+    d.hardware = mix[0].first;
   }
-  if (spec.workers < 1 || spec.workers > 100000) {
+  if (workers < 1 || workers > 100000) {
     return InvalidArgumentError("workers: must be between 1 and 100000 (got " +
-                                std::to_string(spec.workers) + ")");
+                                std::to_string(workers) + ")");
   }
   d.slo = spec.slo.count() > 0 ? spec.slo : suite.tasks()[d.task].default_slo;
   if (d.slo <= Duration(0)) return InvalidArgumentError("slo_ms: must be positive");
@@ -74,10 +98,17 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
       pos = comma + 1;
     }
   }
-  for (int i = 0; i < spec.workers; ++i) {
+  // Workers in mix order; a single type fills all of them.
+  std::vector<HardwareId> types;
+  if (mix.size() > 1 || (!mix.empty() && mix[0].second > 0)) {
+    for (const auto& [hw, count] : mix) types.insert(types.end(), static_cast<size_t>(count), hw);
+  } else {
+    types.assign(static_cast<size_t>(workers), d.hardware);
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
     WorkerSpec w;
     w.name = "w" + std::to_string(i);
-    w.hardware = d.hardware;
+    w.hardware = types[i];
     w.preload = preload;
     w.preload_none = none;
     d.workers.push_back(std::move(w));
