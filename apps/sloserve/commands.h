@@ -14,5 +14,6 @@ int PoliciesCommand(const std::vector<std::string>& args);
 int ProfileCommand(const std::vector<std::string>& args);
 int ReportCommand(const std::vector<std::string>& args);
 int PolicyCommand(const std::vector<std::string>& args);
+int KairosCommand(const std::vector<std::string>& args);
 
 }  // namespace sloserve::cli

@@ -24,6 +24,7 @@ const Command kCommands[] = {
     {"profile", sloserve::cli::ProfileCommand, "inspect a profile suite, measure load-latency"},
     {"report", sloserve::cli::ReportCommand, "tables and SVG plots from sim --json results"},
     {"policy", sloserve::cli::PolicyCommand, "generate and inspect RAMSIS MDP policies"},
+    {"kairos", sloserve::cli::KairosCommand, "allowable throughput search (Kairos), oracle bound"},
 };
 
 void PrintUsage() {

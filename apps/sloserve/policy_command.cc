@@ -98,7 +98,8 @@ StatusOr<mdp::MdpOptions> OptionsFromArgs(const Args& a) {
   ASSIGN_OR_RETURN(int64_t mq, a.GetInt("max-queue", 32));
   o.max_queue = static_cast<int>(mq);
   ASSIGN_OR_RETURN(o.latency_quantile, a.GetDouble("quantile", 0.95));
-  ASSIGN_OR_RETURN(o.solver.criterion, mdp::ParseCriterion(a.Get("criterion", "accuracy-per-query")));
+  ASSIGN_OR_RETURN(o.solver.criterion,
+                   mdp::ParseCriterion(a.Get("criterion", "accuracy-per-query")));
   ASSIGN_OR_RETURN(int64_t sweeps, a.GetInt("sweeps", 100));
   o.solver.fixed_sweeps = static_cast<int>(sweeps);
   return o;
@@ -210,7 +211,8 @@ Status Show(const Args& a, const std::string& file) {
     return OkStatus();
   }
   ASSIGN_OR_RETURN(int64_t cols, a.GetInt("columns", 24));
-  std::printf("%s", mdp::FormatPolicyTable(*p, static_cast<int>(std::max<int64_t>(cols, 1))).c_str());
+  std::printf("%s",
+              mdp::FormatPolicyTable(*p, static_cast<int>(std::max<int64_t>(cols, 1))).c_str());
   return OkStatus();
 }
 

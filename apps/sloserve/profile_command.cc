@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -22,7 +23,7 @@ namespace {
 const std::vector<FlagSpec> kFlags = {
     {"hardware", "NAME", "hardware type (show: filter; load-latency: workers' type)"},
     {"task", "NAME", "load-latency: task (default: the suite's first)"},
-    {"slo-ms", "MS", "load-latency: SLO (default: the task's)"},
+    {"slo-ms", "LIST", "load-latency: SLOs, one table section each (default: the task's)"},
     {"workers", "LIST", "load-latency: worker counts, a,b,c or from:to:step (default 20:100:10)"},
     {"loads", "LIST", "load-latency: loads in qps (default 400:4000:100)"},
     {"variants", "LIST", "load-latency: variants to measure (default: every variant of the task)"},
@@ -79,8 +80,10 @@ Status LoadLatency(const Args& args, const ProfileSuite& suite) {
   req.base.suite = args.positionals()[1];
   req.base.task = args.Get("task", "");
   req.base.hardware = args.Get("hardware", "");
-  ASSIGN_OR_RETURN(double slo_ms, args.GetDouble("slo-ms", 0));
-  req.base.slo = MillisF(slo_ms);
+  std::vector<double> slos = {0};  // 0: the task's default SLO
+  if (args.Has("slo-ms")) {
+    ASSIGN_OR_RETURN(slos, ParseList("slo-ms", args.Get("slo-ms")));
+  }
   ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 30));
   if (duration <= 0) return InvalidArgumentError("--duration: must be positive");
   req.base.arrival.horizon = SecondsF(duration);
@@ -98,15 +101,35 @@ Status LoadLatency(const Args& args, const ProfileSuite& suite) {
                    args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
   req.jobs = static_cast<int>(std::max<int64_t>(1, jobs));
   ProgressBar bar("load-latency", StderrIsTerminal());
-  ASSIGN_OR_RETURN(ResponseLatencyTable table,
-                   MeasureResponseLatency(req, suite, [&](size_t done, size_t total) {
-                     bar.Update(static_cast<double>(done) / static_cast<double>(total),
-                                std::to_string(done) + "/" + std::to_string(total) + " curves");
-                   }));
+  std::string text;
+  size_t rows = 0;
+  for (size_t i = 0; i < slos.size(); ++i) {
+    req.base.slo = MillisF(slos[i]);
+    ASSIGN_OR_RETURN(ResponseLatencyTable table,
+                     MeasureResponseLatency(req, suite, [&](size_t done, size_t total) {
+                       double f = (static_cast<double>(i) + static_cast<double>(done) / total) /
+                                  static_cast<double>(slos.size());
+                       bar.Update(f, "SLO " + std::to_string(i + 1) + "/" +
+                                         std::to_string(slos.size()));
+                     }));
+    // Parallel runs finish in any order: sort so the file is the same every time.
+    std::vector<ResponseLatencyRow> sorted = table.rows();
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.variant, a.workers, a.slo_ms, a.load_qps) <
+             std::tie(b.variant, b.workers, b.slo_ms, b.load_qps);
+    });
+    for (const ResponseLatencyRow& r : sorted) text += ResponseLatencyTable::Format(r) + "\n";
+    rows += sorted.size();
+  }
   bar.Finish();
-  std::string text = "# ModelSwitching response-latency table: sloserve profile load-latency " +
-                     req.base.suite + "\n" + ResponseLatencyTable::Header() + "\n";
-  for (const ResponseLatencyRow& r : table.rows()) text += ResponseLatencyTable::Format(r) + "\n";
+  // The header records exactly how the table was made.
+  std::string command = "sloserve profile load-latency " + req.base.suite;
+  for (const char* flag : {"task", "hardware", "slo-ms", "workers", "loads", "variants",
+                           "duration", "seed"}) {
+    if (args.Has(flag)) command += std::string(" --") + flag + " " + args.Get(flag);
+  }
+  text = "# ModelSwitching response-latency table: " + command + "\n" +
+         ResponseLatencyTable::Header() + "\n" + text;
   if (!args.Has("out")) {
     std::cout << text;
     return OkStatus();
@@ -114,7 +137,7 @@ Status LoadLatency(const Args& args, const ProfileSuite& suite) {
   std::ofstream out(args.Get("out"));
   if (!out) return UnavailableError("--out: cannot write " + args.Get("out"));
   out << text;
-  std::fprintf(stderr, "wrote %zu measurements to %s\n", table.rows().size(),
+  std::fprintf(stderr, "wrote %zu measurements to %s\n", rows,
                args.Get("out").c_str());
   return OkStatus();
 }

@@ -32,7 +32,7 @@ void PrintHelp() {
       "metric, a Markdown table (rows = x values, columns = series; repeated seeds are\n"
       "averaged); with --out it also writes one SVG line plot per metric.\n\noptions:\n%s\n"
       "example: sloserve sim experiments/ramsis/constant_image.yaml --json > r.json\n"
-      "         sloserve report r.json --where violation_rate<0.05 --out plots/\n",
+      "         sloserve report r.json --where 'violation_rate<0.05' --out plots/\n",
       FlagsHelp(kFlags).c_str());
 }
 

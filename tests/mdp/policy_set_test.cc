@@ -69,8 +69,8 @@ TEST(PolicySet, TextFormatRoundTrips) {
   EXPECT_EQ(a.arrival.cv, b.arrival.cv);
   EXPECT_EQ(WritePolicySetText("k", back->policies), text);
   // Errors name the line.
-  auto bad = ParsePolicySetText("sloserve-mdp-policy-set 1\nset_key k\ncount 1\npolicy 1\nbogus 3\n",
-                                "f.mdpset");
+  auto bad = ParsePolicySetText(
+      "sloserve-mdp-policy-set 1\nset_key k\ncount 1\npolicy 1\nbogus 3\n", "f.mdpset");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("f.mdpset:5: unknown field 'bogus'"), std::string::npos)
       << bad.status().message();
@@ -124,8 +124,10 @@ TEST(Synthetic, SixtyModelsAlongTheRamsisImageFront) {
     if (v.name.rfind("synth_efficientnet_b0_efficientnet_b2_", 0) != 0) continue;
     const VariantId id = *syn->FindVariant(v.name);
     const auto p = syn->Latency(0, id, 1)->Quantile(0.95);
-    EXPECT_GE(p, std::min(syn->Latency(0, *lo, 1)->Quantile(0.95), syn->Latency(0, *hi, 1)->Quantile(0.95)));
-    EXPECT_LE(p, std::max(syn->Latency(0, *lo, 1)->Quantile(0.95), syn->Latency(0, *hi, 1)->Quantile(0.95)));
+    EXPECT_GE(p, std::min(syn->Latency(0, *lo, 1)->Quantile(0.95),
+                          syn->Latency(0, *hi, 1)->Quantile(0.95)));
+    EXPECT_LE(p, std::max(syn->Latency(0, *lo, 1)->Quantile(0.95),
+                          syn->Latency(0, *hi, 1)->Quantile(0.95)));
   }
 }
 

@@ -69,8 +69,8 @@ McResult SimulatePolicy(const ProfileSuite& suite, const MdpOptions& o, const Po
     while (static_cast<int>(q.size()) > o.max_queue) q.pop_front();  // the model truncates
     const Action a = p.Decide(static_cast<int>(q.size()),
                               Duration(static_cast<int64_t>(std::floor(q.front() + slo - now))));
-    const double lat =
-        static_cast<double>(suite.Latency(0, a.variant, a.batch)->Quantile(o.latency_quantile).count());
+    const double lat = static_cast<double>(
+        suite.Latency(0, a.variant, a.batch)->Quantile(o.latency_quantile).count());
     const double finish = now + lat;
     for (int i = 0; i < a.batch; ++i) {
       ++served;
@@ -160,8 +160,7 @@ TEST(Policy, ImpossibleSloIsAClearError) {
   auto p = GeneratePolicy(suite, o);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(p.status().message().find("impossible SLO"), std::string::npos)
-      << p.status().message();
+  EXPECT_NE(p.status().message().find("impossible SLO"), std::string::npos) << p.status().message();
   EXPECT_NE(p.status().message().find("fast"), std::string::npos);
 }
 
@@ -212,6 +211,33 @@ TEST(Policy, MissingProfileEntriesAreHandled) {
   EXPECT_NE(bad.status().message().find("no latency profile"), std::string::npos);
   o.variants = {"nope"};
   EXPECT_EQ(GeneratePolicy(s, o).status().code(), StatusCode::kNotFound);
+}
+
+TEST(Policy, LateActionUsesTheFastestVariantAtThatBatchSize) {
+  // "fast" is fastest at batch 1 but has a 90 ms outlier at batch 2 (like bert_tiny).
+  ProfileSuite s = sloserve::testing::SmallSuite();
+  s.AddLatency(0, 0, 2, LatencyDistribution(std::vector<int64_t>(5, 90000)));
+  auto m = MdpModel::Build(s, SmallOptions());
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->variants()[m->LateAction(1).variant].name, "fast");
+  EXPECT_EQ(m->variants()[m->LateAction(2).variant].name, "slow");
+  EXPECT_EQ(m->LateAction(2).batch, 2);
+  const Pair* p = m->PairsBegin(m->StateIndex(2, 0));
+  ASSERT_EQ(m->NumPairs(m->StateIndex(2, 0)), 1);
+  EXPECT_FALSE(p->met);
+  EXPECT_EQ(m->variants()[p->action.variant].name, "slow");
+}
+
+TEST(Policy, OversizedMdpIsRefused) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  MdpOptions o = SmallOptions(200, 100000);
+  o.discretization = {DiscretizationKind::kFixedLength, 1000};
+  auto m = MdpModel::Build(suite, o);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kResourceExhausted);
+  o.workers = 2;
+  o.load_qps = -1;
+  EXPECT_EQ(GeneratePolicy(suite, o).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(Policy, LateActionCappedByFastestMaxBatchLeavesQueries) {

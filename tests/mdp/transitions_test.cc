@@ -28,8 +28,8 @@ void ExpectRowsSumToOne(const MdpModel& m) {
         ASSERT_GE(v, 0);
         sum += v;
       }
-      ASSERT_NEAR(sum, 1.0, 1e-9) << "state " << s << " variant " << p->action.variant
-                                  << " batch " << p->action.batch;
+      ASSERT_NEAR(sum, 1.0, 1e-9) << "state " << s << " variant " << p->action.variant << " batch "
+                                  << p->action.batch;
     }
   }
 }
@@ -39,7 +39,8 @@ TEST(Transitions, EveryRowSumsToOne) {
   for (BatchingKind b : {BatchingKind::kMaximal, BatchingKind::kVariable}) {
     for (auto disc : {Discretization{DiscretizationKind::kFixedLength, 12},
                       Discretization{DiscretizationKind::kModelBased, 0}}) {
-      for (auto arr : {ArrivalModel{ArrivalKind::kPoisson, 1}, ArrivalModel{ArrivalKind::kGamma, 1.7}}) {
+      for (auto arr :
+           {ArrivalModel{ArrivalKind::kPoisson, 1}, ArrivalModel{ArrivalKind::kGamma, 1.7}}) {
         for (int workers : {1, 3}) {
           for (double load : {50.0, 400.0, 3000.0}) {
             MdpOptions o = SmallOptions(load, workers);

@@ -32,8 +32,10 @@ ProfileSuite DynSuite(bool with_hist = true) {
   for (int k : {1, 2, 4, 8})
     s.AddLatency(h, v, k, LatencyDistribution(std::vector<int64_t>(3, 20000 + 10000 * k)));
   if (with_hist) {
-    s.AddExecHistogram(ExecHistogram{"short", v, Millis(10), Millis(5), {1, 1}});
-    s.AddExecHistogram(ExecHistogram{"long", v, Millis(50), Millis(10), {1, 1}});
+    s.AddExecHistogram(
+        ExecHistogram{"short", v, /*bin_width=*/Millis(5), /*first_bin_start=*/Millis(10), {1, 1}});
+    s.AddExecHistogram(
+        ExecHistogram{"long", v, /*bin_width=*/Millis(10), /*first_bin_start=*/Millis(50), {1, 1}});
   }
   return s;
 }
@@ -101,6 +103,24 @@ TEST(ExecTimeTableTest, AppsPooledUnknownAndEmptyHistograms) {
   bool unknown = false;
   EXPECT_NEAR(t.ForAppOrPooled(0, 99, &unknown).Mean(), (15000 + 60000) / 2.0, 1e-6);
   EXPECT_TRUE(unknown);
+}
+
+TEST(OnlineExecProfilerTest, SamplesWindowsAndResets) {
+  EXPECT_FALSE(OnlineExecProfiler::Create({0, Seconds(1), 8, 1}).ok());
+  auto p = OnlineExecProfiler::Create({2, Seconds(10), 8, 5}).value();
+  for (int i = 0; i < 20; ++i) p.Record(0, Millis(10 + i % 2), kTimeZero + Millis(i));
+  EXPECT_EQ(p.buffered(), 10u);  // 1 in 2
+  EXPECT_EQ(p.Snapshot(0), nullptr);
+  p.Refresh(kTimeZero + Seconds(1));  // first histogram as soon as there are 5 samples
+  ASSERT_NE(p.Snapshot(0), nullptr);
+  EXPECT_NEAR(p.Snapshot(0)->Mean(), 10000, 1000);
+  // Drift: the next window sees 50 ms requests; the snapshot changes at the reset only.
+  for (int i = 0; i < 20; ++i) p.Record(0, Millis(50), kTimeZero + Seconds(2));
+  p.Refresh(kTimeZero + Seconds(5));
+  EXPECT_LT(p.Snapshot(0)->Mean(), 20000);
+  p.Refresh(kTimeZero + Seconds(11));
+  EXPECT_GT(p.Snapshot(0)->Mean(), 20000);
+  EXPECT_EQ(p.Snapshot(3), nullptr);
 }
 
 // --- priority structure ---
@@ -199,13 +219,13 @@ TEST(OrlojBatchingTest, RunsLargestFillableBatchAndDropsHopelessRequests) {
   Fixture f;
   f.policy = MakeBatching("orloj", s, {});
   for (int i = 0; i < 5; ++i) f.Add(0, 1000, i % 2);  // plenty of slack
-  f.Add(0, 5, 0);                                      // 5 ms: not even a batch of one fits
-  f.Add(0, 1000, 7);                                   // an app without a histogram
+  f.Add(0, 5, 0);                                     // 5 ms: not even a batch of one fits
+  f.Add(0, 1000, 7);                                  // an app without a histogram
   WorkerView w;
   BatchDecision d;
   f.policy->NextBatch(w, f.q.View(), kTimeZero, &d);
   ASSERT_EQ(d.kind, BatchDecision::Kind::kRun);
-  EXPECT_EQ(d.take.size(), 4u);  // sizes {1,2,4,8}: 6 feasible -> a batch of 4
+  EXPECT_EQ(d.take.size(), 4u);                   // sizes {1,2,4,8}: 6 feasible -> a batch of 4
   EXPECT_EQ(d.drop, (std::vector<uint32_t>{0}));  // the 5 ms request sorts first
   auto* orloj = static_cast<OrlojBatching*>(f.policy.get());
   EXPECT_EQ(orloj->unknown_app_queries(), 1);
@@ -259,18 +279,27 @@ TEST(OrlojBatchingTest, RebuildsWhenQueriesWereNeverAnnounced) {
 TEST(OrlojBatchingTest, OptionsAreValidated) {
   PolicyParams ok("t", {{"cost_steps", "0:1,50:0.5"}, {"b", "0.001"}});
   EXPECT_TRUE(OrlojBatching::Create(ok, FixedSelection::Create(ok).value()).ok());
-  for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
-           {"b", "0"}, {"b", "abc"}, {"feasible_quantile", "2"}, {"score_bins", "0"},
-           {"cost_steps", "1"}, {"cost_steps", "0:-1"}, {"cost_steps", ""}}) {
+  for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{{"b", "0"},
+                                                                      {"b", "abc"},
+                                                                      {"feasible_quantile", "2"},
+                                                                      {"score_bins", "0"},
+                                                                      {"cost_steps", "1"},
+                                                                      {"cost_steps", "0:-1"},
+                                                                      {"cost_steps", ""}}) {
     PolicyParams p("t", {{k, v}});
     EXPECT_FALSE(OrlojBatching::Create(p, FixedSelection::Create(p).value()).ok()) << k << v;
   }
 }
 
-TEST(OrlojBatchingTest, MultiStepCostRunsAndLargeQueuesStayConsistent) {
+class OrlojDrainTest : public ::testing::TestWithParam<std::map<std::string, std::string>> {};
+
+// Drains 2,000 queued requests decision by decision: every request is served or dropped
+// exactly once and the policy's bookkeeping matches the queue. b = 5 per ms re-bases the
+// time origin every 60 ms of virtual time.
+TEST_P(OrlojDrainTest, LargeQueuesStayConsistent) {
   ProfileSuite s = DynSuite();
   Fixture f;
-  f.policy = MakeBatching("orloj", s, {{"cost_steps", "0:1,100:2"}});
+  f.policy = MakeBatching("orloj", s, GetParam());
   Rng rng = MakeRng(3, "t");
   for (int i = 0; i < 2000; ++i) f.Add(i / 10, 200 + static_cast<int64_t>(rng() % 3000), i % 3);
   WorkerView w;
@@ -293,6 +322,12 @@ TEST(OrlojBatchingTest, MultiStepCostRunsAndLargeQueuesStayConsistent) {
   EXPECT_EQ(served + dropped, 2000u);
   EXPECT_GT(served, 100u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Options, OrlojDrainTest,
+                         ::testing::Values(std::map<std::string, std::string>{},
+                                           std::map<std::string, std::string>{
+                                               {"cost_steps", "0:1,100:2"}},
+                                           std::map<std::string, std::string>{{"b", "5"}}));
 
 // --- baselines ---
 

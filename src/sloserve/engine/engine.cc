@@ -14,6 +14,11 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   if (workers.empty()) return InvalidArgumentError("engine: 'workers' must be at least 1");
   if (!policies.dispatch) return InvalidArgumentError("engine: no dispatch policy");
   if (!policies.batching) return InvalidArgumentError("engine: no batching policy");
+  if (policies.placement && policies.dispatch->shared_queue()) {
+    return InvalidArgumentError(
+        "a placement policy routes queries to worker queues, which the shared dispatch never "
+        "reads: use it with round_robin, jsq or central");
+  }
   if (options.series_interval <= Duration(0)) {
     return InvalidArgumentError("engine: series interval must be positive");
   }
@@ -295,6 +300,7 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
   WorkerView& view = views_[w];
   WorkerState& st = states_[w];
   const bool shared = policies_.dispatch->shared_queue();
+  if (shared && !view.active) return;  // retired: takes nothing more from the central queue
   std::deque<uint32_t>& queue = shared ? central_ : st.queue;
   // Bounded: every round starts a batch, waits, idles, or drops at least one query.
   while (!view.busy && !queue.empty()) {

@@ -1,9 +1,9 @@
 #include "sloserve/exec/service_time_model.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <algorithm>
 
 namespace sloserve {
 

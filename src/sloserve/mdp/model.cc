@@ -161,6 +161,38 @@ double MdpModel::PeakWorkerQps() const {
   return best;
 }
 
+ModelAction MdpModel::LateAction(int n) const {
+  // The lowest latency at batch n among variants that can take n queries (profiles need
+  // not be monotone in the batch size); if none can, the largest batch any can take.
+  int best = -1;
+  for (int vi = 0; vi < static_cast<int>(variants_.size()); ++vi) {
+    const ModelVariant& v = variants_[vi];
+    if (v.max_batch >= n && (best < 0 || v.Latency(n) < variants_[best].Latency(n))) best = vi;
+  }
+  if (best >= 0) return {best, n};
+  for (int vi = 0; vi < static_cast<int>(variants_.size()); ++vi) {
+    const ModelVariant& v = variants_[vi];
+    if (best < 0 || v.max_batch > variants_[best].max_batch ||
+        (v.max_batch == variants_[best].max_batch &&
+         v.Latency(v.max_batch) < variants_[best].Latency(v.max_batch))) {
+      best = vi;
+    }
+  }
+  return {best, variants_[best].max_batch};
+}
+
+double MdpModel::SloCapacityQps() const {
+  double best = 0;
+  for (const ModelVariant& v : variants_) {
+    for (int b = 1; b <= v.max_batch; ++b) {
+      if (v.Latency(b) > 0 && v.Latency(b) <= options_.slo.count()) {
+        best = std::max(best, b * 1e6 / static_cast<double>(v.Latency(b)));
+      }
+    }
+  }
+  return best;
+}
+
 StatusOr<MdpModel> MdpModel::Build(const ProfileSuite& suite, const MdpOptions& options) {
   RETURN_IF_ERROR(ValidateOptions(options));
   MdpModel m;
@@ -186,6 +218,14 @@ StatusOr<MdpModel> MdpModel::Build(const ProfileSuite& suite, const MdpOptions& 
   }
   m.levels_.assign(lv.begin(), lv.end());
   const int nl = m.num_levels();
+  // Each latency kernel holds workers x max_queue x levels probabilities.
+  const double kernel_size = static_cast<double>(m.k_) * m.n_ * nl;
+  if (kernel_size > 8e6) {
+    return ResourceExhaustedError(
+        "MDP too large: workers x max_queue x slack levels = " +
+        std::to_string(static_cast<int64_t>(kernel_size)) +
+        " > 8e6 per latency kernel; use fewer levels (FLD D) or a smaller max_queue");
+  }
 
   ArrivalCounts counts(options.arrival, options.load_qps * 1e-6);
   TransitionContext ctx;
@@ -200,7 +240,8 @@ StatusOr<MdpModel> MdpModel::Build(const ProfileSuite& suite, const MdpOptions& 
   m.phase_[0] = 1.0;
   for (int n = 1; n <= m.n_; ++n) {
     for (int j = 0; j < nl; ++j) {
-      PhaseWeights(ctx, n, slo - m.levels_[j], &m.phase_[static_cast<size_t>(m.StateIndex(n, j)) * m.k_]);
+      PhaseWeights(ctx, n, slo - m.levels_[j],
+                   &m.phase_[static_cast<size_t>(m.StateIndex(n, j)) * m.k_]);
     }
   }
   std::copy_n(m.phase_.begin() + static_cast<size_t>(m.StateIndex(m.n_, 0)) * m.k_, m.k_,
@@ -241,7 +282,7 @@ StatusOr<MdpModel> MdpModel::Build(const ProfileSuite& suite, const MdpOptions& 
     }
     if (m.pairs_.size() == first) {  // late rather than never: fastest, whole queue
       Pair p;
-      p.action = {m.fastest(), std::min(n, m.variants_[m.fastest()].max_batch)};
+      p.action = m.LateAction(n);
       p.met = false;
       p.reward = 0;
       m.pairs_.push_back(p);

@@ -48,20 +48,20 @@ struct Kernel {
   std::vector<double> count;
   // Whole-queue part (built only when an action takes the whole queue with this tau):
   bool has_slack = false;
-  int nmax = 0;            // n' = 1..nmax stored
-  int jlo = 0, jhi = -1;   // slack levels with mass
-  std::vector<double> p;   // p[x * nmax * jw + (n' - 1) * jw + (j' - jlo)], jw = jhi-jlo+1
-  std::vector<double> p0;  // [x]: no arrival (next epoch starts at (1, SLO))
+  int nmax = 0;              // n' = 1..nmax stored
+  int jlo = 0, jhi = -1;     // slack levels with mass
+  std::vector<double> p;     // p[x * nmax * jw + (n' - 1) * jw + (j' - jlo)], jw = jhi-jlo+1
+  std::vector<double> p0;    // [x]: no arrival (next epoch starts at (1, SLO))
   std::vector<double> full;  // [x]: more than N arrivals
 };
 
 // One valid (state, action) pair with its factored transition.
 struct Pair {
   ModelAction action;
-  bool met = false;    // latency <= the state's slack level
-  double reward = 0;   // accuracy * batch if met, else 0
-  int kernel = -1;     // index into kernels()
-  int leftover = -1;   // >= 0: index into leftovers() (the action leaves queries)
+  bool met = false;   // latency <= the state's slack level
+  double reward = 0;  // accuracy * batch if met, else 0
+  int kernel = -1;    // index into kernels()
+  int leftover = -1;  // >= 0: index into leftovers() (the action leaves queries)
 };
 
 // The next state of a kLeftover pair: n'' = left + m, m ~ mdist (rest: full);
@@ -86,11 +86,14 @@ class MdpModel {
   int max_queue() const { return n_; }
   int workers() const { return k_; }
   int fastest() const { return 0; }  // variants are sorted by batch-1 latency
+  // "Late rather than never" for n queued: the variant with the lowest latency at batch n
+  // (whole queue); if no variant takes n, the largest batch any takes (queries stay).
+  ModelAction LateAction(int n) const;
 
   int num_states() const { return n_ * num_levels() + 2; }
   int StateIndex(int n, int j) const { return 1 + (n - 1) * num_levels() + j; }
   int full_state() const { return num_states() - 1; }
-  int QueueOf(int s) const;  // 0 for empty, N for full
+  int QueueOf(int s) const;       // 0 for empty, N for full
   int LevelOfState(int s) const;  // 0 for empty and full
   // The slack level of a continuous slack: the largest j with levels[j] <= slack (0 if none).
   int LevelOf(Duration slack) const;
@@ -109,6 +112,9 @@ class MdpModel {
   std::vector<double> TransitionRow(int s, const Pair& p) const;
   // Peak throughput of one worker (queries/s) over every variant and batch size.
   double PeakWorkerQps() const;
+  // Peak throughput over the (variant, batch) pairs whose latency is within the SLO: above
+  // it no sequence of actions can keep serving within the SLO.
+  double SloCapacityQps() const;
   // Notes made while building (pruned variants, capped batches), one per line.
   const std::string& notes() const { return notes_; }
 
@@ -123,7 +129,6 @@ class MdpModel {
   std::vector<Leftover> leftovers_;
   std::vector<double> phase_;
   std::string notes_;
-
 };
 
 // Resolves the task, hardware and variants of `o` against `suite` and returns the variants

@@ -97,7 +97,8 @@ StatusOr<Criterion> ParseCriterion(const std::string& s) {
 
 std::string CacheKey(const ProfileSuite& suite, const MdpOptions& o,
                      const std::vector<std::string>& variant_names, bool include_load) {
-  std::string key = "suite=" + suite.name() + ";hw=" + o.hardware + ";task=" + o.task + ";variants=";
+  std::string key =
+      "suite=" + suite.name() + ";hw=" + o.hardware + ";task=" + o.task + ";variants=";
   for (size_t i = 0; i < variant_names.size(); ++i) {
     key += (i ? "," : "") + variant_names[i];
   }

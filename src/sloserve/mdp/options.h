@@ -43,16 +43,16 @@ enum class Criterion {
 
 struct SolverOptions {
   Criterion criterion = Criterion::kAccuracyPerQuery;
-  int max_sweeps = 20000;     // kAccuracyPerQuery: give up (and report) after this many
-  double tolerance = 1e-5;    // kAccuracyPerQuery: stop when span bound < tolerance (acc %)
-  int fixed_sweeps = 100;     // kUndiscountedSweeps
+  int max_sweeps = 20000;            // kAccuracyPerQuery: give up (and report) after this many
+  double tolerance = 1e-4;           // kAccuracyPerQuery: stop when span bound < tolerance (acc %)
+  int fixed_sweeps = 100;            // kUndiscountedSweeps
   int eval_max_iterations = 200000;  // power iteration of the stationary distribution
   double eval_tolerance = 1e-12;     // L1 change between power-iteration steps
 };
 
 struct MdpOptions {
-  std::string task;      // empty: the task of `variants`, or the suite's only task
-  std::string hardware;  // empty: the suite's first hardware type
+  std::string task;                   // empty: the task of `variants`, or the suite's only task
+  std::string hardware;               // empty: the suite's first hardware type
   std::vector<std::string> variants;  // empty: every variant of the task
   bool pareto_prune = true;           // drop variants off the accuracy/latency front
   Duration slo = Millis(150);

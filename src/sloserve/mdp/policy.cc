@@ -82,8 +82,15 @@ Action ToAction(const MdpModel& m, const Pair& p) {
 }  // namespace
 
 StatusOr<Policy> GeneratePolicy(const ProfileSuite& suite, const MdpOptions& options) {
+  return GeneratePolicy(suite, options, nullptr, nullptr);
+}
+
+StatusOr<Policy> GeneratePolicy(const ProfileSuite& suite, const MdpOptions& options,
+                                const std::vector<double>* warm_start,
+                                std::vector<double>* values_out) {
   ASSIGN_OR_RETURN(MdpModel m, MdpModel::Build(suite, options));
-  SolveResult sol = Solve(m, options.solver);
+  SolveResult sol = Solve(m, options.solver, warm_start);
+  if (values_out) *values_out = sol.values;
   Evaluation ev = EvaluateChoice(m, sol.choice, options.solver);
 
   PolicyData d;
@@ -118,14 +125,20 @@ StatusOr<Policy> GeneratePolicy(const ProfileSuite& suite, const MdpOptions& opt
   d.sweeps = sol.sweeps;
   d.notes = m.notes();
   const double per_worker = o.load_qps / o.workers;
-  const double peak = m.PeakWorkerQps();
-  if (per_worker > peak) {
+  const double capacity = m.SloCapacityQps();
+  if (per_worker > capacity) {
     d.overloaded = true;
-    char buf[256];
+    char buf[320];
     std::snprintf(buf, sizeof(buf),
-                  "overloaded: %.1f qps per worker exceeds the peak throughput %.1f qps of any "
-                  "variant; degraded policy (expect violations and a full queue)\n",
-                  per_worker, peak);
+                  "overloaded: %.1f qps per worker exceeds %.1f qps, the best throughput of any "
+                  "action within the SLO (peak without SLO: %.1f qps); degraded policy\n",
+                  per_worker, capacity, m.PeakWorkerQps());
+    d.notes += buf;
+  }
+  if (ev.expected_violation > 0.05) {
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "degraded: expected SLO violation %.2f%% > 5%%\n",
+                  100 * ev.expected_violation);
     d.notes += buf;
   }
   if (!sol.converged) {
@@ -145,10 +158,10 @@ StatusOr<Evaluation> EvaluatePolicy(const ProfileSuite& suite, const MdpOptions&
   }
   std::vector<int> choice(m.num_states(), -1);
   for (int s = 1; s < m.num_states(); ++s) {
-    const Action want = s == m.full_state()
-                            ? d.full_action
-                            : d.table[static_cast<size_t>(m.QueueOf(s) - 1) * m.num_levels() +
-                                      m.LevelOfState(s)];
+    const Action want =
+        s == m.full_state()
+            ? d.full_action
+            : d.table[static_cast<size_t>(m.QueueOf(s) - 1) * m.num_levels() + m.LevelOfState(s)];
     for (const Pair* p = m.PairsBegin(s); p != m.PairsEnd(s); ++p) {
       if (ToAction(m, *p) == want) {
         choice[s] = static_cast<int>(p - m.pairs().data());

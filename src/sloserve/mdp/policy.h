@@ -46,7 +46,7 @@ struct PolicyData {
   double expected_violation = 0;  // fraction of served queries in batches missing the SLO
   double accuracy_per_query = 0;  // violations counted as 0 (the optimised quantity), %
   double full_state_probability = 0;
-  bool overloaded = false;  // load/worker above the peak throughput of every variant
+  bool overloaded = false;  // load/worker above the best throughput within the SLO
   bool converged = false;
   int sweeps = 0;
   std::string notes;  // pruned variants, overload warning, ...
@@ -79,9 +79,9 @@ class Policy {
 };
 
 struct Evaluation {
-  double expected_accuracy = 0;   // per satisfied query, % (section 5.1)
-  double expected_violation = 0;  // fraction of served queries in batches missing the SLO
-  double accuracy_per_query = 0;  // violations counted as 0, %
+  double expected_accuracy = 0;       // per satisfied query, % (section 5.1)
+  double expected_violation = 0;      // fraction of served queries in batches missing the SLO
+  double accuracy_per_query = 0;      // violations counted as 0, %
   double full_state_probability = 0;  // fraction of decision epochs in the full state
   double mean_batch = 0;              // queries per decision epoch
   int iterations = 0;
@@ -92,6 +92,11 @@ struct Evaluation {
 // Builds the MDP for `options` and solves it. Loads beyond capacity still give a policy,
 // marked overloaded() with a note (docs/ramsis-mdp.md#bad-input).
 StatusOr<Policy> GeneratePolicy(const ProfileSuite& suite, const MdpOptions& options);
+// The same with a warm start for value iteration (values of the same MDP at another load,
+// from `values_out` of an earlier call; ignored if the size differs). Used by policy sets.
+StatusOr<Policy> GeneratePolicy(const ProfileSuite& suite, const MdpOptions& options,
+                                const std::vector<double>* warm_start,
+                                std::vector<double>* values_out);
 // Stationary distribution of the MDP of `options` under `policy` (which must have the
 // same variants, queue bound and slack levels), and the expectations of section 5.1.
 StatusOr<Evaluation> EvaluatePolicy(const ProfileSuite& suite, const MdpOptions& options,

@@ -156,7 +156,8 @@ StatusOr<Policy> ParseBlock(Reader& r) {
       }
     } else if (w == "row") {
       int n = 0;
-      if (!(ls >> n) || n != static_cast<int>(d.table.size() / std::max<size_t>(1, d.levels_us.size())) + 1) {
+      if (!(ls >> n) ||
+          n != static_cast<int>(d.table.size() / std::max<size_t>(1, d.levels_us.size())) + 1) {
         return r.Error("rows must come in order 1..max_queue after levels");
       }
       std::string cell;
@@ -242,7 +243,8 @@ StatusOr<PolicySetFile> ParsePolicySetText(const std::string& text, const std::s
     ASSIGN_OR_RETURN(Policy p, ParseBlock(r));
     out.policies.push_back(std::move(p));
   }
-  if (r.Next(&w, &rest)) return r.Error("trailing content after " + std::to_string(count) + " policies");
+  if (r.Next(&w, &rest))
+    return r.Error("trailing content after " + std::to_string(count) + " policies");
   return out;
 }
 

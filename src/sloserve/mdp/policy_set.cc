@@ -22,7 +22,8 @@ Status CheckRange(const PolicySetOptions& set) {
   if (!(set.min_qps > 0) || !(set.max_qps >= set.min_qps) || !std::isfinite(set.max_qps)) {
     return InvalidArgumentError("policy set: need 0 < min_qps <= max_qps");
   }
-  if (!(set.accuracy_step > 0)) return InvalidArgumentError("policy set: accuracy_step must be > 0");
+  if (!(set.accuracy_step > 0))
+    return InvalidArgumentError("policy set: accuracy_step must be > 0");
   if (set.threads < 1) return InvalidArgumentError("policy set: threads must be >= 1");
   return OkStatus();
 }
@@ -37,15 +38,23 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
       set.min_gap_qps > 0 ? set.min_gap_qps : std::max(1e-6, (set.max_qps - set.min_qps) / 1024);
   const double step_pp = set.accuracy_step * 100.0;  // accuracies are in percent
   std::map<double, Policy> done;
+  std::map<double, std::vector<double>> values;  // warm starts for neighbouring loads
   int finished = 0;
 
   auto generate = [&](const std::vector<double>& loads) -> Status {
     std::vector<StatusOr<Policy>> results(loads.size(), StatusOr<Policy>(InternalError("unset")));
+    std::vector<std::vector<double>> out_values(loads.size());
+    std::vector<const std::vector<double>*> warm(loads.size(), nullptr);
+    for (size_t i = 0; i < loads.size(); ++i) {
+      auto it = values.lower_bound(loads[i]);  // the next higher load, else the lower one
+      if (it == values.end() && !values.empty()) it = std::prev(it);
+      if (it != values.end()) warm[i] = &it->second;
+    }
     auto work = [&](size_t begin, size_t stride) {
       for (size_t i = begin; i < loads.size(); i += stride) {
         MdpOptions o = base;
         o.load_qps = loads[i];
-        results[i] = GeneratePolicy(suite, o);
+        results[i] = GeneratePolicy(suite, o, warm[i], &out_values[i]);
       }
     };
     const size_t nt = std::min<size_t>(set.threads, loads.size());
@@ -56,6 +65,7 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
     for (size_t i = 0; i < loads.size(); ++i) {
       if (!results[i].ok()) return results[i].status();
       ++finished;
+      values[loads[i]] = std::move(out_values[i]);
       const Policy& p = done.emplace(loads[i], std::move(results[i]).value()).first->second;
       if (progress) progress(finished, finished, p);
     }
@@ -102,15 +112,14 @@ StatusOr<std::string> PolicySetKey(const ProfileSuite& suite, const MdpOptions& 
   std::vector<std::string> names;
   for (const ModelVariant& v : vars) names.push_back(v.name);
   char buf[160];
-  std::snprintf(buf, sizeof(buf), ";min_qps=%.9g;max_qps=%.9g;step=%.9g;min_gap=%.9g",
-                set.min_qps, set.max_qps, set.accuracy_step, set.min_gap_qps);
+  std::snprintf(buf, sizeof(buf), ";min_qps=%.9g;max_qps=%.9g;step=%.9g;min_gap=%.9g", set.min_qps,
+                set.max_qps, set.accuracy_step, set.min_gap_qps);
   return CacheKey(suite, o, names, /*include_load=*/false) + buf;
 }
 
 std::string PolicySetCachePath(const std::string& cache_dir, const std::string& key) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%016llx.mdpset",
-                static_cast<unsigned long long>(HashName(key)));
+  std::snprintf(buf, sizeof(buf), "%016llx.mdpset", static_cast<unsigned long long>(HashName(key)));
   return (std::filesystem::path(cache_dir) / buf).string();
 }
 
@@ -139,12 +148,9 @@ StatusOr<std::vector<Policy>> LoadPolicySet(const std::string& path, std::string
   return std::move(f.policies);
 }
 
-StatusOr<std::vector<Policy>> LoadOrGeneratePolicySet(const ProfileSuite& suite,
-                                                      const MdpOptions& base,
-                                                      const PolicySetOptions& set,
-                                                      const std::string& cache_dir,
-                                                      const PolicySetProgress& progress,
-                                                      bool* from_cache) {
+StatusOr<std::vector<Policy>> LoadOrGeneratePolicySet(
+    const ProfileSuite& suite, const MdpOptions& base, const PolicySetOptions& set,
+    const std::string& cache_dir, const PolicySetProgress& progress, bool* from_cache) {
   ASSIGN_OR_RETURN(std::string key, PolicySetKey(suite, base, set));
   const std::string path = PolicySetCachePath(cache_dir, key);
   if (from_cache) *from_cache = false;

@@ -8,6 +8,21 @@ namespace sloserve::mdp {
 
 namespace {
 
+// sum_i a[i] b[i] with four partial sums (lets the compiler vectorize without
+// -ffast-math; the order of additions is fixed, so results are reproducible).
+double Dot(const double* a, const double* b, int n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += a[i] * b[i];
+    s1 += a[i + 1] * b[i + 1];
+    s2 += a[i + 2] * b[i + 2];
+    s3 += a[i + 3] * b[i + 3];
+  }
+  for (; i < n; ++i) s0 += a[i] * b[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
 // Expected next-state values per (kernel, phase): U[k][x] = sum_s' P_k(s' | x) V(s').
 void KernelValues(const MdpModel& m, const std::vector<double>& v,
                   std::vector<std::vector<double>>* u) {
@@ -27,9 +42,7 @@ void KernelValues(const MdpModel& m, const std::vector<double>& v,
       double s = kn.p0[x] * v[top] + kn.full[x] * v[m.full_state()];
       const double* p = kn.p.data() + static_cast<size_t>(x) * kn.nmax * jw;
       for (int mm = 1; mm <= kn.nmax; ++mm) {
-        const double* vr = v.data() + m.StateIndex(mm, kn.jlo);
-        const double* pr = p + static_cast<size_t>(mm - 1) * jw;
-        for (int jj = 0; jj < jw; ++jj) s += pr[jj] * vr[jj];
+        s += Dot(p + static_cast<size_t>(mm - 1) * jw, v.data() + m.StateIndex(mm, kn.jlo), jw);
       }
       out[x] = s;
     }
@@ -45,22 +58,19 @@ double Expected(const MdpModel& m, int s, const Pair& p, const std::vector<doubl
     for (int mm = 0; mm < static_cast<int>(lo.mdist.size()); ++mm) {
       if (lo.mdist[mm] == 0) continue;
       const double* vr = v.data() + m.StateIndex(lo.left + mm, lo.jlo);
-      double inner = 0;
-      for (int jj = 0; jj < jw; ++jj) inner += lo.jdist[jj] * vr[jj];
-      e += lo.mdist[mm] * inner;
+      e += lo.mdist[mm] * Dot(lo.jdist.data(), vr, jw);
     }
     return e;
   }
   const double* w = m.Phase(s);
   const std::vector<double>& uk = u[p.kernel];
-  double e = 0;
-  for (int x = 0; x < m.workers(); ++x) e += w[x] * uk[x];
-  return e;
+  return Dot(w, uk.data(), m.workers());
 }
 
 }  // namespace
 
-SolveResult Solve(const MdpModel& m, const SolverOptions& options) {
+SolveResult Solve(const MdpModel& m, const SolverOptions& options,
+                  const std::vector<double>* initial_values) {
   const int ns = m.num_states();
   const int top = m.StateIndex(1, m.num_levels() - 1);
   SolveResult res;
@@ -68,6 +78,9 @@ SolveResult Solve(const MdpModel& m, const SolverOptions& options) {
   std::vector<double> v(ns, 0.0), tv(ns, 0.0);
   std::vector<std::vector<double>> u;
   const bool ratio = options.criterion == Criterion::kAccuracyPerQuery;
+  if (ratio && initial_values != nullptr && static_cast<int>(initial_values->size()) == ns) {
+    v = *initial_values;
+  }
   const int limit = ratio ? options.max_sweeps : options.fixed_sweeps;
   const double eta = 0.95;  // data transformation: 0 < eta < min duration (1 query)
   for (int sweep = 1; sweep <= limit; ++sweep) {
@@ -76,8 +89,7 @@ SolveResult Solve(const MdpModel& m, const SolverOptions& options) {
     for (int s = 1; s < ns; ++s) {
       double best = -std::numeric_limits<double>::infinity();
       int best_i = -1;
-      for (int i = m.PairsBegin(s) - m.pairs().data(); i < m.PairsEnd(s) - m.pairs().data();
-           ++i) {
+      for (int i = m.PairsBegin(s) - m.pairs().data(); i < m.PairsEnd(s) - m.pairs().data(); ++i) {
         const Pair& p = m.pairs()[i];
         const double e = Expected(m, s, p, v, u);
         double val;
@@ -113,6 +125,7 @@ SolveResult Solve(const MdpModel& m, const SolverOptions& options) {
     }
   }
   if (!ratio) res.converged = true;  // a fixed number of sweeps, by definition
+  if (ratio) res.values = std::move(v);
   return res;
 }
 

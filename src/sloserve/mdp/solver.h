@@ -13,9 +13,13 @@ struct SolveResult {
   bool converged = false;
   // kAccuracyPerQuery: bounds on the optimal long-run accuracy per served query (%).
   double gain_lo = 0, gain_hi = 0;
+  std::vector<double> values;  // final relative values (kAccuracyPerQuery), per state
 };
 
-SolveResult Solve(const MdpModel& model, const SolverOptions& options);
+// `initial_values` (optional, kAccuracyPerQuery only): warm start, e.g. the values of the
+// same MDP at a nearby load (the state space does not depend on the load).
+SolveResult Solve(const MdpModel& model, const SolverOptions& options,
+                  const std::vector<double>* initial_values = nullptr);
 
 // Stationary distribution (per decision epoch) of the chain under a fixed choice, by lazy
 // power iteration from (1, SLO).

@@ -14,8 +14,10 @@ std::vector<std::string> RamsisImageParetoVariants() {
 
 StatusOr<ProfileSuite> MakeSyntheticParetoSuite(const ProfileSuite& base,
                                                 const SyntheticSuiteOptions& options) {
-  if (options.front.size() < 2) return InvalidArgumentError("synthetic suite: need >= 2 front variants");
-  if (!(options.accuracy_step > 0)) return InvalidArgumentError("synthetic suite: step must be > 0");
+  if (options.front.size() < 2)
+    return InvalidArgumentError("synthetic suite: need >= 2 front variants");
+  if (!(options.accuracy_step > 0))
+    return InvalidArgumentError("synthetic suite: step must be > 0");
   if (options.samples < 2) return InvalidArgumentError("synthetic suite: samples must be >= 2");
   std::vector<VariantId> front;
   for (const std::string& name : options.front) {
@@ -35,8 +37,8 @@ StatusOr<ProfileSuite> MakeSyntheticParetoSuite(const ProfileSuite& base,
 
   ProfileSuite out;
   out.set_name(base.name() + "-synthetic");
-  out.set_provenance("synthetic Pareto interpolation of " + base.name() +
-                     " (RAMSIS appendix E); " + base.provenance());
+  out.set_provenance("synthetic Pareto interpolation of " + base.name() + " (RAMSIS appendix E); " +
+                     base.provenance());
   for (const TaskSpec& t : base.tasks()) out.AddTask(t);
   for (const HardwareSpec& h : base.hardware()) out.AddHardware(h);
 
@@ -65,9 +67,9 @@ StatusOr<ProfileSuite> MakeSyntheticParetoSuite(const ProfileSuite& base,
       spec.task = task;
       spec.accuracy = acc;
       spec.memory_mb = (1 - w) * slo.memory_mb + w * shi.memory_mb;
-      spec.load_time = Duration(static_cast<int64_t>(
-          std::llround((1 - w) * static_cast<double>(slo.load_time.count()) +
-                       w * static_cast<double>(shi.load_time.count()))));
+      spec.load_time = Duration(
+          static_cast<int64_t>(std::llround((1 - w) * static_cast<double>(slo.load_time.count()) +
+                                            w * static_cast<double>(shi.load_time.count()))));
       const VariantId nv = out.AddVariant(spec);
       for (HardwareId hw = 0; hw < base.hardware().size(); ++hw) {
         const int maxb = std::min(base.MaxBatch(hw, lo), base.MaxBatch(hw, hi));

@@ -14,10 +14,10 @@
 namespace sloserve::mdp {
 
 struct SyntheticSuiteOptions {
-  std::string task;                   // empty: the suite's only task / the variants' task
-  std::vector<std::string> front;     // the Pareto variants to interpolate between
-  double accuracy_step = 0.5;         // percentage points
-  int samples = 101;                  // latency samples per synthetic (hardware, batch)
+  std::string task;                // empty: the suite's only task / the variants' task
+  std::vector<std::string> front;  // the Pareto variants to interpolate between
+  double accuracy_step = 0.5;      // percentage points
+  int samples = 101;               // latency samples per synthetic (hardware, batch)
 };
 
 // A new suite (name "<base>-synthetic") with the base's tasks and hardware, the front

@@ -41,8 +41,8 @@ double BetaContinuedFraction(double a, double b, double x) {
 double BetaCdf(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  const double lbt = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
-                     b * std::log1p(-x);
+  const double lbt =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
   if (x < (a + 1) / (a + b + 2)) return std::exp(lbt) * BetaContinuedFraction(a, b, x) / a;
   return 1 - std::exp(lbt) * BetaContinuedFraction(b, a, 1 - x) / b;
 }
@@ -120,10 +120,16 @@ void BuildSlackKernel(const TransitionContext& c, Kernel* kernel) {
     for (int r = 1; r <= k; ++r) {
       for (int m = 1; m <= n; ++m) {
         if (f((m - 1) * k) >= 1.0) break;  // no mass left at this many arrivals
-        double s = 0;
-        for (int a = 0; a < r; ++a) {
-          s += pmf_b[a] * (f(r + m * k - 1 - a) - f(r + (m - 1) * k - 1 - a));
+        // s = sum_{a<r} pmf_b[a] (F(hi - a) - F(lo - a)), two partial sums.
+        const int hi = r + m * k - 1, lo = r + (m - 1) * k - 1;
+        double s0 = 0, s1 = 0;
+        int a = 0;
+        for (; a + 2 <= r; a += 2) {
+          s0 += pmf_b[a] * (f(hi - a) - f(lo - a));
+          s1 += pmf_b[a + 1] * (f(hi - a - 1) - f(lo - a - 1));
         }
+        if (a < r) s0 += pmf_b[a] * (f(hi - a) - f(lo - a));
+        const double s = s0 + s1;
         (*g)[(r - 1) * n + (m - 1)] = std::max(0.0, s);
       }
     }
@@ -190,8 +196,8 @@ void BuildSlackKernel(const TransitionContext& c, Kernel* kernel) {
   kernel->has_slack = true;
 }
 
-Leftover BuildLeftover(const TransitionContext& c, const Kernel& kernel, const double* phase,
-                       int n, int j, int b) {
+Leftover BuildLeftover(const TransitionContext& c, const Kernel& kernel, const double* phase, int n,
+                       int j, int b) {
   const int k = c.k, nq = c.n;
   const std::vector<int64_t>& levels = *c.levels;
   const int nl = static_cast<int>(levels.size());

@@ -11,8 +11,8 @@
 namespace sloserve::mdp {
 
 struct TransitionContext {
-  int n = 32;                           // max queue N
-  int k = 1;                            // workers K
+  int n = 32;  // max queue N
+  int k = 1;   // workers K
   int64_t slo_us = 0;
   const std::vector<int64_t>* levels = nullptr;  // slack levels T_j, ascending, T_0 = 0
   const ArrivalCounts* counts = nullptr;         // central-queue arrival counts
@@ -34,7 +34,7 @@ void BuildSlackKernel(const TransitionContext& c, Kernel* kernel);
 // kernel: the remaining n - b queries stay, the new head is the worker's b-th query after
 // the old head (its arrival time: central arrival b K of k_A uniform order statistics over
 // the head's age, k_A at its mean), plus the arrivals during tau (independent of it).
-Leftover BuildLeftover(const TransitionContext& c, const Kernel& kernel, const double* phase,
-                       int n, int j, int b);
+Leftover BuildLeftover(const TransitionContext& c, const Kernel& kernel, const double* phase, int n,
+                       int j, int b);
 
 }  // namespace sloserve::mdp

@@ -4,8 +4,13 @@
 #include "sloserve/policy/batching/edf.h"
 #include "sloserve/policy/batching/nexus.h"
 #include "sloserve/policy/batching/orloj.h"
+#include "sloserve/policy/batching/single.h"
 #include "sloserve/policy/dispatch/central_queue.h"
+#include "sloserve/policy/dispatch/clkwrk.h"
+#include "sloserve/policy/dispatch/drs.h"
 #include "sloserve/policy/dispatch/join_shortest_queue.h"
+#include "sloserve/policy/dispatch/kairos.h"
+#include "sloserve/policy/dispatch/ribbon.h"
 #include "sloserve/policy/dispatch/round_robin.h"
 #include "sloserve/policy/dispatch/shared_queue.h"
 #include "sloserve/policy/dispatch/slo_partition.h"
@@ -58,6 +63,17 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
                  SharedQueueDispatch::Create);
   r->AddDispatch("slo_partition", "round robin within the workers of the query's SLO class",
                  SloPartitionDispatch::Create);
+  // Kairos (HPDC'23) and its baselines: docs/kairos.md.
+  r->AddBatching("single", "one query per batch, first come first served (Kairos instances)",
+                 SingleBatching::Create);
+  r->AddDispatch("kairos", "min-cost query-to-instance matching, QoS-penalized (Kairos)",
+                 KairosDispatch::Create);
+  r->AddDispatch("ribbon", "FCFS to idle instances, base type first (Ribbon, as in Kairos)",
+                 RibbonDispatch::Create);
+  r->AddDispatch("drs", "size threshold: large queries to base type, small to auxiliary",
+                 DrsDispatch::Create);
+  r->AddDispatch("clkwrk", "route to the instance queue predicted to meet QoS (Clockwork-like)",
+                 ClkwrkDispatch::Create);
   r->AddPlacement("random", "each arrival to a uniformly random active worker",
                   RandomPlacement::Create);
   r->AddPlacement("model_aware", "prefer the least loaded worker already holding the model",

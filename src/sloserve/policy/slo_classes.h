@@ -19,7 +19,7 @@ struct SloClass {
 
 // Counts must sum to `total_workers`; errors name the text.
 StatusOr<std::vector<SloClass>> ParseSloClasses(const std::string& text, size_t total_workers);
-// Index of the class whose SLO is nearest `slo` (ties: the tighter class).
+// Index of the class whose SLO is nearest `slo` (ties: the class listed first).
 size_t NearestSloClass(const std::vector<SloClass>& classes, Duration slo);
 
 }  // namespace sloserve

@@ -156,9 +156,8 @@ StatusOr<ExecCdf> ExecCdf::Mixture(const std::vector<const ExecCdf*>& parts,
     };
   };
   std::vector<double> x, f;
-  EmitKnots(
-      u, mix([](const ExecCdf& c, double p) { return CdfLeft(c, p); }),
-      mix([](const ExecCdf& c, double p) { return c.Cdf(p); }), &x, &f);
+  EmitKnots(u, mix([](const ExecCdf& c, double p) { return CdfLeft(c, p); }),
+            mix([](const ExecCdf& c, double p) { return c.Cdf(p); }), &x, &f);
   return ExecCdf(std::move(x), std::move(f));
 }
 
@@ -293,6 +292,54 @@ const ExecCdf& ExecTimeTable::ForAppOrPooled(VariantId v, AppId app, bool* unkno
   const ExecCdf* c = ForApp(v, app);
   if (unknown) *unknown = (c == nullptr);
   return c ? *c : Pooled(v);
+}
+
+StatusOr<OnlineExecProfiler> OnlineExecProfiler::Create(OnlineProfilerOptions o) {
+  if (o.sample_every < 1) return InvalidArgumentError("online profiler: sample_every must be >= 1");
+  if (o.window.count() <= 0) return InvalidArgumentError("online profiler: window must be > 0");
+  if (o.bins < 1) return InvalidArgumentError("online profiler: bins must be >= 1");
+  if (o.min_samples < 1) return InvalidArgumentError("online profiler: min_samples must be >= 1");
+  return OnlineExecProfiler(o);
+}
+
+void OnlineExecProfiler::Record(AppId app, Duration alone, TimePoint now) {
+  if (!started_) {
+    started_ = true;
+    window_start_ = now;
+  }
+  if (seen_++ % static_cast<uint64_t>(options_.sample_every) != 0) return;
+  if (alone.count() < 0) return;  // not a duration: ignored
+  buffer_.push_back({app, static_cast<double>(alone.count())});
+}
+
+void OnlineExecProfiler::Publish(size_t app) {
+  StatusOr<ExecCdf> c = ExecCdf::FromSamples(current_[app], options_.bins);
+  if (c.ok()) snapshot_[app] = *std::move(c);
+}
+
+void OnlineExecProfiler::Refresh(TimePoint now) {
+  for (const auto& [app, us] : buffer_) {
+    if (current_.size() <= app) {
+      current_.resize(static_cast<size_t>(app) + 1);
+      snapshot_.resize(static_cast<size_t>(app) + 1);
+    }
+    current_[app].push_back(us);
+  }
+  buffer_.clear();
+  const bool reset = started_ && now - window_start_ >= options_.window;
+  for (size_t a = 0; a < current_.size(); ++a) {
+    const bool enough = current_[a].size() >= static_cast<size_t>(options_.min_samples);
+    if (enough && (reset || snapshot_[a].empty())) Publish(a);
+  }
+  if (reset) {
+    for (auto& v : current_) v.clear();
+    window_start_ = now;
+  }
+}
+
+const ExecCdf* OnlineExecProfiler::Snapshot(AppId app) const {
+  if (app >= snapshot_.size() || snapshot_[app].empty()) return nullptr;
+  return &snapshot_[app];
 }
 
 }  // namespace sloserve

@@ -109,4 +109,40 @@ class ExecTimeTable {
   std::vector<ExecCdf> pooled_;                // [variant]
 };
 
+// The online profiler of section 3.2: finished requests are sampled (1 in
+// `sample_every`) and their execution times alone buffered by Record (cheap, on the hot
+// path); Refresh (off the hot path, e.g. periodically) folds the buffer into the current
+// window's per-app samples and, when `window` has elapsed, turns every app with at least
+// `min_samples` samples into a new histogram snapshot and starts a fresh window (the
+// "profiling memory" reset that tracks drift). Before the first reset, an app's snapshot
+// is built as soon as it has `min_samples`. Not yet fed by the engine: policies get no
+// completion callback, so ORLOJ uses the profile's exec_hist records (docs/orloj.md).
+struct OnlineProfilerOptions {
+  int sample_every = 1;
+  Duration window = Seconds(600);
+  int bins = 64;
+  int min_samples = 30;
+};
+
+class OnlineExecProfiler {
+ public:
+  static StatusOr<OnlineExecProfiler> Create(OnlineProfilerOptions options);
+  void Record(AppId app, Duration alone, TimePoint now);
+  void Refresh(TimePoint now);
+  // The app's latest histogram, or nullptr if it has none yet.
+  const ExecCdf* Snapshot(AppId app) const;
+  size_t buffered() const { return buffer_.size(); }
+
+ private:
+  explicit OnlineExecProfiler(OnlineProfilerOptions o) : options_(o) {}
+  void Publish(size_t app);
+  OnlineProfilerOptions options_;
+  uint64_t seen_ = 0;
+  TimePoint window_start_{};
+  bool started_ = false;
+  std::vector<std::pair<AppId, double>> buffer_;
+  std::vector<std::vector<double>> current_;  // [app] samples of this window
+  std::vector<ExecCdf> snapshot_;             // [app]
+};
+
 }  // namespace sloserve

@@ -35,7 +35,7 @@ std::string PivotMarkdown(const Pivot& p);
 
 // Resource saving (RAMSIS section 7.1): with x = workers and y = accuracy, for every
 // point (x_b, y_b) of each baseline series, the fewest x at which `method` reaches at
-// least y_b; saving = 1 - x_method / x_b. Points the method never matches are omitted.
+// least y_b (within 0.01); saving = 1 - x_method / x_b. Points never matched are omitted.
 struct Saving {
   std::string baseline;
   double baseline_x = 0, baseline_y = 0;

@@ -19,8 +19,8 @@ Status ClockworkBatching::Init(const PolicyContext& ctx) {
   return selection_->Init(ctx);
 }
 
-void ClockworkBatching::NextBatch(const WorkerView& worker, const QueueView& queue,
-                                  TimePoint now, BatchDecision* out) {
+void ClockworkBatching::NextBatch(const WorkerView& worker, const QueueView& queue, TimePoint now,
+                                  BatchDecision* out) {
   out->Clear();
   if (queue.empty()) return;
   const Query& head = queue.front();

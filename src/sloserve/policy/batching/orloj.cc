@@ -43,8 +43,8 @@ StatusOr<std::vector<CostStep>> OrlojBatching::ParseCostSteps(const std::string&
     CostStep s;
     if (colon == std::string::npos || !ParseNumber(item.substr(0, colon), &s.offset_ms) ||
         !ParseNumber(item.substr(colon + 1), &s.cost)) {
-      return InvalidArgumentError("orloj: option 'cost_steps': expected offset_ms:cost,..., got \"" +
-                                  text + "\"");
+      return InvalidArgumentError(
+          "orloj: option 'cost_steps': expected offset_ms:cost,..., got \"" + text + "\"");
     }
     if (s.offset_ms < 0 || s.cost <= 0)
       return InvalidArgumentError("orloj: option 'cost_steps': offsets must be >= 0, costs > 0");
@@ -65,11 +65,11 @@ StatusOr<std::unique_ptr<BatchingPolicy>> OrlojBatching::Create(
   if (!(o.score.feasible_quantile >= 0 && o.score.feasible_quantile <= 1))
     return InvalidArgumentError("orloj: option 'feasible_quantile' must be in [0, 1]");
   ASSIGN_OR_RETURN(int64_t bins, params.GetInt("score_bins", 32));
-  if (bins < 1 || bins > 1024) return InvalidArgumentError("orloj: option 'score_bins' in [1, 1024]");
+  if (bins < 1 || bins > 1024)
+    return InvalidArgumentError("orloj: option 'score_bins' in [1, 1024]");
   o.score.bins = static_cast<int>(bins);
   ASSIGN_OR_RETURN(std::string steps, params.GetString("cost_steps", "0:1"));
   ASSIGN_OR_RETURN(o.score.steps, ParseCostSteps(steps));
-  // Keep e^{b (t - base)} far from overflow: re-base after ~300 / b.
   if (!sel) return InvalidArgumentError("orloj batching needs a selection policy");
   return std::unique_ptr<BatchingPolicy>(new OrlojBatching(std::move(o), std::move(sel)));
 }
@@ -96,7 +96,8 @@ const OrlojScoreTable* OrlojBatching::TableFor(HardwareId hw, VariantId v, int m
   std::vector<int> sizes = {1};
   for (int b : suite_->BatchSizes(hw, v))
     if (b > 1 && b <= max_rows) sizes.push_back(b);
-  StatusOr<OrlojScoreTable> t = OrlojScoreTable::Build(*suite_, exec_, hw, v, sizes, options_.score);
+  StatusOr<OrlojScoreTable> t =
+      OrlojScoreTable::Build(*suite_, exec_, hw, v, sizes, options_.score);
   std::unique_ptr<OrlojScoreTable> p;
   if (t.ok()) p = std::make_unique<OrlojScoreTable>(*std::move(t));
   const OrlojScoreTable* raw = p.get();
@@ -104,8 +105,8 @@ const OrlojScoreTable* OrlojBatching::TableFor(HardwareId hw, VariantId v, int m
   return raw;
 }
 
-void OrlojBatching::Reset(WorkerState& ws, const OrlojScoreTable* table, VariantId v,
-                          int max_rows, TimePoint now) {
+void OrlojBatching::Reset(WorkerState& ws, const OrlojScoreTable* table, VariantId v, int max_rows,
+                          TimePoint now) {
   ws = WorkerState();
   ws.variant = v;
   ws.max_rows = max_rows;
@@ -130,7 +131,8 @@ void OrlojBatching::MaybeRebase(WorkerState& ws, TimePoint now) {
 
 OrlojBatching::AddResult OrlojBatching::Add(WorkerState& ws, const Pending& q, TimePoint now) {
   const OrlojScoreTable& t = *ws.table;
-  if (q.size > ws.max_rows || q.task != suite_->variants()[ws.variant].task) return AddResult::kReject;
+  if (q.size > ws.max_rows || q.task != suite_->variants()[ws.variant].task)
+    return AddResult::kReject;
   bool unknown = false;
   const int slot = t.SlotOf(q.app, &unknown);
   if (unknown) ++unknown_apps_;
@@ -153,8 +155,8 @@ OrlojBatching::AddResult OrlojBatching::Add(WorkerState& ws, const Pending& q, T
   req.live = true;
   ++ws.tracked;
   for (int k = 0; k < t.num_sizes(); ++k)
-    ws.handles[static_cast<size_t>(r) * static_cast<size_t>(t.num_sizes()) + static_cast<size_t>(k)] =
-        KineticMaxQueue::kInvalid;
+    ws.handles[static_cast<size_t>(r) * static_cast<size_t>(t.num_sizes()) +
+               static_cast<size_t>(k)] = KineticMaxQueue::kInvalid;
   if (!Refresh(ws, r, now, /*force_lines=*/true)) return AddResult::kTimedOut;
   return AddResult::kAdded;
 }
@@ -252,16 +254,17 @@ void OrlojBatching::NextBatch(const WorkerView& worker, const QueueView& queue, 
   out->Clear();
   if (queue.empty()) return;
   SelectionDecision sel = selection_->Choose(worker, queue, queue.front(), now);
-  const OrlojScoreTable* table =
-      sel.variant == kNoId || sel.max_rows <= 0 ? nullptr
-                                                : TableFor(worker.hardware, sel.variant, sel.max_rows);
+  const OrlojScoreTable* table = sel.variant == kNoId || sel.max_rows <= 0
+                                     ? nullptr
+                                     : TableFor(worker.hardware, sel.variant, sel.max_rows);
   if (!table) {  // nothing here can serve the head: report it (the engine asks again)
     out->reject.push_back(0);
     return;
   }
   if (worker.id >= workers_.size()) workers_.resize(worker.id + 1);
   WorkerState& ws = workers_[worker.id];
-  if (ws.table != table || ws.variant != sel.variant) Reset(ws, table, sel.variant, sel.max_rows, now);
+  if (ws.table != table || ws.variant != sel.variant)
+    Reset(ws, table, sel.variant, sel.max_rows, now);
   MaybeRebase(ws, now);
 
   auto add = [&](const Pending& p) {

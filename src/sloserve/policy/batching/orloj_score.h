@@ -74,12 +74,13 @@ class OrlojScoreTable {
 
  private:
   struct EntryData {
-    std::vector<double> edges;   // bins + 1 edges, µs
-    std::vector<double> mass;    // per bin: density (mass / width in ms)
-    std::vector<double> prefix;  // prefix[j] = sum_{i<j} h_i (e^{b(l2_i - top)} - e^{b(l1_i - top)})
-    std::vector<double> lower;   // h_j e^{b(l1_j - top)}
-    double top_us = 0;           // last edge
-    double k_factor = 0;         // c / (E[L] b) for cost 1
+    std::vector<double> edges;  // bins + 1 edges, µs
+    std::vector<double> mass;   // per bin: density (mass / width in ms)
+    std::vector<double>
+        prefix;                 // prefix[j] = sum_{i<j} h_i (e^{b(l2_i - top)} - e^{b(l1_i - top)})
+    std::vector<double> lower;  // h_j e^{b(l1_j - top)}
+    double top_us = 0;          // last edge
+    double k_factor = 0;        // c / (E[L] b) for cost 1
     double est_us = 0;
   };
   const EntryData& Entry(int slot, int k) const {

@@ -48,7 +48,7 @@ StatusOr<std::unique_ptr<SelectionPolicy>> RamsisSelection::Create(const PolicyP
   ASSIGN_OR_RETURN(std::string disc, p.GetString("discretization", "fld"));
   ASSIGN_OR_RETURN(int64_t d, p.GetInt("d", 100));
   ASSIGN_OR_RETURN(o.mdp.discretization, mdp::ParseDiscretization(disc, static_cast<int>(d)));
-  ASSIGN_OR_RETURN(std::string batching, p.GetString("batching", "maximal"));
+  ASSIGN_OR_RETURN(std::string batching, p.GetString("mdp_batching", "maximal"));
   ASSIGN_OR_RETURN(o.mdp.batching, mdp::ParseBatching(batching));
   ASSIGN_OR_RETURN(int64_t max_queue, p.GetInt("max_queue", 32));
   o.mdp.max_queue = static_cast<int>(max_queue);

@@ -9,7 +9,8 @@
 // worker count and arrival model. Above max_qps (default: the deployment's peak
 // throughput) no policy covers the load and the fastest variant serves the whole queue.
 // Options: min_qps (default 1% of max), max_qps, accuracy_step (0.01), discretization
-//   (fld|md), d (100), batching (maximal|variable), max_queue (32), quantile (0.95),
+//   (fld|md), d (100), mdp_batching (maximal|variable; the
+//   MDP's batching, distinct from the engine's policy.batching), max_queue (32), quantile (0.95),
 //   arrival (poisson|gamma), cv (1), criterion (accuracy-per-query|undiscounted-sweeps),
 //   threads (2, generation only), variants (list; default
 //   all), window_ms (500), cache_dir (default $SLOSERVE_CACHE_DIR or ~/.cache/sloserve),

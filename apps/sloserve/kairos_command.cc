@@ -1,0 +1,235 @@
+// `sloserve kairos throughput CONFIG.yaml`: the allowable throughput (Kairos, HPDC'23,
+// section 7 "Metrics") of every run of an experiment config, with the Oracle bound of
+// its configuration, and optional hill climbing of one integer policy option (DRS'
+// threshold). docs/kairos.md.
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "sloserve/policy/dispatch/kairos_common.h"
+#include "sloserve/policy/dispatch/oracle.h"
+#include "sloserve/profile/profile.h"
+#include "sloserve/sim/allowable_throughput.h"
+#include "sloserve/sim/experiment_config.h"
+#include "sloserve/workload/query_size_sampler.h"
+
+namespace sloserve::cli {
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {"set", "KEY=VALUE", "override a config key (as in sim)", true},
+    {"start", "QPS", "first rate probed (default 10)"},
+    {"tol", "FRACTION", "stop bisecting when the bracket is within this (default 0.02)"},
+    {"quantile", "Q", "QoS holds when at most 1-Q of queries miss it (default 0.99)"},
+    {"tune", "OPTION=LO:HI:STEP[:START]",
+     "hill-climb an integer policy option, in the runs whose policy sets it"},
+    {"oracle-queries", "N", "queries in the Oracle's sequence (default 20000)"},
+    {"jobs", "N", "runs searched in parallel (default: hardware threads)"},
+    {"json", "", "print JSON"},
+    {"help", "", "show this help"},
+};
+
+void PrintHelp() {
+  std::printf(
+      "usage: sloserve kairos throughput CONFIG.yaml [options]\n\n"
+      "For every run of the experiment (policies x sweeps), finds the highest Poisson rate\n"
+      "at which at most 1%% of queries miss their QoS (p99 within QoS): doubling from\n"
+      "--start, then bisection; each probe is one seeded simulation. Also prints the\n"
+      "Oracle bound (Kairos section 7) of the run's instance mix. docs/kairos.md.\n\n"
+      "options:\n%s"
+      "\nexample: sloserve kairos throughput experiments/kairos/rm2_dispatch.yaml\n",
+      FlagsHelp(kFlags).c_str());
+}
+
+struct Tune {
+  std::string option;
+  int64_t lo = 0, hi = 0, step = 0, start = 0;
+};
+
+StatusOr<Tune> ParseTune(const std::string& s) {
+  Tune t;
+  const size_t eq = s.find('=');
+  if (eq == std::string::npos || eq == 0) return InvalidArgumentError("--tune: expected OPTION=LO:HI:STEP[:START]");
+  t.option = s.substr(0, eq);
+  std::vector<int64_t> v;
+  std::stringstream ss(s.substr(eq + 1));
+  for (std::string item; std::getline(ss, item, ':');) {
+    char* end = nullptr;
+    const long long x = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0') return InvalidArgumentError("--tune: '" + item + "' is not an integer");
+    v.push_back(x);
+  }
+  if (v.size() != 3 && v.size() != 4) return InvalidArgumentError("--tune: expected OPTION=LO:HI:STEP[:START]");
+  t.lo = v[0];
+  t.hi = v[1];
+  t.step = v[2];
+  t.start = v.size() == 4 ? v[3] : (v[0] + v[1]) / 2;
+  return t;
+}
+
+// "type:count,type:count" (or "type" with `workers`) -> (hardware id, count).
+StatusOr<std::vector<std::pair<HardwareId, int>>> Mix(const ProfileSuite& suite, const RunSpec& r) {
+  std::vector<std::pair<HardwareId, int>> mix;
+  std::stringstream ss(r.hardware.empty() ? suite.hardware()[0].name : r.hardware);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const size_t colon = item.find(':');
+    auto h = suite.FindHardware(item.substr(0, colon));
+    if (!h) return NotFoundError("hardware '" + item + "' not in the suite");
+    const int count = colon == std::string::npos ? r.workers : std::atoi(item.c_str() + colon + 1);
+    mix.emplace_back(*h, count);
+  }
+  return mix;
+}
+
+struct Row {
+  std::string policy, hardware, tuned;
+  double cost = 0, allowable = 0, oracle = 0, slo_ms = 0;
+  int probes = 0;
+  std::vector<std::pair<int64_t, double>> tune_curve;
+  std::vector<ThroughputProbe> trace;
+};
+
+StatusOr<Row> SearchOne(const RunSpec& run, const ProfileSuite& suite,
+                        const ThroughputSearchOptions& o, const std::optional<Tune>& tune,
+                        int64_t oracle_queries) {
+  Row row;
+  row.policy = run.policy.Label();
+  row.hardware = run.hardware;
+  ASSIGN_OR_RETURN(auto mix, Mix(suite, run));
+  for (const auto& [hw, count] : mix) row.cost += suite.hardware()[hw].price_per_hour * count;
+  auto task = run.task.empty() ? std::optional<TaskId>(0) : suite.FindTask(run.task);
+  if (!task) return NotFoundError("task '" + run.task + "' not in the suite");
+  const Duration slo = run.slo.count() > 0 ? run.slo : suite.tasks()[*task].default_slo;
+  row.slo_ms = ToMillis(slo);
+  if (tune && run.policy.options.count(tune->option)) {
+    ASSIGN_OR_RETURN(HillClimbResult h, HillClimbOption(run, suite, o, tune->option, tune->lo,
+                                                        tune->hi, tune->step, tune->start));
+    row.allowable = h.best.allowable_qps;
+    row.trace = h.best.probes;
+    row.tuned = tune->option + "=" + std::to_string(h.best_value);
+    row.tune_curve = h.evaluated;
+  } else {
+    ASSIGN_OR_RETURN(ThroughputSearchResult r, FindAllowableThroughput(run, suite, o));
+    row.allowable = r.allowable_qps;
+    row.trace = r.probes;
+  }
+  row.probes = static_cast<int>(row.trace.size());
+  // Oracle bound of this mix: profile means, sizes from the run's size distribution.
+  PolicyContext ctx;
+  ctx.suite = &suite;
+  ctx.task = *task;
+  for (const auto& [hw, count] : mix) {
+    for (int k = 0; k < count; ++k) {
+      WorkerView w;
+      w.hardware = hw;
+      ctx.workers.push_back(w);
+    }
+  }
+  HeteroDeployment d;
+  RETURN_IF_ERROR(d.Init(ctx, ""));
+  LatencyPredictor pred;
+  RETURN_IF_ERROR(pred.Init(suite, run.seed));
+  ASSIGN_OR_RETURN(auto sampler, MakeQuerySizeSampler(run.sizes));
+  Rng rng = MakeRng(run.seed, "kairos/oracle-sizes");
+  std::vector<int> sizes(static_cast<size_t>(oracle_queries));
+  for (int& s : sizes) s = sampler->Sample(rng);
+  ASSIGN_OR_RETURN(OracleResult orc, OracleThroughput(pred, d.variant, mix, slo, d.largest_query,
+                                                      std::move(sizes)));
+  row.oracle = orc.qps;
+  return row;
+}
+
+Status Run(const Args& args) {
+  if (args.positionals().size() != 2 || args.positionals()[0] != "throughput") {
+    return InvalidArgumentError("expected: throughput CONFIG.yaml (see sloserve kairos --help)");
+  }
+  ASSIGN_OR_RETURN(ExperimentConfig config, LoadExperimentConfig(args.positionals()[1]));
+  RETURN_IF_ERROR(ApplyOverrides(&config, args.GetAll("set")));
+  ASSIGN_OR_RETURN(std::vector<RunSpec> runs, ExpandRuns(config));
+  ThroughputSearchOptions o;
+  ASSIGN_OR_RETURN(o.start_qps, args.GetDouble("start", 10));
+  ASSIGN_OR_RETURN(o.rel_tol, args.GetDouble("tol", 0.02));
+  ASSIGN_OR_RETURN(o.quantile, args.GetDouble("quantile", 0.99));
+  ASSIGN_OR_RETURN(int64_t oracle_queries, args.GetInt("oracle-queries", 20000));
+  if (oracle_queries < 1) return InvalidArgumentError("--oracle-queries: must be >= 1");
+  std::optional<Tune> tune;
+  if (args.Has("tune")) {
+    ASSIGN_OR_RETURN(Tune t, ParseTune(args.Get("tune")));
+    tune = t;
+  }
+  ASSIGN_OR_RETURN(int64_t jobs,
+                   args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
+  if (jobs < 1) return InvalidArgumentError("--jobs: must be >= 1");
+  std::map<std::string, ProfileSuite> suites;
+  for (const RunSpec& r : runs) {
+    if (!suites.count(r.suite)) {
+      ASSIGN_OR_RETURN(ProfileSuite s, LoadSuite(r.suite));
+      suites.emplace(r.suite, std::move(s));
+    }
+  }
+  std::vector<StatusOr<Row>> rows(runs.size(), StatusOr<Row>(InternalError("not run")));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < runs.size(); i = next++) {
+      // A policy only valid with some option values fails here with its message.
+      rows[i] = SearchOne(runs[i], suites.at(runs[i].suite), o, tune, oracle_queries);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int64_t k = 0; k < std::min<int64_t>(jobs, static_cast<int64_t>(runs.size())); ++k) {
+    threads.emplace_back(worker);
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].ok()) return rows[i].status().WithPrefix("run " + std::to_string(i + 1));
+  }
+  if (args.Has("json")) {
+    nlohmann::json out = {{"experiment", config.name}, {"rows", nlohmann::json::array()}};
+    for (const auto& r : rows) {
+      nlohmann::json probes = nlohmann::json::array();
+      for (const ThroughputProbe& p : r->trace) {
+        probes.push_back({{"qps", p.qps}, {"ok", p.ok}, {"violation_rate", p.violation_rate},
+                          {"p99_ms", p.p99_ms}});
+      }
+      nlohmann::json j = {{"policy", r->policy},       {"hardware", r->hardware},
+                          {"cost_per_hour", r->cost},  {"slo_ms", r->slo_ms},
+                          {"allowable_qps", r->allowable}, {"oracle_qps", r->oracle},
+                          {"probes", probes}};
+      if (!r->tuned.empty()) {
+        j["tuned"] = r->tuned;
+        nlohmann::json curve = nlohmann::json::array();
+        for (const auto& [v, q] : r->tune_curve) curve.push_back({{"value", v}, {"allowable_qps", q}});
+        j["tune_curve"] = curve;
+      }
+      out["rows"].push_back(j);
+    }
+    std::cout << out.dump(2) << std::endl;
+    return OkStatus();
+  }
+  if (!config.name.empty()) std::cout << config.name << "\n";
+  std::printf("%-14s %-44s %6s %7s %13s %10s %6s %s\n", "policy", "hardware", "$/h", "slo_ms",
+              "allowable_qps", "oracle_qps", "probes", tune ? "tuned" : "");
+  for (const auto& r : rows) {
+    std::printf("%-14s %-44s %6.3f %7.1f %13.1f %10.1f %6d %s\n", r->policy.c_str(),
+                r->hardware.c_str(), r->cost, r->slo_ms, r->allowable, r->oracle, r->probes,
+                r->tuned.c_str());
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+int KairosCommand(const std::vector<std::string>& argv) {
+  return RunSubcommand("kairos", argv, kFlags, PrintHelp, Run);
+}
+
+}  // namespace sloserve::cli

@@ -1,0 +1,91 @@
+#include "sloserve/policy/dispatch/clkwrk.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace sloserve {
+
+StatusOr<std::unique_ptr<DispatchPolicy>> ClkwrkDispatch::Create(const PolicyParams& p) {
+  Options o;
+  ASSIGN_OR_RETURN(o.qos_factor, p.GetDouble("qos_factor", 0.98));
+  if (!(o.qos_factor > 0 && o.qos_factor <= 2)) {
+    return InvalidArgumentError("clkwrk: option 'qos_factor' must be in (0, 2]");
+  }
+  ASSIGN_OR_RETURN(o.variant, p.GetString("variant", ""));
+  ASSIGN_OR_RETURN(o.predictor, LatencyPredictor::ParseOptions(p));
+  return std::unique_ptr<DispatchPolicy>(new ClkwrkDispatch(std::move(o)));
+}
+
+Status ClkwrkDispatch::Init(const PolicyContext& ctx) {
+  RETURN_IF_ERROR(deployment_.Init(ctx, options_.variant).WithPrefix("clkwrk: "));
+  RETURN_IF_ERROR(predictor_.Init(*ctx.suite, ctx.seed));
+  lanes_.assign(ctx.workers.size(), Lane());
+  return OkStatus();
+}
+
+void ClkwrkDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
+                            TimePoint now, std::vector<Assignment>* out) {
+  if (lanes_.size() < workers.size()) lanes_.resize(workers.size());
+  // Sync each lane with the engine: queries that left the local queue have started.
+  for (const WorkerView& w : workers) {
+    Lane& l = lanes_[w.id];
+    if (l.observing && w.busy_until != l.prev_busy_until) {
+      predictor_.Observe(w.hardware, deployment_.variant, l.rows, w.busy_until - l.started);
+      l.observing = false;
+    }
+    while (l.queued.size() > w.queue_length) {
+      l.queued_sum -= l.queued.front();
+      l.queued.pop_front();
+    }
+  }
+  const VariantId v = deployment_.variant;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const Query& q = pending.at(i);
+    const TimePoint deadline_ok =
+        q.arrival + Duration(static_cast<int64_t>(options_.qos_factor *
+                                                  static_cast<double>(q.slo().count())));
+    size_t best_ok = workers.size(), best_any = workers.size();
+    TimePoint finish_ok = kTimeInfinite, finish_any = kTimeInfinite;
+    Duration pred_ok{0}, pred_any{0};
+    for (size_t j = 0; j < workers.size(); ++j) {
+      const WorkerView& w = workers[j];
+      if (!w.active || w.hardware >= deployment_.coefficient.size() ||
+          deployment_.coefficient[w.hardware] <= 0) {
+        continue;
+      }
+      const Lane& l = lanes_[w.id];
+      TimePoint free = w.busy ? std::max(now, w.busy_until) : now;
+      free += l.queued_sum;
+      const Duration pred = predictor_.PredictNoisy(w.hardware, v, q.size);
+      const TimePoint finish = free + pred;
+      if (finish < finish_any) {
+        finish_any = finish;
+        best_any = j;
+        pred_any = pred;
+      }
+      if (finish <= deadline_ok && finish < finish_ok) {
+        finish_ok = finish;
+        best_ok = j;
+        pred_ok = pred;
+      }
+    }
+    const size_t j = best_ok < workers.size() ? best_ok : best_any;
+    if (j >= workers.size()) return;  // no usable worker
+    const Duration pred = best_ok < workers.size() ? pred_ok : pred_any;
+    const WorkerView& w = workers[j];
+    Lane& l = lanes_[w.id];
+    out->push_back({static_cast<uint32_t>(i), w.id});
+    const bool starts_now = !w.busy && w.queue_length == 0 && l.queued.empty();
+    if (starts_now && options_.predictor.online) {
+      // Starts at once (the engine launches it right after this call).
+      l.observing = true;
+      l.started = now;
+      l.prev_busy_until = w.busy_until;
+      l.rows = q.size;
+    }
+    l.queued.push_back(pred);
+    l.queued_sum += pred;
+  }
+}
+
+}  // namespace sloserve

@@ -1,0 +1,57 @@
+#include "sloserve/policy/dispatch/drs.h"
+
+#include <algorithm>
+
+namespace sloserve {
+
+StatusOr<std::unique_ptr<DispatchPolicy>> DrsDispatch::Create(const PolicyParams& p) {
+  Options o;
+  ASSIGN_OR_RETURN(int64_t t, p.GetInt("drs_threshold", 100));
+  if (t < 0 || t > 1000000) return InvalidArgumentError("drs: option 'drs_threshold' must be in [0, 1e6]");
+  o.threshold = static_cast<int>(t);
+  ASSIGN_OR_RETURN(int64_t window, p.GetInt("kairos_window", 100));
+  if (window < 1 || window > 100000) {
+    return InvalidArgumentError("drs: option 'kairos_window' must be in [1, 100000]");
+  }
+  o.window = static_cast<int>(window);
+  ASSIGN_OR_RETURN(o.variant, p.GetString("variant", ""));
+  return std::unique_ptr<DispatchPolicy>(new DrsDispatch(std::move(o)));
+}
+
+Status DrsDispatch::Init(const PolicyContext& ctx) {
+  RETURN_IF_ERROR(deployment_.Init(ctx, options_.variant).WithPrefix("drs: "));
+  has_aux_ = deployment_.types.size() > 1;
+  return OkStatus();
+}
+
+void DrsDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
+                         TimePoint, std::vector<Assignment>* out) {
+  idle_.clear();
+  for (size_t j = 0; j < workers.size(); ++j) {
+    const WorkerView& w = workers[j];
+    if (w.active && !w.busy && w.queue_length == 0 &&
+        w.hardware < deployment_.coefficient.size() && deployment_.coefficient[w.hardware] > 0) {
+      idle_.push_back(j);
+    }
+  }
+  if (idle_.empty() || pending.empty()) return;
+  std::stable_sort(idle_.begin(), idle_.end(), [&](size_t a, size_t b) {
+    return deployment_.coefficient[workers[a].hardware] > deployment_.coefficient[workers[b].hardware];
+  });
+  const size_t m = std::min(pending.size(), static_cast<size_t>(options_.window));
+  taken_.assign(m, 0);
+  for (size_t j : idle_) {
+    const bool base = deployment_.IsBase(workers[j].hardware);
+    for (size_t i = 0; i < m; ++i) {
+      if (taken_[i]) continue;
+      const bool large = pending.at(i).size > options_.threshold;
+      // Without auxiliary instances every class goes to the base type.
+      if (has_aux_ && large != base) continue;
+      taken_[i] = 1;
+      out->push_back({static_cast<uint32_t>(i), workers[j].id});
+      break;
+    }
+  }
+}
+
+}  // namespace sloserve

@@ -1,0 +1,143 @@
+#include "sloserve/policy/dispatch/kairos.h"
+
+#include <algorithm>
+
+#include "sloserve/profile/profile.h"
+
+namespace sloserve {
+
+StatusOr<std::unique_ptr<DispatchPolicy>> KairosDispatch::Create(const PolicyParams& p) {
+  Options o;
+  ASSIGN_OR_RETURN(o.qos_factor, p.GetDouble("qos_factor", 0.98));
+  if (!(o.qos_factor > 0 && o.qos_factor <= 2)) {
+    return InvalidArgumentError("kairos: option 'qos_factor' must be in (0, 2]");
+  }
+  ASSIGN_OR_RETURN(o.penalty, p.GetDouble("penalty", 10));
+  if (!(o.penalty >= 1 && o.penalty <= 1e6)) {
+    return InvalidArgumentError("kairos: option 'penalty' must be in [1, 1e6]");
+  }
+  ASSIGN_OR_RETURN(int64_t window, p.GetInt("kairos_window", 100));
+  if (window < 1 || window > 100000) {
+    return InvalidArgumentError("kairos: option 'kairos_window' must be in [1, 100000]");
+  }
+  o.window = static_cast<int>(window);
+  ASSIGN_OR_RETURN(o.variant, p.GetString("variant", ""));
+  ASSIGN_OR_RETURN(o.predictor, LatencyPredictor::ParseOptions(p));
+  return std::unique_ptr<DispatchPolicy>(new KairosDispatch(std::move(o)));
+}
+
+Status KairosDispatch::Init(const PolicyContext& ctx) {
+  RETURN_IF_ERROR(deployment_.Init(ctx, options_.variant).WithPrefix("kairos: "));
+  RETURN_IF_ERROR(predictor_.Init(*ctx.suite, ctx.seed));
+  suite_ = ctx.suite;
+  inflight_.assign(ctx.workers.size(), InFlight());
+  return OkStatus();
+}
+
+void KairosDispatch::ObserveLaunches(const std::vector<WorkerView>& workers) {
+  if (!options_.predictor.online) return;
+  for (const WorkerView& w : workers) {
+    if (w.id >= inflight_.size()) continue;
+    InFlight& f = inflight_[w.id];
+    if (!f.pending || w.busy_until == f.prev_busy_until) continue;
+    // busy_until moved: the query we dispatched was launched at `dispatched`.
+    predictor_.Observe(w.hardware, f.variant, f.rows, w.busy_until - f.dispatched);
+    f.pending = false;
+  }
+}
+
+void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
+                            TimePoint now, std::vector<Assignment>* out) {
+  if (inflight_.size() < workers.size()) inflight_.resize(workers.size());
+  ObserveLaunches(workers);
+  // Columns: every active worker. Nothing to do unless one can start a query now.
+  cols_.clear();
+  remaining_.clear();
+  bool any_idle = false;
+  for (size_t j = 0; j < workers.size(); ++j) {
+    const WorkerView& w = workers[j];
+    if (!w.active || w.hardware >= deployment_.coefficient.size() ||
+        deployment_.coefficient[w.hardware] <= 0) {
+      continue;
+    }
+    const bool idle = !w.busy && w.queue_length == 0;
+    any_idle = any_idle || idle;
+    Duration rem = w.busy ? std::max(Duration(0), w.busy_until - now) : Duration(0);
+    if (w.queue_length > 0 && w.queued_rows > 0) {  // not ours, but be safe
+      rem += predictor_.Predict(w.hardware, deployment_.variant, static_cast<int>(w.queued_rows));
+    }
+    cols_.push_back(j);
+    remaining_.push_back(rem);
+  }
+  if (!any_idle || pending.empty()) return;
+  const int n = static_cast<int>(cols_.size());
+  const int m = static_cast<int>(std::min<size_t>(pending.size(), static_cast<size_t>(options_.window)));
+  cost_.resize(static_cast<size_t>(m) * static_cast<size_t>(n));
+  penalized_.resize(cost_.size());
+  // Prediction per (query, hardware type): one noise draw per pair of this decision.
+  for (int i = 0; i < m; ++i) {
+    const Query& q = pending.at(static_cast<size_t>(i));
+    const VariantId v = q.task < deployment_.variant_of_task.size()
+                            ? deployment_.variant_of_task[q.task]
+                            : kNoId;
+    const double slo = static_cast<double>(q.slo().count());
+    const double budget = options_.qos_factor * slo - static_cast<double>((now - q.arrival).count());
+    const double penalty = options_.penalty * slo;
+    for (int j = 0; j < n; ++j) {
+      const size_t idx = static_cast<size_t>(i) * static_cast<size_t>(n) + static_cast<size_t>(j);
+      const WorkerView& w = workers[cols_[static_cast<size_t>(j)]];
+      double l;
+      if (v == kNoId) {
+        l = penalty;
+      } else {
+        l = static_cast<double>((remaining_[static_cast<size_t>(j)] +
+                                 predictor_.PredictNoisy(w.hardware, v, q.size))
+                                    .count());
+      }
+      const bool violates = v == kNoId || l > budget;
+      penalized_[idx] = violates ? 1 : 0;
+      cost_[idx] = deployment_.coefficient[w.hardware] * (violates ? penalty : l);
+    }
+  }
+  ++solves_;
+  if (!solver_.Solve(m, n, cost_, &match_).ok()) return;  // costs are finite: cannot fail
+  for (int i = 0; i < m; ++i) {
+    const int j = match_[static_cast<size_t>(i)];
+    if (j < 0) continue;
+    const WorkerView& w = workers[cols_[static_cast<size_t>(j)]];
+    if (w.busy || w.queue_length > 0) continue;  // wait for that instance: stay central
+    const Query& q = pending.at(static_cast<size_t>(i));
+    const size_t idx = static_cast<size_t>(i) * static_cast<size_t>(n) + static_cast<size_t>(j);
+    if (penalized_[idx]) {
+      // Dispatch a QoS-violating match only if the query is doomed: it misses its QoS
+      // on every type of the deployment even on an idle instance.
+      const VariantId v = q.task < deployment_.variant_of_task.size()
+                              ? deployment_.variant_of_task[q.task]
+                              : kNoId;
+      bool doomed = true;
+      if (v != kNoId) {
+        const double budget = options_.qos_factor * static_cast<double>(q.slo().count()) -
+                              static_cast<double>((now - q.arrival).count());
+        for (HardwareId h : deployment_.types) {
+          if (static_cast<double>(predictor_.Predict(h, v, q.size).count()) <= budget) {
+            doomed = false;
+            break;
+          }
+        }
+      }
+      if (!doomed) continue;
+    }
+    out->push_back({static_cast<uint32_t>(i), w.id});
+    if (w.id < inflight_.size()) {
+      InFlight& f = inflight_[w.id];
+      f.dispatched = now;
+      f.prev_busy_until = w.busy_until;
+      f.rows = q.size;
+      f.variant = q.task < deployment_.variant_of_task.size() ? deployment_.variant_of_task[q.task]
+                                                              : kNoId;
+      f.pending = f.variant != kNoId;
+    }
+  }
+}
+
+}  // namespace sloserve

@@ -1,0 +1,92 @@
+#pragma once
+// Kairos query distribution (Li et al., "KAIROS: Building Cost-Efficient Machine Learning
+// Inference Systems with Heterogeneous Cloud Resources", HPDC'23, section 5.1, Eqs. 2-8).
+//
+// Central queue; every instance serves one query (a batch of rows) at a time. At each
+// decision point (an arrival, an instance freeing up) the policy builds the m x n matrix
+// of Eq. 4 over the first `kairos_window` pending queries (deadline order = arrival
+// order under one QoS) and every active instance:
+//   L_ij = remaining_j + latency(size_i, type_j)
+// where remaining_j is the time until instance j is free (busy_until - now, plus the
+// predicted latency of anything in its local queue), latency() comes from the
+// LatencyPredictor (profile mean by default; p99, or learned online; optional noise).
+// QoS (Eq. 5 with the safety factor of section 5.1): if L_ij + W_i > qos_factor x T_i
+// (W_i = now - arrival, T_i the query's QoS target), L_ij is replaced by
+// penalty x T_i (Eq. 8). The cost is C_j x L_ij with C_j the heterogeneity coefficient
+// (kairos_common.h), and the rectangular min-cost assignment is solved exactly
+// (LinearAssignment: Jonker-Volgenant shortest augmenting paths).
+//
+// Acting on the matching (the paper leaves this implicit; our choice):
+//  - a query matched to an idle instance with an empty local queue is dispatched to it,
+//    and the instance starts it at once (use batching `single`);
+//  - a query matched to a busy instance stays in the central queue: the match says
+//    "wait for that instance"; the next decision point (that instance freeing up, or an
+//    arrival) re-solves with fresh remaining times and waiting times;
+//  - a query matched to an idle instance at the penalty cost (it would miss its QoS
+//    there) also stays central, unless it cannot meet QoS on any instance of the
+//    deployment even if idle ("doomed"): then it is dispatched where matched and served
+//    late rather than never;
+//  - no solve happens when no active instance is idle with an empty queue.
+// Online learning (`predict: online`): the service time of each dispatched query is
+// read back as busy_until - dispatch time at the next decision point (the executor's own
+// duration, as Clipper batching does) and fed to the predictor.
+//
+// Options (shared bag): qos_factor (0.98), penalty (10, in units of the QoS target),
+// kairos_window (100 pending queries considered per decision), variant (the task's
+// most accurate), and the predictor's predict / prediction_noise / online_bucket_rows /
+// online_table_samples (latency_learning/latency_predictor.h).
+#include <memory>
+#include <vector>
+
+#include "sloserve/policy/assignment/linear_assignment.h"
+#include "sloserve/policy/dispatch/kairos_common.h"
+#include "sloserve/policy/interfaces.h"
+#include "sloserve/policy/latency_learning/latency_predictor.h"
+
+namespace sloserve {
+
+class KairosDispatch : public DispatchPolicy {
+ public:
+  struct Options {
+    double qos_factor = 0.98;
+    double penalty = 10;
+    int window = 100;
+    std::string variant;
+    LatencyPredictor::Options predictor;
+  };
+  static StatusOr<std::unique_ptr<DispatchPolicy>> Create(const PolicyParams& params);
+  explicit KairosDispatch(Options o) : options_(std::move(o)), predictor_(options_.predictor) {}
+  Status Init(const PolicyContext& ctx) override;
+  void Assign(const QueueView& pending, const std::vector<WorkerView>& workers, TimePoint now,
+              std::vector<Assignment>* out) override;
+
+  const HeteroDeployment& deployment() const { return deployment_; }
+  const LatencyPredictor& predictor() const { return predictor_; }
+  int64_t solves() const { return solves_; }
+
+ private:
+  struct InFlight {  // a dispatched query whose service time is not yet observed
+    bool pending = false;
+    TimePoint dispatched{};
+    TimePoint prev_busy_until{};
+    int rows = 0;
+    VariantId variant = kNoId;
+  };
+  void ObserveLaunches(const std::vector<WorkerView>& workers);
+
+  Options options_;
+  LatencyPredictor predictor_;
+  HeteroDeployment deployment_;
+  const ProfileSuite* suite_ = nullptr;
+  LinearAssignment solver_;
+  std::vector<InFlight> inflight_;
+  // Per-decision scratch.
+  std::vector<size_t> cols_;  // worker index per column
+  std::vector<Duration> remaining_;
+  std::vector<double> cost_;
+  std::vector<uint8_t> penalized_;
+  std::vector<int> match_;
+  int64_t solves_ = 0;
+};
+
+}  // namespace sloserve

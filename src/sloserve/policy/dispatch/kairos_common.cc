@@ -1,0 +1,68 @@
+#include "sloserve/policy/dispatch/kairos_common.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "sloserve/profile/profile.h"
+
+namespace sloserve {
+
+Status HeteroDeployment::Init(const PolicyContext& ctx, const std::string& variant_option) {
+  if (ctx.suite == nullptr) return InvalidArgumentError("no profile suite");
+  const ProfileSuite& suite = *ctx.suite;
+  variant_of_task.assign(suite.tasks().size(), kNoId);
+  for (TaskId t = 0; t < suite.tasks().size(); ++t) {
+    for (VariantId v : suite.VariantsOfTask(t)) {
+      if (variant_of_task[t] == kNoId ||
+          suite.variants()[v].accuracy > suite.variants()[variant_of_task[t]].accuracy) {
+        variant_of_task[t] = v;
+      }
+    }
+  }
+  if (!variant_option.empty()) {
+    auto v = suite.FindVariant(variant_option);
+    if (!v) return InvalidArgumentError("option 'variant': unknown variant '" + variant_option + "'");
+    variant_of_task[suite.variants()[*v].task] = *v;
+  }
+  if (ctx.task >= variant_of_task.size() || variant_of_task[ctx.task] == kNoId) {
+    return InvalidArgumentError("the deployment's task has no variant");
+  }
+  const VariantId v = variant_of_task[ctx.task];
+  variant = v;
+  std::vector<bool> present(suite.hardware().size(), false);
+  for (const WorkerView& w : ctx.workers) {
+    if (w.hardware < present.size()) present[w.hardware] = true;
+  }
+  largest_query = std::numeric_limits<int>::max();
+  for (HardwareId h = 0; h < present.size(); ++h) {
+    if (!present[h]) continue;
+    const int mb = suite.MaxBatch(h, v);
+    if (mb <= 0) {
+      return InvalidArgumentError("hardware '" + suite.hardware()[h].name +
+                                  "' has no latency profile for variant '" +
+                                  suite.variants()[v].name + "'");
+    }
+    largest_query = std::min(largest_query, mb);
+  }
+  if (largest_query == std::numeric_limits<int>::max()) return InvalidArgumentError("no workers");
+  coefficient.assign(suite.hardware().size(), 0.0);
+  std::vector<double> lat(suite.hardware().size(), 0.0);
+  double best = std::numeric_limits<double>::infinity();
+  types.clear();
+  for (HardwareId h = 0; h < present.size(); ++h) {
+    if (!present[h]) continue;
+    const LatencyDistribution* d = suite.ServiceLatency(h, v, largest_query);
+    lat[h] = d ? static_cast<double>(std::max<int64_t>(1, d->Mean().count())) : 1.0;
+    if (lat[h] < best) {
+      best = lat[h];
+      base = h;
+    }
+    types.push_back(h);
+  }
+  for (HardwareId h : types) coefficient[h] = h == base ? 1.0 : best / lat[h];
+  std::stable_sort(types.begin(), types.end(),
+                   [&](HardwareId a, HardwareId b) { return coefficient[a] > coefficient[b]; });
+  return OkStatus();
+}
+
+}  // namespace sloserve

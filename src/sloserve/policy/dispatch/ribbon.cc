@@ -1,0 +1,34 @@
+#include "sloserve/policy/dispatch/ribbon.h"
+
+#include <algorithm>
+
+namespace sloserve {
+
+StatusOr<std::unique_ptr<DispatchPolicy>> RibbonDispatch::Create(const PolicyParams& p) {
+  ASSIGN_OR_RETURN(std::string variant, p.GetString("variant", ""));
+  return std::unique_ptr<DispatchPolicy>(new RibbonDispatch(std::move(variant)));
+}
+
+Status RibbonDispatch::Init(const PolicyContext& ctx) {
+  return deployment_.Init(ctx, variant_).WithPrefix("ribbon: ");
+}
+
+void RibbonDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
+                            TimePoint, std::vector<Assignment>* out) {
+  idle_.clear();
+  for (size_t j = 0; j < workers.size(); ++j) {
+    const WorkerView& w = workers[j];
+    if (w.active && !w.busy && w.queue_length == 0 &&
+        w.hardware < deployment_.coefficient.size() && deployment_.coefficient[w.hardware] > 0) {
+      idle_.push_back(j);
+    }
+  }
+  if (idle_.empty() || pending.empty()) return;
+  std::stable_sort(idle_.begin(), idle_.end(), [&](size_t a, size_t b) {
+    return deployment_.coefficient[workers[a].hardware] > deployment_.coefficient[workers[b].hardware];
+  });
+  const size_t k = std::min(idle_.size(), pending.size());
+  for (size_t i = 0; i < k; ++i) out->push_back({static_cast<uint32_t>(i), workers[idle_[i]].id});
+}
+
+}  // namespace sloserve

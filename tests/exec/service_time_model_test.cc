@@ -1,0 +1,71 @@
+// Per-app execution times in the service-time model (ORLOJ l_B = c0 + c1 k max l_r).
+#include "sloserve/exec/service_time_model.h"
+
+#include <gtest/gtest.h>
+
+#include "support/test_suite.h"
+
+namespace sloserve {
+namespace {
+
+// lat(k) = 20 ms + 10 ms k; apps: "short" [10, 20) ms, "long" [50, 70) ms.
+ProfileSuite DynSuite() {
+  ProfileSuite s;
+  s.set_name("dyn");
+  s.set_provenance("test");
+  TaskId t = s.AddTask(TaskSpec{"t", Millis(500)});
+  HardwareId h = s.AddHardware(HardwareSpec{"hw", 1.0, 1, 1});
+  VariantId v = s.AddVariant(VariantSpec{"dyn", t, 0, 0, Duration(0)});
+  for (int k : {1, 2, 4, 8})
+    s.AddLatency(h, v, k, LatencyDistribution(std::vector<int64_t>(3, 20000 + 10000 * k)));
+  s.AddExecHistogram(
+      ExecHistogram{"short", v, /*bin_width=*/Millis(5), /*first_bin_start=*/Millis(10), {1, 1}});
+  s.AddExecHistogram(
+      ExecHistogram{"long", v, /*bin_width=*/Millis(10), /*first_bin_start=*/Millis(50), {1, 1}});
+  return s;
+}
+
+BatchLaunch Launch(const std::vector<Query>* qs) {
+  BatchLaunch b;
+  b.rows = static_cast<int32_t>(qs->size());
+  b.queries = qs;
+  return b;
+}
+
+TEST(ServiceTimeModelTest, DynamicBatchRunsAsLongAsItsLongestRequest) {
+  ProfileSuite s = DynSuite();
+  ServiceTimeModel m(&s, ServiceTimeOptions{}, 1);
+  // Fitted: c0 = 20 ms, c1 = 10 ms / pooled mean (37.5 ms).
+  const double c1 = 10000.0 / 37500.0;
+  std::vector<Query> shorts(4), mixed(4);
+  mixed[2].app = 1;
+  for (int i = 0; i < 50; ++i) {
+    const double a = static_cast<double>(m.BatchDuration(Launch(&shorts)).count());
+    EXPECT_GE(a, 20000 + c1 * 4 * 10000 - 1);
+    EXPECT_LE(a, 20000 + c1 * 4 * 20000 + 1);
+    const double b = static_cast<double>(m.BatchDuration(Launch(&mixed)).count());
+    EXPECT_GE(b, 20000 + c1 * 4 * 50000 - 1);  // padded to the long request
+    EXPECT_LE(b, 20000 + c1 * 4 * 70000 + 1);
+  }
+  EXPECT_EQ(m.unknown_app_draws(), 0);
+  std::vector<Query> unknown(2);
+  unknown[0].app = 9;
+  m.BatchDuration(Launch(&unknown));
+  EXPECT_EQ(m.unknown_app_draws(), 1);
+}
+
+TEST(ServiceTimeModelTest, StaticSuitesAndLaunchesWithoutQueriesKeepTheProfileLatency) {
+  ProfileSuite s = testing::SmallSuite();
+  ServiceTimeModel m(&s, ServiceTimeOptions{}, 1);
+  std::vector<Query> qs(3);
+  BatchLaunch b = Launch(&qs);
+  EXPECT_EQ(m.BatchDuration(b), Micros(10000 + 2000 * 2));
+  ProfileSuite d = DynSuite();
+  ServiceTimeModel md(&d, ServiceTimeOptions{}, 1);
+  b.queries = nullptr;
+  b.rows = 4;
+  EXPECT_EQ(md.BatchDuration(b), Millis(60));
+}
+
+}  // namespace
+}  // namespace sloserve
