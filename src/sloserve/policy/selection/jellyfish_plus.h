@@ -6,7 +6,8 @@
 // quantile fits SLO/2) divided by the mean latency of that batch. Workers grab batches
 // of up to that size from the central queue: pair with dispatch `shared` and batching
 // `edf`. When no variant keeps up, the one with the highest throughput is used.
-// Options: window_ms (load monitor, default 500), quantile (default 0.95).
+// Options: window_ms (load monitor, default 500), quantile (default 0.95), variants
+// (candidate list, default every variant of the task).
 #include "sloserve/policy/selection/load_granular.h"
 
 namespace sloserve {

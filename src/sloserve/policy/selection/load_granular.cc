@@ -1,6 +1,7 @@
 #include "sloserve/policy/selection/load_granular.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "sloserve/profile/profile.h"
 
@@ -20,6 +21,11 @@ StatusOr<LoadGranularOptions> ParseLoadGranularOptions(const PolicyParams& param
   LoadGranularOptions o;
   ASSIGN_OR_RETURN(double window_ms, params.GetDouble("window_ms", 500));
   ASSIGN_OR_RETURN(o.quantile, params.GetDouble("quantile", 0.95));
+  ASSIGN_OR_RETURN(std::string variants, params.GetString("variants", ""));
+  std::stringstream ss(variants);
+  for (std::string v; std::getline(ss, v, ',');) {
+    if (!v.empty()) o.variants.push_back(v);
+  }
   if (window_ms <= 0) return InvalidArgumentError("option 'window_ms' must be positive");
   if (o.quantile <= 0 || o.quantile > 1) return InvalidArgumentError("option 'quantile' must be in (0, 1]");
   o.window = MillisF(window_ms);
@@ -29,6 +35,11 @@ StatusOr<LoadGranularOptions> ParseLoadGranularOptions(const PolicyParams& param
 Status LoadGranularSelection::Init(const PolicyContext& ctx) {
   suite_ = ctx.suite;
   workers_ = std::max<int>(1, static_cast<int>(ctx.workers.size()));
+  for (const std::string& name : options_.variants) {
+    auto v = suite_->FindVariant(name);
+    if (!v) return NotFoundError("option 'variants': unknown variant '" + name + "'");
+    allowed_.push_back(*v);
+  }
   return OkStatus();
 }
 
@@ -41,6 +52,9 @@ const std::vector<LoadGranularSelection::Candidate>& LoadGranularSelection::Rank
   // Inference latency must stay under half the SLO, leaving the other half for the
   // worst-case wait in the central queue (Jellyfish; RAMSIS section 7).
   for (VariantId v : suite_->VariantsOfTask(task)) {
+    if (!allowed_.empty() && std::find(allowed_.begin(), allowed_.end(), v) == allowed_.end()) {
+      continue;
+    }
     int b = AdaptiveBatch(*suite_, hw, v, slo / 2, options_.quantile);
     if (b > 0) list.push_back({v, b, suite_->variants()[v].accuracy});
   }

@@ -19,6 +19,7 @@ int AdaptiveBatch(const ProfileSuite& suite, HardwareId hw, VariantId v, Duratio
 struct LoadGranularOptions {
   Duration window = Millis(500);  // load monitor window
   double quantile = 0.95;         // latency statistic of the profile
+  std::vector<std::string> variants;  // candidates (empty: every variant of the task)
 };
 StatusOr<LoadGranularOptions> ParseLoadGranularOptions(const PolicyParams& params);
 
@@ -50,6 +51,7 @@ class LoadGranularSelection : public SelectionPolicy {
   LoadGranularOptions options_;
   LoadMonitor monitor_;
   const ProfileSuite* suite_ = nullptr;
+  std::vector<VariantId> allowed_;  // from options.variants
   int workers_ = 1;
   std::map<std::tuple<HardwareId, TaskId, int64_t>, std::vector<Candidate>> ranked_;
 };

@@ -6,7 +6,8 @@
 // `shared`, batching `edf`, batches up to the largest size whose latency fits SLO/2).
 // Loads above every measurement count as not met; when no variant qualifies, the one
 // with the lowest p99 at that load is used (the least accurate if none was measured).
-// Options: table (CSV path, required), window_ms (default 500), quantile (default 0.95).
+// Options: table (CSV path, required), window_ms (default 500), quantile (default 0.95),
+// variants (candidate list, default every variant of the task).
 #include "sloserve/policy/selection/load_granular.h"
 #include "sloserve/policy/selection/response_latency_table.h"
 
