@@ -4,12 +4,20 @@
 // BM_Assignment/<rows>/<cols>: one Solve() on a fresh random matrix each iteration
 // (uniform costs in [0, 1000) with 30% of the entries replaced by a 10x penalty, the
 // shape Kairos' Eq. 8 produces); matrix generation is excluded from the timing.
+// BM_KairosAssign/<pending>/<instances>: one KairosDispatch::Assign on the kairos-recsys
+// RM2 profile, instances split 1/3 g4dn.xlarge, 1/3 c5n.2xlarge, 1/3 r5n.large with one
+// third idle, DeepRecSys query sizes (the matrix build, noise-free prediction and solve).
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+#include <deque>
 #include <vector>
 
 #include "sloserve/core/rng.h"
 #include "sloserve/policy/assignment/linear_assignment.h"
+#include "sloserve/policy/dispatch/kairos.h"
+#include "sloserve/profile/profile.h"
+#include "sloserve/workload/query_size_sampler.h"
 
 namespace sloserve {
 namespace {
@@ -45,6 +53,59 @@ BENCHMARK(BM_Assignment)
     ->Args({50, 500})
     ->Args({8, 20})
     ->Unit(benchmark::kMicrosecond);
+
+const ProfileSuite& KairosSuite() {
+  static const ProfileSuite* s = [] {
+    auto r = LoadSuite(std::string(SLOSERVE_SOURCE_DIR) + "/profiles/kairos-recsys.prof");
+    if (!r.ok()) std::abort();
+    return new ProfileSuite(std::move(*r));
+  }();
+  return *s;
+}
+
+void BM_KairosAssign(benchmark::State& state) {
+  const int pending = static_cast<int>(state.range(0));
+  const int instances = static_cast<int>(state.range(1));
+  const ProfileSuite& suite = KairosSuite();
+  const char* types[] = {"g4dn.xlarge", "c5n.2xlarge", "r5n.large"};
+  PolicyContext ctx;
+  ctx.suite = &suite;
+  ctx.task = *suite.FindTask("rm2");
+  ctx.slo = Millis(350);
+  const TimePoint now = kTimeZero + Seconds(10);
+  for (int i = 0; i < instances; ++i) {
+    WorkerView w;
+    w.id = static_cast<WorkerId>(i);
+    w.hardware = *suite.FindHardware(types[i % 3]);
+    w.busy = i % 3 != 0;
+    w.busy_until = now + Millis(5 * (i % 7));
+    ctx.workers.push_back(w);
+  }
+  auto policy = KairosDispatch::Create(PolicyParams()).value();
+  if (!policy->Init(ctx).ok()) std::abort();
+  auto sampler = MakeQuerySizeSampler("deeprecsys").value();
+  Rng rng = MakeRng(2, "kairos-bench");
+  std::vector<Query> table;
+  std::deque<uint32_t> slots;
+  for (int i = 0; i < pending; ++i) {
+    Query q;
+    q.id = static_cast<QueryId>(i + 1);
+    q.task = ctx.task;
+    q.size = sampler->Sample(rng);
+    q.arrival = now - Millis(pending - i);
+    q.deadline = q.arrival + Millis(350);
+    table.push_back(q);
+    slots.push_back(static_cast<uint32_t>(i));
+  }
+  QueueView view(&slots, &table, true);
+  std::vector<Assignment> out;
+  for (auto _ : state) {
+    out.clear();
+    policy->Assign(view, ctx.workers, now, &out);
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+BENCHMARK(BM_KairosAssign)->Args({20, 20})->Args({100, 21})->Args({100, 99})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace sloserve

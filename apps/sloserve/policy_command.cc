@@ -2,8 +2,6 @@
 // across a load range, cached on disk), print one as a table, list a set.
 // docs/ramsis-mdp.md.
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -42,7 +40,7 @@ const std::vector<FlagSpec> kFlags = {
     {"criterion", "NAME", "accuracy-per-query (default) or undiscounted-sweeps"},
     {"sweeps", "N", "undiscounted-sweeps: number of sweeps (default 100)"},
     {"threads", "N", "policy set: generation threads (default 2)"},
-    {"cache-dir", "DIR", "policy-set cache (default $SLOSERVE_MDP_CACHE or ~/.cache/sloserve/mdp)"},
+    {"cache-dir", "DIR", "policy-set cache (default $SLOSERVE_CACHE_DIR or ~/.cache/sloserve/mdp)"},
     {"out", "FILE", "also write the policy set file here"},
     {"load-of", "QPS", "show: the lowest-load policy covering QPS (default: the first)"},
     {"index", "I", "show: the I-th policy of the set"},
@@ -68,15 +66,6 @@ std::vector<std::string> SplitComma(const std::string& s) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
-}
-
-std::string DefaultCacheDir() {
-  if (const char* e = std::getenv("SLOSERVE_MDP_CACHE"); e && *e) return e;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
-    return std::string(x) + "/sloserve/mdp";
-  }
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/sloserve/mdp";
-  return (std::filesystem::temp_directory_path() / "sloserve-mdp").string();
 }
 
 StatusOr<mdp::MdpOptions> OptionsFromArgs(const Args& a) {
@@ -149,7 +138,7 @@ Status Gen(const Args& a) {
                  std::to_string(done) + " policies, last " +
                      std::to_string(static_cast<int>(last.load_qps())) + " qps");
     };
-    const std::string dir = a.Get("cache-dir", DefaultCacheDir());
+    const std::string dir = a.Get("cache-dir", mdp::DefaultPolicyCacheDir());
     ASSIGN_OR_RETURN(policies,
                      mdp::LoadOrGeneratePolicySet(suite, o, set, dir, progress, &from_cache));
     bar.Finish();

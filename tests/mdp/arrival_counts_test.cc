@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace sloserve::mdp {
@@ -14,6 +15,12 @@ TEST(ArrivalCounts, RegularizedGammaMatchesClosedForms) {
     EXPECT_NEAR(RegularizedGammaP(2, x), 1 - std::exp(-x) * (1 + x), 1e-12);
   }
   EXPECT_EQ(RegularizedGammaP(3, 0), 0);
+}
+
+TEST(ArrivalCounts, LogGammaMatchesStdLgamma) {
+  for (double x : {0.01, 0.3, 0.5, 1.0, 1.5, 2.0, 7.25, 33.0, 120.5, 2000.0, 1e5}) {
+    EXPECT_NEAR(LogGamma(x), std::lgamma(x), 1e-12 * std::max(1.0, std::fabs(std::lgamma(x)))) << x;
+  }
 }
 
 TEST(ArrivalCounts, PoissonPmfSumsToOneWithMeanRateTimesT) {

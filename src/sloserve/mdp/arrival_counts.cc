@@ -3,8 +3,25 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 namespace sloserve::mdp {
+
+double LogGamma(double x) {
+  // Lanczos approximation, g = 7, n = 9 (Numerical Recipes / Boost coefficients).
+  static constexpr double kCoef[9] = {
+      0.99999999999980993,  676.5203681218851,     -1259.1392167224028,
+      771.32342877765313,   -176.61502916214059,   12.507343278686905,
+      -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7};
+  if (x < 0.5) {  // reflection: Gamma(x) Gamma(1 - x) = pi / sin(pi x), here 0 < x < 0.5
+    return std::log(std::numbers::pi / std::sin(std::numbers::pi * x)) - LogGamma(1 - x);
+  }
+  x -= 1;
+  double a = kCoef[0];
+  const double t = x + 7.5;
+  for (int i = 1; i < 9; ++i) a += kCoef[i] / (x + i);
+  return 0.5 * std::log(2 * std::numbers::pi) + (x + 0.5) * std::log(t) - t + std::log(a);
+}
 
 namespace {
 
@@ -17,7 +34,7 @@ double GammaPSeries(double a, double x) {
     sum += del;
     if (std::fabs(del) < std::fabs(sum) * 1e-16) break;
   }
-  return sum * std::exp(-x + a * std::log(x) - std::lgamma(a));
+  return sum * std::exp(-x + a * std::log(x) - LogGamma(a));
 }
 
 // Continued fraction for Q(a, x) = 1 - P(a, x), good for x >= a + 1 (Lentz).
@@ -36,7 +53,7 @@ double GammaQContinuedFraction(double a, double x) {
     h *= del;
     if (std::fabs(del - 1) < 1e-16) break;
   }
-  return std::exp(-x + a * std::log(x) - std::lgamma(a)) * h;
+  return std::exp(-x + a * std::log(x) - LogGamma(a)) * h;
 }
 
 }  // namespace
@@ -120,7 +137,7 @@ void ArrivalCounts::LogPmfFromArrival(double t_us, int kmin, int kmax,
   if (model_.kind == ArrivalKind::kPoisson) {
     const double mu = rate_ * t_us, lmu = std::log(mu);
     for (int k = kmin; k <= kmax; ++k) {
-      (*out)[k - kmin] = k * lmu - mu - std::lgamma(k + 1.0);
+      (*out)[k - kmin] = k * lmu - mu - LogGamma(k + 1.0);
     }
     return;
   }

@@ -18,6 +18,9 @@ namespace sloserve::mdp {
 
 // Regularized lower incomplete gamma P(a, x), a > 0, x >= 0.
 double RegularizedGammaP(double a, double x);
+// log Gamma(x) for x > 0 (Lanczos, ~1e-15 relative). Unlike std::lgamma it writes no
+// global (signgam), so policy sets can be generated on several threads.
+double LogGamma(double x);
 
 class ArrivalCounts {
  public:

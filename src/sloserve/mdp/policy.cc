@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "sloserve/mdp/model.h"
 #include "sloserve/mdp/solver.h"
@@ -50,6 +51,13 @@ Evaluation EvaluateChoice(const MdpModel& m, const std::vector<int>& choice,
   Evaluation ev;
   ev.iterations = chain.iterations;
   ev.converged = chain.converged;
+  if (chain.invalid_state >= 0) {  // incomplete choice: no meaningful expectations
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    ev.expected_accuracy = ev.expected_violation = ev.accuracy_per_query = nan;
+    ev.full_state_probability = ev.mean_batch = nan;
+    ev.stationary = std::move(chain.stationary);
+    return ev;
+  }
   double served = 0, met = 0, acc_met = 0, epochs = 0;
   for (int s = 1; s < m.num_states(); ++s) {
     const double pr = chain.stationary[s];

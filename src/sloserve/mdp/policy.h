@@ -104,6 +104,8 @@ StatusOr<Evaluation> EvaluatePolicy(const ProfileSuite& suite, const MdpOptions&
 
 class MdpModel;
 // The expectations of a choice of pairs (model.pairs() index per state, -1 for empty).
+// The choice must give every other state one of its own pairs; if not, the expectations
+// are NaN and converged is false (see ChainStats::invalid_state).
 Evaluation EvaluateChoice(const MdpModel& model, const std::vector<int>& choice,
                           const SolverOptions& options);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -115,6 +116,14 @@ StatusOr<std::string> PolicySetKey(const ProfileSuite& suite, const MdpOptions& 
   std::snprintf(buf, sizeof(buf), ";min_qps=%.9g;max_qps=%.9g;step=%.9g;min_gap=%.9g", set.min_qps,
                 set.max_qps, set.accuracy_step, set.min_gap_qps);
   return CacheKey(suite, o, names, /*include_load=*/false) + buf;
+}
+
+std::string DefaultPolicyCacheDir() {
+  if (const char* dir = std::getenv("SLOSERVE_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::string(home) + "/.cache/sloserve/mdp";
+  }
+  return "/tmp/sloserve-cache/mdp";
 }
 
 std::string PolicySetCachePath(const std::string& cache_dir, const std::string& key) {

@@ -37,6 +37,9 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
 // Key of a set: CacheKey without load, plus the load range and step.
 StatusOr<std::string> PolicySetKey(const ProfileSuite& suite, const MdpOptions& base,
                                    const PolicySetOptions& set);
+// The default cache dir: $SLOSERVE_CACHE_DIR if set, else ~/.cache/sloserve/mdp, else
+// /tmp/sloserve-cache/mdp (the same as the ramsis selection policy's default).
+std::string DefaultPolicyCacheDir();
 // Cache file of a key: <dir>/<16 hex digits of FNV-1a(key)>.mdpset.
 std::string PolicySetCachePath(const std::string& cache_dir, const std::string& key);
 

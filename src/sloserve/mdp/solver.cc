@@ -136,13 +136,22 @@ ChainStats Stationary(const MdpModel& m, const std::vector<int>& choice,
   const int top = m.StateIndex(1, m.num_levels() - 1);
   ChainStats out;
   std::vector<double> pi(ns, 0.0), next(ns, 0.0);
+  for (int s = 1; s < ns; ++s) {
+    const int first = static_cast<int>(m.PairsBegin(s) - m.pairs().data());
+    if (static_cast<int>(choice.size()) != ns || choice[s] < first ||
+        choice[s] >= first + m.NumPairs(s)) {
+      out.invalid_state = s;
+      out.stationary = std::move(pi);
+      return out;
+    }
+  }
   pi[top] = 1.0;
   std::vector<std::vector<double>> mass(m.kernels().size());
   for (int it = 1; it <= options.eval_max_iterations; ++it) {
     std::fill(next.begin(), next.end(), 0.0);
     for (auto& mk : mass) mk.assign(kw, 0.0);
     for (int s = 1; s < ns; ++s) {
-      if (pi[s] == 0 || choice[s] < 0) continue;
+      if (pi[s] == 0) continue;
       const Pair& p = m.pairs()[choice[s]];
       if (p.leftover >= 0) {
         const Leftover& lo = m.leftovers()[p.leftover];

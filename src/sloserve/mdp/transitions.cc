@@ -42,7 +42,7 @@ double BetaCdf(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
   const double lbt =
-      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+      LogGamma(a + b) - LogGamma(a) - LogGamma(b) + a * std::log(x) + b * std::log1p(-x);
   if (x < (a + 1) / (a + b + 2)) return std::exp(lbt) * BetaContinuedFraction(a, b, x) / a;
   return 1 - std::exp(lbt) * BetaContinuedFraction(b, a, 1 - x) / b;
 }

@@ -104,8 +104,18 @@ StatusOr<HillClimbResult> HillClimbOption(const RunSpec& base, const ProfileSuit
     }
     return it->second.allowable_qps;
   };
+  // Coarse sweep first (about 10 grid points, multiples of `step` from lo, plus `start`),
+  // so the climb does not stall on a flat or noisy stretch near `start`.
   int64_t cur = start;
   ASSIGN_OR_RETURN(double cur_qps, eval(cur));
+  const int64_t grid = std::max<int64_t>(step, (hi - lo) / 10 / step * step);
+  for (int64_t v = lo; v <= hi; v += grid) {
+    ASSIGN_OR_RETURN(double q, eval(v));
+    if (q > cur_qps) {
+      cur = v;
+      cur_qps = q;
+    }
+  }
   while (true) {
     int64_t best = cur;
     double best_qps = cur_qps;

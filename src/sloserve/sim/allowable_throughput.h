@@ -47,8 +47,9 @@ StatusOr<ThroughputSearchResult> FindAllowableThroughput(const RunSpec& base,
                                                          const ThroughputSearchOptions& options);
 
 // Hill climbing of one integer policy option (DRS' size threshold) on allowable
-// throughput: from `start`, move by `step` towards the better neighbour within
-// [lo, hi] while it improves; each evaluation is a FindAllowableThroughput search.
+// throughput: a coarse sweep of about 10 points over [lo, hi] (and `start`) picks the
+// starting point, then move by `step` towards the better neighbour within [lo, hi]
+// while it improves; each evaluation is a FindAllowableThroughput search.
 struct HillClimbResult {
   int64_t best_value = 0;
   ThroughputSearchResult best;
