@@ -13,6 +13,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "progress_bar.h"
+#include "sloserve/mdp/synthetic.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/load_latency_profile.h"
 
@@ -30,20 +31,24 @@ const std::vector<FlagSpec> kFlags = {
     {"duration", "SECONDS", "load-latency: simulated seconds per point (default 30)"},
     {"seed", "N", "load-latency: seed (default 1)"},
     {"jobs", "N", "load-latency: parallel simulations (default: cores)"},
-    {"out", "FILE", "load-latency: write the table here (default: stdout)"},
+    {"out", "FILE", "load-latency, synthetic: write the result here (default: stdout)"},
+    {"front", "LIST", "synthetic: Pareto variants to interpolate (default: RAMSIS' 9 image models)"},
+    {"step", "POINTS", "synthetic: accuracy step between synthetic models (default 0.5)"},
     {"json", "", "show: print as JSON"},
     {"help", "", "show this help"}};
 
 void PrintHelp() {
   std::printf(
       "usage: sloserve profile show SUITE [options]\n"
-      "       sloserve profile load-latency SUITE [options]\n\n"
+      "       sloserve profile load-latency SUITE [options]\n"
+      "       sloserve profile synthetic SUITE [options]\n\n"
       "SUITE is an embedded suite (ramsis-image, ramsis-text, kairos-recsys, infadapter-resnet)\n"
       "or a path. `show` prints tasks, hardware, and per variant its accuracy and p50/p95\n"
       "latency at batch 1 and at its largest profiled batch. `load-latency` is\n"
       "ModelSwitching's offline profiling: it simulates each variant alone at each worker\n"
       "count and load and writes the p99 response latencies (the model_switching policy's\n"
-      "`table`).\n\noptions:\n%s",
+      "`table`). `synthetic` writes a suite of models interpolated along the Pareto front\n"
+      "(RAMSIS appendix E: 9 image models at a 0.5-point step give 60).\n\noptions:\n%s",
       FlagsHelp(kFlags).c_str());
 }
 
@@ -142,15 +147,39 @@ Status LoadLatency(const Args& args, const ProfileSuite& suite) {
   return OkStatus();
 }
 
+Status Synthetic(const Args& args, const ProfileSuite& suite) {
+  mdp::SyntheticSuiteOptions o;
+  if (args.Has("front")) {
+    std::stringstream ss(args.Get("front"));
+    for (std::string v; std::getline(ss, v, ',');) o.front.push_back(v);
+  } else {
+    o.front = mdp::RamsisImageParetoVariants();
+  }
+  ASSIGN_OR_RETURN(o.accuracy_step, args.GetDouble("step", 0.5));
+  ASSIGN_OR_RETURN(ProfileSuite synth, mdp::MakeSyntheticParetoSuite(suite, o));
+  std::string text = WriteProfileText(synth);
+  if (!args.Has("out")) {
+    std::cout << text;
+    return OkStatus();
+  }
+  std::ofstream out(args.Get("out"));
+  if (!out) return UnavailableError("--out: cannot write " + args.Get("out"));
+  out << text;
+  std::fprintf(stderr, "wrote %zu variants to %s\n", synth.variants().size(), args.Get("out").c_str());
+  return OkStatus();
+}
+
 Status Run(const Args& a) {
   const Args* args = &a;
   if (args->positionals().size() != 2 ||
-      (args->positionals()[0] != "show" && args->positionals()[0] != "load-latency")) {
+      (args->positionals()[0] != "show" && args->positionals()[0] != "load-latency" &&
+       args->positionals()[0] != "synthetic")) {
     return InvalidArgumentError(
-        "expected: profile show|load-latency SUITE (see sloserve profile --help)");
+        "expected: profile show|load-latency|synthetic SUITE (see sloserve profile --help)");
   }
   ASSIGN_OR_RETURN(ProfileSuite loaded, LoadSuite(args->positionals()[1]));
   if (args->positionals()[0] == "load-latency") return LoadLatency(*args, loaded);
+  if (args->positionals()[0] == "synthetic") return Synthetic(*args, loaded);
   const ProfileSuite* suite = &loaded;
   nlohmann::json out;
   out["suite"] = suite->name();

@@ -4,6 +4,7 @@
 
 #include "default_config.h"
 #include "sloserve/sim/experiment_config.h"
+#include "sloserve/sim/suite_resolver.h"
 
 namespace sloserve::cli {
 namespace {
@@ -66,7 +67,7 @@ StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
   ASSIGN_OR_RETURN(RunSpec spec, RunSpecFromFlat(f, /*with_workload=*/false));
 
   ServeSetup setup;
-  ASSIGN_OR_RETURN(ProfileSuite suite, LoadSuite(spec.suite));
+  ASSIGN_OR_RETURN(ProfileSuite suite, ResolveSuite(spec.suite));
   setup.suite = std::make_unique<ProfileSuite>(std::move(suite));
 
   RuntimeOptions ro;

@@ -10,6 +10,7 @@
 #include "progress_bar.h"
 #include "sloserve/report/run_table.h"
 #include "sloserve/sim/experiment_config.h"
+#include "sloserve/sim/suite_resolver.h"
 #include "sloserve/sim/sweep.h"
 
 namespace sloserve::cli {
@@ -59,7 +60,7 @@ Status Run(const Args& args) {
     if (!out) return UnavailableError("--records: cannot write " + args.Get("records"));
     out << "id,task,app,size,variant,worker,batch_size,arrival_us,start_us,finish_us,queue_us,"
            "service_us,met_slo,dropped,drop_reason\n";
-    ASSIGN_OR_RETURN(ProfileSuite suite, LoadSuite(runs[0].suite));
+    ASSIGN_OR_RETURN(ProfileSuite suite, ResolveSuite(runs[0].suite));
     SimHooks hooks;
     hooks.on_record = [&](const QueryRecord& r) {
       out << r.id << ',' << suite.tasks()[r.task].name << ',' << r.app << ',' << r.size << ','

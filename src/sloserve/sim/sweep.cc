@@ -1,5 +1,7 @@
 #include "sloserve/sim/sweep.h"
 
+#include "sloserve/sim/suite_resolver.h"
+
 #include <atomic>
 #include <map>
 #include <memory>
@@ -14,7 +16,7 @@ StatusOr<std::vector<RunResult>> RunSweep(
   std::map<std::string, std::unique_ptr<ProfileSuite>> suites;
   for (const RunSpec& r : runs) {
     if (suites.count(r.suite)) continue;
-    ASSIGN_OR_RETURN(ProfileSuite s, LoadSuite(r.suite));
+    ASSIGN_OR_RETURN(ProfileSuite s, ResolveSuite(r.suite));
     suites[r.suite] = std::make_unique<ProfileSuite>(std::move(s));
   }
   std::vector<std::optional<StatusOr<RunResult>>> results(runs.size());
