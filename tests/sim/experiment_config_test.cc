@@ -63,6 +63,7 @@ TEST(ExperimentConfigTest, ErrorsNameTheFileAndField) {
       {"workload: {load_qps: 5}\nexecutor: {latency: p200}\n", "p200"},
       {"sweep: {bogus: [1]}\n", "bogus"},
       {"a: b: c\n", "x.yaml:1"},
+      {"workload: {load_qps: 5}\nslo_mix: \"150:1,abc:2\"\n", "slo_mix"},
   };
   for (const Case& c : cases) {
     auto cfg = ParseExperimentConfig(c.yaml, "x.yaml");

@@ -11,9 +11,10 @@ StatusOr<std::vector<SloClass>> ParseSloClasses(const std::string& text, size_t 
   size_t next = 0;
   for (std::string item; std::getline(ss, item, ',');) {
     size_t colon = item.find(':');
+    const std::string head = item.substr(0, colon);  // kept alive: e1 points into it
     char* e1 = nullptr;
     char* e2 = nullptr;
-    double slo_ms = std::strtod(item.substr(0, colon).c_str(), &e1);
+    double slo_ms = std::strtod(head.c_str(), &e1);
     long count = colon == std::string::npos ? 0 : std::strtol(item.c_str() + colon + 1, &e2, 10);
     if (colon == std::string::npos || *e1 != '\0' || *e2 != '\0' || slo_ms <= 0 || count <= 0) {
       return InvalidArgumentError("option 'slo_workers': expected slo_ms:workers,..., got \"" +

@@ -288,9 +288,10 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
     std::stringstream ms(mix);
     for (std::string item; std::getline(ms, item, ',');) {
       size_t colon = item.find(':');
+      const std::string head = item.substr(0, colon);  // kept alive: e1 points into it
       char* e1 = nullptr;
       char* e2 = nullptr;
-      double slo = std::strtod(item.substr(0, colon).c_str(), &e1);
+      double slo = std::strtod(head.c_str(), &e1);
       double w = colon == std::string::npos ? 1.0 : std::strtod(item.c_str() + colon + 1, &e2);
       if (item.empty() || *e1 != '\0' || (e2 && *e2 != '\0') || slo <= 0 || w <= 0) {
         return InvalidArgumentError("'slo_mix': expected slo_ms:weight,..., got \"" + mix + "\"");
