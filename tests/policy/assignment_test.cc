@@ -57,8 +57,9 @@ TEST(LinearAssignmentTest, MatchesBruteForceOnRandomMatrices) {
         const int mode = rep % 3;  // continuous, small integers (ties), penalties
         for (double& c : cost) {
           const double u = Uniform01(rng);
-          c = mode == 0 ? u * 100 : mode == 1 ? static_cast<double>(static_cast<int>(u * 4))
-                                              : (u < 0.4 ? 3500.0 : u * 300);
+          c = mode == 0   ? u * 100
+              : mode == 1 ? static_cast<double>(static_cast<int>(u * 4))
+                          : (u < 0.4 ? 3500.0 : u * 300);
         }
         auto total = solver.Solve(rows, cols, cost, &got);
         ASSERT_TRUE(total.ok()) << total.status().message();
@@ -118,7 +119,8 @@ TEST(LinearAssignmentTest, LargerRandomMatchesTransposeAndIsStableAcrossReuse) {
     std::vector<double> cost(static_cast<size_t>(r * c)), t(cost.size());
     for (double& x : cost) x = Uniform01(rng) * 1000;
     for (int i = 0; i < r; ++i) {
-      for (int j = 0; j < c; ++j) t[static_cast<size_t>(j * r + i)] = cost[static_cast<size_t>(i * c + j)];
+      for (int j = 0; j < c; ++j)
+        t[static_cast<size_t>(j * r + i)] = cost[static_cast<size_t>(i * c + j)];
     }
     const double a = solver.Solve(r, c, cost, &got).value();
     const double b = solver.Solve(c, r, t, &got_t).value();

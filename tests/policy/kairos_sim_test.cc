@@ -21,8 +21,8 @@ const ProfileSuite& Suite() {
   return *suite;
 }
 
-RunSpec Rm2(const std::string& dispatch, const std::string& hardware =
-                                             "g4dn.xlarge:3,c5n.2xlarge:1,r5n.large:3") {
+RunSpec Rm2(const std::string& dispatch,
+            const std::string& hardware = "g4dn.xlarge:3,c5n.2xlarge:1,r5n.large:3") {
   RunSpec spec;
   spec.suite = "kairos-recsys";
   spec.task = "rm2";
@@ -144,6 +144,22 @@ TEST(KairosSimTest, SearchIsRepeatableAndRobustToPredictionNoise) {
   ASSERT_TRUE(noisy.ok() && online.ok());
   EXPECT_GT(noisy->allowable_qps, 0.9 * a->allowable_qps);
   EXPECT_GT(online->allowable_qps, 0.9 * a->allowable_qps);
+}
+
+TEST(KairosSimTest, HillClimbingTheDrsThresholdBeatsItsStart) {
+  RunSpec spec = Rm2("drs");
+  spec.arrival.horizon = Seconds(30);
+  auto h = HillClimbOption(spec, Suite(), Search(), "drs_threshold", 100, 500, 50, 100);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  double at_start = 0, best = 0;
+  for (const auto& [v, q] : h->evaluated) {
+    if (v == 100) at_start = q;
+    best = std::max(best, q);
+  }
+  EXPECT_EQ(h->best.allowable_qps, best);
+  EXPECT_GT(best, at_start);
+  EXPECT_NE(h->best_value, 100);
+  EXPECT_FALSE(HillClimbOption(spec, Suite(), Search(), "drs_threshold", 100, 50, 10, 70).ok());
 }
 
 TEST(KairosSimTest, BadSearchInput) {

@@ -9,6 +9,7 @@
 #include "sloserve/policy/dispatch/clkwrk.h"
 #include "sloserve/policy/dispatch/drs.h"
 #include "sloserve/policy/dispatch/kairos.h"
+#include "sloserve/policy/dispatch/oracle.h"
 #include "sloserve/policy/dispatch/ribbon.h"
 #include "sloserve/policy/latency_learning/latency_predictor.h"
 #include "sloserve/policy/selection/fixed.h"
@@ -62,11 +63,10 @@ std::unique_ptr<DispatchPolicy> Make(const std::string& name, const ProfileSuite
                                      const std::vector<WorkerView>& w,
                                      std::map<std::string, std::string> opts = {}) {
   PolicyParams p("t", std::move(opts));
-  StatusOr<std::unique_ptr<DispatchPolicy>> d =
-      name == "kairos"   ? KairosDispatch::Create(p)
-      : name == "ribbon" ? RibbonDispatch::Create(p)
-      : name == "drs"    ? DrsDispatch::Create(p)
-                         : ClkwrkDispatch::Create(p);
+  StatusOr<std::unique_ptr<DispatchPolicy>> d = name == "kairos"   ? KairosDispatch::Create(p)
+                                                : name == "ribbon" ? RibbonDispatch::Create(p)
+                                                : name == "drs"    ? DrsDispatch::Create(p)
+                                                                   : ClkwrkDispatch::Create(p);
   EXPECT_TRUE(d.ok()) << d.status().message();
   EXPECT_TRUE(p.CheckAllUsed().ok()) << p.CheckAllUsed().message();
   EXPECT_TRUE((*d)->Init(Ctx(s, w)).ok());
@@ -185,9 +185,13 @@ TEST(KairosDispatchTest, OnlineModeLearnsFromBusyUntil) {
 }
 
 TEST(KairosDispatchTest, BadOptions) {
-  for (auto [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"predict", "p200"}, {"predict", "median"}, {"qos_factor", "0"},
-           {"penalty", "0.5"}, {"kairos_window", "0"}, {"prediction_noise", "-1"}}) {
+  for (auto [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"predict", "p200"},
+                                                        {"predict", "median"},
+                                                        {"qos_factor", "0"},
+                                                        {"penalty", "0.5"},
+                                                        {"kairos_window", "0"},
+                                                        {"prediction_noise", "-1"}}) {
     PolicyParams p("t", {{key, value}});
     auto d = KairosDispatch::Create(p);
     ASSERT_FALSE(d.ok()) << key << "=" << value;
@@ -284,7 +288,7 @@ TEST(LatencyPredictorTest, ProfileMeanQuantileRoundUpAndScaling) {
   LatencyPredictor mean;
   ASSERT_TRUE(mean.Init(s, 1).ok());
   EXPECT_EQ(mean.Predict(0, 0, 10), Millis(2));
-  EXPECT_EQ(mean.Predict(0, 0, 11), Millis(10));  // rounds up to the next profiled size
+  EXPECT_EQ(mean.Predict(0, 0, 11), Millis(10));     // rounds up to the next profiled size
   EXPECT_EQ(mean.Predict(1, 0, 2000), Millis(400));  // beyond: linear in rows
   auto o = LatencyPredictor::ParseOptions(PolicyParams("t", {{"predict", "p99"}})).value();
   EXPECT_DOUBLE_EQ(o.quantile, 0.99);
@@ -320,6 +324,26 @@ TEST(LatencyPredictorTest, GaussianNoiseHasTheConfiguredRelativeSpread) {
   const double mean = sum / n, sd = std::sqrt(sq / n - mean * mean);
   EXPECT_NEAR(mean, 50000, 100);
   EXPECT_NEAR(sd / 50000, 0.05, 0.003);
+}
+
+TEST(OracleTest, BaseTakesLargestAuxiliaryTakesSmallestNoQosViolation) {
+  ProfileSuite s = TwoTypeSuite();
+  LatencyPredictor p;
+  ASSERT_TRUE(p.Init(s, 1).ok());
+  // gpu: 1000 (0-50 ms), 1000 (50-100); cpu: 10 (0-1), 10 (1-2), then 1000 would take
+  // 200 ms > QoS: the cpu retires. 4 queries in 100 ms.
+  auto r = OracleThroughput(p, 0, {{0, 1}, {1, 1}}, Millis(100), 1000, {1000, 10, 1000, 10});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->served, 4);
+  EXPECT_EQ(r->skipped, 0);
+  EXPECT_NEAR(r->qps, 40.0, 1e-9);
+  // A QoS the base type misses for the largest queries: they are skipped, not counted.
+  auto tight = OracleThroughput(p, 0, {{0, 1}, {1, 1}}, Millis(30), 1000, {1000, 10, 100});
+  ASSERT_TRUE(tight.ok());
+  EXPECT_EQ(tight->served, 2);
+  EXPECT_EQ(tight->skipped, 1);
+  EXPECT_FALSE(OracleThroughput(p, 0, {}, Millis(100), 1000, {10}).ok());
+  EXPECT_FALSE(OracleThroughput(p, 0, {{0, 1}}, Millis(100), 1000, {}).ok());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Read-only views the engine hands to policies. Policies never hold them across calls.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,10 @@ struct PolicyContext {
   // queries still carry their own deadlines).
   TaskId task = 0;
   Duration slo{};
+  // Runs offline work (e.g. generating a missing RAMSIS policy) off the decision path:
+  // the simulator runs it at once (deterministic, no virtual time passes), the server on a
+  // background thread. Work must publish its result thread-safely; empty = not available.
+  std::function<void(std::function<void()>)> run_offline;
 };
 
 }  // namespace sloserve

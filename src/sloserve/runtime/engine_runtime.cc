@@ -26,6 +26,10 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   eopts.max_worker_queue = options.max_queue;
   eopts.task = rt->deployment_.task;
   eopts.slo = rt->deployment_.slo;
+  eopts.run_offline = [self = rt.get()](std::function<void()> work) {
+    std::lock_guard<std::mutex> lock(self->offline_mu_);
+    self->offline_.emplace_back(std::move(work));
+  };
   ASSIGN_OR_RETURN(rt->engine_, Engine::Create(suite, rt->deployment_.workers, std::move(policies),
                                                rt->executor_.get(), eopts, options.seed));
   // App ids follow the suite's exec_hist app order, as in `sim` (per-app execution times).
@@ -62,6 +66,8 @@ EngineRuntime::EngineRuntime(const ProfileSuite* suite, RuntimeOptions options)
 
 EngineRuntime::~EngineRuntime() {
   Stop(Duration(0));
+  std::lock_guard<std::mutex> lock(offline_mu_);
+  for (std::thread& t : offline_) t.join();
 }
 
 TimePoint EngineRuntime::Now() const {

@@ -102,6 +102,8 @@ class EngineRuntime : public InferenceBackend {
   TimePoint next_plan_{kTimeInfinite};  // engine thread
   TimePoint drain_deadline_{};
   std::thread thread_;
+  std::mutex offline_mu_;
+  std::vector<std::thread> offline_;  // policies' offline work; joined at destruction
 };
 
 }  // namespace sloserve

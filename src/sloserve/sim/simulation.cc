@@ -38,6 +38,7 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   eopts.series_interval = spec.series_interval;
   eopts.task = dep.task;
   eopts.slo = dep.slo;
+  eopts.run_offline = [](std::function<void()> work) { work(); };  // deterministic
   ASSIGN_OR_RETURN(auto engine, Engine::Create(&suite, dep.workers, std::move(policies), &executor,
                                                eopts, spec.seed));
   if (hooks.on_record) engine->set_sink(hooks.on_record);

@@ -42,8 +42,8 @@ void ClkwrkDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
   for (size_t i = 0; i < pending.size(); ++i) {
     const Query& q = pending.at(i);
     const TimePoint deadline_ok =
-        q.arrival + Duration(static_cast<int64_t>(options_.qos_factor *
-                                                  static_cast<double>(q.slo().count())));
+        q.arrival +
+        Duration(static_cast<int64_t>(options_.qos_factor * static_cast<double>(q.slo().count())));
     size_t best_ok = workers.size(), best_any = workers.size();
     TimePoint finish_ok = kTimeInfinite, finish_any = kTimeInfinite;
     Duration pred_ok{0}, pred_any{0};

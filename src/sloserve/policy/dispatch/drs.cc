@@ -7,7 +7,8 @@ namespace sloserve {
 StatusOr<std::unique_ptr<DispatchPolicy>> DrsDispatch::Create(const PolicyParams& p) {
   Options o;
   ASSIGN_OR_RETURN(int64_t t, p.GetInt("drs_threshold", 100));
-  if (t < 0 || t > 1000000) return InvalidArgumentError("drs: option 'drs_threshold' must be in [0, 1e6]");
+  if (t < 0 || t > 1000000)
+    return InvalidArgumentError("drs: option 'drs_threshold' must be in [0, 1e6]");
   o.threshold = static_cast<int>(t);
   ASSIGN_OR_RETURN(int64_t window, p.GetInt("kairos_window", 100));
   if (window < 1 || window > 100000) {
@@ -29,14 +30,15 @@ void DrsDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>
   idle_.clear();
   for (size_t j = 0; j < workers.size(); ++j) {
     const WorkerView& w = workers[j];
-    if (w.active && !w.busy && w.queue_length == 0 &&
-        w.hardware < deployment_.coefficient.size() && deployment_.coefficient[w.hardware] > 0) {
+    if (w.active && !w.busy && w.queue_length == 0 && w.hardware < deployment_.coefficient.size() &&
+        deployment_.coefficient[w.hardware] > 0) {
       idle_.push_back(j);
     }
   }
   if (idle_.empty() || pending.empty()) return;
   std::stable_sort(idle_.begin(), idle_.end(), [&](size_t a, size_t b) {
-    return deployment_.coefficient[workers[a].hardware] > deployment_.coefficient[workers[b].hardware];
+    return deployment_.coefficient[workers[a].hardware] >
+           deployment_.coefficient[workers[b].hardware];
   });
   const size_t m = std::min(pending.size(), static_cast<size_t>(options_.window));
   taken_.assign(m, 0);

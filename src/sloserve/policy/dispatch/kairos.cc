@@ -71,17 +71,18 @@ void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
   }
   if (!any_idle || pending.empty()) return;
   const int n = static_cast<int>(cols_.size());
-  const int m = static_cast<int>(std::min<size_t>(pending.size(), static_cast<size_t>(options_.window)));
+  const int m =
+      static_cast<int>(std::min<size_t>(pending.size(), static_cast<size_t>(options_.window)));
   cost_.resize(static_cast<size_t>(m) * static_cast<size_t>(n));
   penalized_.resize(cost_.size());
   // Prediction per (query, hardware type): one noise draw per pair of this decision.
   for (int i = 0; i < m; ++i) {
     const Query& q = pending.at(static_cast<size_t>(i));
-    const VariantId v = q.task < deployment_.variant_of_task.size()
-                            ? deployment_.variant_of_task[q.task]
-                            : kNoId;
+    const VariantId v =
+        q.task < deployment_.variant_of_task.size() ? deployment_.variant_of_task[q.task] : kNoId;
     const double slo = static_cast<double>(q.slo().count());
-    const double budget = options_.qos_factor * slo - static_cast<double>((now - q.arrival).count());
+    const double budget =
+        options_.qos_factor * slo - static_cast<double>((now - q.arrival).count());
     const double penalty = options_.penalty * slo;
     for (int j = 0; j < n; ++j) {
       const size_t idx = static_cast<size_t>(i) * static_cast<size_t>(n) + static_cast<size_t>(j);
@@ -90,9 +91,9 @@ void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
       if (v == kNoId) {
         l = penalty;
       } else {
-        l = static_cast<double>((remaining_[static_cast<size_t>(j)] +
-                                 predictor_.PredictNoisy(w.hardware, v, q.size))
-                                    .count());
+        l = static_cast<double>(
+            (remaining_[static_cast<size_t>(j)] + predictor_.PredictNoisy(w.hardware, v, q.size))
+                .count());
       }
       const bool violates = v == kNoId || l > budget;
       penalized_[idx] = violates ? 1 : 0;
@@ -111,9 +112,8 @@ void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
     if (penalized_[idx]) {
       // Dispatch a QoS-violating match only if the query is doomed: it misses its QoS
       // on every type of the deployment even on an idle instance.
-      const VariantId v = q.task < deployment_.variant_of_task.size()
-                              ? deployment_.variant_of_task[q.task]
-                              : kNoId;
+      const VariantId v =
+          q.task < deployment_.variant_of_task.size() ? deployment_.variant_of_task[q.task] : kNoId;
       bool doomed = true;
       if (v != kNoId) {
         const double budget = options_.qos_factor * static_cast<double>(q.slo().count()) -
@@ -133,8 +133,8 @@ void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
       f.dispatched = now;
       f.prev_busy_until = w.busy_until;
       f.rows = q.size;
-      f.variant = q.task < deployment_.variant_of_task.size() ? deployment_.variant_of_task[q.task]
-                                                              : kNoId;
+      f.variant =
+          q.task < deployment_.variant_of_task.size() ? deployment_.variant_of_task[q.task] : kNoId;
       f.pending = f.variant != kNoId;
     }
   }

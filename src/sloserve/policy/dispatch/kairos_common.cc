@@ -21,7 +21,8 @@ Status HeteroDeployment::Init(const PolicyContext& ctx, const std::string& varia
   }
   if (!variant_option.empty()) {
     auto v = suite.FindVariant(variant_option);
-    if (!v) return InvalidArgumentError("option 'variant': unknown variant '" + variant_option + "'");
+    if (!v)
+      return InvalidArgumentError("option 'variant': unknown variant '" + variant_option + "'");
     variant_of_task[suite.variants()[*v].task] = *v;
   }
   if (ctx.task >= variant_of_task.size() || variant_of_task[ctx.task] == kNoId) {

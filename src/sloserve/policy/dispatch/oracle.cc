@@ -8,8 +8,7 @@ namespace sloserve {
 
 StatusOr<OracleResult> OracleThroughput(const LatencyPredictor& predictor, VariantId variant,
                                         const std::vector<std::pair<HardwareId, int>>& mix,
-                                        Duration qos, int largest_query,
-                                        std::vector<int> sizes) {
+                                        Duration qos, int largest_query, std::vector<int> sizes) {
   if (mix.empty()) return InvalidArgumentError("oracle: empty configuration");
   if (sizes.empty()) return InvalidArgumentError("oracle: no queries");
   HardwareId base = mix[0].first;

@@ -31,7 +31,6 @@ struct OracleResult {
 // latency at `largest_query` rows (Definition 1); every other type is auxiliary.
 StatusOr<OracleResult> OracleThroughput(const LatencyPredictor& predictor, VariantId variant,
                                         const std::vector<std::pair<HardwareId, int>>& mix,
-                                        Duration qos, int largest_query,
-                                        std::vector<int> sizes);
+                                        Duration qos, int largest_query, std::vector<int> sizes);
 
 }  // namespace sloserve

@@ -75,8 +75,8 @@ StatusOr<LatencyPredictor::Options> LatencyPredictor::ParseOptions(const PolicyP
     char* end = nullptr;
     const double pct = std::strtod(o.predict.c_str() + 1, &end);
     if (end == nullptr || *end != '\0' || !(pct > 0 && pct <= 100)) {
-      return InvalidArgumentError("option 'predict': expected mean, online or pNN (e.g. p99), got '" +
-                                  o.predict + "'");
+      return InvalidArgumentError(
+          "option 'predict': expected mean, online or pNN (e.g. p99), got '" + o.predict + "'");
     }
     o.quantile = pct / 100.0;
   } else {
@@ -132,8 +132,8 @@ Duration LatencyPredictor::Predict(HardwareId hw, VariantId v, int rows) const {
 Duration LatencyPredictor::PredictNoisy(HardwareId hw, VariantId v, int rows) {
   const Duration base = Predict(hw, v, rows);
   if (options_.noise <= 0) return base;
-  const double y = static_cast<double>(base.count()) *
-                   (1.0 + options_.noise * StandardNormal(rng_));
+  const double y =
+      static_cast<double>(base.count()) * (1.0 + options_.noise * StandardNormal(rng_));
   return Duration(std::llround(std::max(0.0, y)));
 }
 

@@ -90,8 +90,8 @@ class LatencyPredictor {
  private:
   size_t Index(HardwareId hw, VariantId v) const { return hw * num_variants_ + v; }
   struct Table {
-    std::vector<int> sizes;            // ascending profiled batch sizes
-    std::vector<int64_t> latency_us;   // parallel: the point estimate
+    std::vector<int> sizes;           // ascending profiled batch sizes
+    std::vector<int64_t> latency_us;  // parallel: the point estimate
   };
   Options options_;
   size_t num_variants_ = 0;

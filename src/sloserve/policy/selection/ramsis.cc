@@ -78,6 +78,8 @@ StatusOr<std::unique_ptr<SelectionPolicy>> RamsisSelection::Create(const PolicyP
 Status RamsisSelection::Init(const PolicyContext& ctx) {
   const ProfileSuite& suite = *ctx.suite;
   if (ctx.workers.empty()) return InvalidArgumentError("ramsis: no workers");
+  suite_ = ctx.suite;
+  run_offline_ = ctx.run_offline;
   const HardwareId hw = ctx.workers.front().hardware;
   mdp::MdpOptions m = options_.mdp;
   m.task = suite.tasks()[ctx.task].name;
@@ -119,7 +121,7 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
     if (set.max_qps <= 0) set.max_qps = class_peak;
     if (set.min_qps <= 0) set.min_qps = std::max(1.0, set.max_qps * 0.01);
     if (set.min_qps >= set.max_qps) return InvalidArgumentError("ramsis: min_qps must be below max_qps");
-    ClassState state{cls, LoadMonitor(LoadMonitor::Options{options_.window, kTimeZero}), {}};
+    ClassState state{cls, LoadMonitor(LoadMonitor::Options{options_.window, kTimeZero}), {}, m};
     if (options_.fixed_load_qps > 0) {
       m.load_qps = options_.fixed_load_qps;
       ASSIGN_OR_RETURN(mdp::Policy only, mdp::GeneratePolicy(suite, m));
@@ -134,6 +136,35 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
   return OkStatus();
 }
 
+void RamsisSelection::Extend(ClassState& cls, double qps) {
+  std::shared_ptr<Pending> pending = cls.pending;
+  {
+    std::lock_guard<std::mutex> lock(pending->mu);
+    if (pending->ready) {
+      mdp::Policy p = std::move(*pending->ready);
+      pending->ready.reset();
+      auto at = std::upper_bound(cls.policies.begin(), cls.policies.end(), p.load_qps(),
+                                 [](double l, const mdp::Policy& x) { return l < x.load_qps(); });
+      cls.policies.insert(at, std::move(p));
+    }
+    if (!run_offline_ || pending->in_flight || cls.policies.empty() ||
+        cls.policies.back().load_qps() >= qps) {
+      return;
+    }
+    pending->in_flight = true;
+  }
+  // 10% headroom so the new policy covers the load for a while.
+  mdp::MdpOptions m = cls.mdp;
+  m.load_qps = qps * 1.1;
+  const ProfileSuite* suite = suite_;
+  run_offline_([pending, m, suite] {
+    auto p = mdp::GeneratePolicy(*suite, m);
+    std::lock_guard<std::mutex> lock(pending->mu);
+    if (p.ok()) pending->ready = std::move(p).value();
+    pending->in_flight = false;  // a failed generation is retried at the next decision
+  });
+}
+
 void RamsisSelection::OnArrival(const Query& q, TimePoint now) {
   size_t c = classes_.size() == 1 ? 0 : NearestSloClass(slo_classes_, q.slo());
   classes_[c].monitor.Record(now);
@@ -142,10 +173,11 @@ void RamsisSelection::OnArrival(const Query& q, TimePoint now) {
 SelectionDecision RamsisSelection::Choose(const WorkerView& worker, const QueueView& queue,
                                           const Query& head, TimePoint now) {
   ClassState& cls = classes_[worker.id < worker_class_.size() ? worker_class_[worker.id] : 0];
-  const mdp::Policy* policy = options_.fixed_load_qps > 0
-                                  ? &cls.policies.front()
-                                  : mdp::SelectPolicy(cls.policies, cls.monitor.RateQps(now));
-  if (!policy) return fastest_;  // beyond every policy: late rather than never
+  const double qps = cls.monitor.RateQps(now);
+  if (options_.fixed_load_qps <= 0) Extend(cls, qps);
+  const mdp::Policy* policy =
+      options_.fixed_load_qps > 0 ? &cls.policies.front() : mdp::SelectPolicy(cls.policies, qps);
+  if (!policy) return fastest_;  // none covers the load (yet): fastest, late rather than never
   mdp::Action a = policy->Decide(static_cast<int>(queue.size()), head.deadline - now);
   if (a.variant == kNoId || a.batch <= 0) return fastest_;
   return {a.variant, a.batch};

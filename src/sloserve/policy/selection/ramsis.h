@@ -18,6 +18,9 @@
 //   each class's load measured on its own queries; pair with dispatch slo_partition),
 //   load_qps (> 0: a single policy for this load, used whatever the monitor says; for
 //   checking the MDP's expectations against simulation, section 7.3.1).
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,15 +52,27 @@ class RamsisSelection : public SelectionPolicy {
   const std::vector<mdp::Policy>& policies(size_t c = 0) const { return classes_[c].policies; }
 
  private:
+  // A policy generated off the decision path for a load no policy covered.
+  struct Pending {
+    std::mutex mu;
+    std::optional<mdp::Policy> ready;  // guarded by mu
+    bool in_flight = false;            // guarded by mu
+  };
   struct ClassState {
     SloClass slo_class;
     LoadMonitor monitor;
-    std::vector<mdp::Policy> policies;
+    std::vector<mdp::Policy> policies;  // sorted by load
+    mdp::MdpOptions mdp;                // this class's MDP (SLO, workers)
+    std::shared_ptr<Pending> pending = std::make_shared<Pending>();
   };
+  // Adopts a finished background policy; starts one for `qps` if none covers it.
+  void Extend(ClassState& cls, double qps);
   Options options_;
   std::vector<ClassState> classes_;
   std::vector<size_t> worker_class_;  // worker id -> class
   std::vector<SloClass> slo_classes_;
+  const ProfileSuite* suite_ = nullptr;
+  std::function<void(std::function<void()>)> run_offline_;
   SelectionDecision fastest_{};  // beyond the set: fastest variant, its largest batch
 };
 
