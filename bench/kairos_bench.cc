@@ -105,7 +105,11 @@ void BM_KairosAssign(benchmark::State& state) {
     benchmark::DoNotOptimize(out.data());
   }
 }
-BENCHMARK(BM_KairosAssign)->Args({20, 20})->Args({100, 21})->Args({100, 99})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_KairosAssign)
+    ->Args({20, 20})
+    ->Args({100, 21})
+    ->Args({100, 99})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace sloserve

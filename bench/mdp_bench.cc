@@ -10,22 +10,13 @@
 #include "sloserve/mdp/model.h"
 #include "sloserve/mdp/policy.h"
 #include "sloserve/mdp/synthetic.h"
+#include "bench_suites.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve::mdp {
 namespace {
 
-const ProfileSuite& ImageSuite() {
-  static const ProfileSuite* suite = [] {
-    auto s = LoadSuite("ramsis-image");
-    if (!s.ok()) {
-      std::fprintf(stderr, "%s\n", s.status().ToString().c_str());
-      std::abort();
-    }
-    return new ProfileSuite(std::move(s).value());
-  }();
-  return *suite;
-}
+const ProfileSuite& ImageSuite() { return bench::Suite("ramsis-image"); }
 
 const ProfileSuite& Synthetic60() {
   static const ProfileSuite* suite = [] {

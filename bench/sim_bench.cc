@@ -3,23 +3,14 @@
 //   build/bench/sim_bench --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 
+#include "bench_suites.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/simulation.h"
 
 namespace sloserve {
 namespace {
 
-const ProfileSuite& ImageSuite() {
-  static const ProfileSuite* suite = [] {
-    auto s = LoadSuite("ramsis-image");
-    if (!s.ok()) {
-      std::fprintf(stderr, "%s\n", s.status().ToString().c_str());
-      std::abort();
-    }
-    return new ProfileSuite(std::move(s).value());
-  }();
-  return *suite;
-}
+const ProfileSuite& ImageSuite() { return bench::Suite("ramsis-image"); }
 
 RunSpec TwitterSpec(const std::string& variant, const std::string& dispatch) {
   RunSpec spec;

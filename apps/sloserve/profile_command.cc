@@ -80,6 +80,19 @@ StatusOr<std::vector<double>> ParseList(const std::string& flag, const std::stri
   return out;
 }
 
+// Prints `text`, or writes it to --out and says what was written on stderr.
+Status WriteOutput(const Args& args, const std::string& text, const std::string& what) {
+  if (!args.Has("out")) {
+    std::cout << text;
+    return OkStatus();
+  }
+  std::ofstream out(args.Get("out"));
+  if (!out) return UnavailableError("--out: cannot write " + args.Get("out"));
+  out << text;
+  std::fprintf(stderr, "wrote %s to %s\n", what.c_str(), args.Get("out").c_str());
+  return OkStatus();
+}
+
 Status LoadLatency(const Args& args, const ProfileSuite& suite) {
   LoadLatencyRequest req;
   req.base.suite = args.positionals()[1];
@@ -135,16 +148,7 @@ Status LoadLatency(const Args& args, const ProfileSuite& suite) {
   }
   text = "# ModelSwitching response-latency table: " + command + "\n" +
          ResponseLatencyTable::Header() + "\n" + text;
-  if (!args.Has("out")) {
-    std::cout << text;
-    return OkStatus();
-  }
-  std::ofstream out(args.Get("out"));
-  if (!out) return UnavailableError("--out: cannot write " + args.Get("out"));
-  out << text;
-  std::fprintf(stderr, "wrote %zu measurements to %s\n", rows,
-               args.Get("out").c_str());
-  return OkStatus();
+  return WriteOutput(args, text, std::to_string(rows) + " measurements");
 }
 
 Status Synthetic(const Args& args, const ProfileSuite& suite) {
@@ -157,16 +161,8 @@ Status Synthetic(const Args& args, const ProfileSuite& suite) {
   }
   ASSIGN_OR_RETURN(o.accuracy_step, args.GetDouble("step", 0.5));
   ASSIGN_OR_RETURN(ProfileSuite synth, mdp::MakeSyntheticParetoSuite(suite, o));
-  std::string text = WriteProfileText(synth);
-  if (!args.Has("out")) {
-    std::cout << text;
-    return OkStatus();
-  }
-  std::ofstream out(args.Get("out"));
-  if (!out) return UnavailableError("--out: cannot write " + args.Get("out"));
-  out << text;
-  std::fprintf(stderr, "wrote %zu variants to %s\n", synth.variants().size(), args.Get("out").c_str());
-  return OkStatus();
+  return WriteOutput(args, WriteProfileText(synth),
+                     std::to_string(synth.variants().size()) + " variants");
 }
 
 Status Run(const Args& a) {
