@@ -145,6 +145,13 @@ TEST_F(HttpServerRobustnessTest, ManyConcurrentRequestsAllAnsweredOnce) {
   EXPECT_EQ(ok.load(), kThreads * kPerThread);
   EXPECT_EQ(backend_->submitted(), kThreads * kPerThread);
   EXPECT_EQ(backend_->completed(), kThreads * kPerThread);
+  // The server counts a request done after its write completes, which can be just after
+  // the client has read the response: wait (bounded) for the counters to settle.
+  for (int i = 0; i < 200 && (server_->metrics().InferInFlight() != 0 ||
+                              server_->metrics().ResponsesWithStatus(200) != kThreads * kPerThread);
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_EQ(server_->metrics().ResponsesWithStatus(200), kThreads * kPerThread);
   EXPECT_EQ(server_->metrics().InferInFlight(), 0);
 }
