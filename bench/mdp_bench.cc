@@ -7,16 +7,18 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "bench_suites.h"
 #include "sloserve/mdp/model.h"
 #include "sloserve/mdp/policy.h"
 #include "sloserve/mdp/synthetic.h"
-#include "bench_suites.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve::mdp {
 namespace {
 
-const ProfileSuite& ImageSuite() { return bench::Suite("ramsis-image"); }
+const ProfileSuite& ImageSuite() {
+  return bench::Suite("ramsis-image");
+}
 
 const ProfileSuite& Synthetic60() {
   static const ProfileSuite* suite = [] {

@@ -10,7 +10,9 @@
 namespace sloserve {
 namespace {
 
-const ProfileSuite& ImageSuite() { return bench::Suite("ramsis-image"); }
+const ProfileSuite& ImageSuite() {
+  return bench::Suite("ramsis-image");
+}
 
 RunSpec TwitterSpec(const std::string& variant, const std::string& dispatch) {
   RunSpec spec;

@@ -58,17 +58,20 @@ struct Tune {
 StatusOr<Tune> ParseTune(const std::string& s) {
   Tune t;
   const size_t eq = s.find('=');
-  if (eq == std::string::npos || eq == 0) return InvalidArgumentError("--tune: expected OPTION=LO:HI:STEP[:START]");
+  if (eq == std::string::npos || eq == 0)
+    return InvalidArgumentError("--tune: expected OPTION=LO:HI:STEP[:START]");
   t.option = s.substr(0, eq);
   std::vector<int64_t> v;
   std::stringstream ss(s.substr(eq + 1));
   for (std::string item; std::getline(ss, item, ':');) {
     char* end = nullptr;
     const long long x = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0') return InvalidArgumentError("--tune: '" + item + "' is not an integer");
+    if (item.empty() || *end != '\0')
+      return InvalidArgumentError("--tune: '" + item + "' is not an integer");
     v.push_back(x);
   }
-  if (v.size() != 3 && v.size() != 4) return InvalidArgumentError("--tune: expected OPTION=LO:HI:STEP[:START]");
+  if (v.size() != 3 && v.size() != 4)
+    return InvalidArgumentError("--tune: expected OPTION=LO:HI:STEP[:START]");
   t.lo = v[0];
   t.hi = v[1];
   t.step = v[2];
@@ -142,8 +145,8 @@ StatusOr<Row> SearchOne(const RunSpec& run, const ProfileSuite& suite,
   Rng rng = MakeRng(run.seed, "kairos/oracle-sizes");
   std::vector<int> sizes(static_cast<size_t>(oracle_queries));
   for (int& s : sizes) s = sampler->Sample(rng);
-  ASSIGN_OR_RETURN(OracleResult orc, OracleThroughput(pred, d.variant, mix, slo, d.largest_query,
-                                                      std::move(sizes)));
+  ASSIGN_OR_RETURN(OracleResult orc,
+                   OracleThroughput(pred, d.variant, mix, slo, d.largest_query, std::move(sizes)));
   row.oracle = orc.qps;
   return row;
 }
@@ -197,17 +200,20 @@ Status Run(const Args& args) {
     for (const auto& r : rows) {
       nlohmann::json probes = nlohmann::json::array();
       for (const ThroughputProbe& p : r->trace) {
-        probes.push_back({{"qps", p.qps}, {"ok", p.ok}, {"violation_rate", p.violation_rate},
+        probes.push_back({{"qps", p.qps},
+                          {"ok", p.ok},
+                          {"violation_rate", p.violation_rate},
                           {"p99_ms", p.p99_ms}});
       }
-      nlohmann::json j = {{"policy", r->policy},       {"hardware", r->hardware},
-                          {"cost_per_hour", r->cost},  {"slo_ms", r->slo_ms},
-                          {"allowable_qps", r->allowable}, {"oracle_qps", r->oracle},
-                          {"probes", probes}};
+      nlohmann::json j = {
+          {"policy", r->policy}, {"hardware", r->hardware},       {"cost_per_hour", r->cost},
+          {"slo_ms", r->slo_ms}, {"allowable_qps", r->allowable}, {"oracle_qps", r->oracle},
+          {"probes", probes}};
       if (!r->tuned.empty()) {
         j["tuned"] = r->tuned;
         nlohmann::json curve = nlohmann::json::array();
-        for (const auto& [v, q] : r->tune_curve) curve.push_back({{"value", v}, {"allowable_qps", q}});
+        for (const auto& [v, q] : r->tune_curve)
+          curve.push_back({{"value", v}, {"allowable_qps", q}});
         j["tune_curve"] = curve;
       }
       out["rows"].push_back(j);

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <thread>
 #include <tuple>
-#include <iostream>
 
 #include <nlohmann/json.hpp>
 
@@ -32,7 +32,8 @@ const std::vector<FlagSpec> kFlags = {
     {"seed", "N", "load-latency: seed (default 1)"},
     {"jobs", "N", "load-latency: parallel simulations (default: cores)"},
     {"out", "FILE", "load-latency, synthetic: write the result here (default: stdout)"},
-    {"front", "LIST", "synthetic: Pareto variants to interpolate (default: RAMSIS' 9 image models)"},
+    {"front", "LIST",
+     "synthetic: Pareto variants to interpolate (default: RAMSIS' 9 image models)"},
     {"step", "POINTS", "synthetic: accuracy step between synthetic models (default 0.5)"},
     {"json", "", "show: print as JSON"},
     {"help", "", "show this help"}};
@@ -127,8 +128,8 @@ Status LoadLatency(const Args& args, const ProfileSuite& suite) {
                      MeasureResponseLatency(req, suite, [&](size_t done, size_t total) {
                        double f = (static_cast<double>(i) + static_cast<double>(done) / total) /
                                   static_cast<double>(slos.size());
-                       bar.Update(f, "SLO " + std::to_string(i + 1) + "/" +
-                                         std::to_string(slos.size()));
+                       bar.Update(
+                           f, "SLO " + std::to_string(i + 1) + "/" + std::to_string(slos.size()));
                      }));
     // Parallel runs finish in any order: sort so the file is the same every time.
     std::vector<ResponseLatencyRow> sorted = table.rows();
@@ -142,8 +143,8 @@ Status LoadLatency(const Args& args, const ProfileSuite& suite) {
   bar.Finish();
   // The header records exactly how the table was made.
   std::string command = "sloserve profile load-latency " + req.base.suite;
-  for (const char* flag : {"task", "hardware", "slo-ms", "workers", "loads", "variants",
-                           "duration", "seed"}) {
+  for (const char* flag :
+       {"task", "hardware", "slo-ms", "workers", "loads", "variants", "duration", "seed"}) {
     if (args.Has(flag)) command += std::string(" --") + flag + " " + args.Get(flag);
   }
   text = "# ModelSwitching response-latency table: " + command + "\n" +

@@ -14,13 +14,15 @@ namespace {
 
 const std::vector<FlagSpec> kFlags = {
     {"x", "KEY", "row field on the x axis (default load_qps)"},
-    {"y", "KEYS", "comma-separated metrics, one table and plot each (default accuracy,violation_rate)"},
+    {"y", "KEYS",
+     "comma-separated metrics, one table and plot each (default accuracy,violation_rate)"},
     {"series", "KEY", "row field naming the lines (default policy)"},
     {"where", "KEY<op>VALUE", "keep only rows passing, e.g. violation_rate<0.05", true},
     {"out", "DIR", "write <metric>.svg (and <metric>.md) there"},
     {"title", "TEXT", "plot title prefix (default: the experiment name)"},
-    {"savings", "SERIES", "also print the resource saving of SERIES over the others (x = workers, "
-                          "y = accuracy: the fewest workers matching each baseline point)"},
+    {"savings", "SERIES",
+     "also print the resource saving of SERIES over the others (x = workers, "
+     "y = accuracy: the fewest workers matching each baseline point)"},
     {"json", "", "print the pivots as JSON instead of Markdown"},
     {"help", "", "show this help"},
 };
@@ -74,7 +76,8 @@ Status Run(const Args& args) {
     ASSIGN_OR_RETURN(Pivot p, BuildPivot(rows, x, y, series));
     if (args.Has("json")) {
       nlohmann::json cells = nlohmann::json::array();
-      for (const auto& [key, v] : p.cells) cells.push_back({{series, key.first}, {x, key.second}, {y, v}});
+      for (const auto& [key, v] : p.cells)
+        cells.push_back({{series, key.first}, {x, key.second}, {y, v}});
       out[y] = cells;
     } else {
       std::printf("%s%s%s (%zu of %zu rows)\n\n%s\n", title.c_str(), title.empty() ? "" : ": ",
@@ -99,9 +102,12 @@ Status Run(const Args& args) {
     if (args.Has("json")) {
       nlohmann::json list = nlohmann::json::array();
       for (const Saving& s : savings) {
-        list.push_back({{"baseline", s.baseline}, {"baseline_x", s.baseline_x},
-                        {"baseline_accuracy", s.baseline_y}, {"method_x", s.method_x},
-                        {"method_accuracy", s.method_y}, {"saving", s.saving}});
+        list.push_back({{"baseline", s.baseline},
+                        {"baseline_x", s.baseline_x},
+                        {"baseline_accuracy", s.baseline_y},
+                        {"method_x", s.method_x},
+                        {"method_accuracy", s.method_y},
+                        {"saving", s.saving}});
       }
       out["savings"] = list;
     } else {

@@ -53,12 +53,14 @@ TEST(ModelSwitchingTest, MostAccurateVariantWhoseMeasuredP99MeetsTheSlo) {
   const std::string path = ::testing::TempDir() + "/ms_table.csv";
   {
     std::ofstream out(path);
-    out << "# test table\n" << ResponseLatencyTable::Header() << "\n"
+    out << "# test table\n"
+        << ResponseLatencyTable::Header() << "\n"
         << "slow,2,100,100,60,0\nslow,2,100,200,95,0\nslow,2,100,300,400,0.5\n"
         << "fast,2,100,100,20,0\nfast,2,100,500,40,0\nfast,2,100,1000,90,0\n";
   }
   auto make = [&] {
-    return Init(ModelSwitchingSelection::Create(PolicyParams("t", {{"table", path}})).value(), suite);
+    return Init(ModelSwitchingSelection::Create(PolicyParams("t", {{"table", path}})).value(),
+                suite);
   };
   EXPECT_EQ(Pick(*make(), suite, 150), "slow/5");   // measured at 200: 95 ms <= 100
   EXPECT_EQ(Pick(*make(), suite, 250), "fast/8");   // slow at 300: 400 ms
@@ -66,7 +68,8 @@ TEST(ModelSwitchingTest, MostAccurateVariantWhoseMeasuredP99MeetsTheSlo) {
   auto missing = ModelSwitchingSelection::Create(PolicyParams("t", {}));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("table"), std::string::npos);
-  auto corrupt = ResponseLatencyTable::Parse(ResponseLatencyTable::Header() + "\nslow,2,100,x,1,0\n", "t.csv");
+  auto corrupt =
+      ResponseLatencyTable::Parse(ResponseLatencyTable::Header() + "\nslow,2,100,x,1,0\n", "t.csv");
   ASSERT_FALSE(corrupt.ok());
   EXPECT_NE(corrupt.status().message().find("t.csv:2"), std::string::npos);
   EXPECT_NE(corrupt.status().message().find("load_qps"), std::string::npos);

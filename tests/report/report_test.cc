@@ -18,8 +18,7 @@ TEST(SvgPlotTest, NiceTicksCoverTheRangeWithRoundSteps) {
 }
 
 TEST(SvgPlotTest, RendersEverySeriesAndEscapesNames) {
-  std::string svg = RenderLinePlot({{"a<b", {{1, 2}, {2, 3}}}, {"c", {{1, 1}}}},
-                                   {"t", "x", "y"});
+  std::string svg = RenderLinePlot({{"a<b", {{1, 2}, {2, 3}}}, {"c", {{1, 1}}}}, {"t", "x", "y"});
   EXPECT_NE(svg.find("<svg"), std::string::npos);
   EXPECT_NE(svg.find("a&lt;b"), std::string::npos);
   EXPECT_EQ(svg.find("a<b"), std::string::npos);

@@ -26,13 +26,15 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
       size_t colon = item.find(':');
       std::string name = item.substr(0, colon);
       auto h = suite.FindHardware(name);
-      if (!h) return NotFoundError("hardware: '" + name + "' is not in suite '" + suite.name() + "'");
+      if (!h)
+        return NotFoundError("hardware: '" + name + "' is not in suite '" + suite.name() + "'");
       int count = 0;
       if (colon != std::string::npos) {
         char* end = nullptr;
         long c = std::strtol(item.c_str() + colon + 1, &end, 10);
         if (*end != '\0' || c < 1 || c > 100000) {
-          return InvalidArgumentError("hardware: '" + item + "': expected type:count with count >= 1");
+          return InvalidArgumentError("hardware: '" + item +
+                                      "': expected type:count with count >= 1");
         }
         count = static_cast<int>(c);
       }
@@ -41,7 +43,8 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
     if (mix.size() > 1 || mix[0].second > 0) {
       workers = 0;
       for (const auto& [hw, count] : mix) {
-        if (count == 0) return InvalidArgumentError("hardware: a mix needs type:count for every type");
+        if (count == 0)
+          return InvalidArgumentError("hardware: a mix needs type:count for every type");
         workers += count;
       }
     }

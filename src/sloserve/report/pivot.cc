@@ -36,7 +36,8 @@ StatusOr<RowFilter> ParseRowFilter(const std::string& expr) {
     if (f.value.empty()) break;
     return f;
   }
-  return InvalidArgumentError("filter '" + expr + "': expected KEY<op>VALUE with op in < <= > >= = !=");
+  return InvalidArgumentError("filter '" + expr +
+                              "': expected KEY<op>VALUE with op in < <= > >= = !=");
 }
 
 bool RowPasses(const nlohmann::json& row, const RowFilter& f) {

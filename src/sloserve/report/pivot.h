@@ -24,8 +24,8 @@ bool RowPasses(const nlohmann::json& row, const RowFilter& f);
 
 struct Pivot {
   std::string x_key, y_key, series_key;
-  std::vector<double> xs;                        // sorted distinct x
-  std::vector<std::string> series;               // in first-seen order
+  std::vector<double> xs;                                  // sorted distinct x
+  std::vector<std::string> series;                         // in first-seen order
   std::map<std::pair<std::string, double>, double> cells;  // (series, x) -> mean y
 };
 

@@ -15,11 +15,20 @@ std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -87,8 +96,8 @@ std::string RenderLinePlot(const std::vector<PlotSeries>& series, const PlotOpti
   }
   svg << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
       << "\" fill=\"none\" stroke=\"#333\"/>\n"
-      << "<text x=\"" << left + pw / 2 << "\" y=\"" << o.height - 12
-      << "\" text-anchor=\"middle\">" << Escape(o.x_label) << "</text>\n"
+      << "<text x=\"" << left + pw / 2 << "\" y=\"" << o.height - 12 << "\" text-anchor=\"middle\">"
+      << Escape(o.x_label) << "</text>\n"
       << "<text transform=\"translate(16," << top + ph / 2
       << ") rotate(-90)\" text-anchor=\"middle\">" << Escape(o.y_label) << "</text>\n";
   for (size_t i = 0; i < series.size(); ++i) {

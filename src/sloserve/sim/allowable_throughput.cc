@@ -29,8 +29,10 @@ StatusOr<ThroughputSearchResult> FindAllowableThroughput(const RunSpec& base,
                                                          const ThroughputSearchOptions& o) {
   if (base.arrival.kind != "poisson" && base.arrival.kind != "gamma" &&
       base.arrival.kind != "constant") {
-    return InvalidArgumentError("allowable throughput: workload.arrival must be poisson, gamma "
-                                "or constant (got '" + base.arrival.kind + "')");
+    return InvalidArgumentError(
+        "allowable throughput: workload.arrival must be poisson, gamma "
+        "or constant (got '" +
+        base.arrival.kind + "')");
   }
   if (!(o.start_qps > 0) || !(o.rel_tol > 0) || !(o.quantile > 0 && o.quantile < 1) ||
       !(o.min_qps > 0) || o.max_qps < o.min_qps || o.max_probes < 2) {

@@ -24,8 +24,8 @@ struct ThroughputSearchOptions {
   double start_qps = 10;
   double rel_tol = 0.02;
   double quantile = 0.99;
-  double min_qps = 0.1;   // below this the allowable throughput is reported as 0
-  double max_qps = 1e6;   // probes never exceed this
+  double min_qps = 0.1;  // below this the allowable throughput is reported as 0
+  double max_qps = 1e6;  // probes never exceed this
   int max_probes = 60;
 };
 

@@ -26,8 +26,9 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
      "variants resident on every worker at start: all (default), none, or a list "
      "v1,v2 (others load on first use, a cold start)"},
     {"slo_ms", "latency SLO in ms (default: the task's default)"},
-    {"slo_mix", "several SLOs: \"150:1,300:1\" gives each query SLO 150 or 300 ms with those "
-                "weights (pair with dispatch slo_partition)"},
+    {"slo_mix",
+     "several SLOs: \"150:1,300:1\" gives each query SLO 150 or 300 ms with those "
+     "weights (pair with dispatch slo_partition)"},
     {"seed", "random seed (arrivals, sizes, sampled latencies)"},
     {"duration_s", "length of a synthetic arrival process in seconds (default 30)"},
     {"workload.arrival", "poisson | gamma | constant | qps_interval_trace | rps_trace"},
@@ -324,8 +325,8 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
       errno = 0;
       const double w = std::strtod(item.c_str(), &end);
       if (item.empty() || *end != '\0' || errno != 0 || !(w >= 0) || !std::isfinite(w))
-        return InvalidArgumentError("'workload.app_weights': expected non-negative numbers, got \"" +
-                                    item + "\"");
+        return InvalidArgumentError(
+            "'workload.app_weights': expected non-negative numbers, got \"" + item + "\"");
       r.app_weights.push_back(w);
     }
     double total = 0;

@@ -66,8 +66,8 @@ StatusOr<ResponseLatencyTable> MeasureResponseLatency(
           if (first_error.ok()) first_error = r.status();
           return;
         }
-        table.Add({job.variant, job.workers, slo_ms, load, r->summary.p99_ms,
-                   r->summary.violation_rate});
+        table.Add(
+            {job.variant, job.workers, slo_ms, load, r->summary.p99_ms, r->summary.violation_rate});
         if (r->summary.p99_ms > 2 * slo_ms) break;
       }
       std::lock_guard<std::mutex> lock(mu);

@@ -111,13 +111,13 @@ void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
     const size_t idx = static_cast<size_t>(i) * static_cast<size_t>(n) + static_cast<size_t>(j);
     if (penalized_[idx]) {
       // Dispatch a QoS-violating match only if the query is doomed: it misses its QoS
-      // on every type of the deployment even on an idle instance.
+      // target itself (no safety factor) on every type of the deployment even on an
+      // idle instance.
       const VariantId v =
           q.task < deployment_.variant_of_task.size() ? deployment_.variant_of_task[q.task] : kNoId;
       bool doomed = true;
       if (v != kNoId) {
-        const double budget = options_.qos_factor * static_cast<double>(q.slo().count()) -
-                              static_cast<double>((now - q.arrival).count());
+        const double budget = static_cast<double>((q.deadline - now).count());
         for (HardwareId h : deployment_.types) {
           if (static_cast<double>(predictor_.Predict(h, v, q.size).count()) <= budget) {
             doomed = false;

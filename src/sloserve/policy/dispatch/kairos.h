@@ -23,9 +23,9 @@
 //    "wait for that instance"; the next decision point (that instance freeing up, or an
 //    arrival) re-solves with fresh remaining times and waiting times;
 //  - a query matched to an idle instance at the penalty cost (it would miss its QoS
-//    there) also stays central, unless it cannot meet QoS on any instance of the
-//    deployment even if idle ("doomed"): then it is dispatched where matched and served
-//    late rather than never;
+//    there) also stays central, unless it cannot meet its QoS target (without the
+//    safety factor) on any instance type of the deployment even if idle ("doomed"):
+//    then it is dispatched where matched and served late rather than never;
 //  - no solve happens when no active instance is idle with an empty queue.
 // Online learning (`predict: online`): the service time of each dispatched query is
 // read back as busy_until - dispatch time at the next decision point (the executor's own

@@ -9,8 +9,8 @@ StatusOr<std::unique_ptr<SelectionPolicy>> JellyfishPlusSelection::Create(const 
   return std::unique_ptr<SelectionPolicy>(new JellyfishPlusSelection(o));
 }
 
-SelectionDecision JellyfishPlusSelection::Pick(const std::vector<Candidate>& ranked,
-                                               HardwareId hw, Duration, double load_qps) {
+SelectionDecision JellyfishPlusSelection::Pick(const std::vector<Candidate>& ranked, HardwareId hw,
+                                               Duration, double load_qps) {
   const Candidate* fastest = nullptr;
   double fastest_tput = -1;
   for (const Candidate& c : ranked) {

@@ -27,7 +27,8 @@ StatusOr<LoadGranularOptions> ParseLoadGranularOptions(const PolicyParams& param
     if (!v.empty()) o.variants.push_back(v);
   }
   if (window_ms <= 0) return InvalidArgumentError("option 'window_ms' must be positive");
-  if (o.quantile <= 0 || o.quantile > 1) return InvalidArgumentError("option 'quantile' must be in (0, 1]");
+  if (o.quantile <= 0 || o.quantile > 1)
+    return InvalidArgumentError("option 'quantile' must be in (0, 1]");
   o.window = MillisF(window_ms);
   return o;
 }
@@ -43,8 +44,9 @@ Status LoadGranularSelection::Init(const PolicyContext& ctx) {
   return OkStatus();
 }
 
-const std::vector<LoadGranularSelection::Candidate>& LoadGranularSelection::Ranked(
-    HardwareId hw, TaskId task, Duration slo) {
+const std::vector<LoadGranularSelection::Candidate>& LoadGranularSelection::Ranked(HardwareId hw,
+                                                                                   TaskId task,
+                                                                                   Duration slo) {
   auto key = std::make_tuple(hw, task, slo.count());
   auto it = ranked_.find(key);
   if (it != ranked_.end()) return it->second;

@@ -17,8 +17,8 @@ int AdaptiveBatch(const ProfileSuite& suite, HardwareId hw, VariantId v, Duratio
                   double quantile);
 
 struct LoadGranularOptions {
-  Duration window = Millis(500);  // load monitor window
-  double quantile = 0.95;         // latency statistic of the profile
+  Duration window = Millis(500);      // load monitor window
+  double quantile = 0.95;             // latency statistic of the profile
   std::vector<std::string> variants;  // candidates (empty: every variant of the task)
 };
 StatusOr<LoadGranularOptions> ParseLoadGranularOptions(const PolicyParams& params);
@@ -35,12 +35,12 @@ class LoadGranularSelection : public SelectionPolicy {
  protected:
   struct Candidate {
     VariantId variant;
-    int batch;           // adaptive batch size under this SLO
+    int batch;  // adaptive batch size under this SLO
     double accuracy;
   };
   // The variant for `load_qps` among `ranked` (most accurate first; all have batch >= 1).
-  virtual SelectionDecision Pick(const std::vector<Candidate>& ranked, HardwareId hw,
-                                 Duration slo, double load_qps) = 0;
+  virtual SelectionDecision Pick(const std::vector<Candidate>& ranked, HardwareId hw, Duration slo,
+                                 double load_qps) = 0;
   const ProfileSuite& suite() const { return *suite_; }
   int workers() const { return workers_; }
   const LoadGranularOptions& options() const { return options_; }

@@ -120,7 +120,8 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
     const double class_peak = peak_qps * static_cast<double>(cls.workers) / ctx.workers.size();
     if (set.max_qps <= 0) set.max_qps = class_peak;
     if (set.min_qps <= 0) set.min_qps = std::max(1.0, set.max_qps * 0.01);
-    if (set.min_qps >= set.max_qps) return InvalidArgumentError("ramsis: min_qps must be below max_qps");
+    if (set.min_qps >= set.max_qps)
+      return InvalidArgumentError("ramsis: min_qps must be below max_qps");
     ClassState state{cls, LoadMonitor(LoadMonitor::Options{options_.window, kTimeZero}), {}, m};
     if (options_.fixed_load_qps > 0) {
       m.load_qps = options_.fixed_load_qps;

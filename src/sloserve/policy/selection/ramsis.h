@@ -38,7 +38,7 @@ class RamsisSelection : public SelectionPolicy {
     mdp::PolicySetOptions set;
     Duration window = Millis(500);
     std::string cache_dir;
-    std::string slo_workers;  // "" = one class: the deployment's SLO, every worker
+    std::string slo_workers;    // "" = one class: the deployment's SLO, every worker
     double fixed_load_qps = 0;  // > 0: one policy generated for this load, always used
   };
   static StatusOr<std::unique_ptr<SelectionPolicy>> Create(const PolicyParams& params);

@@ -63,7 +63,8 @@ StatusOr<ResponseLatencyTable> ResponseLatencyTable::Parse(const std::string& te
     for (int i = 0; i < 5; ++i) {
       char* end = nullptr;
       nums[i] = std::strtod(f[static_cast<size_t>(i) + 1].c_str(), &end);
-      if (f[static_cast<size_t>(i) + 1].empty() || *end != '\0' || !std::isfinite(nums[i]) || nums[i] < 0) {
+      if (f[static_cast<size_t>(i) + 1].empty() || *end != '\0' || !std::isfinite(nums[i]) ||
+          nums[i] < 0) {
         return bad(std::string("field '") + names[i] + "': expected a non-negative number, got \"" +
                    f[static_cast<size_t>(i) + 1] + "\"");
       }
