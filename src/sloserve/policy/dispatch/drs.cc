@@ -27,19 +27,8 @@ Status DrsDispatch::Init(const PolicyContext& ctx) {
 
 void DrsDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
                          TimePoint, std::vector<Assignment>* out) {
-  idle_.clear();
-  for (size_t j = 0; j < workers.size(); ++j) {
-    const WorkerView& w = workers[j];
-    if (w.active && !w.busy && w.queue_length == 0 && w.hardware < deployment_.coefficient.size() &&
-        deployment_.coefficient[w.hardware] > 0) {
-      idle_.push_back(j);
-    }
-  }
+  deployment_.IdleFastestFirst(workers, &idle_);
   if (idle_.empty() || pending.empty()) return;
-  std::stable_sort(idle_.begin(), idle_.end(), [&](size_t a, size_t b) {
-    return deployment_.coefficient[workers[a].hardware] >
-           deployment_.coefficient[workers[b].hardware];
-  });
   const size_t m = std::min(pending.size(), static_cast<size_t>(options_.window));
   taken_.assign(m, 0);
   for (size_t j : idle_) {

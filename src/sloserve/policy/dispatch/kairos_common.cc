@@ -66,4 +66,19 @@ Status HeteroDeployment::Init(const PolicyContext& ctx, const std::string& varia
   return OkStatus();
 }
 
+void HeteroDeployment::IdleFastestFirst(const std::vector<WorkerView>& workers,
+                                        std::vector<size_t>* idle) const {
+  idle->clear();
+  for (size_t j = 0; j < workers.size(); ++j) {
+    const WorkerView& w = workers[j];
+    if (w.active && !w.busy && w.queue_length == 0 && w.hardware < coefficient.size() &&
+        coefficient[w.hardware] > 0) {
+      idle->push_back(j);
+    }
+  }
+  std::stable_sort(idle->begin(), idle->end(), [&](size_t a, size_t b) {
+    return coefficient[workers[a].hardware] > coefficient[workers[b].hardware];
+  });
+}
+
 }  // namespace sloserve

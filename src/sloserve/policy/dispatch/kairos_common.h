@@ -31,6 +31,9 @@ struct HeteroDeployment {
   // accurate (ties: first) variant, as the `fixed` selection picks it.
   Status Init(const PolicyContext& ctx, const std::string& variant_option);
   bool IsBase(HardwareId hw) const { return coefficient[hw] >= 1.0; }
+  // Indices of active, idle instances with an empty queue, fastest type (largest C)
+  // first, in worker order within a type.
+  void IdleFastestFirst(const std::vector<WorkerView>& workers, std::vector<size_t>* idle) const;
 };
 
 }  // namespace sloserve

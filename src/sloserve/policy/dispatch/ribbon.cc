@@ -15,19 +15,8 @@ Status RibbonDispatch::Init(const PolicyContext& ctx) {
 
 void RibbonDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
                             TimePoint, std::vector<Assignment>* out) {
-  idle_.clear();
-  for (size_t j = 0; j < workers.size(); ++j) {
-    const WorkerView& w = workers[j];
-    if (w.active && !w.busy && w.queue_length == 0 && w.hardware < deployment_.coefficient.size() &&
-        deployment_.coefficient[w.hardware] > 0) {
-      idle_.push_back(j);
-    }
-  }
+  deployment_.IdleFastestFirst(workers, &idle_);
   if (idle_.empty() || pending.empty()) return;
-  std::stable_sort(idle_.begin(), idle_.end(), [&](size_t a, size_t b) {
-    return deployment_.coefficient[workers[a].hardware] >
-           deployment_.coefficient[workers[b].hardware];
-  });
   const size_t k = std::min(idle_.size(), pending.size());
   for (size_t i = 0; i < k; ++i) out->push_back({static_cast<uint32_t>(i), workers[idle_[i]].id});
 }
