@@ -49,9 +49,9 @@ void RunAndCount(benchmark::State& state, const RunSpec& spec) {
   state.counters["violation"] = violation;
 }
 
-// A variant that keeps up with the trace (queues stay short) ...
+// The fastest variant (over capacity only around the trace's 3,905 qps peak) ...
 void BM_TwitterTrace60Workers_ShuffleNet(benchmark::State& state) {
-  RunAndCount(state, TwitterSpec("shufflenet_v2_x1_0", "round_robin"));
+  RunAndCount(state, TwitterSpec("shufflenet_v2_x0_5", "round_robin"));
 }
 // ... one that overloads (long queues: the engine's worst case) ...
 void BM_TwitterTrace60Workers_EfficientNetB0(benchmark::State& state) {
@@ -59,7 +59,7 @@ void BM_TwitterTrace60Workers_EfficientNetB0(benchmark::State& state) {
 }
 // ... and join-shortest-queue, O(workers) per dispatch.
 void BM_TwitterTrace60Workers_Jsq(benchmark::State& state) {
-  RunAndCount(state, TwitterSpec("shufflenet_v2_x1_0", "jsq"));
+  RunAndCount(state, TwitterSpec("shufflenet_v2_x0_5", "jsq"));
 }
 
 BENCHMARK(BM_TwitterTrace60Workers_ShuffleNet)->Unit(benchmark::kMillisecond)->MinTime(2);
