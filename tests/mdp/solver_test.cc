@@ -122,5 +122,23 @@ TEST(Solver, StationaryDistributionSumsToOne) {
   EXPECT_EQ(st.stationary[0], 0);  // the empty state is folded into (1, SLO)
 }
 
+TEST(Solver, EvaluatingAChoiceWithoutAnActionSomewhereIsRefusedNotRenormalised) {
+  // A choice with no action in a reachable state used to leak probability mass and be
+  // renormalised into a flattering figure; it must be reported as invalid instead.
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  MdpOptions o = SmallOptions(300, 2);
+  auto m = MdpModel::Build(suite, o);
+  ASSERT_TRUE(m.ok());
+  SolveResult sol = Solve(*m, o.solver);
+  std::vector<int> holes = sol.choice;
+  holes[m->StateIndex(2, m->num_levels() - 1)] = -1;
+  Evaluation e = EvaluateChoice(*m, holes, o.solver);
+  EXPECT_FALSE(e.converged);
+  EXPECT_TRUE(std::isnan(e.accuracy_per_query));
+  Evaluation ok = EvaluateChoice(*m, sol.choice, o.solver);
+  EXPECT_TRUE(ok.converged);
+  EXPECT_FALSE(std::isnan(ok.accuracy_per_query));
+}
+
 }  // namespace
 }  // namespace sloserve::mdp
