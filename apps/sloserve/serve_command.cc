@@ -14,7 +14,7 @@ namespace sloserve::cli {
 namespace {
 
 const std::vector<FlagSpec> kFlags = {
-    {"set", "KEY=VALUE", "override a config key (e.g. workers=20, policy.variant=resnet50)", true},
+    {"set", "KEY=VALUE", "override a config key (e.g. workers=20; KEY= removes it)", true},
     {"host", "ADDR", "listen address (default from config: 127.0.0.1)"},
     {"port", "N", "listen port, 0 = any free port (default from config: 8000)"},
     {"threads", "N", "HTTP io threads (default 2)"},

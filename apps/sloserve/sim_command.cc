@@ -17,7 +17,7 @@ namespace sloserve::cli {
 namespace {
 
 const std::vector<FlagSpec> kFlags = {
-    {"set", "KEY=VALUE", "override a config key; VALUE [a,b,c] sweeps it", true},
+    {"set", "KEY=VALUE", "override a config key; VALUE [a,b,c] sweeps it, KEY= removes it", true},
     {"json", "", "print results as JSON ({experiment, rows: [...]})"},
     {"csv", "", "print results as CSV"},
     {"series", "", "with --json: add the per-interval time series of every run"},

@@ -45,6 +45,10 @@ TEST(ExperimentConfigTest, OverridesReplaceAndSweep) {
   EXPECT_EQ((*runs)[0].workers, 3);
   EXPECT_DOUBLE_EQ((*runs)[2].arrival.rate_qps, 7);
   EXPECT_EQ((*runs)[0].policy.options.at("variant"), "bert_mini");
+  ASSERT_TRUE(ApplyOverrides(&*cfg, {"policy.variant="}).ok());  // "key=" removes it
+  auto removed = ExpandRuns(*cfg);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ((*removed)[0].policy.options.count("variant"), 0u);
 }
 
 TEST(ExperimentConfigTest, ErrorsNameTheFileAndField) {

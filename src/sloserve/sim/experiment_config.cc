@@ -252,6 +252,10 @@ Status ApplyOverrides(ExperimentConfig* config, const std::vector<std::string>& 
       }
       if (values.empty()) return InvalidArgumentError("--set " + key + ": empty list");
       config->sweep.emplace_back(key, values);
+    } else if (value.empty()) {
+      // "key=" removes the key (e.g. a policy option the new policy does not take).
+      config->base.erase(key);
+      for (FlatConfig& p : config->policies) p.erase(key);
     } else {
       config->base[key] = value;
       if (key.rfind("policy.", 0) == 0) {
