@@ -16,7 +16,8 @@ namespace {
 
 const std::vector<FlagSpec> kFlags = {
     {"config", "FILE", "serve this config instead of the embedded default"},
-    {"set", "KEY=VALUE", "override a config key (e.g. policy.variant=resnet50; KEY= removes it)", true},
+    {"set", "KEY=VALUE", "override a config key (e.g. policy.variant=resnet50; KEY= removes it)",
+     true},
     {"qps", "RATE", "offered load, Poisson arrivals (default 800)"},
     {"duration", "SECONDS", "how long to drive the server (default 10)"},
     {"seed", "N", "seed of the arrival process (default 1)"},

@@ -1,5 +1,7 @@
 #include "sloserve/policy/batching/clipper.h"
 
+#include "sloserve/policy/batching/point_estimate.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -39,11 +41,9 @@ void ClipperBatching::NextBatch(const WorkerView& worker, const QueueView& queue
     s.pending = false;
   }
   const Query& head = queue.front();
-  SelectionDecision sel = selection_->Choose(worker, queue, head, now);
-  if (sel.variant == kNoId || sel.max_rows <= 0) {
-    out->reject.push_back(0);
-    return;
-  }
+  std::optional<SelectionDecision> chosen = SelectForHead(*selection_, worker, queue, now, out);
+  if (!chosen) return;
+  const SelectionDecision sel = *chosen;
   s.cap = std::min(s.cap, static_cast<double>(sel.max_rows));
   const int cap = std::max(1, static_cast<int>(s.cap));
   int rows = 0;

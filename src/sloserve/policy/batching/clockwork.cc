@@ -1,5 +1,7 @@
 #include "sloserve/policy/batching/clockwork.h"
 
+#include "sloserve/policy/batching/point_estimate.h"
+
 #include <algorithm>
 
 namespace sloserve {
@@ -24,11 +26,9 @@ void ClockworkBatching::NextBatch(const WorkerView& worker, const QueueView& que
   out->Clear();
   if (queue.empty()) return;
   const Query& head = queue.front();
-  SelectionDecision sel = selection_->Choose(worker, queue, head, now);
-  if (sel.variant == kNoId || sel.max_rows <= 0) {
-    out->reject.push_back(0);
-    return;
-  }
+  std::optional<SelectionDecision> chosen = SelectForHead(*selection_, worker, queue, now, out);
+  if (!chosen) return;
+  const SelectionDecision sel = *chosen;
   const Duration one = est_.Estimate(worker.hardware, sel.variant, 1);
   cand_.clear();
   int rows = 0;

@@ -1,5 +1,7 @@
 #include "sloserve/policy/batching/nexus.h"
 
+#include "sloserve/policy/batching/point_estimate.h"
+
 #include <algorithm>
 
 namespace sloserve {
@@ -59,11 +61,9 @@ void NexusBatching::NextBatch(const WorkerView& worker, const QueueView& queue, 
   out->Clear();
   if (queue.empty()) return;
   const Query& head = queue.front();
-  SelectionDecision sel = selection_->Choose(worker, queue, head, now);
-  if (sel.variant == kNoId || sel.max_rows <= 0) {
-    out->reject.push_back(0);
-    return;
-  }
+  std::optional<SelectionDecision> chosen = SelectForHead(*selection_, worker, queue, now, out);
+  if (!chosen) return;
+  const SelectionDecision sel = *chosen;
   const int b = PlannedBatch(worker.hardware, sel.variant, sel.max_rows, head.slo());
   const Duration e = est_.Estimate(worker.hardware, sel.variant, b);
   int rows = 0;

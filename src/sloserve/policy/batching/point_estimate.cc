@@ -23,4 +23,15 @@ Duration BatchLatencyEstimate::Estimate(HardwareId hw, VariantId v, int rows) {
   return Duration(t.back().count() * rows / max_rows);
 }
 
+std::optional<SelectionDecision> SelectForHead(SelectionPolicy& selection, const WorkerView& worker,
+                                               const QueueView& queue, TimePoint now,
+                                               BatchDecision* out) {
+  SelectionDecision sel = selection.Choose(worker, queue, queue.front(), now);
+  if (sel.variant == kNoId || sel.max_rows <= 0) {
+    out->reject.push_back(0);
+    return std::nullopt;
+  }
+  return sel;
+}
+
 }  // namespace sloserve

@@ -6,9 +6,11 @@
 // estimate ignores that a batch runs as long as its longest request (ORLOJ section 2.3).
 // Shared by the clockwork, nexus and clipper batching policies.
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "sloserve/core/time.h"
+#include "sloserve/policy/interfaces.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
@@ -26,5 +28,11 @@ class BatchLatencyEstimate {
   double quantile_ = 0.5;
   std::map<std::pair<HardwareId, VariantId>, std::vector<Duration>> cache_;  // [rows]
 };
+
+// The selection for the queue's head (earliest deadline). When nothing can serve it, the
+// head is rejected in `out` (reported unservable) and nullopt is returned.
+std::optional<SelectionDecision> SelectForHead(SelectionPolicy& selection, const WorkerView& worker,
+                                               const QueueView& queue, TimePoint now,
+                                               BatchDecision* out);
 
 }  // namespace sloserve
