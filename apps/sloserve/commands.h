@@ -15,5 +15,6 @@ int ProfileCommand(const std::vector<std::string>& args);
 int ReportCommand(const std::vector<std::string>& args);
 int PolicyCommand(const std::vector<std::string>& args);
 int KairosCommand(const std::vector<std::string>& args);
+int PlanCommand(const std::vector<std::string>& args);
 
 }  // namespace sloserve::cli

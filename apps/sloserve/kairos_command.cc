@@ -15,12 +15,10 @@
 
 #include "cli_args.h"
 #include "commands.h"
-#include "sloserve/policy/dispatch/kairos_common.h"
-#include "sloserve/policy/dispatch/oracle.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/allowable_throughput.h"
 #include "sloserve/sim/experiment_config.h"
-#include "sloserve/workload/query_size_sampler.h"
+#include "sloserve/sim/heterogeneous_bounds.h"
 
 namespace sloserve::cli {
 namespace {
@@ -79,20 +77,6 @@ StatusOr<Tune> ParseTune(const std::string& s) {
   return t;
 }
 
-// "type:count,type:count" (or "type" with `workers`) -> (hardware id, count).
-StatusOr<std::vector<std::pair<HardwareId, int>>> Mix(const ProfileSuite& suite, const RunSpec& r) {
-  std::vector<std::pair<HardwareId, int>> mix;
-  std::stringstream ss(r.hardware.empty() ? suite.hardware()[0].name : r.hardware);
-  for (std::string item; std::getline(ss, item, ',');) {
-    const size_t colon = item.find(':');
-    auto h = suite.FindHardware(item.substr(0, colon));
-    if (!h) return NotFoundError("hardware '" + item + "' not in the suite");
-    const int count = colon == std::string::npos ? r.workers : std::atoi(item.c_str() + colon + 1);
-    mix.emplace_back(*h, count);
-  }
-  return mix;
-}
-
 struct Row {
   std::string policy, hardware, tuned;
   double cost = 0, allowable = 0, oracle = 0, slo_ms = 0;
@@ -107,11 +91,10 @@ StatusOr<Row> SearchOne(const RunSpec& run, const ProfileSuite& suite,
   Row row;
   row.policy = run.policy.Label();
   row.hardware = run.hardware;
-  ASSIGN_OR_RETURN(auto mix, Mix(suite, run));
+  ASSIGN_OR_RETURN(InstanceMix mix, ParseInstanceMix(run, suite));
   for (const auto& [hw, count] : mix) row.cost += suite.hardware()[hw].price_per_hour * count;
-  auto task = run.task.empty() ? std::optional<TaskId>(0) : suite.FindTask(run.task);
-  if (!task) return NotFoundError("task '" + run.task + "' not in the suite");
-  const Duration slo = run.slo.count() > 0 ? run.slo : suite.tasks()[*task].default_slo;
+  ASSIGN_OR_RETURN(HeteroRunInfo info, ResolveHeteroRun(run, suite));
+  const Duration slo = info.qos;
   row.slo_ms = ToMillis(slo);
   if (tune && run.policy.options.count(tune->option)) {
     ASSIGN_OR_RETURN(HillClimbResult h, HillClimbOption(run, suite, o, tune->option, tune->lo,
@@ -127,27 +110,7 @@ StatusOr<Row> SearchOne(const RunSpec& run, const ProfileSuite& suite,
   }
   row.probes = static_cast<int>(row.trace.size());
   // Oracle bound of this mix: profile means, sizes from the run's size distribution.
-  PolicyContext ctx;
-  ctx.suite = &suite;
-  ctx.task = *task;
-  for (const auto& [hw, count] : mix) {
-    for (int k = 0; k < count; ++k) {
-      WorkerView w;
-      w.hardware = hw;
-      ctx.workers.push_back(w);
-    }
-  }
-  HeteroDeployment d;
-  RETURN_IF_ERROR(d.Init(ctx, ""));
-  LatencyPredictor pred;
-  RETURN_IF_ERROR(pred.Init(suite, run.seed));
-  ASSIGN_OR_RETURN(auto sampler, MakeQuerySizeSampler(run.sizes));
-  Rng rng = MakeRng(run.seed, "kairos/oracle-sizes");
-  std::vector<int> sizes(static_cast<size_t>(oracle_queries));
-  for (int& s : sizes) s = sampler->Sample(rng);
-  ASSIGN_OR_RETURN(OracleResult orc,
-                   OracleThroughput(pred, d.variant, mix, slo, d.largest_query, std::move(sizes)));
-  row.oracle = orc.qps;
+  ASSIGN_OR_RETURN(row.oracle, OracleBoundForMix(run, suite, mix, oracle_queries));
   return row;
 }
 

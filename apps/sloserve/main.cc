@@ -25,6 +25,8 @@ const Command kCommands[] = {
     {"report", sloserve::cli::ReportCommand, "tables and SVG plots from sim --json results"},
     {"policy", sloserve::cli::PolicyCommand, "generate and inspect RAMSIS MDP policies"},
     {"kairos", sloserve::cli::KairosCommand, "allowable throughput search (Kairos), oracle bound"},
+    {"plan", sloserve::cli::PlanCommand,
+     "configuration planning under a cost budget (Kairos, Kairos+)"},
 };
 
 void PrintUsage() {

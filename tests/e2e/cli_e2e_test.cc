@@ -16,7 +16,7 @@ const std::string kBin = SLOSERVE_BINARY;
 const std::string kRoot = SLOSERVE_SOURCE_DIR;
 
 TEST(CliE2eTest, HelpForEveryCommand) {
-  for (const char* cmd : {"demo", "serve", "loadgen", "sim", "policies", "profile"}) {
+  for (const char* cmd : {"demo", "serve", "loadgen", "sim", "policies", "profile", "plan"}) {
     auto r = RunProcess({kBin, cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
     EXPECT_NE(r.out.find("usage: sloserve"), std::string::npos) << cmd;
@@ -49,6 +49,39 @@ TEST(CliE2eTest, SimSweepPrintsOneJsonRowPerRun) {
   }
   EXPECT_LT(fast, 0.01);
   EXPECT_GT(slow, 0.5);
+}
+
+TEST(CliE2eTest, PlanKairosRanksEveryConfigurationWithoutSimulating) {
+  const std::string cfg = kRoot + "/experiments/kairos/plan_rm2.yaml";
+  auto r = RunProcess({kBin, "plan", "kairos", cfg, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["configurations"], 331);  // the dataset's space: 2.5 $/h, >= 1 g4dn.xlarge
+  EXPECT_EQ(j["base"], "g4dn.xlarge");
+  ASSERT_EQ(j["top"].size(), 20u);
+  double prev = 1e18;
+  for (const auto& row : j["top"]) {
+    EXPECT_LE(row["cost_per_hour"].get<double>(), 2.5 + 1e-9);
+    EXPECT_LE(row["upper_bound_qps"].get<double>(), prev);
+    prev = row["upper_bound_qps"];
+    EXPECT_GT(row["oracle_qps"].get<double>(), 0);
+  }
+  EXPECT_GE(j["pick"]["rank"].get<int>(), 1);
+  EXPECT_LE(j["pick"]["rank"].get<int>(), 10);
+  for (const auto& p : j["policies"]) EXPECT_EQ(p["simulated_configs"], 0);
+  // Bad input: a budget below every instance, a QoS no instance meets, unknown types.
+  r = RunProcess({kBin, "plan", "kairos", cfg, "--budget", "0.1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("below the cheapest instance"), std::string::npos) << r.err;
+  r = RunProcess({kBin, "plan", "kairos", cfg, "--set", "slo_ms=40"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("QoS 40.0 ms"), std::string::npos) << r.err;
+  r = RunProcess({kBin, "plan", "kairos", cfg, "--max", "tpu:3"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("tpu"), std::string::npos) << r.err;
+  r = RunProcess({kBin, "plan", "kairos", cfg, "--search", "random"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--evaluate all"), std::string::npos) << r.err;
 }
 
 TEST(CliE2eTest, BadConfigsFailWithOneLineNamingTheProblem) {

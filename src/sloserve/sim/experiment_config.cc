@@ -58,6 +58,10 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
      "any other policy.* key is an option of those policies (e.g. "
      "policy.variant)"},
     {"server.<option>", "settings read by `sloserve serve` (see docs/serve.md)"},
+    {"plan.budget_per_hour", "`sloserve plan kairos`: cost budget in $/h (default 2.5)"},
+    {"plan.max_instances",
+     "`sloserve plan kairos`: per-type maximum counts, \"type:n,type:n\" (default: what "
+     "the budget allows)"},
 };
 
 bool KnownKey(const std::string& key) {

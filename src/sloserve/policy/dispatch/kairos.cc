@@ -46,6 +46,20 @@ void KairosDispatch::ObserveLaunches(const std::vector<WorkerView>& workers) {
   }
 }
 
+bool KairosDispatch::BetterWhenBusyFrees(const Query& q, const std::vector<WorkerView>& workers,
+                                         TimePoint now) const {
+  const VariantId v =
+      q.task < deployment_.variant_of_task.size() ? deployment_.variant_of_task[q.task] : kNoId;
+  if (v == kNoId) return false;
+  const Duration left = q.deadline - now;
+  for (size_t c = 0; c < cols_.size(); ++c) {
+    const WorkerView& w = workers[cols_[c]];
+    if (!w.busy && w.queue_length == 0) continue;
+    if (remaining_[c] + predictor_.Predict(w.hardware, v, q.size) <= left) return true;
+  }
+  return false;
+}
+
 void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
                             TimePoint now, std::vector<Assignment>* out) {
   if (inflight_.size() < workers.size()) inflight_.resize(workers.size());
@@ -109,23 +123,12 @@ void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
     if (w.busy || w.queue_length > 0) continue;  // wait for that instance: stay central
     const Query& q = pending.at(static_cast<size_t>(i));
     const size_t idx = static_cast<size_t>(i) * static_cast<size_t>(n) + static_cast<size_t>(j);
-    if (penalized_[idx]) {
-      // Dispatch a QoS-violating match only if the query is doomed: it misses its QoS
-      // target itself (no safety factor) on every type of the deployment even on an
-      // idle instance.
-      const VariantId v =
-          q.task < deployment_.variant_of_task.size() ? deployment_.variant_of_task[q.task] : kNoId;
-      bool doomed = true;
-      if (v != kNoId) {
-        const double budget = static_cast<double>((q.deadline - now).count());
-        for (HardwareId h : deployment_.types) {
-          if (static_cast<double>(predictor_.Predict(h, v, q.size).count()) <= budget) {
-            doomed = false;
-            break;
-          }
-        }
-      }
-      if (!doomed) continue;
+    if (penalized_[idx] && BetterWhenBusyFrees(q, workers, now)) {
+      // A QoS-violating match to an idle instance waits in the central queue while a
+      // busy instance would still finish the query by its deadline: that instance's
+      // completion is an event, so the query is reconsidered then. Otherwise waiting
+      // cannot help (and with no further event nothing would ever dispatch it): go now.
+      continue;
     }
     out->push_back({static_cast<uint32_t>(i), w.id});
     if (w.id < inflight_.size()) {

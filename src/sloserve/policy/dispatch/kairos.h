@@ -23,9 +23,11 @@
 //    "wait for that instance"; the next decision point (that instance freeing up, or an
 //    arrival) re-solves with fresh remaining times and waiting times;
 //  - a query matched to an idle instance at the penalty cost (it would miss its QoS
-//    there) also stays central, unless it cannot meet its QoS target (without the
-//    safety factor) on any instance type of the deployment even if idle ("doomed"):
-//    then it is dispatched where matched and served late rather than never;
+//    there, with the safety factor) stays central while some busy instance would still
+//    finish it by its deadline (no safety factor) once free: that instance's completion
+//    is a decision point. Otherwise waiting cannot help, and with no further arrival
+//    nothing would ever dispatch it, so it goes where matched now (served late, or
+//    within QoS if only the safety factor penalised it);
 //  - no solve happens when no active instance is idle with an empty queue.
 // Online learning (`predict: online`): the service time of each dispatched query is
 // read back as busy_until - dispatch time at the next decision point (the executor's own
@@ -73,6 +75,9 @@ class KairosDispatch : public DispatchPolicy {
     VariantId variant = kNoId;
   };
   void ObserveLaunches(const std::vector<WorkerView>& workers);
+  // Whether a busy instance (of the current columns) would finish `q` by its deadline.
+  bool BetterWhenBusyFrees(const Query& q, const std::vector<WorkerView>& workers,
+                           TimePoint now) const;
 
   Options options_;
   LatencyPredictor predictor_;
