@@ -256,7 +256,8 @@ StatusOr<SearchResult> AnnealingSearch(const std::vector<InstanceCounts>& config
     ASSIGN_OR_RETURN(double v, s.Evaluate(*idx));
     stuck = fresh ? 0 : stuck + 1;
     const double scale = std::max(current_value, 1e-9);
-    if (v >= current_value || Uniform01(rng) < std::exp((v - current_value) / scale / temperature)) {
+    if (v >= current_value ||
+        Uniform01(rng) < std::exp((v - current_value) / scale / temperature)) {
       current = *idx;
       current_value = v;
     }

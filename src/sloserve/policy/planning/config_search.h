@@ -63,8 +63,7 @@ StatusOr<SearchResult> RandomSearch(const std::vector<InstanceCounts>& configs,
                                     const ConfigEvaluator& evaluate, const SearchOptions& options);
 StatusOr<SearchResult> GeneticSearch(const ConfigSpace& space,
                                      const std::vector<InstanceCounts>& configs,
-                                     const ConfigEvaluator& evaluate,
-                                     const SearchOptions& options);
+                                     const ConfigEvaluator& evaluate, const SearchOptions& options);
 StatusOr<SearchResult> AnnealingSearch(const std::vector<InstanceCounts>& configs,
                                        const ConfigEvaluator& evaluate,
                                        const SearchOptions& options);

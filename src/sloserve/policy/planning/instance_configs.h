@@ -34,7 +34,7 @@ StatusOr<ConfigSpace> MakeConfigSpace(const ProfileSuite& suite, double budget,
                                       const std::string& max_counts);
 
 // Every configuration of the space (not the empty one), in lexicographic order of the
-// counts. 
+// counts.
 std::vector<InstanceCounts> EnumerateConfigs(const ConfigSpace& space);
 
 // True when `a` can become `b` by adding instances (a <= b per type, a != b): the

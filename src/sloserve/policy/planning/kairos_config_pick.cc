@@ -11,13 +11,12 @@ std::vector<RankedConfig> RankByBound(const ConfigSpace& space,
   std::vector<RankedConfig> ranked;
   ranked.reserve(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) ranked.push_back({configs[i], bounds[i]});
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [&](const RankedConfig& a, const RankedConfig& b) {
-                     if (a.bound != b.bound) return a.bound > b.bound;
-                     const double ca = space.Cost(a.counts), cb = space.Cost(b.counts);
-                     if (ca != cb) return ca < cb;
-                     return a.counts < b.counts;
-                   });
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const RankedConfig& a, const RankedConfig& b) {
+    if (a.bound != b.bound) return a.bound > b.bound;
+    const double ca = space.Cost(a.counts), cb = space.Cost(b.counts);
+    if (ca != cb) return ca < cb;
+    return a.counts < b.counts;
+  });
   return ranked;
 }
 

@@ -74,8 +74,7 @@ double KairosUpperBound::MeanSeconds(HardwareId hw, size_t lo, size_t hi) const 
 }
 
 size_t KairosUpperBound::SplitAt(int size) const {
-  return static_cast<size_t>(std::lower_bound(sizes_.begin(), sizes_.end(), size) -
-                             sizes_.begin());
+  return static_cast<size_t>(std::lower_bound(sizes_.begin(), sizes_.end(), size) - sizes_.begin());
 }
 
 double KairosUpperBound::Bound(const InstanceCounts& counts) const {
@@ -100,7 +99,7 @@ double KairosUpperBound::Bound(const InstanceCounts& counts) const {
     if (mean > 0) aux_qps += counts[hw] / mean;
   }
   if (split == n) return aux_qps + u * q_b;  // no large queries: both serve everything
-  if (u <= 0) return 0;                       // large queries have nowhere to go
+  if (u <= 0) return 0;                      // large queries have nowhere to go
   const double mean_large = MeanSeconds(base_, split, n);
   const double base_large = u / mean_large;  // u Q_b^{s+}
   const double c = aux_qps * (1 - f) / f;    // Eq. 14

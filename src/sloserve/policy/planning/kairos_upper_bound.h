@@ -34,10 +34,10 @@ class KairosUpperBound {
   struct TypeSummary {
     HardwareId hardware = 0;
     bool base = false;
-    int violation_size = 0;       // s_i: first sampled size over QoS (0: none is)
-    double small_fraction = 1;    // f_i
-    double qps_small = 0;         // standalone QPS on its own small queries
-    double qps_all = 0;           // standalone QPS on every (servable) query
+    int violation_size = 0;     // s_i: first sampled size over QoS (0: none is)
+    double small_fraction = 1;  // f_i
+    double qps_small = 0;       // standalone QPS on its own small queries
+    double qps_all = 0;         // standalone QPS on every (servable) query
   };
 
   // `predictor` gives point latencies (profile mean); `sizes` is the observed query-size
@@ -63,9 +63,9 @@ class KairosUpperBound {
   size_t SplitAt(int size) const;
 
   HardwareId base_ = 0;
-  std::vector<int> sizes_;                    // servable sizes, ascending
-  std::vector<std::vector<double>> prefix_;   // [hw][k]: sum of latency of sizes_[0, k)
-  std::vector<TypeSummary> types_;            // by HardwareId
+  std::vector<int> sizes_;                   // servable sizes, ascending
+  std::vector<std::vector<double>> prefix_;  // [hw][k]: sum of latency of sizes_[0, k)
+  std::vector<TypeSummary> types_;           // by HardwareId
   double unservable_fraction_ = 0;
   int smallest_unservable_ = 0;
 };
