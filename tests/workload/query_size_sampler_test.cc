@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace sloserve {
 namespace {
 
@@ -52,6 +54,34 @@ TEST(QuerySizeSamplerTest, DeepRecSysSharesAndMean) {
   // Mean ~ 238 analytically (README: about 239); SD of a size ~ 190, SE ~ 0.43.
   EXPECT_NEAR(sum / kN, (*s)->Mean(), 3.0);
   EXPECT_NEAR((*s)->Mean(), 239.0, 2.0);
+}
+
+TEST(QuerySizeSamplerTest, GaussianIsTruncatedToTheProfiledRange) {
+  auto s = MakeQuerySizeSampler("gaussian:240:120");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  Rng rng = MakeRng(7, "sizes");
+  constexpr int kN = 100000;
+  double sum = 0, sq = 0;
+  for (int i = 0; i < kN; ++i) {
+    const int32_t v = (*s)->Sample(rng);
+    ASSERT_GE(v, 1);
+    ASSERT_LE(v, 1000);
+    sum += v;
+    sq += static_cast<double>(v) * v;
+  }
+  const double mean = sum / kN;
+  // Truncation at 1 lifts the mean above 240 (by ~6); the analytic mean says by how much.
+  EXPECT_GT((*s)->Mean(), 243);
+  EXPECT_NEAR(mean, (*s)->Mean(), 1.5);  // SE ~ 0.4
+  EXPECT_NEAR(std::sqrt(sq / kN - mean * mean), 112, 6);
+  // Far from the bounds it is a plain normal.
+  auto mid = MakeQuerySizeSampler("gaussian:500:50");
+  ASSERT_TRUE(mid.ok());
+  EXPECT_NEAR((*mid)->Mean(), 500, 1e-6);
+  for (const char* bad : {"gaussian:240", "gaussian:0:10", "gaussian:240:0", "gaussian:240:x",
+                          "gaussian:2000:10", "gaussian::"}) {
+    EXPECT_THAT(MakeQuerySizeSampler(bad).status().message(), HasSubstr("gaussian:<mean>")) << bad;
+  }
 }
 
 TEST(QuerySizeSamplerTest, DeterministicPerStream) {

@@ -39,7 +39,7 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"workload.window_end_s", "trace: one past the last second replayed (-1 = end)"},
     {"workload.rate_scale", "trace: multiply every rate"},
     {"workload.time_compression", "trace: replay c times faster, same number of queries"},
-    {"workload.sizes", "query sizes (rows): constant:N or deeprecsys"},
+    {"workload.sizes", "query sizes (rows): constant:N, deeprecsys or gaussian:MEAN:SD"},
     {"workload.app_weights",
      "apps of arrivals: comma-separated weights, one per exec_hist app of the suite "
      "(default: equal; no apps: app 0)"},

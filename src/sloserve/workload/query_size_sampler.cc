@@ -1,7 +1,9 @@
 #include "sloserve/workload/query_size_sampler.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <system_error>
 
@@ -35,7 +37,56 @@ double DeepRecSysSizeSampler::Mean() const {
   return 0.08 * 50.0 + 0.22 * 399.5 + 0.05 * 799.5 + 0.65 * lognormal_part;
 }
 
+GaussianSizeSampler::GaussianSizeSampler(double mean, double stddev, int32_t lo, int32_t hi)
+    : mean_(mean), stddev_(stddev), lo_(lo), hi_(hi) {}
+
+int32_t GaussianSizeSampler::Sample(Rng& rng) {
+  // The constructor's arguments keep [lo, hi] within a few deviations of the mean, so
+  // rejection ends quickly; the cap only guards against a pathological stream.
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const double v = std::round(Normal(rng, mean_, stddev_));
+    if (v >= lo_ && v <= hi_) return static_cast<int32_t>(v);
+  }
+  return static_cast<int32_t>(
+      std::clamp(std::round(mean_), static_cast<double>(lo_), static_cast<double>(hi_)));
+}
+
+double GaussianSizeSampler::Mean() const {
+  // Mean of the normal truncated to [lo - 0.5, hi + 0.5] (rounding ignored).
+  const double a = (lo_ - 0.5 - mean_) / stddev_;
+  const double b = (hi_ + 0.5 - mean_) / stddev_;
+  const double pdf_a = std::exp(-0.5 * a * a), pdf_b = std::exp(-0.5 * b * b);
+  const double mass = NormalCdf(b) - NormalCdf(a);
+  return mean_ + stddev_ * (pdf_a - pdf_b) / (std::sqrt(2 * M_PI) * mass);
+}
+
+namespace {
+
+StatusOr<std::unique_ptr<QuerySizeSampler>> ParseGaussian(std::string_view name) {
+  constexpr int32_t kLo = 1, kHi = 1000;
+  const std::string text(name.substr(std::string_view("gaussian:").size()));
+  const size_t colon = text.find(':');
+  const std::string error = "query size sampler '" + std::string(name) +
+                            "': expected gaussian:<mean>:<stddev> with mean in [1, 1000] "
+                            "and stddev > 0";
+  if (colon == std::string::npos) return InvalidArgumentError(error);
+  const std::string mean_text = text.substr(0, colon), sd_text = text.substr(colon + 1);
+  char* end_mean = nullptr;
+  char* end_sd = nullptr;
+  const double mean = std::strtod(mean_text.c_str(), &end_mean);
+  const double sd = std::strtod(sd_text.c_str(), &end_sd);
+  if (mean_text.empty() || sd_text.empty() || *end_mean != '\0' || *end_sd != '\0' ||
+      !(mean >= kLo && mean <= kHi) || !(sd > 0 && sd <= 10 * kHi)) {
+    return InvalidArgumentError(error);
+  }
+  return std::unique_ptr<QuerySizeSampler>(
+      std::make_unique<GaussianSizeSampler>(mean, sd, kLo, kHi));
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<QuerySizeSampler>> MakeQuerySizeSampler(std::string_view name) {
+  if (name.substr(0, 9) == "gaussian:") return ParseGaussian(name);
   if (name == "deeprecsys") {
     return std::unique_ptr<QuerySizeSampler>(std::make_unique<DeepRecSysSizeSampler>());
   }
@@ -51,7 +102,8 @@ StatusOr<std::unique_ptr<QuerySizeSampler>> MakeQuerySizeSampler(std::string_vie
     return std::unique_ptr<QuerySizeSampler>(std::make_unique<ConstantSizeSampler>(n));
   }
   return InvalidArgumentError("unknown query size sampler '" + std::string(name) +
-                              "' (expected 'constant:<n>' or 'deeprecsys')");
+                              "' (expected 'constant:<n>', 'deeprecsys' or "
+                              "'gaussian:<mean>:<stddev>')");
 }
 
 }  // namespace sloserve

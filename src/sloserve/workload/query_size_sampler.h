@@ -43,7 +43,22 @@ class DeepRecSysSizeSampler final : public QuerySizeSampler {
   double Mean() const override;
 };
 
-// "constant:<n>" (n >= 1) or "deeprecsys".
+// Gaussian sizes (Kairos Fig. 16a: "batch size follows Gaussian distribution"): a
+// normal draw rounded to an integer, redrawn until it falls in [lo, hi] (a truncated
+// normal; the mean is that of the truncated distribution).
+class GaussianSizeSampler final : public QuerySizeSampler {
+ public:
+  GaussianSizeSampler(double mean, double stddev, int32_t lo, int32_t hi);
+  int32_t Sample(Rng& rng) override;
+  double Mean() const override;
+
+ private:
+  double mean_, stddev_;
+  int32_t lo_, hi_;
+};
+
+// "constant:<n>" (n >= 1), "deeprecsys", or "gaussian:<mean>:<stddev>" (sizes in
+// [1, 1000], the profiled range of kairos-recsys; mean in [1, 1000], stddev > 0).
 StatusOr<std::unique_ptr<QuerySizeSampler>> MakeQuerySizeSampler(std::string_view name);
 
 }  // namespace sloserve
