@@ -16,6 +16,9 @@
 #include "sloserve/core/rng.h"
 #include "sloserve/policy/assignment/linear_assignment.h"
 #include "sloserve/policy/dispatch/kairos.h"
+#include "sloserve/policy/latency_learning/latency_predictor.h"
+#include "sloserve/policy/planning/kairos_config_pick.h"
+#include "sloserve/policy/planning/kairos_upper_bound.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/workload/query_size_sampler.h"
 
@@ -110,6 +113,42 @@ BENCHMARK(BM_KairosAssign)
     ->Args({100, 21})
     ->Args({100, 99})
     ->Unit(benchmark::kMicrosecond);
+
+// BM_UpperBounds/<budget $/h>: Kairos' planning step without evaluation — the upper
+// bound (Eq. 15) of every configuration with a g4dn.xlarge under the budget (2.5: the
+// dataset's maxima, 331 configurations; 10: budget-derived maxima, 77,096), ranking and
+// the similarity pick. The bound's per-type tables (10,000 DeepRecSys sizes) are built
+// once outside the loop, as a planner would on each size-distribution update.
+void BM_UpperBounds(benchmark::State& state) {
+  const double budget = static_cast<double>(state.range(0)) / 10;
+  const ProfileSuite& suite = KairosSuite();
+  LatencyPredictor predictor;
+  if (!predictor.Init(suite, 1).ok()) std::abort();
+  auto sampler = MakeQuerySizeSampler("deeprecsys").value();
+  Rng rng = MakeRng(1, "sizes");
+  std::vector<int> sizes(10000);
+  for (int& x : sizes) x = sampler->Sample(rng);
+  const TaskId task = *suite.FindTask("rm2");
+  auto ub =
+      KairosUpperBound::Create(predictor, suite, suite.VariantsOfTask(task)[0], Millis(350), sizes);
+  if (!ub.ok()) std::abort();
+  ConfigSpace space =
+      MakeConfigSpace(suite, budget,
+                      budget <= 2.5 ? "g4dn.xlarge:5,c5n.2xlarge:6,r5n.large:17,t3.xlarge:15" : "")
+          .value();
+  space.min_count[ub->base()] = 1;
+  size_t configs = 0;
+  for (auto _ : state) {
+    const std::vector<InstanceCounts> all = EnumerateConfigs(space);
+    std::vector<double> bounds(all.size());
+    for (size_t i = 0; i < all.size(); ++i) bounds[i] = ub->Bound(all[i]);
+    const auto ranked = RankByBound(space, all, bounds);
+    benchmark::DoNotOptimize(SimilarityPick(ranked, ub->base()));
+    configs = all.size();
+  }
+  state.counters["configs"] = static_cast<double>(configs);
+}
+BENCHMARK(BM_UpperBounds)->Arg(25)->Arg(100)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace sloserve

@@ -343,6 +343,22 @@ Status Run(const Args& args) {
       row["allowable_qps"] = allowable;
       top.push_back(row);
     }
+    // Long-format rows for `sloserve report --x rank --y qps --series series` (Figs.
+    // 13-14: bound, Oracle and simulated throughput of the top configurations).
+    nlohmann::json rows = nlohmann::json::array();
+    for (size_t i = 0; i < listed; ++i) {
+      auto add = [&](const std::string& series, double qps) {
+        rows.push_back({{"rank", i + 1},
+                        {"hardware", FormatMix(space, ranked[i].counts)},
+                        {"series", series},
+                        {"qps", qps}});
+      };
+      add("upper bound", ranked[i].bound);
+      add("oracle", oracle[i]);
+      for (const PolicyPlan& p : plans)
+        if (i < p.top_allowable.size() && !std::isnan(p.top_allowable[i]))
+          add(p.policy, p.top_allowable[i]);
+    }
     nlohmann::json pol = nlohmann::json::array();
     for (const PolicyPlan& p : plans) {
       nlohmann::json j = {{"policy", p.policy}, {"simulated_configs", p.simulated}};
@@ -392,7 +408,8 @@ Status Run(const Args& args) {
                             {"hardware", FormatMix(space, ranked[pick].counts)},
                             {"upper_bound_qps", ranked[pick].bound}}},
                           {"reach", reach},
-                          {"policies", pol}};
+                          {"policies", pol},
+                          {"rows", rows}};
     std::cout << out.dump(2) << std::endl;
     return OkStatus();
   }
