@@ -3,7 +3,8 @@
 // KineticMaxQueue at n pending: steady-state insert+erase pairs, updates, and best-query
 // with time advancing (each query repairs the certificates that failed); a full
 // OrlojBatching::NextBatch with ~n pending on the bimodal suite (16 arrivals per
-// decision, a batch of up to 16 leaves).
+// decision, a batch of up to 16 leaves); an online-profile refresh that rebuilds the
+// score tables.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -135,10 +136,66 @@ void BM_OrlojDecision(benchmark::State& state) {
   state.counters["pending"] = static_cast<double>(slots.size());
 }
 
+// One online-profile refresh that publishes (a 1 µs window and refresh, one sample
+// minimum: every call rebuilds): a batch of 16 recorded, the profilers' histograms, the
+// merged table and the score table of the bimodal suite (batch sizes 1-16). With n > 0
+// pending, also the worker's next decision, which re-registers all n with the new table.
+void BM_OrlojProfileRebuild(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const ProfileSuite& suite = Bimodal();
+  PolicyParams params("bench", {{"online_profile", "true"},
+                                {"profile_refresh_s", "1e-6"},
+                                {"profile_window_s", "1e-6"},
+                                {"profile_min_samples", "1"}});
+  auto policy = OrlojBatching::Create(params, FixedSelection::Create(params).value()).value();
+  PolicyContext ctx;
+  ctx.suite = &suite;
+  ctx.workers.resize(1);
+  ctx.workers[0].loaded.assign(suite.variants().size(), true);
+  if (!policy->Init(ctx).ok()) std::abort();
+  Rng rng = MakeRng(5, "bench");
+  std::vector<Query> table;
+  std::deque<uint32_t> slots;
+  for (int i = 0; i < std::max(n, 1); ++i) {  // deadline order = id order
+    Query q;
+    q.id = static_cast<QueryId>(i + 1);
+    q.app = static_cast<AppId>(rng() % 2);
+    q.deadline = kTimeZero + Seconds(60) + Millis(i);
+    table.push_back(q);
+    slots.push_back(static_cast<uint32_t>(i));
+  }
+  WorkerView w;
+  BatchDecision d;
+  policy->NextBatch(w, QueueView(&slots, &table), kTimeZero, &d);  // builds the score table
+  std::vector<CompletedRequest> reqs(16);
+  TimePoint now = kTimeZero;
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      reqs[i].app = static_cast<AppId>(i % 2);
+      reqs[i].solo = Millis(i % 2 ? 90 : 30) + Micros(static_cast<int64_t>(rng() % 20000));
+    }
+    now += Millis(1);
+    BatchCompletion c;
+    c.now = now;
+    c.variant = 0;
+    c.requests = reqs;
+    state.ResumeTiming();
+    policy->OnBatchComplete(c);
+    // The queue is unchanged between iterations: the rebuild makes the policy start over.
+    if (n > 0) policy->NextBatch(w, QueueView(&slots, &table), now, &d);
+  }
+  const auto* orloj = static_cast<const OrlojBatching*>(policy.get());
+  state.counters["rebuilds"] = benchmark::Counter(static_cast<double>(orloj->profile_rebuilds()),
+                                                  benchmark::Counter::kAvgIterations);
+  state.counters["pending"] = n;
+}
+
 BENCHMARK(BM_KineticInsertErase)->RangeMultiplier(10)->Range(10, 100000);
 BENCHMARK(BM_KineticUpdate)->RangeMultiplier(10)->Range(10, 100000);
 BENCHMARK(BM_KineticBestAdvancing)->RangeMultiplier(10)->Range(10, 100000);
 BENCHMARK(BM_OrlojDecision)->Arg(1000)->Arg(10000);
+BENCHMARK(BM_OrlojProfileRebuild)->Arg(0)->Arg(1000)->Arg(10000);
 
 }  // namespace
 }  // namespace sloserve

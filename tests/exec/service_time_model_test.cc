@@ -54,6 +54,34 @@ TEST(ServiceTimeModelTest, DynamicBatchRunsAsLongAsItsLongestRequest) {
   EXPECT_EQ(m.unknown_app_draws(), 1);
 }
 
+// The times alone it drew are reported (for the engine's OnBatchComplete), scaled like
+// the batch; a static model reports none.
+TEST(ServiceTimeModelTest, ReportsEachRequestsTimeAloneWhenAsked) {
+  ProfileSuite s = DynSuite();
+  ServiceTimeOptions o;
+  o.time_scale = 0.5;
+  ServiceTimeModel m(&s, o, 1);
+  std::vector<Query> mixed(3);
+  mixed[1].app = 1;
+  std::vector<Duration> solo;
+  BatchLaunch b = Launch(&mixed);
+  b.solo = &solo;
+  const double us = static_cast<double>(m.BatchDuration(b).count());
+  ASSERT_EQ(solo.size(), 3u);
+  EXPECT_GE(solo[0], Micros(5000));  // "short" [10, 20) ms, halved
+  EXPECT_LE(solo[0], Micros(10000));
+  EXPECT_GE(solo[1], Micros(25000));  // "long" [50, 70) ms, halved
+  EXPECT_LE(solo[1], Micros(35000));
+  // The batch is (c0 + c1 k max) / 2 = c0 / 2 + c1 k (max / 2).
+  const double c1 = 10000.0 / 37500.0;
+  EXPECT_NEAR(us, 10000 + c1 * 3 * static_cast<double>(solo[1].count()), c1 * 3 + 1);
+  ProfileSuite st = testing::SmallSuite();
+  ServiceTimeModel ms(&st, ServiceTimeOptions{}, 1);
+  solo.clear();
+  ms.BatchDuration(b);
+  EXPECT_TRUE(solo.empty());
+}
+
 TEST(ServiceTimeModelTest, StaticSuitesAndLaunchesWithoutQueriesKeepTheProfileLatency) {
   ProfileSuite s = testing::SmallSuite();
   ServiceTimeModel m(&s, ServiceTimeOptions{}, 1);

@@ -13,6 +13,7 @@
 #include "sloserve/policy/batching/orloj_queue.h"
 #include "sloserve/policy/selection/fixed.h"
 #include "sloserve/profile/exec_time_model.h"
+#include "sloserve/profile/online_exec_table.h"
 #include "support/test_suite.h"
 
 namespace sloserve {
@@ -121,6 +122,28 @@ TEST(OnlineExecProfilerTest, SamplesWindowsAndResets) {
   p.Refresh(kTimeZero + Seconds(11));
   EXPECT_GT(p.Snapshot(0)->Mean(), 20000);
   EXPECT_EQ(p.Snapshot(3), nullptr);
+}
+
+TEST(OnlineExecTableTest, LearnedHistogramsReplaceOfflineOnesWithEnoughSamples) {
+  ProfileSuite s = DynSuite();
+  auto t = OnlineExecTable::Create(ExecTimeTable::Build(s), {1, Seconds(10), 16, 20}).value();
+  const double pooled_before = t.table().Pooled(0).Mean();
+  // App 0 ("short", offline 15 ms mean) now takes 30 ms; app 1 gets too few samples.
+  for (int i = 0; i < 25; ++i) t.Record(0, 0, Millis(29 + i % 3), kTimeZero + Millis(i));
+  for (int i = 0; i < 5; ++i) t.Record(0, 1, Millis(90), kTimeZero + Millis(i));
+  t.Record(0, 7, Millis(1), kTimeZero);   // unknown app: not learned
+  t.Record(0, 0, Micros(-1), kTimeZero);  // no time alone (static model): ignored
+  t.Record(3, 0, Millis(1), kTimeZero);   // no such variant: ignored
+  EXPECT_EQ(t.recorded(), 30);
+  EXPECT_NEAR(t.table().ForApp(0, 0)->Mean(), 15000, 1);  // nothing learned before Refresh
+  EXPECT_TRUE(t.Refresh(kTimeZero + Seconds(1)));
+  EXPECT_EQ(t.learned_pairs(), 1);
+  EXPECT_NEAR(t.table().ForApp(0, 0)->Mean(), 30000, 1000);
+  EXPECT_NEAR(t.table().ForApp(0, 1)->Mean(), 60000, 1);  // offline kept
+  EXPECT_NEAR(t.table().Pooled(0).Mean(), pooled_before + 7500, 600);
+  EXPECT_NEAR(t.offline().ForApp(0, 0)->Mean(), 15000, 1);
+  EXPECT_FALSE(t.Refresh(kTimeZero + Seconds(2)));  // nothing new before the window ends
+  EXPECT_FALSE(OnlineExecTable::Create(ExecTimeTable::Build(s), {1, Seconds(0), 16, 20}).ok());
 }
 
 // --- priority structure ---
@@ -288,6 +311,110 @@ TEST(OrlojBatchingTest, OptionsAreValidated) {
                                                                       {"cost_steps", ""}}) {
     PolicyParams p("t", {{k, v}});
     EXPECT_FALSE(OrlojBatching::Create(p, FixedSelection::Create(p).value()).ok()) << k << v;
+  }
+  // The online profile's options: each error names the option.
+  PolicyParams online("t", {{"online_profile", "true"},
+                            {"profile_refresh_s", "0.5"},
+                            {"profile_window_s", "30"},
+                            {"profile_sample_every", "2"},
+                            {"profile_min_samples", "10"},
+                            {"profile_bins", "32"},
+                            {"offline_scale", "1,3"}});
+  EXPECT_TRUE(OrlojBatching::Create(online, FixedSelection::Create(online).value()).ok());
+  for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{{"online_profile", "maybe"},
+                                                                      {"profile_refresh_s", "0"},
+                                                                      {"profile_window_s", "-1"},
+                                                                      {"profile_window_s", "x"},
+                                                                      {"profile_sample_every", "0"},
+                                                                      {"profile_min_samples", "0"},
+                                                                      {"profile_bins", "2000"},
+                                                                      {"offline_scale", "1,0"},
+                                                                      {"offline_scale", "1,,2"},
+                                                                      {"offline_scale", ""}}) {
+    PolicyParams p("t", {{"online_profile", k == "online_profile" ? v : "true"}, {k, v}});
+    auto b = OrlojBatching::Create(p, FixedSelection::Create(p).value());
+    ASSERT_FALSE(b.ok()) << k << "=" << v;
+    EXPECT_NE(b.status().message().find(k), std::string::npos) << b.status().ToString();
+  }
+  // A profiler option without the profiler is a mistake, not silently ignored.
+  PolicyParams stray("t", {{"profile_window_s", "30"}});
+  auto b = OrlojBatching::Create(stray, FixedSelection::Create(stray).value());
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().message(), "orloj: option 'profile_window_s' needs online_profile: true");
+}
+
+TEST(OrlojBatchingTest, OfflineScaleAndOnlineProfileNeedExecHistograms) {
+  for (auto [dyn, opts, want] :
+       std::vector<std::tuple<bool, std::map<std::string, std::string>, std::string>>{
+           {true, {{"offline_scale", "1,2,3"}}, "3 factors for a suite with 2 exec_hist apps"},
+           {false, {{"offline_scale", "2"}}, "0 exec_hist apps"},
+           {false, {{"online_profile", "true"}}, "online_profile needs exec_hist records"}}) {
+    ProfileSuite s = DynSuite(dyn);
+    PolicyParams p("t", opts);
+    auto b = OrlojBatching::Create(p, FixedSelection::Create(p).value());
+    ASSERT_TRUE(b.ok());
+    PolicyContext ctx;
+    ctx.suite = &s;
+    ctx.workers = testing::MakeWorkers(1, s.variants().size());
+    Status st = (*b)->Init(ctx);
+    ASSERT_FALSE(st.ok()) << want;
+    EXPECT_NE(st.message().find(want), std::string::npos) << st.ToString();
+  }
+  // One factor scales every app; the executor-facing suite is untouched.
+  ProfileSuite s = DynSuite();
+  auto b = MakeBatching("orloj", s, {{"offline_scale", "3"}});
+  const auto* orloj = static_cast<const OrlojBatching*>(b.get());
+  EXPECT_NEAR(orloj->exec_times().ForApp(0, 0)->Mean(), 45000, 1);
+  EXPECT_NEAR(orloj->exec_times().ForApp(0, 1)->Mean(), 180000, 1);
+  EXPECT_EQ(orloj->online_profile(), nullptr);
+}
+
+// Completions feed the profiler; the score tables are rebuilt only when it publishes (here:
+// the first 20 samples of each app, then each 10 s window), not per completion or decision,
+// and the worker's bookkeeping re-registers its queue consistently afterwards.
+TEST(OrlojBatchingTest, OnlineProfileRebuildsOnlyWhenTheProfilerPublishes) {
+  ProfileSuite s = DynSuite();
+  Fixture f;
+  f.policy = MakeBatching("orloj", s,
+                          {{"online_profile", "true"},
+                           {"profile_refresh_s", "1"},
+                           {"profile_window_s", "10"},
+                           {"profile_min_samples", "20"}});
+  auto* orloj = static_cast<OrlojBatching*>(f.policy.get());
+  ASSERT_NE(orloj->online_profile(), nullptr);
+  for (int i = 0; i < 200; ++i) f.Add(0, 100000, i % 2);
+  WorkerView w;
+  BatchDecision d;
+  f.policy->NextBatch(w, f.q.View(), kTimeZero, &d);  // builds the offline tables
+  // Both apps truly take 35 ms alone.
+  std::vector<CompletedRequest> reqs;
+  for (int i = 0; i < 4; ++i) reqs.push_back({0, static_cast<AppId>(i % 2), Millis(35)});
+  int calls = 0;
+  for (int64_t ms = 10; ms <= 25000; ms += 10) {  // a batch of 4 finishes every 10 ms
+    BatchCompletion c;
+    c.now = kTimeZero + Millis(ms);
+    c.variant = 0;
+    c.requests = reqs;
+    f.policy->OnBatchComplete(c);
+    ++calls;
+  }
+  EXPECT_EQ(calls, 2500);
+  // First snapshots at the first refresh with 20 samples per app, then at the window
+  // resets at 10 s and 20 s.
+  EXPECT_EQ(orloj->profile_rebuilds(), 3);
+  EXPECT_EQ(orloj->online_profile()->learned_pairs(), 2);
+  EXPECT_NEAR(orloj->exec_times().ForApp(0, 0)->Mean(), 35000, 1);
+  EXPECT_NEAR(orloj->exec_times().ForApp(0, 1)->Mean(), 35000, 1);
+  EXPECT_NEAR(orloj->exec_times().Pooled(0).Mean(), 35000, 1);
+  // The queued requests are re-registered with the new tables on the next decision.
+  for (int round = 0; round < 3 && !f.q.slots.empty(); ++round) {
+    f.policy->NextBatch(w, f.q.View(), kTimeZero + Seconds(26 + round), &d);
+    ASSERT_EQ(d.kind, BatchDecision::Kind::kRun);
+    std::vector<uint32_t> gone = d.take;
+    gone.insert(gone.end(), d.drop.begin(), d.drop.end());
+    std::sort(gone.rbegin(), gone.rend());
+    for (uint32_t p : gone) f.q.slots.erase(f.q.slots.begin() + p);
+    EXPECT_EQ(orloj->tracked(0), f.q.slots.size());
   }
 }
 

@@ -118,6 +118,38 @@ TEST(EngineRuntimeTest, OverloadIsRejectedClearlyAndStopAnswersEverything) {
   EXPECT_EQ(SubmitAndWait(**rt, late).status.code(), StatusCode::kUnavailable);
 }
 
+// `serve` shares the engine's completion path: ORLOJ learning online from the emulated
+// executor's times alone answers every request (known apps, and one it cannot learn).
+TEST(EngineRuntimeTest, OrlojWithOnlineProfileAnswersEveryRequest) {
+  auto suite =
+      LoadSuite(std::string(SLOSERVE_SOURCE_DIR) + "/experiments/orloj/profiles/bimodal-std1.prof");
+  ASSERT_TRUE(suite.ok()) << suite.status().ToString();
+  RuntimeOptions o;
+  o.deployment.workers = 2;
+  o.policy.batching = "orloj";
+  o.policy.options = {
+      {"online_profile", "true"}, {"profile_refresh_s", "0.01"}, {"profile_min_samples", "5"}};
+  o.service.time_scale = 0.02;  // batches of 1-2 ms
+  auto rt = EngineRuntime::Create(&*suite, o);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  (*rt)->Start();
+  std::atomic<int> answered{0}, ok{0};
+  for (int i = 0; i < 300; ++i) {
+    InferRequest req;
+    req.task = "generate";
+    req.app = i % 3 == 2 ? "nosuch" : "app" + std::to_string(i % 3);
+    req.slo = Seconds(10);
+    (*rt)->Submit(req, [&](InferOutcome out) {
+      if (out.status.ok()) ok++;
+      answered++;
+    });
+    if (i % 20 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  (*rt)->Stop(Seconds(10));
+  EXPECT_EQ(answered.load(), 300);
+  EXPECT_EQ(ok.load(), 300);
+}
+
 TEST(EngineRuntimeTest, UnknownTaskAndBadConfigAreErrors) {
   ProfileSuite suite = testing::SmallSuite();
   auto rt = EngineRuntime::Create(&suite, Options(1));

@@ -374,6 +374,8 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
     launch.start = now;
     launch.cold_start = EnsureLoaded(w, v);
     launch.queries = &batch_queries_;
+    st.running_solo.clear();  // keeps its capacity: no allocation once warm
+    launch.solo = &st.running_solo;
     st.running = launch.batch;
     st.running_start = now;
     st.running_variant = v;
@@ -396,6 +398,13 @@ void Engine::OnBatchComplete(WorkerId w, BatchId batch, TimePoint now) {
   metrics_.OnBatch(n, now - st.running_start);
   std::vector<uint32_t> slots;
   slots.swap(st.running_slots);
+  // The policy's view of the batch, taken before Finish frees the slots.
+  const bool have_solo = st.running_solo.size() == slots.size();
+  completed_.clear();
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const Query& q = table_[slots[i]];
+    completed_.push_back({q.id, q.app, have_solo ? st.running_solo[i] : Duration(-1)});
+  }
   for (uint32_t s : slots) {
     const Query& q = table_[s];
     QueryRecord r = RecordOf(q);
@@ -412,6 +421,14 @@ void Engine::OnBatchComplete(WorkerId w, BatchId batch, TimePoint now) {
   view.busy = false;
   --busy_workers_;
   st.running = 0;
+  BatchCompletion done;
+  done.now = now;
+  done.worker = w;
+  done.hardware = view.hardware;
+  done.variant = st.running_variant;
+  done.duration = now - st.running_start;
+  done.requests = completed_;
+  policies_.batching->OnBatchComplete(done);
   RunDispatch(now);
   TryStart(w, now);
 }

@@ -82,6 +82,7 @@ class Engine {
     TimePoint running_start{};
     VariantId running_variant = kNoId;
     std::vector<uint32_t> running_slots;
+    std::vector<Duration> running_solo;  // executor's per-query times alone (may be empty)
     TimePoint wake{kTimeInfinite};
     std::vector<uint64_t> lru;  // last use per variant, for eviction
   };
@@ -155,6 +156,7 @@ class Engine {
   std::vector<uint32_t> reject_slots_;
   std::vector<uint32_t> scratch_slots_;
   std::vector<Query> batch_queries_;
+  std::vector<CompletedRequest> completed_;  // BatchingPolicy::OnBatchComplete payload
   std::vector<WorkerId> touched_;
 };
 

@@ -20,6 +20,10 @@ struct BatchLaunch {
   TimePoint start{};
   Duration cold_start{};                        // load time to add before compute (0 when resident)
   const std::vector<Query>* queries = nullptr;  // valid only during Launch
+  // Out, optional: an executor that knows each query's execution time alone appends it
+  // here, one per query in `queries` order (the engine passes it cleared and hands the
+  // times to the batching policy at completion). Left empty: none known.
+  std::vector<Duration>* solo = nullptr;
 };
 
 class ExecutorPort {

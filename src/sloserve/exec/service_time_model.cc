@@ -51,7 +51,10 @@ bool ServiceTimeModel::DynamicCompute(const BatchLaunch& b, Duration* compute) {
     bool unknown = false;
     const ExecCdf& c = exec_.ForAppOrPooled(b.variant, q.app, &unknown);
     if (unknown) ++unknown_app_draws_;
-    longest = std::max(longest, c.Sample(rng_));
+    const double alone = c.Sample(rng_);
+    longest = std::max(longest, alone);
+    // Reported as it would be measured: scaled like the batch it ran in.
+    if (b.solo) b.solo->push_back(Duration(std::llround(alone * options_.time_scale)));
   }
   const double us = it->second->BatchUs(static_cast<int>(b.queries->size()), longest);
   *compute = Duration(std::llround(us));

@@ -12,7 +12,8 @@
 // and the batch takes l_B = c0 + c1 * k * max_r l_r (requests padded to the longest),
 // with c0, c1 fitted from the profile's latency table (FitBatchTimeModel, reference =
 // the pooled mean). This holds in both latency modes; cold start and time_scale apply
-// as usual.
+// as usual. Each drawn l_r (times time_scale) is appended to `launch.solo` when given,
+// so the engine can report it to the batching policy (ORLOJ's online profiler).
 #include <map>
 #include <string>
 #include <vector>

@@ -6,6 +6,7 @@
 // not allocate.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,26 @@ struct BatchDecision {
   }
 };
 
+// What the executor observed for one finished batch, for policies that learn from it
+// (ORLOJ's online profiler, section 3.2). Valid only during the OnBatchComplete call.
+struct CompletedRequest {
+  QueryId id = 0;
+  AppId app = 0;
+  // The request's execution time alone, as the executor drew (simulated, emulated) or
+  // measured it before padding the batch to its longest member; negative when the
+  // executor has none (static models, whose batch time is the profile's latency at k).
+  Duration solo{-1};
+};
+
+struct BatchCompletion {
+  TimePoint now{};
+  WorkerId worker = 0;
+  HardwareId hardware = 0;
+  VariantId variant = kNoId;
+  Duration duration{};                         // launch to completion (incl. any cold start)
+  std::span<const CompletedRequest> requests;  // in launch order
+};
+
 class BatchingPolicy {
  public:
   virtual ~BatchingPolicy() = default;
@@ -70,6 +91,10 @@ class BatchingPolicy {
     (void)q;
     (void)now;
   }
+  // A batch finished (once per batch, in `sim` and `serve` alike), after its queries were
+  // reported and before the worker's next NextBatch. Default: ignored. Like a decision,
+  // it must not block; costly work belongs at a cadence, not in every call.
+  virtual void OnBatchComplete(const BatchCompletion& c) { (void)c; }
 };
 
 // --- dispatch: which pending query goes to which worker ---

@@ -265,16 +265,26 @@ ExecTimeTable ExecTimeTable::Build(const ProfileSuite& suite) {
     if (row.size() <= app) row.resize(app + 1);
     row[app] = *std::move(c);
   }
-  for (size_t v = 0; v < nv; ++v) {
-    std::vector<const ExecCdf*> parts;
-    for (const ExecCdf& c : t.per_app_[v])
-      if (!c.empty()) parts.push_back(&c);
-    if (parts.empty()) continue;
-    std::vector<double> w(parts.size(), 1.0);
-    StatusOr<ExecCdf> pooled = ExecCdf::Mixture(parts, w);
-    if (pooled.ok()) t.pooled_[v] = *std::move(pooled);
-  }
+  for (size_t v = 0; v < nv; ++v) t.RebuildPooled(static_cast<VariantId>(v));
   return t;
+}
+
+void ExecTimeTable::RebuildPooled(VariantId v) {
+  std::vector<const ExecCdf*> parts;
+  for (const ExecCdf& c : per_app_[v])
+    if (!c.empty()) parts.push_back(&c);
+  if (parts.empty()) return;
+  std::vector<double> w(parts.size(), 1.0);
+  StatusOr<ExecCdf> pooled = ExecCdf::Mixture(parts, w);
+  if (pooled.ok()) pooled_[v] = *std::move(pooled);
+}
+
+Status ExecTimeTable::Replace(VariantId v, AppId app, ExecCdf c) {
+  if (!ForApp(v, app)) return NotFoundError("exec table: no histogram to replace");
+  if (c.empty()) return InvalidArgumentError("exec table: empty distribution");
+  per_app_[v][app] = std::move(c);
+  RebuildPooled(v);
+  return OkStatus();
 }
 
 const ExecCdf* ExecTimeTable::ForApp(VariantId v, AppId app) const {
@@ -312,12 +322,14 @@ void OnlineExecProfiler::Record(AppId app, Duration alone, TimePoint now) {
   buffer_.push_back({app, static_cast<double>(alone.count())});
 }
 
-void OnlineExecProfiler::Publish(size_t app) {
+bool OnlineExecProfiler::Publish(size_t app) {
   StatusOr<ExecCdf> c = ExecCdf::FromSamples(current_[app], options_.bins);
-  if (c.ok()) snapshot_[app] = *std::move(c);
+  if (!c.ok()) return false;
+  snapshot_[app] = *std::move(c);
+  return true;
 }
 
-void OnlineExecProfiler::Refresh(TimePoint now) {
+int OnlineExecProfiler::Refresh(TimePoint now) {
   for (const auto& [app, us] : buffer_) {
     if (current_.size() <= app) {
       current_.resize(static_cast<size_t>(app) + 1);
@@ -327,14 +339,16 @@ void OnlineExecProfiler::Refresh(TimePoint now) {
   }
   buffer_.clear();
   const bool reset = started_ && now - window_start_ >= options_.window;
+  int published = 0;
   for (size_t a = 0; a < current_.size(); ++a) {
     const bool enough = current_[a].size() >= static_cast<size_t>(options_.min_samples);
-    if (enough && (reset || snapshot_[a].empty())) Publish(a);
+    if (enough && (reset || snapshot_[a].empty())) published += Publish(a) ? 1 : 0;
   }
   if (reset) {
     for (auto& v : current_) v.clear();
     window_start_ = now;
   }
+  return published;
 }
 
 const ExecCdf* OnlineExecProfiler::Snapshot(AppId app) const {

@@ -93,6 +93,7 @@ class ExecTimeTable {
 
   const std::vector<std::string>& apps() const { return apps_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
+  size_t num_variants() const { return pooled_.size(); }
   // True when variant v has at least one usable histogram (a dynamic model).
   bool IsDynamic(VariantId v) const { return v < pooled_.size() && !pooled_[v].empty(); }
   // The distribution of `app` on v, or nullptr (unknown app or no histogram).
@@ -101,8 +102,13 @@ class ExecTimeTable {
   const ExecCdf& Pooled(VariantId v) const;
   // ForApp, falling back to Pooled; `*unknown` is set when the fallback was used.
   const ExecCdf& ForAppOrPooled(VariantId v, AppId app, bool* unknown) const;
+  // Replaces the histogram of a profiled (v, app) pair — with an online profiler's, or a
+  // deliberately distorted one — and recomputes v's pooled distribution. Errors when the
+  // pair has no histogram or `c` is empty.
+  Status Replace(VariantId v, AppId app, ExecCdf c);
 
  private:
+  void RebuildPooled(VariantId v);
   std::vector<std::string> apps_;
   std::vector<std::string> warnings_;
   std::vector<std::vector<ExecCdf>> per_app_;  // [variant][app], empty = none
@@ -115,8 +121,8 @@ class ExecTimeTable {
 // window's per-app samples and, when `window` has elapsed, turns every app with at least
 // `min_samples` samples into a new histogram snapshot and starts a fresh window (the
 // "profiling memory" reset that tracks drift). Before the first reset, an app's snapshot
-// is built as soon as it has `min_samples`. Not yet fed by the engine: policies get no
-// completion callback, so ORLOJ uses the profile's exec_hist records (docs/orloj.md).
+// is built as soon as it has `min_samples`. One profiler covers one variant; ORLOJ feeds
+// one per variant from BatchingPolicy::OnBatchComplete (profile/online_exec_table.h).
 struct OnlineProfilerOptions {
   int sample_every = 1;
   Duration window = Seconds(600);
@@ -128,14 +134,15 @@ class OnlineExecProfiler {
  public:
   static StatusOr<OnlineExecProfiler> Create(OnlineProfilerOptions options);
   void Record(AppId app, Duration alone, TimePoint now);
-  void Refresh(TimePoint now);
+  // Returns how many apps got a new snapshot.
+  int Refresh(TimePoint now);
   // The app's latest histogram, or nullptr if it has none yet.
   const ExecCdf* Snapshot(AppId app) const;
   size_t buffered() const { return buffer_.size(); }
 
  private:
   explicit OnlineExecProfiler(OnlineProfilerOptions o) : options_(o) {}
-  void Publish(size_t app);
+  bool Publish(size_t app);
   OnlineProfilerOptions options_;
   uint64_t seen_ = 0;
   TimePoint window_start_{};

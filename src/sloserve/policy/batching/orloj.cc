@@ -55,6 +55,22 @@ StatusOr<std::vector<CostStep>> OrlojBatching::ParseCostSteps(const std::string&
   return steps;
 }
 
+StatusOr<std::vector<double>> OrlojBatching::ParseScales(const std::string& text) {
+  std::vector<double> scales;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    double f = 0;
+    if (!ParseNumber(item, &f) || !(f > 0))
+      return InvalidArgumentError(
+          "orloj: option 'offline_scale': expected positive factors f0,f1,..., got \"" + text +
+          "\"");
+    scales.push_back(f);
+  }
+  if (scales.empty())
+    return InvalidArgumentError("orloj: option 'offline_scale': at least one factor");
+  return scales;
+}
+
 StatusOr<std::unique_ptr<BatchingPolicy>> OrlojBatching::Create(
     const PolicyParams& params, std::unique_ptr<SelectionPolicy> sel) {
   Options o;
@@ -70,6 +86,38 @@ StatusOr<std::unique_ptr<BatchingPolicy>> OrlojBatching::Create(
   o.score.bins = static_cast<int>(bins);
   ASSIGN_OR_RETURN(std::string steps, params.GetString("cost_steps", "0:1"));
   ASSIGN_OR_RETURN(o.score.steps, ParseCostSteps(steps));
+  if (params.Has("offline_scale")) {
+    ASSIGN_OR_RETURN(std::string scales, params.GetString("offline_scale", ""));
+    ASSIGN_OR_RETURN(o.offline_scale, ParseScales(scales));
+  }
+  ASSIGN_OR_RETURN(o.online_profile, params.GetBool("online_profile", false));
+  // The profiler's options mean nothing without it: say so rather than ignore them.
+  for (const char* key : {"profile_refresh_s", "profile_window_s", "profile_sample_every",
+                          "profile_min_samples", "profile_bins"}) {
+    if (params.Has(key) && !o.online_profile)
+      return InvalidArgumentError(std::string("orloj: option '") + key +
+                                  "' needs online_profile: true");
+  }
+  ASSIGN_OR_RETURN(double refresh_s, params.GetDouble("profile_refresh_s", 5));
+  if (!(refresh_s > 0 && refresh_s <= 86400))
+    return InvalidArgumentError("orloj: option 'profile_refresh_s' must be in (0, 86400]");
+  o.profile_refresh = Micros(static_cast<int64_t>(std::llround(refresh_s * 1e6)));
+  ASSIGN_OR_RETURN(double window_s, params.GetDouble("profile_window_s", 600));
+  if (!(window_s > 0 && window_s <= 30 * 86400))
+    return InvalidArgumentError("orloj: option 'profile_window_s' must be in (0, 2592000]");
+  o.profiler.window = Micros(static_cast<int64_t>(std::llround(window_s * 1e6)));
+  ASSIGN_OR_RETURN(int64_t every, params.GetInt("profile_sample_every", 1));
+  if (every < 1 || every > 1'000'000)
+    return InvalidArgumentError("orloj: option 'profile_sample_every' must be in [1, 1000000]");
+  o.profiler.sample_every = static_cast<int>(every);
+  ASSIGN_OR_RETURN(int64_t min_samples, params.GetInt("profile_min_samples", 30));
+  if (min_samples < 1 || min_samples > 1'000'000)
+    return InvalidArgumentError("orloj: option 'profile_min_samples' must be in [1, 1000000]");
+  o.profiler.min_samples = static_cast<int>(min_samples);
+  ASSIGN_OR_RETURN(int64_t profile_bins, params.GetInt("profile_bins", 64));
+  if (profile_bins < 1 || profile_bins > 1024)
+    return InvalidArgumentError("orloj: option 'profile_bins' must be in [1, 1024]");
+  o.profiler.bins = static_cast<int>(profile_bins);
   if (!sel) return InvalidArgumentError("orloj batching needs a selection policy");
   return std::unique_ptr<BatchingPolicy>(new OrlojBatching(std::move(o), std::move(sel)));
 }
@@ -77,8 +125,48 @@ StatusOr<std::unique_ptr<BatchingPolicy>> OrlojBatching::Create(
 Status OrlojBatching::Init(const PolicyContext& ctx) {
   suite_ = ctx.suite;
   exec_ = ExecTimeTable::Build(*suite_);
+  const std::vector<double>& f = options_.offline_scale;
+  const size_t napps = exec_.apps().size();
+  if (!f.empty() && (napps == 0 || (f.size() != 1 && f.size() != napps))) {
+    return InvalidArgumentError("orloj: option 'offline_scale': " + std::to_string(f.size()) +
+                                " factors for a suite with " + std::to_string(napps) +
+                                " exec_hist apps (give one, or one per app)");
+  }
+  for (VariantId v = 0; v < exec_.num_variants() && !f.empty(); ++v) {
+    for (AppId a = 0; a < napps; ++a) {
+      const ExecCdf* c = exec_.ForApp(v, a);
+      if (c) RETURN_IF_ERROR(exec_.Replace(v, a, c->Affine(0, f.size() == 1 ? f[0] : f[a])));
+    }
+  }
+  online_.reset();
+  if (options_.online_profile) {
+    if (napps == 0)
+      return InvalidArgumentError(
+          "orloj: online_profile needs exec_hist records (a dynamic model) in the suite");
+    ASSIGN_OR_RETURN(OnlineExecTable t, OnlineExecTable::Create(exec_, options_.profiler));
+    online_.emplace(std::move(t));
+  }
   workers_.assign(ctx.workers.size(), WorkerState());
   return selection_->Init(ctx);
+}
+
+void OrlojBatching::OnBatchComplete(const BatchCompletion& c) {
+  if (!online_) return;
+  for (const CompletedRequest& r : c.requests) online_->Record(c.variant, r.app, r.solo, c.now);
+  if (c.now < next_refresh_) return;
+  next_refresh_ = c.now + options_.profile_refresh;
+  if (online_->Refresh(c.now)) RebuildTables();
+}
+
+void OrlojBatching::RebuildTables() {
+  for (auto& [key, table] : tables_) {
+    const auto [hw, v, max_rows] = key;
+    StatusOr<OrlojScoreTable> t = BuildTable(hw, v, max_rows);
+    if (t.ok()) table = std::make_unique<OrlojScoreTable>(*std::move(t));  // else keep the old
+  }
+  // Pointers, handles and milestones refer to the old tables: start over from the queue.
+  for (WorkerState& ws : workers_) ws.table = nullptr;
+  ++profile_rebuilds_;
 }
 
 void OrlojBatching::OnArrival(const Query& q, TimePoint now) {
@@ -93,16 +181,20 @@ const OrlojScoreTable* OrlojBatching::TableFor(HardwareId hw, VariantId v, int m
   auto key = std::make_tuple(hw, v, max_rows);
   auto it = tables_.find(key);
   if (it != tables_.end()) return it->second.get();
-  std::vector<int> sizes = {1};
-  for (int b : suite_->BatchSizes(hw, v))
-    if (b > 1 && b <= max_rows) sizes.push_back(b);
-  StatusOr<OrlojScoreTable> t =
-      OrlojScoreTable::Build(*suite_, exec_, hw, v, sizes, options_.score);
+  StatusOr<OrlojScoreTable> t = BuildTable(hw, v, max_rows);
   std::unique_ptr<OrlojScoreTable> p;
   if (t.ok()) p = std::make_unique<OrlojScoreTable>(*std::move(t));
   const OrlojScoreTable* raw = p.get();
   tables_[key] = std::move(p);
   return raw;
+}
+
+StatusOr<OrlojScoreTable> OrlojBatching::BuildTable(HardwareId hw, VariantId v,
+                                                    int max_rows) const {
+  std::vector<int> sizes = {1};
+  for (int b : suite_->BatchSizes(hw, v))
+    if (b > 1 && b <= max_rows) sizes.push_back(b);
+  return OrlojScoreTable::Build(*suite_, exec_times(), hw, v, sizes, options_.score);
 }
 
 void OrlojBatching::Reset(WorkerState& ws, const OrlojScoreTable* table, VariantId v, int max_rows,

@@ -30,14 +30,27 @@
 //   score_bins         bins of each batch-time histogram (32)
 //   cost_steps         multi-step cost "offset_ms:cost,..." (default "0:1": one step at
 //                      the deadline; appendix B)
+//   online_profile     learn the execution-time distributions from completions (false)
+//   profile_refresh_s, profile_window_s, profile_sample_every, profile_min_samples,
+//   profile_bins       its cadence and profiler (5, 600, 1, 30, 64); need online_profile
+//   offline_scale      per-app factors "f0,f1,..." (one = all apps) applied to the offline
+//                      histograms: a deliberately wrong profile, for experiments
+//
+// Online profile (section 3.2): OnBatchComplete records each finished request's time alone
+// (an append); at most every profile_refresh_s it refreshes the profilers and, when one
+// published a histogram, rebuilds the score tables from the learned distributions
+// (OnlineExecTable) and makes every worker re-register its queue on its next decision.
+// Nothing is rebuilt per query or per decision.
 #include <map>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <vector>
 
 #include "sloserve/policy/batching/orloj_queue.h"
 #include "sloserve/policy/batching/orloj_score.h"
 #include "sloserve/policy/interfaces.h"
+#include "sloserve/profile/online_exec_table.h"
 
 namespace sloserve {
 
@@ -46,10 +59,15 @@ class OrlojBatching : public BatchingPolicy {
   struct Options {
     OrlojScoreOptions score;
     double rebase_exponent = 300;  // re-base the time origin when b (t - base) exceeds it
+    bool online_profile = false;
+    OnlineProfilerOptions profiler;
+    Duration profile_refresh = Seconds(5);
+    std::vector<double> offline_scale;  // empty: the offline histograms as profiled
   };
   static StatusOr<std::unique_ptr<BatchingPolicy>> Create(const PolicyParams& params,
                                                           std::unique_ptr<SelectionPolicy> sel);
   static StatusOr<std::vector<CostStep>> ParseCostSteps(const std::string& text);
+  static StatusOr<std::vector<double>> ParseScales(const std::string& text);
 
   OrlojBatching(Options options, std::unique_ptr<SelectionPolicy> selection)
       : options_(std::move(options)), selection_(std::move(selection)) {}
@@ -57,12 +75,17 @@ class OrlojBatching : public BatchingPolicy {
   void NextBatch(const WorkerView& worker, const QueueView& queue, TimePoint now,
                  BatchDecision* out) override;
   void OnArrival(const Query& q, TimePoint now) override;
+  void OnBatchComplete(const BatchCompletion& c) override;
 
   // Diagnostics (also for tests): queries whose app had no histogram, and requests
   // dropped because no batch size could meet their deadline.
   int64_t unknown_app_queries() const { return unknown_apps_; }
   int64_t timed_out() const { return timed_out_; }
   size_t tracked(WorkerId w) const { return w < workers_.size() ? workers_[w].tracked : 0; }
+  // The distributions scheduled with now (learned where the online profile has them).
+  const ExecTimeTable& exec_times() const { return online_ ? online_->table() : exec_; }
+  const OnlineExecTable* online_profile() const { return online_ ? &*online_ : nullptr; }
+  int64_t profile_rebuilds() const { return profile_rebuilds_; }
 
  private:
   struct Pending {
@@ -103,6 +126,9 @@ class OrlojBatching : public BatchingPolicy {
   enum class AddResult { kAdded, kTimedOut, kReject };
 
   const OrlojScoreTable* TableFor(HardwareId hw, VariantId v, int max_rows);
+  StatusOr<OrlojScoreTable> BuildTable(HardwareId hw, VariantId v, int max_rows) const;
+  // After the online profile changed: new score tables, workers re-register their queues.
+  void RebuildTables();
   void Reset(WorkerState& ws, const OrlojScoreTable* table, VariantId v, int max_rows,
              TimePoint now);
   AddResult Add(WorkerState& ws, const Pending& q, TimePoint now);
@@ -118,7 +144,10 @@ class OrlojBatching : public BatchingPolicy {
   Options options_;
   std::unique_ptr<SelectionPolicy> selection_;
   const ProfileSuite* suite_ = nullptr;
-  ExecTimeTable exec_;
+  ExecTimeTable exec_;                     // offline (after offline_scale)
+  std::optional<OnlineExecTable> online_;  // online_profile only
+  TimePoint next_refresh_{};
+  int64_t profile_rebuilds_ = 0;
   std::map<std::tuple<HardwareId, VariantId, int>, std::unique_ptr<OrlojScoreTable>> tables_;
   std::vector<WorkerState> workers_;
   std::vector<Pending> unplaced_;
