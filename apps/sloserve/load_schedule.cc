@@ -1,5 +1,8 @@
 #include "load_schedule.h"
 
+#include "sloserve/core/rng.h"
+#include "sloserve/workload/query_size_sampler.h"
+
 namespace sloserve::cli {
 
 StatusOr<std::vector<Duration>> BuildSchedule(const ArrivalSpec& spec, uint64_t seed) {
@@ -8,6 +11,14 @@ StatusOr<std::vector<Duration>> BuildSchedule(const ArrivalSpec& spec, uint64_t 
   while (auto t = process->Next()) schedule.push_back(t->time_since_epoch());
   if (schedule.empty()) return InvalidArgumentError("the arrival process produced no requests");
   return schedule;
+}
+
+StatusOr<std::vector<int32_t>> DrawQuerySizes(const std::string& spec, size_t n, uint64_t seed) {
+  ASSIGN_OR_RETURN(auto sampler, MakeQuerySizeSampler(spec));
+  Rng rng = MakeRng(seed, "workload/sizes");  // the stream sim/simulation.cc draws from
+  std::vector<int32_t> sizes(n);
+  for (int32_t& rows : sizes) rows = sampler->Sample(rng);
+  return sizes;
 }
 
 double MeanAccuracy(const LoadReport& report, const ProfileSuite& suite) {

@@ -27,14 +27,19 @@ const std::vector<FlagSpec> kFlags = {
     {"time-compression", "X", "trace: replay X times faster with the same requests"},
     {"slo-ms", "MS", "send parameters.slo_ms (default: the server's task default)"},
     {"app", "NAME", "send parameters.app"},
-    {"rows", "N", "batch dimension of each request (default 1)"},
+    {"rows", "N", "batch dimension of every request (default 1)"},
+    {"sizes", "SPEC",
+     "draw each request's rows as sim's workload.sizes: constant:N, deeprecsys, "
+     "gaussian:MEAN:SD (seeded by --seed; not with --rows)"},
     {"input", "NAME", "input tensor name (default input)"},
     {"datatype", "TYPE", "input datatype (default FP32)"},
-    {"shape", "DIMS", "full input shape, e.g. 1,16 (default ROWS,16)"},
+    {"shape", "DIMS",
+     "full input shape, e.g. 1,16 (default ROWS,16); with --sizes the first dimension is "
+     "-1, each request's rows (default -1,16)"},
     {"connections", "N", "keep-alive connections opened up front (default 64)"},
     {"max-connections", "N", "cap on open connections (default 512)"},
     {"timeout", "SECONDS", "per-request timeout (default 30)"},
-    {"seed", "N", "seed of the arrival process (default 1)"},
+    {"seed", "N", "seed of the arrival process and of --sizes, as sim's seed (default 1)"},
     {"suite", "NAME", "profile suite to turn answering variants into accuracy"},
     {"json", "", "print the report as JSON"},
     {"help", "", "show this help"},
@@ -46,7 +51,9 @@ void PrintHelp() {
       "Sends POST /v2/models/{model}/infer requests open-loop: each at its scheduled time from\n"
       "the arrival process, whatever is outstanding; latency counts from the scheduled time\n"
       "(no coordinated omission). Reports achieved QPS, latency percentiles, SLO attainment\n"
-      "and, with --suite, the accuracy of the answering variants (docs/loadgen.md).\n\n"
+      "and, with --suite, the accuracy of the answering variants (docs/loadgen.md). With the\n"
+      "same --seed, --qps/--arrival and --sizes as a sim config's seed and workload, the\n"
+      "requests arrive at the same offsets with the same rows as in `sloserve sim`.\n\n"
       "options:\n%s\nexample: sloserve loadgen --port 8000 --model image --qps 800 --duration 10 "
       "--suite ramsis-image --json\n",
       FlagsHelp(kFlags).c_str());
@@ -61,6 +68,12 @@ Status Run(const Args& args) {
   o.task = args.Get("model", "image");
   o.app = args.Get("app", "");
   ASSIGN_OR_RETURN(o.slo_ms, args.GetDouble("slo-ms", 0));
+  const bool sized = args.Has("sizes");
+  if (sized && args.Has("rows")) {
+    return InvalidArgumentError(
+        "--rows and --sizes cannot be combined: --rows N sends N rows in every request, "
+        "--sizes SPEC draws each request's rows (use --sizes constant:N for a fixed size)");
+  }
   ASSIGN_OR_RETURN(int64_t rows, args.GetInt("rows", 1));
   if (rows < 1) return InvalidArgumentError("--rows: must be >= 1");
   o.rows = static_cast<int32_t>(rows);
@@ -68,8 +81,13 @@ Status Run(const Args& args) {
   o.datatype = args.Get("datatype", "FP32");
   if (args.Has("shape")) {
     ASSIGN_OR_RETURN(o.shape, ParseShapeList(args.Get("shape")));
+    if (sized && o.shape[0] != -1) {
+      return InvalidArgumentError(
+          "--shape: with --sizes the first dimension is each request's "
+          "rows: write -1 (e.g. -1,16)");
+    }
   } else {
-    o.shape = {o.rows, 16};
+    o.shape = {sized ? -1 : o.rows, 16};
   }
   ASSIGN_OR_RETURN(int64_t conns, args.GetInt("connections", 64));
   ASSIGN_OR_RETURN(int64_t max_conns, args.GetInt("max-connections", 512));
@@ -95,6 +113,12 @@ Status Run(const Args& args) {
   a.horizon = SecondsF(duration);
   ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 1));
   ASSIGN_OR_RETURN(o.schedule, BuildSchedule(a, static_cast<uint64_t>(seed)));
+  if (sized) {
+    o.sizes_label = args.Get("sizes");
+    auto sizes = DrawQuerySizes(o.sizes_label, o.schedule.size(), static_cast<uint64_t>(seed));
+    if (!sizes.ok()) return sizes.status().WithPrefix("--sizes");
+    o.request_rows = std::move(sizes).value();
+  }
 
   std::unique_ptr<ProfileSuite> suite;
   if (args.Has("suite")) {

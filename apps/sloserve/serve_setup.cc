@@ -104,11 +104,19 @@ StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
   setup.http.max_slo = MillisF(max_slo_ms);
 
   const Deployment& d = setup.runtime->deployment();
+  // "60 x n1-4cpu", or per type in mix order: "1 x g4dn.xlarge + 3 x r5n.large".
+  std::string workers;
+  for (size_t i = 0; i < d.workers.size();) {
+    size_t j = i;
+    while (j < d.workers.size() && d.workers[j].hardware == d.workers[i].hardware) ++j;
+    if (!workers.empty()) workers += " + ";
+    workers += std::to_string(j - i) + " x " + setup.suite->hardware()[d.workers[i].hardware].name;
+    i = j;
+  }
   char buf[512];
-  std::snprintf(buf, sizeof buf, "suite %s, task %s, %zu x %s workers, policy %s, SLO %.0f ms",
+  std::snprintf(buf, sizeof buf, "suite %s, task %s, %s workers, policy %s, SLO %.0f ms",
                 setup.suite->name().c_str(), setup.suite->tasks()[d.task].name.c_str(),
-                d.workers.size(), setup.suite->hardware()[d.hardware].name.c_str(),
-                spec.policy.Label().c_str(), ToMillis(d.slo));
+                workers.c_str(), spec.policy.Label().c_str(), ToMillis(d.slo));
   setup.summary = buf;
   return setup;
 }

@@ -112,6 +112,10 @@ TEST(KServeHandlerTest, RoutesAndRendersOutcome) {
   EXPECT_EQ(j["parameters"]["compute_us"], 2500);
   EXPECT_EQ(j["parameters"]["batch_size"], 8);
   EXPECT_EQ(j["parameters"]["met_slo"], false);
+  EXPECT_FALSE(j["parameters"].contains("hardware"));  // not reported: not rendered
+  outcome.hardware = "g4dn.xlarge";
+  EXPECT_EQ(json::parse(handler.RenderOutcome(call, outcome).body)["parameters"]["hardware"],
+            "g4dn.xlarge");
 
   outcome.status = ResourceExhaustedError("admission queue full");
   const HttpResponse err = handler.RenderOutcome(call, outcome);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "server/server_fixture.h"
@@ -83,6 +84,51 @@ TEST(LoadGenTest, BodyMatchesOptions) {
   EXPECT_FALSE(BuildInferBody(o).ok());
 }
 
+TEST(LoadGenTest, BodyForRowsReplacesTheBatchDimension) {
+  LoadOptions o;
+  o.task = "image";
+  o.shape = {-1, 3};  // shape[0] is a placeholder for each request's rows
+  auto body = BuildInferBody(o, 5);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  const json j = json::parse(*body);
+  EXPECT_EQ(j["inputs"][0]["shape"], json({5, 3}));
+  EXPECT_EQ(j["inputs"][0]["data"].size(), 15u);
+  EXPECT_FALSE(BuildInferBody(o, 0).ok());
+  o.shape = {};
+  body = BuildInferBody(o, 4);
+  ASSERT_TRUE(body.ok());
+  EXPECT_EQ(json::parse(*body)["inputs"][0]["shape"], json({4}));
+}
+
+TEST(LoadGenTest, RequestRowsMustMatchTheSchedule) {
+  LoadOptions o;
+  o.task = "image";
+  o.port = 1;
+  o.schedule = {Millis(0), Millis(1)};
+  o.request_rows = {3};
+  EXPECT_EQ(RunLoad(o).status().code(), StatusCode::kInvalidArgument);
+  o.request_rows = {3, 0};
+  EXPECT_EQ(RunLoad(o).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(LoadReportTest, JsonCarriesSizesAndHardware) {
+  LoadRecorder rec;
+  rec.RecordOk(Millis(5), "a", true, 0, "g4dn.xlarge");
+  rec.RecordOk(Millis(5), "a", true, 0, "r5n.large");
+  rec.RecordOk(Millis(5), "a", true, 0, "r5n.large");
+  rec.RecordOk(Millis(5), "a", true, 0);  // hardware not reported: not counted
+  LoadReport r = rec.Finish(4, 4, Seconds(1), Seconds(1), 0, 1);
+  r.sizes = "deeprecsys";
+  r.rows_mean = 240.5;
+  const json j = r.ToJson();
+  EXPECT_EQ(j["sizes"], "deeprecsys");
+  EXPECT_EQ(j["rows_mean"], 240.5);
+  EXPECT_EQ(j["hardware_counts"], json({{"g4dn.xlarge", 1}, {"r5n.large", 2}}));
+  EXPECT_NE(r.ToText().find("sizes      deeprecsys  (mean 240.5 rows"), std::string::npos)
+      << r.ToText();
+  EXPECT_NE(r.ToText().find("r5n.large: 2"), std::string::npos) << r.ToText();
+}
+
 TEST(LoadGenTest, UnreachableServerIsUnavailable) {
   LoadOptions o;
   o.task = "image";
@@ -159,6 +205,38 @@ TEST_F(LoadGenServerTest, CountsErrorsAndQueuesBeyondTheConnectionCap) {
   EXPECT_EQ(report->ok, 0);
   EXPECT_EQ(report->errors_by_status.at(429), 10);
   EXPECT_EQ(report->slo_attainment_server, 0);
+}
+
+TEST_F(LoadGenServerTest, SendsEachRequestWithItsOwnRows) {
+  FakeBackend::Options backend;
+  backend.hardware = "g4dn.xlarge";
+  StartServer(backend);
+  LoadOptions o;
+  o.port = port_;
+  o.task = "image";
+  o.shape = {-1, 3};
+  o.connections = 4;
+  // Unsorted on purpose: each request keeps its rows when the schedule is sorted.
+  o.schedule = {Millis(30), Millis(0), Millis(10), Millis(20), Millis(40)};
+  o.request_rows = {7, 1, 2, 2, 5};
+  o.sizes_label = "test-mix";
+  auto report = RunLoad(o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->ok, 5) << report->ToText();
+  EXPECT_EQ(report->sizes, "test-mix");
+  EXPECT_DOUBLE_EQ(report->rows_mean, 17.0 / 5);
+  EXPECT_EQ(report->hardware_counts.at("g4dn.xlarge"), 5);
+  const std::map<int32_t, int64_t> want = {{1, 1}, {2, 2}, {5, 1}, {7, 1}};
+  EXPECT_EQ(backend_->rows_seen(), want);
+
+  o.request_rows.clear();  // fixed rows: the label says so
+  o.shape = {2, 3};
+  o.rows = 2;
+  o.sizes_label.clear();
+  report = RunLoad(o);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->sizes, "constant:2");
+  EXPECT_DOUBLE_EQ(report->rows_mean, 2);
 }
 
 TEST_F(LoadGenServerTest, ResendsOnceWhenTheServerClosedAnIdleConnection) {

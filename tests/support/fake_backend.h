@@ -36,6 +36,7 @@ class FakeBackend : public InferenceBackend {
     std::vector<TaskInfo> tasks = {FakeImageTask()};
     Duration delay{0};  // 0: complete inline from Submit
     bool ready = true;
+    std::string hardware;  // reported in every outcome; empty = not reported
   };
 
   FakeBackend() : FakeBackend(Options{}) {}
@@ -60,6 +61,7 @@ class FakeBackend : public InferenceBackend {
     {
       std::lock_guard<std::mutex> lock(mu_);
       last_request_ = request;
+      ++rows_seen_[request.rows];
       failure = failure_;
     }
     InferOutcome outcome = MakeOutcome(request, failure);
@@ -91,6 +93,11 @@ class FakeBackend : public InferenceBackend {
     std::lock_guard<std::mutex> lock(mu_);
     return last_request_;
   }
+  // Requests submitted, by rows (shape[0]).
+  std::map<int32_t, int64_t> rows_seen() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return rows_seen_;
+  }
 
  private:
   struct Pending {
@@ -114,6 +121,7 @@ class FakeBackend : public InferenceBackend {
     }
     o.variant = task->variants.empty() ? "default" : task->variants.front();
     o.worker = "w0";
+    o.hardware = options_.hardware;
     o.queue_time = Micros(10);
     o.compute_time = options_.delay;
     o.batch_size = request.rows;
@@ -157,6 +165,7 @@ class FakeBackend : public InferenceBackend {
   std::multimap<std::chrono::steady_clock::time_point, Pending> pending_;  // guarded by mu_
   std::optional<Status> failure_;                                          // guarded by mu_
   InferRequest last_request_;                                              // guarded by mu_
+  std::map<int32_t, int64_t> rows_seen_;                                   // guarded by mu_
   bool stop_ = false;                                                      // guarded by mu_
   std::thread thread_;
 };

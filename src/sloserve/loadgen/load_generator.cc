@@ -8,8 +8,10 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 #include <utility>
 
@@ -42,24 +44,31 @@ using ConnPtr = std::shared_ptr<Conn>;
 // One run; all state is touched only from the thread running ioc_.
 class LoadRun {
  public:
-  LoadRun(const LoadOptions& options, std::vector<Duration> schedule, std::string body,
-          const LoadProgressFn& progress)
+  // `bodies` holds one body per distinct request; `body_of[i]` indexes request i's (empty:
+  // every request uses bodies[0]).
+  LoadRun(const LoadOptions& options, std::vector<Duration> schedule, std::vector<uint32_t> body_of,
+          std::vector<std::string> bodies, const LoadProgressFn& progress)
       : options_(options),
         schedule_(std::move(schedule)),
+        body_of_(std::move(body_of)),
         progress_(progress),
         recorder_(static_cast<int64_t>(schedule_.size())),
         send_timer_(ioc_),
         progress_timer_(ioc_),
         retried_(schedule_.size(), false) {
-    request_.method(http::verb::post);
-    request_.target("/v2/models/" + options.task + "/infer");
-    request_.version(11);
-    request_.set(http::field::host, options.host + ":" + std::to_string(options.port));
-    request_.set(http::field::content_type, "application/json");
-    request_.set(http::field::user_agent, "sloserve-loadgen");
-    request_.keep_alive(true);
-    request_.body() = std::move(body);
-    request_.prepare_payload();
+    requests_.resize(bodies.size());
+    for (size_t k = 0; k < bodies.size(); ++k) {
+      auto& request = requests_[k];
+      request.method(http::verb::post);
+      request.target("/v2/models/" + options.task + "/infer");
+      request.version(11);
+      request.set(http::field::host, options.host + ":" + std::to_string(options.port));
+      request.set(http::field::content_type, "application/json");
+      request.set(http::field::user_agent, "sloserve-loadgen");
+      request.keep_alive(true);
+      request.body() = std::move(bodies[k]);
+      request.prepare_payload();
+    }
   }
 
   Status Connect() {
@@ -151,7 +160,7 @@ class LoadRun {
     const auto now = Clock::now();
     if (now > Scheduled(i)) recorder_.RecordSendLag(Since(Scheduled(i), now));
     c->stream.expires_after(options_.timeout);  // bounds the write and the read
-    const auto& request = request_;
+    const auto& request = requests_[body_of_.empty() ? 0 : body_of_[i]];
     http::async_write(c->stream, request, [this, c](beast::error_code ec, size_t) {
       if (ec) return Fail(c, ec);
       c->parser.emplace();
@@ -185,6 +194,7 @@ class LoadRun {
 
   void RecordOk(const std::string& body, Duration latency) {
     std::string variant;
+    std::string hardware;
     bool met_slo = false;
     const auto doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
     if (doc.is_object()) {
@@ -192,12 +202,16 @@ class LoadRun {
         if (const auto v = params->find("variant"); v != params->end() && v->is_string()) {
           variant = v->get<std::string>();
         }
+        if (const auto h = params->find("hardware"); h != params->end() && h->is_string()) {
+          hardware = h->get<std::string>();
+        }
         if (const auto m = params->find("met_slo"); m != params->end() && m->is_boolean()) {
           met_slo = m->get<bool>();
         }
       }
     }
-    recorder_.RecordOk(latency, variant.empty() ? "(unknown)" : variant, met_slo, options_.slo_ms);
+    recorder_.RecordOk(latency, variant.empty() ? "(unknown)" : variant, met_slo, options_.slo_ms,
+                       hardware);
   }
 
   void Fail(const ConnPtr& c, beast::error_code ec) {
@@ -279,9 +293,12 @@ class LoadRun {
   asio::io_context ioc_;  // first member: outlives every connection
   const LoadOptions& options_;
   const std::vector<Duration> schedule_;
+  const std::vector<uint32_t> body_of_;  // request i -> index into requests_
   const LoadProgressFn& progress_;
   LoadRecorder recorder_;
-  http::request<http::string_body> request_;  // identical for every send, written read-only
+  // One prepared request per distinct body, built before the clock starts and written
+  // read-only by every send that uses it.
+  std::vector<http::request<http::string_body>> requests_;
   tcp::resolver::results_type endpoints_;
   asio::steady_timer send_timer_;
   asio::steady_timer progress_timer_;
@@ -307,13 +324,18 @@ const char* ZeroLiteral(const std::string& datatype) {
 }  // namespace loadgen_internal
 
 StatusOr<std::string> BuildInferBody(const LoadOptions& options) {
-  using nlohmann::json;
-  if (options.rows < 1) return InvalidArgumentError("loadgen: rows must be >= 1");
-  std::vector<int64_t> shape = options.shape;
-  if (shape.empty()) shape = {options.rows};
-  if (shape[0] != options.rows) {
+  if (!options.shape.empty() && options.shape[0] != options.rows) {
     return InvalidArgumentError("loadgen: shape[0] must equal rows");
   }
+  return BuildInferBody(options, options.rows);
+}
+
+StatusOr<std::string> BuildInferBody(const LoadOptions& options, int32_t rows) {
+  using nlohmann::json;
+  if (rows < 1) return InvalidArgumentError("loadgen: rows must be >= 1");
+  std::vector<int64_t> shape = options.shape;
+  if (shape.empty()) shape = {rows};
+  shape[0] = rows;
   int64_t elements = 1;
   for (int64_t d : shape) {
     if (d < 0) return InvalidArgumentError("loadgen: shape dimensions must be >= 0");
@@ -351,18 +373,57 @@ StatusOr<LoadReport> RunLoad(const LoadOptions& options, const LoadProgressFn& p
   if (progress && options.progress_interval <= Duration::zero()) {
     return InvalidArgumentError("loadgen: progress_interval must be > 0");
   }
-  std::vector<Duration> schedule = options.schedule;
-  if (std::any_of(schedule.begin(), schedule.end(),
+  const size_t n = options.schedule.size();
+  const bool per_request = !options.request_rows.empty();
+  if (per_request && options.request_rows.size() != n) {
+    return InvalidArgumentError("loadgen: request_rows must have one entry per schedule entry");
+  }
+  if (std::any_of(options.schedule.begin(), options.schedule.end(),
                   [](Duration d) { return d < Duration::zero(); })) {
     return InvalidArgumentError("loadgen: schedule offsets must be >= 0");
   }
-  if (!std::is_sorted(schedule.begin(), schedule.end()))
-    std::sort(schedule.begin(), schedule.end());
-  ASSIGN_OR_RETURN(std::string body, BuildInferBody(options));
-  auto run = std::make_unique<loadgen_internal::LoadRun>(options, std::move(schedule),
-                                                         std::move(body), progress);
+  // Send order = schedule order; each request keeps its rows.
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (!std::is_sorted(options.schedule.begin(), options.schedule.end())) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return options.schedule[a] < options.schedule[b]; });
+  }
+  std::vector<Duration> schedule(n);
+  for (size_t k = 0; k < n; ++k) schedule[k] = options.schedule[order[k]];
+
+  std::vector<std::string> bodies;
+  std::vector<uint32_t> body_of;
+  double rows_sum = 0;
+  if (!per_request) {
+    ASSIGN_OR_RETURN(std::string body, BuildInferBody(options));
+    bodies.push_back(std::move(body));
+    rows_sum = static_cast<double>(options.rows) * static_cast<double>(n);
+  } else {
+    std::map<int32_t, uint32_t> body_index;  // rows -> index into bodies
+    body_of.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      const int32_t rows = options.request_rows[order[k]];
+      rows_sum += rows;
+      auto [it, inserted] = body_index.emplace(rows, static_cast<uint32_t>(bodies.size()));
+      if (inserted) {
+        ASSIGN_OR_RETURN(std::string body, BuildInferBody(options, rows));
+        bodies.push_back(std::move(body));
+      }
+      body_of[k] = it->second;
+    }
+  }
+  auto run = std::make_unique<loadgen_internal::LoadRun>(
+      options, std::move(schedule), std::move(body_of), std::move(bodies), progress);
   RETURN_IF_ERROR(run->Connect());
-  return run->Run();
+  LoadReport report = run->Run();
+  if (!options.sizes_label.empty()) {
+    report.sizes = options.sizes_label;
+  } else {
+    report.sizes = per_request ? "per-request" : "constant:" + std::to_string(options.rows);
+  }
+  report.rows_mean = n > 0 ? rows_sum / static_cast<double>(n) : 0.0;
+  return report;
 }
 
 }  // namespace sloserve

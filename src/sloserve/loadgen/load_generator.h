@@ -7,6 +7,10 @@
 // is idle a new one is opened, up to `max_connections`; beyond that it waits in a FIFO
 // and its latency still counts from its scheduled time (no coordinated omission).
 // Everything runs on one thread (the caller's) with one io_context.
+//
+// Requests may differ in rows (`request_rows`, e.g. drawn from the simulator's query-size
+// samplers): one request per distinct row count is built before the clock starts and
+// written read-only, so the send path never builds a body.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -24,10 +28,14 @@ struct LoadOptions {
   std::string task;   // POST /v2/models/{task}/infer
   std::string app;    // parameters.app; empty = not sent
   double slo_ms = 0;  // parameters.slo_ms; <= 0 = not sent (server default)
-  int32_t rows = 1;   // batch dimension
+  int32_t rows = 1;   // batch dimension of every request, unless request_rows is set
+  // Per-request rows, one per schedule entry (same order); empty = every request has
+  // `rows`. Each request's shape[0] is its rows (shape[0] of `shape` is ignored then).
+  std::vector<int32_t> request_rows;
+  std::string sizes_label;  // how the rows were drawn, for the report; empty = "constant:<rows>"
   std::string input_name = "input";
   std::string datatype = "FP32";
-  std::vector<int64_t> shape;      // full shape; empty = {rows}; shape[0] must == rows
+  std::vector<int64_t> shape;      // full shape; empty = {rows}; shape[0] must == rows (see above)
   int connections = 64;            // opened before the clock starts
   int max_connections = 512;       // cap on simultaneously open connections
   std::vector<Duration> schedule;  // send offsets from the start (sorted if not)
@@ -53,5 +61,7 @@ StatusOr<LoadReport> RunLoad(const LoadOptions& options, const LoadProgressFn& p
 
 // The JSON body RunLoad sends (exposed for tests and for the CLI's dry runs).
 StatusOr<std::string> BuildInferBody(const LoadOptions& options);
+// The body of a request of `rows` rows: `options.shape` with shape[0] replaced by rows.
+StatusOr<std::string> BuildInferBody(const LoadOptions& options, int32_t rows);
 
 }  // namespace sloserve

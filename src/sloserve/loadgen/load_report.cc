@@ -13,17 +13,24 @@ Duration SortedPercentile(const std::vector<Duration>& sorted, double q) {
   return sorted[rank == 0 ? 0 : rank - 1];
 }
 
-void LoadRecorder::RecordOk(Duration latency, std::string_view variant, bool met_slo,
-                            double slo_ms) {
+namespace {
+
+void Count(std::map<std::string, int64_t, std::less<>>& counts, std::string_view key) {
+  auto it = counts.find(key);
+  if (it == counts.end()) it = counts.emplace(std::string(key), 0).first;
+  ++it->second;
+}
+
+}  // namespace
+
+void LoadRecorder::RecordOk(Duration latency, std::string_view variant, bool met_slo, double slo_ms,
+                            std::string_view hardware) {
   ++report_.ok;
   latencies_.push_back(latency);
   if (slo_ms > 0 && ToMillis(latency) <= slo_ms) ++met_client_;
   if (met_slo) ++met_server_;
-  auto it = report_.variant_counts.find(variant);
-  if (it == report_.variant_counts.end()) {
-    it = report_.variant_counts.emplace(std::string(variant), 0).first;
-  }
-  ++it->second;
+  Count(report_.variant_counts, variant);
+  if (!hardware.empty()) Count(report_.hardware_counts, hardware);
 }
 
 void LoadRecorder::RecordHttpError(int status) {
@@ -66,6 +73,8 @@ nlohmann::json LoadReport::ToJson() const {
   for (const auto& [status, n] : errors_by_status) errors[std::to_string(status)] = n;
   nlohmann::json variants = nlohmann::json::object();
   for (const auto& [variant, n] : variant_counts) variants[variant] = n;
+  nlohmann::json hardware = nlohmann::json::object();
+  for (const auto& [type, n] : hardware_counts) hardware[type] = n;
   nlohmann::json j = {
       {"scheduled", scheduled},
       {"sent", sent},
@@ -75,6 +84,9 @@ nlohmann::json LoadReport::ToJson() const {
       {"transport_errors", transport_errors},
       {"errors_by_status", std::move(errors)},
       {"variant_counts", std::move(variants)},
+      {"hardware_counts", std::move(hardware)},
+      {"sizes", sizes},
+      {"rows_mean", rows_mean},
       {"duration_s", ToSeconds(duration)},
       {"max_send_lag_ms", ToMillis(max_send_lag)},
       {"offered_qps", offered_qps},
@@ -132,11 +144,21 @@ std::string LoadReport::ToText() const {
                   100 * slo_attainment_server);
   }
   out += buf;
+  if (!sizes.empty()) {
+    std::snprintf(buf, sizeof(buf), "sizes      %s  (mean %.1f rows per request)\n", sizes.c_str(),
+                  rows_mean);
+    out += buf;
+  }
   if (!variant_counts.empty()) {
     out += "variants   ";
     for (const auto& [variant, n] : variant_counts) {
       out += variant + ": " + std::to_string(n) + "  ";
     }
+    out += "\n";
+  }
+  if (!hardware_counts.empty()) {
+    out += "hardware   ";
+    for (const auto& [type, n] : hardware_counts) out += type + ": " + std::to_string(n) + "  ";
     out += "\n";
   }
   return out;

@@ -28,6 +28,11 @@ struct LoadReport {
   int64_t transport_errors = 0;  // connect/read/write failures
   std::map<int, int64_t> errors_by_status;
   std::map<std::string, int64_t, std::less<>> variant_counts;  // OK responses per answering variant
+  // OK responses per instance type that ran them (the response's parameters.hardware;
+  // empty when the server does not report it). Heterogeneous deployments: where queries went.
+  std::map<std::string, int64_t, std::less<>> hardware_counts;
+  std::string sizes;     // how request rows were drawn, e.g. "constant:1", "deeprecsys"
+  double rows_mean = 0;  // mean rows per scheduled request
 
   Duration duration{};      // start -> last completion
   Duration max_send_lag{};  // worst (actual write start - scheduled time): generator health
@@ -55,7 +60,9 @@ class LoadRecorder {
  public:
   explicit LoadRecorder(int64_t expected = 0) { latencies_.reserve(static_cast<size_t>(expected)); }
 
-  void RecordOk(Duration latency, std::string_view variant, bool met_slo, double slo_ms);
+  // `hardware` empty = not reported by the server (not counted).
+  void RecordOk(Duration latency, std::string_view variant, bool met_slo, double slo_ms,
+                std::string_view hardware = {});
   void RecordHttpError(int status);
   void RecordTimeout() { ++report_.timeouts; }
   void RecordTransportError() { ++report_.transport_errors; }

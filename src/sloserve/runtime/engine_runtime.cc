@@ -39,14 +39,21 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   EngineRuntime* self = rt.get();
   rt->engine_->set_sink([self](const QueryRecord& r) { self->Answer(r); });
 
-  // Every task with a variant profiled on the deployment's hardware is served.
+  rt->by_type_.resize(suite->hardware().size());
+  for (const WorkerSpec& w : rt->deployment_.workers) ++rt->by_type_[w.hardware].workers;
+
+  // Every task with a variant profiled on some worker's hardware is served (a
+  // heterogeneous deployment has several types; the engine routes each variant).
   for (TaskId t = 0; t < suite->tasks().size(); ++t) {
     const TaskSpec& spec = suite->tasks()[t];
     TaskInfo info;
     info.name = spec.name;
     for (VariantId v : suite->VariantsOfTask(t)) {
-      if (!suite->BatchSizes(rt->deployment_.hardware, v).empty()) {
-        info.variants.push_back(suite->variants()[v].name);
+      for (HardwareId h = 0; h < rt->by_type_.size(); ++h) {
+        if (rt->by_type_[h].workers > 0 && !suite->BatchSizes(h, v).empty()) {
+          info.variants.push_back(suite->variants()[v].name);
+          break;
+        }
       }
     }
     if (info.variants.empty()) continue;
@@ -160,8 +167,15 @@ void EngineRuntime::Answer(const QueryRecord& r) {
         out.status = Status(StatusCode::kDeadlineExceeded, "dropped: the SLO could not be met");
     }
   } else {
+    const WorkerView& worker = engine_->workers()[r.worker];
     out.variant = suite_->variants()[r.variant].name;
-    out.worker = engine_->workers()[r.worker].name;
+    out.worker = worker.name;
+    out.hardware = suite_->hardware()[worker.hardware].name;
+    TypeCounters& type = by_type_[worker.hardware];
+    ++type.served;
+    type.late += r.met_slo ? 0 : 1;
+    type.rows += r.size;
+    type.service += r.service_time();
     out.queue_time = r.queue_time();
     out.compute_time = r.service_time();
     out.batch_size = r.batch_size;
@@ -232,6 +246,7 @@ namespace sloserve {
 std::string EngineRuntime::PrometheusMetrics() const {
   MetricsSummary m;
   size_t queued = 0, busy = 0, active = 0;
+  std::vector<TypeCounters> by_type;
   {
     std::lock_guard<std::mutex> lock(engine_mu_);
     m = engine_->Summarize(Now());
@@ -240,6 +255,7 @@ std::string EngineRuntime::PrometheusMetrics() const {
       busy += w.busy ? 1 : 0;
       active += w.active ? 1 : 0;
     }
+    by_type = by_type_;
   }
   std::string out;
   auto line = [&](const char* name, const char* type, const char* help, double value,
@@ -269,6 +285,30 @@ std::string EngineRuntime::PrometheusMetrics() const {
        static_cast<double>(active));
   line("sloserve_cold_starts_total", "counter", "Variant loads on a worker.",
        static_cast<double>(m.cold_starts));
+  // One series per hardware type of the deployment, so a heterogeneous deployment shows
+  // which instance types served which queries.
+  auto per_type = [&](const char* name, const char* type, const char* help, auto value) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    for (HardwareId h = 0; h < by_type.size(); ++h) {
+      if (by_type[h].workers == 0) continue;
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "%s{hardware=\"%s\"} %.17g\n", name,
+                    suite_->hardware()[h].name.c_str(), static_cast<double>(value(by_type[h])));
+      out += buf;
+    }
+  };
+  per_type("sloserve_workers", "gauge", "Workers of each hardware type.",
+           [](const TypeCounters& c) { return c.workers; });
+  per_type("sloserve_queries_served_total", "counter", "Completed queries by hardware type.",
+           [](const TypeCounters& c) { return c.served; });
+  per_type("sloserve_queries_served_late_total", "counter",
+           "Completed queries past their deadline, by hardware type.",
+           [](const TypeCounters& c) { return c.late; });
+  per_type("sloserve_rows_served_total", "counter", "Rows of completed queries by hardware type.",
+           [](const TypeCounters& c) { return c.rows; });
+  per_type("sloserve_service_seconds_total", "counter",
+           "Service time (batch start to completion) of completed queries by hardware type.",
+           [](const TypeCounters& c) { return ToSeconds(c.service); });
   return out;
 }
 

@@ -80,6 +80,15 @@ class EngineRuntime : public InferenceBackend {
   void Admit(Pending p, TimePoint now);
   void Answer(const QueryRecord& r);
 
+  // Completed queries per hardware type (heterogeneous deployments: where queries ran).
+  struct TypeCounters {
+    int64_t workers = 0;  // workers of this type in the deployment
+    int64_t served = 0;   // completed queries
+    int64_t late = 0;     // of which past their deadline
+    int64_t rows = 0;     // their rows
+    Duration service{};   // their summed service time (batch start -> completion)
+  };
+
   const ProfileSuite* suite_;
   RuntimeOptions options_;
   Deployment deployment_;
@@ -92,6 +101,7 @@ class EngineRuntime : public InferenceBackend {
   std::unordered_map<uint64_t, std::function<void(InferOutcome)>> waiting_;  // engine thread
   uint64_t next_cookie_ = 1;
   std::unordered_map<std::string, AppId> apps_;  // engine thread
+  std::vector<TypeCounters> by_type_;            // by HardwareId; under engine_mu_
 
   mutable std::mutex inbox_mu_;
   std::condition_variable inbox_cv_;

@@ -33,6 +33,7 @@ struct InferOutcome {
   Status status;            // non-OK: the request was rejected or dropped, message says why
   std::string variant;      // the variant that answered
   std::string worker;       // worker name, e.g. "w3"
+  std::string hardware;     // the worker's hardware (instance) type; empty = not reported
   Duration queue_time{};    // arrival at the engine -> batch start
   Duration compute_time{};  // batch start -> completion
   int32_t batch_size = 0;

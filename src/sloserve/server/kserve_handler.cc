@@ -356,6 +356,10 @@ HttpResponse KServeHandler::RenderOutcome(const InferCall& call,
   AppendJsonString(out, outcome.variant);
   out += ",\"worker\":";
   AppendJsonString(out, outcome.worker);
+  if (!outcome.hardware.empty()) {
+    out += ",\"hardware\":";
+    AppendJsonString(out, outcome.hardware);
+  }
   out += ",\"queue_us\":" + std::to_string(outcome.queue_time.count());
   out += ",\"compute_us\":" + std::to_string(outcome.compute_time.count());
   out += ",\"batch_size\":" + std::to_string(outcome.batch_size);

@@ -1,0 +1,46 @@
+#pragma once
+// A minimal HTTP/1.0 GET over a POSIX socket, for end-to-end tests that read a real
+// server's /metrics without linking an HTTP library. HTTP/1.0 without keep-alive makes
+// the server close the connection after the response, so the body ends at EOF.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <string>
+
+namespace sloserve::testing {
+
+// The response body of GET http://127.0.0.1:<port><target>; empty on any failure.
+inline std::string HttpGetBody(uint16_t port, const std::string& target) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  timeval timeout{10, 0};  // never hang a test on a stuck server
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  std::string response;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    size_t written = 0;
+    while (written < request.size()) {
+      const ssize_t n = send(fd, request.data() + written, request.size() - written, 0);
+      if (n <= 0) break;
+      written += static_cast<size_t>(n);
+    }
+    char buf[4096];
+    for (ssize_t n; written == request.size() && (n = recv(fd, buf, sizeof buf, 0)) > 0;) {
+      response.append(buf, static_cast<size_t>(n));
+    }
+  }
+  close(fd);
+  const size_t body = response.find("\r\n\r\n");
+  return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+}  // namespace sloserve::testing
