@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 
 #include "sloserve/core/rng.h"
 #include "sloserve/policy/batching/orloj.h"
@@ -83,16 +84,23 @@ const ProfileSuite& Bimodal() {
   return *s;
 }
 
-void BM_OrlojDecision(benchmark::State& state) {
-  const int n = static_cast<int>(state.range(0));
-  const ProfileSuite& suite = Bimodal();
-  PolicyParams params("bench", {});
+// ORLOJ (fixed selection) initialised for one worker with every variant loaded.
+std::unique_ptr<BatchingPolicy> SingleWorkerOrloj(const ProfileSuite& suite,
+                                                  std::map<std::string, std::string> options) {
+  PolicyParams params("bench", std::move(options));
   auto policy = OrlojBatching::Create(params, FixedSelection::Create(params).value()).value();
   PolicyContext ctx;
   ctx.suite = &suite;
   ctx.workers.resize(1);
   ctx.workers[0].loaded.assign(suite.variants().size(), true);
   if (!policy->Init(ctx).ok()) std::abort();
+  return policy;
+}
+
+void BM_OrlojDecision(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const ProfileSuite& suite = Bimodal();
+  auto policy = SingleWorkerOrloj(suite, {});
   std::vector<Query> table;
   std::deque<uint32_t> slots;
   Rng rng = MakeRng(4, "bench");
@@ -143,16 +151,10 @@ void BM_OrlojDecision(benchmark::State& state) {
 void BM_OrlojProfileRebuild(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const ProfileSuite& suite = Bimodal();
-  PolicyParams params("bench", {{"online_profile", "true"},
-                                {"profile_refresh_s", "1e-6"},
-                                {"profile_window_s", "1e-6"},
-                                {"profile_min_samples", "1"}});
-  auto policy = OrlojBatching::Create(params, FixedSelection::Create(params).value()).value();
-  PolicyContext ctx;
-  ctx.suite = &suite;
-  ctx.workers.resize(1);
-  ctx.workers[0].loaded.assign(suite.variants().size(), true);
-  if (!policy->Init(ctx).ok()) std::abort();
+  auto policy = SingleWorkerOrloj(suite, {{"online_profile", "true"},
+                                          {"profile_refresh_s", "1e-6"},
+                                          {"profile_window_s", "1e-6"},
+                                          {"profile_min_samples", "1"}});
   Rng rng = MakeRng(5, "bench");
   std::vector<Query> table;
   std::deque<uint32_t> slots;

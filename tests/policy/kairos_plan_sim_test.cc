@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "policy/kairos_fixtures.h"
 #include "sloserve/policy/latency_learning/latency_predictor.h"
 #include "sloserve/policy/planning/config_search.h"
 #include "sloserve/policy/planning/kairos_config_pick.h"
@@ -26,17 +27,9 @@ const ProfileSuite& Suite() {
 }
 
 RunSpec Rm2() {
-  RunSpec spec;
-  spec.suite = "kairos-recsys";
-  spec.task = "rm2";
-  spec.arrival.kind = "poisson";
+  RunSpec spec = testing::Rm2Run("kairos", "");
   spec.arrival.rate_qps = 10;
   spec.arrival.horizon = Seconds(20);
-  spec.sizes = "deeprecsys";
-  spec.service.mode = ServiceTimeOptions::Mode::kSample;
-  spec.policy.batching = "single";
-  spec.policy.dispatch = "kairos";
-  spec.policy.name = "kairos";
   return spec;
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "policy/kairos_fixtures.h"
 #include "sloserve/policy/latency_learning/latency_predictor.h"
 #include "sloserve/policy/planning/config_search.h"
 #include "sloserve/policy/planning/instance_configs.h"
@@ -19,28 +20,7 @@
 namespace sloserve {
 namespace {
 
-// gpu: 10/100/1000 rows -> 2/10/50 ms; cpu: 1/20/200 ms. QoS 100 ms: the cpu serves
-// sizes up to 100 (20 ms), misses it at 1000 (200 ms).
-ProfileSuite TwoTypeSuite() {
-  ProfileSuite s;
-  s.set_name("two");
-  TaskSpec t;
-  t.name = "t";
-  t.default_slo = Millis(100);
-  s.AddTask(t);
-  VariantSpec v;
-  v.name = "v";
-  const VariantId vid = s.AddVariant(v);
-  const HardwareId gpu = s.AddHardware(HardwareSpec{"gpu", 0.5, 4, 16});
-  const HardwareId cpu = s.AddHardware(HardwareSpec{"cpu", 0.15, 2, 16});
-  const int rows[] = {10, 100, 1000};
-  const int64_t gpu_ms[] = {2, 10, 50}, cpu_ms[] = {1, 20, 200};
-  for (int k = 0; k < 3; ++k) {
-    s.AddLatency(gpu, vid, rows[k], LatencyDistribution(std::vector<int64_t>(3, gpu_ms[k] * 1000)));
-    s.AddLatency(cpu, vid, rows[k], LatencyDistribution(std::vector<int64_t>(3, cpu_ms[k] * 1000)));
-  }
-  return s;
-}
+using testing::TwoTypeSuite;
 
 KairosUpperBound Bound(const ProfileSuite& s, std::vector<int> sizes, Duration qos = Millis(100)) {
   LatencyPredictor p;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "policy/kairos_fixtures.h"
 #include "sloserve/policy/dispatch/kairos_common.h"
 #include "sloserve/policy/dispatch/oracle.h"
 #include "sloserve/profile/profile.h"
@@ -23,19 +24,7 @@ const ProfileSuite& Suite() {
 
 RunSpec Rm2(const std::string& dispatch,
             const std::string& hardware = "g4dn.xlarge:3,c5n.2xlarge:1,r5n.large:3") {
-  RunSpec spec;
-  spec.suite = "kairos-recsys";
-  spec.task = "rm2";
-  spec.hardware = hardware;
-  spec.arrival.kind = "poisson";
-  spec.arrival.rate_qps = 60;
-  spec.arrival.horizon = Seconds(60);
-  spec.sizes = "deeprecsys";
-  spec.service.mode = ServiceTimeOptions::Mode::kSample;
-  spec.policy.batching = "single";
-  spec.policy.dispatch = dispatch;
-  spec.policy.name = dispatch;
-  return spec;
+  return testing::Rm2Run(dispatch, hardware);
 }
 
 TEST(KairosSimTest, EveryPolicyServesOneQueryPerInstanceAtATime) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "policy/kairos_fixtures.h"
 #include "policy/policy_test_util.h"
 #include "sloserve/policy/batching/single.h"
 #include "sloserve/policy/dispatch/clkwrk.h"
@@ -20,27 +21,7 @@ namespace {
 
 using testing::QueueFixture;
 
-// gpu: 10/100/1000 rows -> 2/10/50 ms; cpu: 1/20/200 ms. C_cpu = 50/200 = 0.25.
-ProfileSuite TwoTypeSuite() {
-  ProfileSuite s;
-  s.set_name("two");
-  TaskSpec t;
-  t.name = "t";
-  t.default_slo = Millis(100);
-  s.AddTask(t);
-  VariantSpec v;
-  v.name = "v";
-  const VariantId vid = s.AddVariant(v);
-  const HardwareId gpu = s.AddHardware(HardwareSpec{"gpu", 0.5, 4, 16});
-  const HardwareId cpu = s.AddHardware(HardwareSpec{"cpu", 0.15, 2, 16});
-  const int rows[] = {10, 100, 1000};
-  const int64_t gpu_ms[] = {2, 10, 50}, cpu_ms[] = {1, 20, 200};
-  for (int k = 0; k < 3; ++k) {
-    s.AddLatency(gpu, vid, rows[k], LatencyDistribution(std::vector<int64_t>(3, gpu_ms[k] * 1000)));
-    s.AddLatency(cpu, vid, rows[k], LatencyDistribution(std::vector<int64_t>(3, cpu_ms[k] * 1000)));
-  }
-  return s;
-}
+using testing::TwoTypeSuite;
 
 // Workers: types given in order (0 = gpu, 1 = cpu).
 std::vector<WorkerView> Workers(std::vector<HardwareId> types) {
