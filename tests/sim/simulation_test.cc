@@ -199,6 +199,18 @@ TEST(SimulationTest, HeterogeneousHardwareMixCostsWhatItsTypesCost) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_NEAR(r->summary.cost_per_hour, 0.526 + 2 * 0.432, 1e-9);
   EXPECT_EQ(served.size(), 3u);  // all three instances got work
+  EXPECT_EQ(r->spec.hardware, "g4dn.xlarge:1,c5n.2xlarge:2");  // the mix, as written
+  EXPECT_EQ(r->spec.workers, 3);
+  // The impossible-SLO check looks at the mix's fastest type, whatever the order: 2 ms
+  // is met at batch 1 on g4dn.xlarge (p95 1.1 ms) but not on t3.xlarge (8.1 ms).
+  spec.slo = Millis(2);
+  spec.hardware = "t3.xlarge:2,g4dn.xlarge:1";
+  EXPECT_TRUE(RunSimulation(spec, *suite).ok());
+  spec.hardware = "t3.xlarge:2";
+  auto impossible = RunSimulation(spec, *suite);
+  ASSERT_FALSE(impossible.ok());
+  EXPECT_NE(impossible.status().message().find("impossible SLO"), std::string::npos);
+  spec.slo = Duration(0);
   spec.hardware = "g4dn.xlarge:1,nope:2";
   auto bad = RunSimulation(spec, *suite);
   ASSERT_FALSE(bad.ok());

@@ -58,22 +58,30 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
   if (d.slo <= Duration(0)) return InvalidArgumentError("slo_ms: must be positive");
   if (d.slo > Seconds(3600)) return InvalidArgumentError("slo_ms: more than an hour is not an SLO");
 
-  // An SLO that no variant can meet even alone at batch 1 is a configuration error.
+  // An SLO that no variant can meet even alone at batch 1, on any hardware type of the
+  // deployment (a mix: its fastest type), is a configuration error.
+  std::vector<HardwareId> present;
+  for (const auto& [hw, count] : mix) present.push_back(hw);
+  if (present.empty()) present.push_back(d.hardware);
   Duration fastest = Duration::max();
   std::string fastest_name;
-  for (VariantId v : suite.VariantsOfTask(d.task)) {
-    const LatencyDistribution* l = suite.Latency(d.hardware, v, 1);
-    if (!l) continue;
-    Duration q = l->Quantile(spec.slo_check_quantile);
-    if (q < fastest) {
-      fastest = q;
-      fastest_name = suite.variants()[v].name;
+  HardwareId fastest_hw = d.hardware;
+  for (HardwareId hw : present) {
+    for (VariantId v : suite.VariantsOfTask(d.task)) {
+      const LatencyDistribution* l = suite.Latency(hw, v, 1);
+      if (!l) continue;
+      Duration q = l->Quantile(spec.slo_check_quantile);
+      if (q < fastest) {
+        fastest = q;
+        fastest_name = suite.variants()[v].name;
+        fastest_hw = hw;
+      }
     }
   }
   if (fastest == Duration::max()) {
-    return FailedPreconditionError("task '" + suite.tasks()[d.task].name +
-                                   "' has no profiled variant on hardware '" +
-                                   suite.hardware()[d.hardware].name + "'");
+    return FailedPreconditionError(
+        "task '" + suite.tasks()[d.task].name + "' has no profiled variant on hardware '" +
+        (spec.hardware.empty() ? suite.hardware()[d.hardware].name : spec.hardware) + "'");
   }
   if (fastest > d.slo) {
     char buf[256];
@@ -81,7 +89,7 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
                   "slo_ms: impossible SLO %.3f ms: the fastest variant (%s) takes %.3f ms at "
                   "batch 1 on %s",
                   ToMillis(d.slo), fastest_name.c_str(), ToMillis(fastest),
-                  suite.hardware()[d.hardware].name.c_str());
+                  suite.hardware()[fastest_hw].name.c_str());
     return InvalidArgumentError(buf);
   }
   std::vector<VariantId> preload;

@@ -70,7 +70,10 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   RunResult result;
   result.spec = spec;
   result.spec.task = suite.tasks()[dep.task].name;
-  result.spec.hardware = suite.hardware()[dep.hardware].name;
+  // A mix stays as written ("type:count,..."); a single type gets its resolved name.
+  const bool mix = spec.hardware.find_first_of(":,") != std::string::npos;
+  result.spec.hardware = mix ? spec.hardware : suite.hardware()[dep.hardware].name;
+  result.spec.workers = static_cast<int>(dep.workers.size());
   result.spec.slo = dep.slo;
   result.load_qps = load_qps;
   int64_t events = 0;
