@@ -148,6 +148,9 @@ TEST(EngineRuntimeTest, OrlojWithOnlineProfileAnswersEveryRequest) {
   (*rt)->Stop(Seconds(10));
   EXPECT_EQ(answered.load(), 300);
   EXPECT_EQ(ok.load(), 300);
+  // The 100 "nosuch" requests ran on the pooled distribution, and /metrics says so.
+  EXPECT_NE((*rt)->PrometheusMetrics().find("\nsloserve_unknown_app_queries_total 100\n"),
+            std::string::npos);
 }
 
 TEST(EngineRuntimeTest, UnknownTaskAndBadConfigAreErrors) {

@@ -36,6 +36,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   const ExecTimeTable exec_times = ExecTimeTable::Build(*suite);
   for (const std::string& app : exec_times.apps())
     rt->apps_.emplace(app, static_cast<AppId>(rt->apps_.size()));
+  rt->profiled_apps_ = rt->apps_.size();
   EngineRuntime* self = rt.get();
   rt->engine_->set_sink([self](const QueryRecord& r) { self->Answer(r); });
 
@@ -135,6 +136,9 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
   q.task = *task;
   auto [it, inserted] = apps_.emplace(p.request.app, static_cast<AppId>(apps_.size()));
   q.app = it->second;
+  // A dynamic model's request without a profiled app runs on the variant's pooled
+  // execution-time distribution (executor and ORLOJ alike); /metrics says how many.
+  if (profiled_apps_ > 0 && q.app >= profiled_apps_) ++unknown_app_queries_;
   q.size = std::max<int32_t>(1, p.request.rows);
   Duration slo = p.request.slo;
   if (slo.count() <= 0) {  // the served default: the configured SLO for the deployment's task
@@ -247,6 +251,7 @@ std::string EngineRuntime::PrometheusMetrics() const {
   MetricsSummary m;
   size_t queued = 0, busy = 0, active = 0;
   std::vector<TypeCounters> by_type;
+  int64_t unknown_apps = 0;
   {
     std::lock_guard<std::mutex> lock(engine_mu_);
     m = engine_->Summarize(Now());
@@ -256,6 +261,7 @@ std::string EngineRuntime::PrometheusMetrics() const {
       active += w.active ? 1 : 0;
     }
     by_type = by_type_;
+    unknown_apps = unknown_app_queries_;
   }
   std::string out;
   auto line = [&](const char* name, const char* type, const char* help, double value,
@@ -285,6 +291,10 @@ std::string EngineRuntime::PrometheusMetrics() const {
        static_cast<double>(active));
   line("sloserve_cold_starts_total", "counter", "Variant loads on a worker.",
        static_cast<double>(m.cold_starts));
+  line("sloserve_unknown_app_queries_total", "counter",
+       "Queries naming no app or an app without an execution-time profile (served with the "
+       "variant's pooled distribution).",
+       static_cast<double>(unknown_apps));
   // One series per hardware type of the deployment, so a heterogeneous deployment shows
   // which instance types served which queries.
   auto per_type = [&](const char* name, const char* type, const char* help, auto value) {

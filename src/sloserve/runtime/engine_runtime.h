@@ -101,7 +101,9 @@ class EngineRuntime : public InferenceBackend {
   std::unordered_map<uint64_t, std::function<void(InferOutcome)>> waiting_;  // engine thread
   uint64_t next_cookie_ = 1;
   std::unordered_map<std::string, AppId> apps_;  // engine thread
-  std::vector<TypeCounters> by_type_;            // by HardwareId; under engine_mu_
+  size_t profiled_apps_ = 0;           // apps with an execution-time profile (ids below this)
+  int64_t unknown_app_queries_ = 0;    // queries with no or an unprofiled app; under engine_mu_
+  std::vector<TypeCounters> by_type_;  // by HardwareId; under engine_mu_
 
   mutable std::mutex inbox_mu_;
   std::condition_variable inbox_cv_;
