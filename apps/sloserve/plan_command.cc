@@ -73,6 +73,38 @@ void PrintHelp() {
       FlagsHelp(kFlags).c_str());
 }
 
+// Command-line settings of one `plan kairos` invocation.
+struct PlanOptions {
+  double budget = 2.5;
+  std::string max_counts;
+  int64_t top_n = 20, size_sample = 10000, oracle_queries = 20000, seeds = 10, max_evals = 0;
+  int64_t jobs = 1;
+  double reach = 0.98;
+  ThroughputSearchOptions search;
+  std::string evaluate = "none";
+  std::vector<std::string> methods;
+  std::string cache_dir;
+  bool show_progress = false;
+};
+
+// The evaluation-free part: the space, the bounds, the ranking and Kairos' pick.
+struct BoundPlan {
+  HeteroRunInfo info;
+  ConfigSpace space;
+  KairosUpperBound ub;
+  std::vector<InstanceCounts> configs;
+  std::vector<double> bounds;
+  std::vector<RankedConfig> ranked;
+  size_t pick = 0;
+  size_t listed = 0;
+  std::vector<double> oracle;  // Oracle bound of each listed configuration
+  // The best homogeneous configuration: as many base instances as budget and maxima allow
+  // (the paper scales its throughput up to the full budget; Kairos' slack is not).
+  InstanceCounts homogeneous;
+  double homogeneous_scale = 1;
+  double bound_ms = 0;
+};
+
 struct SearchSummary {
   std::string method;
   std::vector<size_t> to_reach;  // per seed; 0 = never reached
@@ -81,6 +113,7 @@ struct SearchSummary {
   std::vector<int64_t> pruned;
 };
 
+// The simulated part, per policy of the config.
 struct PolicyPlan {
   std::string policy;
   std::vector<double> top_allowable;  // parallel to the listed top (NaN: not evaluated)
@@ -116,6 +149,362 @@ std::string FileSafe(std::string s) {
   return s;
 }
 
+StatusOr<PlanOptions> ParsePlanOptions(const Args& args, const ExperimentConfig& config) {
+  PlanOptions o;
+  auto key = [&](const std::string& k, const std::string& fallback) {
+    auto it = config.base.find(k);
+    return it == config.base.end() || it->second.empty() ? fallback : it->second;
+  };
+  double default_budget = 2.5;
+  {
+    const std::string b = key("plan.budget_per_hour", "2.5");
+    char* end = nullptr;
+    default_budget = std::strtod(b.c_str(), &end);
+    if (b.empty() || *end != '\0')
+      return InvalidArgumentError("plan.budget_per_hour: '" + b + "' is not a number");
+  }
+  ASSIGN_OR_RETURN(o.budget, args.GetDouble("budget", default_budget));
+  o.max_counts = args.Has("max") ? args.Get("max") : key("plan.max_instances", "");
+  ASSIGN_OR_RETURN(o.top_n, args.GetInt("top", 20));
+  ASSIGN_OR_RETURN(o.size_sample, args.GetInt("size-sample", 10000));
+  ASSIGN_OR_RETURN(o.oracle_queries, args.GetInt("oracle-queries", 20000));
+  ASSIGN_OR_RETURN(o.seeds, args.GetInt("seeds", 10));
+  ASSIGN_OR_RETURN(o.reach, args.GetDouble("reach", 0.98));
+  ASSIGN_OR_RETURN(o.max_evals, args.GetInt("max-evals", 0));
+  ASSIGN_OR_RETURN(o.jobs, args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
+  ASSIGN_OR_RETURN(o.search.start_qps, args.GetDouble("start", 10));
+  ASSIGN_OR_RETURN(o.search.rel_tol, args.GetDouble("tol", 0.02));
+  ASSIGN_OR_RETURN(o.search.quantile, args.GetDouble("quantile", 0.99));
+  o.evaluate = args.Get("evaluate", "none");
+  o.methods = SplitList(args.Get("search", ""));
+  if (o.top_n < 1) return InvalidArgumentError("--top: must be >= 1");
+  if (o.seeds < 1) return InvalidArgumentError("--seeds: must be >= 1");
+  if (o.jobs < 1) return InvalidArgumentError("--jobs: must be >= 1");
+  if (o.oracle_queries < 1) return InvalidArgumentError("--oracle-queries: must be >= 1");
+  if (!(o.reach > 0 && o.reach <= 1)) return InvalidArgumentError("--reach: must be in (0, 1]");
+  if (o.evaluate != "none" && o.evaluate != "top" && o.evaluate != "all")
+    return InvalidArgumentError("--evaluate: expected none, top or all (got '" + o.evaluate + "')");
+  for (const std::string& m : o.methods) {
+    const auto& known = ConfigSearchMethods();
+    if (std::find(known.begin(), known.end(), m) == known.end())
+      return InvalidArgumentError("--search: unknown method '" + m +
+                                  "' (kairos+, random, genetic, annealing)");
+    if (m != "kairos+" && o.evaluate != "all" && o.max_evals == 0)
+      return InvalidArgumentError("--search " + m +
+                                  ": needs --evaluate all (to know the optimum) or --max-evals");
+  }
+  o.cache_dir = args.Get("cache", "");
+  o.show_progress = StderrIsTerminal() && !args.Has("json");
+  return o;
+}
+
+StatusOr<BoundPlan> RankConfigurations(const RunSpec& first, const ProfileSuite& suite,
+                                       const PlanOptions& o) {
+  const double budget = o.budget;
+  ASSIGN_OR_RETURN(HeteroRunInfo info, ResolveHeteroRun(first, suite));
+  ASSIGN_OR_RETURN(ConfigSpace space, MakeConfigSpace(suite, budget, o.max_counts));
+  ASSIGN_OR_RETURN(std::vector<int> sizes,
+                   SampleQuerySizes(first, o.size_sample, "kairos/plan-sizes"));
+  LatencyPredictor predictor;
+  RETURN_IF_ERROR(predictor.Init(suite, first.seed));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(KairosUpperBound ub,
+                   KairosUpperBound::Create(predictor, suite, info.variant, info.qos, sizes));
+  const HardwareId base = ub.base();
+  const std::string& base_name = suite.hardware()[base].name;
+  if (ub.unservable_fraction() > 1 - o.search.quantile) {
+    char m[256];
+    std::snprintf(m, sizeof m,
+                  "QoS %.1f ms is unattainable: %.1f%% of sampled query sizes (from %d rows) "
+                  "exceed it even on %s, the fastest type, more than the %.1f%% allowed",
+                  ToMillis(info.qos), 100 * ub.unservable_fraction(), ub.smallest_unservable_size(),
+                  base_name.c_str(), 100 * (1 - o.search.quantile));
+    return InvalidArgumentError(m);
+  }
+  space.min_count[base] = 1;  // as the Kairos artifact: only the base serves every size
+  if (space.max_count[base] < 1) {
+    return InvalidArgumentError("budget " + std::to_string(budget) +
+                                " $/h (or --max) leaves no room for one " + base_name +
+                                ", the base type");
+  }
+  std::vector<InstanceCounts> configs = EnumerateConfigs(space);
+  std::vector<double> bounds(configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) bounds[i] = ub.Bound(configs[i]);
+  std::vector<RankedConfig> ranked = RankByBound(space, configs, bounds);
+  const size_t pick = SimilarityPick(ranked, base);
+  const double bound_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (ub.unservable_fraction() > 0) {
+    std::fprintf(stderr,
+                 "sloserve plan: warning: %.2f%% of sampled query sizes (from %d rows) miss QoS "
+                 "on every type; they are left out of the bound\n",
+                 100 * ub.unservable_fraction(), ub.smallest_unservable_size());
+  }
+  const size_t listed = std::min<size_t>(static_cast<size_t>(o.top_n), ranked.size());
+  InstanceCounts homogeneous(space.price.size(), 0);
+  homogeneous[base] = std::min(space.max_count[base],
+                               static_cast<int>(std::floor(budget / space.price[base] + 1e-9)));
+  const double homogeneous_scale = budget / space.Cost(homogeneous);
+  std::vector<double> oracle(listed);
+  for (size_t i = 0; i < listed; ++i) {
+    InstanceMix mix;
+    for (size_t t = 0; t < ranked[i].counts.size(); ++t)
+      if (ranked[i].counts[t] > 0) mix.emplace_back(t, ranked[i].counts[t]);
+    ASSIGN_OR_RETURN(oracle[i], OracleBoundForMix(first, suite, mix, o.oracle_queries));
+  }
+  return BoundPlan{std::move(info),
+                   std::move(space),
+                   std::move(ub),
+                   std::move(configs),
+                   std::move(bounds),
+                   std::move(ranked),
+                   pick,
+                   listed,
+                   std::move(oracle),
+                   std::move(homogeneous),
+                   homogeneous_scale,
+                   bound_ms};
+}
+
+StatusOr<PolicyPlan> EvaluatePolicy(const RunSpec& run, const ProfileSuite& suite,
+                                    const std::string& experiment, const BoundPlan& b,
+                                    const PlanOptions& o) {
+  PolicyPlan plan;
+  plan.policy = run.policy.Label();
+  std::map<InstanceCounts, double> bound_of;
+  for (size_t i = 0; i < b.configs.size(); ++i) bound_of[b.configs[i]] = b.bounds[i];
+  // Start each throughput search near half the bound: fewer doubling probes.
+  SimulatedConfigEvaluator evaluator(run, suite, b.space, o.search, [&](const InstanceCounts& c) {
+    auto it = bound_of.find(c);
+    return it == bound_of.end() ? 0.0 : 0.5 * it->second;
+  });
+  std::string cache_path;
+  if (!o.cache_dir.empty()) {
+    cache_path = o.cache_dir + "/" + FileSafe(experiment.empty() ? "plan" : experiment) + "-" +
+                 FileSafe(plan.policy) + ".csv";
+    RETURN_IF_ERROR(evaluator.LoadCache(cache_path));
+  }
+  auto evaluate_all = [&](const std::vector<InstanceCounts>& list, const std::string& what) {
+    ProgressBar bar("plan " + plan.policy + " " + what, o.show_progress);
+    return evaluator.EvaluateAll(list, static_cast<int>(o.jobs), [&](size_t d, size_t n) {
+      bar.Update(static_cast<double>(d) / n, std::to_string(d) + "/" + std::to_string(n));
+    });
+  };
+  if (o.evaluate == "top") {
+    std::vector<InstanceCounts> list;
+    for (size_t i = 0; i < b.listed; ++i) list.push_back(b.ranked[i].counts);
+    list.push_back(b.ranked[b.pick].counts);
+    list.push_back(b.homogeneous);
+    RETURN_IF_ERROR(evaluate_all(list, "top"));
+  } else if (o.evaluate == "all") {
+    RETURN_IF_ERROR(evaluate_all(b.configs, "all"));
+    plan.exhaustive = true;
+    for (const auto& [c, v] : evaluator.cache()) {
+      if (std::isnan(plan.optimum_qps) || v > plan.optimum_qps) {
+        plan.optimum_qps = v;
+        plan.optimum = c;
+      }
+    }
+  }
+  if (o.evaluate != "none") {
+    const auto cache = evaluator.cache();
+    for (size_t i = 0; i < b.listed; ++i) {
+      auto it = cache.find(b.ranked[i].counts);
+      plan.top_allowable.push_back(it == cache.end() ? NAN : it->second);
+    }
+    plan.pick_allowable = cache.at(b.ranked[b.pick].counts);
+    plan.homogeneous_qps = cache.at(b.homogeneous);
+  }
+  for (const std::string& m : o.methods) {
+    SearchSummary summary;
+    summary.method = m;
+    const int64_t n_seeds = m == "kairos+" ? 1 : o.seeds;  // Kairos+ is deterministic
+    for (int64_t seed = 1; seed <= n_seeds; ++seed) {
+      SearchOptions so;
+      so.seed = static_cast<uint64_t>(seed);
+      so.max_evaluations = o.max_evals;
+      ASSIGN_OR_RETURN(SearchResult r,
+                       RunConfigSearch(
+                           m, b.space, b.configs, b.bounds,
+                           [&](const InstanceCounts& c) { return evaluator.Evaluate(c); }, so));
+      summary.to_reach.push_back(plan.exhaustive ? r.EvaluationsToReach(o.reach * plan.optimum_qps)
+                                                 : 0);
+      summary.evaluations.push_back(r.evaluations.size());
+      summary.best.push_back(r.best_value);
+      summary.pruned.push_back(r.pruned);
+    }
+    plan.searches.push_back(std::move(summary));
+  }
+  plan.simulated = evaluator.simulated();
+  if (!cache_path.empty()) RETURN_IF_ERROR(evaluator.SaveCache(cache_path));
+  return plan;
+}
+
+nlohmann::json PlanJson(const std::string& experiment, const ProfileSuite& suite,
+                        const BoundPlan& b, const std::vector<PolicyPlan>& plans,
+                        const PlanOptions& o) {
+  nlohmann::json types = nlohmann::json::array();
+  for (const auto& t : b.ub.types()) {
+    types.push_back({{"hardware", suite.hardware()[t.hardware].name},
+                     {"base", t.base},
+                     {"violation_size", t.violation_size},
+                     {"small_fraction", t.small_fraction},
+                     {"qps_small", t.qps_small},
+                     {"qps_all", t.qps_all}});
+  }
+  nlohmann::json top = nlohmann::json::array();
+  for (size_t i = 0; i < b.listed; ++i) {
+    nlohmann::json row = {{"rank", i + 1},
+                          {"counts", b.ranked[i].counts},
+                          {"hardware", FormatMix(b.space, b.ranked[i].counts)},
+                          {"cost_per_hour", b.space.Cost(b.ranked[i].counts)},
+                          {"upper_bound_qps", b.ranked[i].bound},
+                          {"oracle_qps", b.oracle[i]},
+                          {"pick", i == b.pick}};
+    nlohmann::json allowable = nlohmann::json::object();
+    for (const PolicyPlan& p : plans)
+      if (i < p.top_allowable.size() && !std::isnan(p.top_allowable[i]))
+        allowable[p.policy] = p.top_allowable[i];
+    row["allowable_qps"] = allowable;
+    top.push_back(row);
+  }
+  // Long-format rows for `sloserve report --x rank --y qps --series series` (Figs.
+  // 13-14: bound, Oracle and simulated throughput of the top configurations).
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < b.listed; ++i) {
+    auto add = [&](const std::string& series, double qps) {
+      rows.push_back({{"rank", i + 1},
+                      {"hardware", FormatMix(b.space, b.ranked[i].counts)},
+                      {"series", series},
+                      {"qps", qps}});
+    };
+    add("upper bound", b.ranked[i].bound);
+    add("oracle", b.oracle[i]);
+    for (const PolicyPlan& p : plans)
+      if (i < p.top_allowable.size() && !std::isnan(p.top_allowable[i]))
+        add(p.policy, p.top_allowable[i]);
+  }
+  nlohmann::json pol = nlohmann::json::array();
+  for (const PolicyPlan& p : plans) {
+    nlohmann::json j = {{"policy", p.policy}, {"simulated_configs", p.simulated}};
+    if (!std::isnan(p.pick_allowable)) {
+      j["pick_allowable_qps"] = p.pick_allowable;
+      j["homogeneous"] = {{"counts", b.homogeneous},
+                            {"hardware", FormatMix(b.space, b.homogeneous)},
+                            {"cost_per_hour", b.space.Cost(b.homogeneous)},
+                            {"allowable_qps", p.homogeneous_qps},
+                            {"scaled_qps", p.homogeneous_qps * b.homogeneous_scale}};
+      j["pick_over_homogeneous"] = p.pick_allowable / (p.homogeneous_qps * b.homogeneous_scale);
+    }
+    if (p.exhaustive) {
+      j["optimum"] = {{"counts", p.optimum},
+                      {"hardware", FormatMix(b.space, p.optimum)},
+                      {"allowable_qps", p.optimum_qps},
+                      {"upper_bound_qps", b.ub.Bound(p.optimum)}};
+    }
+    nlohmann::json searches = nlohmann::json::array();
+    for (const SearchSummary& s : p.searches) {
+      nlohmann::json sj = {{"method", s.method},
+                           {"evaluations", s.evaluations},
+                           {"best_qps", s.best},
+                           {"pruned", s.pruned}};
+      if (p.exhaustive) {
+        sj["evaluations_to_reach"] = s.to_reach;
+        sj["median_to_reach"] = Median(s.to_reach);
+      }
+      searches.push_back(sj);
+    }
+    j["searches"] = searches;
+    pol.push_back(j);
+  }
+  nlohmann::json out = {{"experiment", experiment},
+                        {"task", suite.tasks()[b.info.task].name},
+                        {"qos_ms", ToMillis(b.info.qos)},
+                        {"budget_per_hour", o.budget},
+                        {"base", suite.hardware()[b.ub.base()].name},
+                        {"configurations", b.configs.size()},
+                        {"bound_time_ms", b.bound_ms},
+                        {"unservable_fraction", b.ub.unservable_fraction()},
+                        {"types", types},
+                        {"top", top},
+                        {"pick",
+                         {{"rank", b.pick + 1},
+                          {"counts", b.ranked[b.pick].counts},
+                          {"hardware", FormatMix(b.space, b.ranked[b.pick].counts)},
+                          {"upper_bound_qps", b.ranked[b.pick].bound}}},
+                        {"reach", o.reach},
+                        {"policies", pol},
+                        {"rows", rows}};
+  return out;
+}
+
+void PrintPlan(const ProfileSuite& suite, const BoundPlan& b, const std::vector<PolicyPlan>& plans,
+               const PlanOptions& o) {
+  std::printf(
+      "kairos plan: task %s, QoS %.1f ms, budget %.3f $/h, %zu configurations with >= 1 "
+      "%s (bounds in %.2f ms)\n",
+      suite.tasks()[b.info.task].name.c_str(), ToMillis(b.info.qos), o.budget, b.configs.size(),
+      suite.hardware()[b.ub.base()].name.c_str(), b.bound_ms);
+  std::printf("%-14s %5s %10s %10s %10s\n", "type", "base", "vio_size", "small_frac", "qps_small");
+  for (const auto& t : b.ub.types()) {
+    std::printf("%-14s %5s %10d %10.3f %10.2f\n", suite.hardware()[t.hardware].name.c_str(),
+                t.base ? "yes" : "", t.violation_size, t.small_fraction,
+                t.base ? t.qps_all : t.qps_small);
+  }
+  std::printf("\n%4s %-14s %-52s %6s %11s %10s", "rank", "counts", "hardware", "$/h", "upper_bound",
+              "oracle");
+  for (const PolicyPlan& p : plans)
+    if (!p.top_allowable.empty()) std::printf(" %12s", p.policy.substr(0, 12).c_str());
+  std::printf("\n");
+  for (size_t i = 0; i < b.listed; ++i) {
+    std::printf("%4zu %-14s %-52s %6.3f %11.1f %10.1f", i + 1,
+                FormatCounts(b.ranked[i].counts).c_str(),
+                FormatMix(b.space, b.ranked[i].counts).c_str(), b.space.Cost(b.ranked[i].counts),
+                b.ranked[i].bound, b.oracle[i]);
+    for (const PolicyPlan& p : plans)
+      if (!p.top_allowable.empty()) std::printf(" %12.1f", p.top_allowable[i]);
+    std::printf("%s\n", i == b.pick ? "  <- Kairos pick" : "");
+  }
+  if (b.pick >= b.listed) {
+    std::printf("Kairos pick: rank %zu %s (bound %.1f)\n", b.pick + 1,
+                FormatMix(b.space, b.ranked[b.pick].counts).c_str(), b.ranked[b.pick].bound);
+  }
+  for (const PolicyPlan& p : plans) {
+    if (std::isnan(p.pick_allowable) && p.searches.empty()) continue;
+    std::printf("\npolicy %s (%zu configurations simulated):\n", p.policy.c_str(), p.simulated);
+    if (!std::isnan(p.pick_allowable)) {
+      std::printf("  Kairos pick %s: allowable %.1f qps\n",
+                  FormatMix(b.space, b.ranked[b.pick].counts).c_str(), p.pick_allowable);
+      std::printf(
+          "  homogeneous %s (%.3f $/h): %.1f qps, scaled to the budget %.1f; pick / "
+          "scaled = %.2fx\n",
+          FormatMix(b.space, b.homogeneous).c_str(), b.space.Cost(b.homogeneous), p.homogeneous_qps,
+          p.homogeneous_qps * b.homogeneous_scale,
+          p.pick_allowable / (p.homogeneous_qps * b.homogeneous_scale));
+    }
+    if (p.exhaustive) {
+      std::printf("  exhaustive optimum %s: %.1f qps (pick reaches %.1f%%)\n",
+                  FormatMix(b.space, p.optimum).c_str(), p.optimum_qps,
+                  100 * p.pick_allowable / p.optimum_qps);
+    }
+    for (const SearchSummary& s : p.searches) {
+      if (p.exhaustive) {
+        size_t never = std::count(s.to_reach.begin(), s.to_reach.end(), size_t{0});
+        std::printf(
+            "  %-10s evaluations to reach %.0f%% of the optimum: median %.1f (%.1f%% of "
+            "the space), over %zu seed(s)%s; the search ended after %.1f\n",
+            s.method.c_str(), 100 * o.reach, Median(s.to_reach),
+            100 * Median(s.to_reach) / b.configs.size(), s.to_reach.size(),
+            never ? (", " + std::to_string(never) + " never did").c_str() : "",
+            Median(s.evaluations));
+      } else {
+        std::printf("  %-10s best %.1f qps after %zu evaluations (%lld pruned)\n", s.method.c_str(),
+                    s.best[0], s.evaluations[0], static_cast<long long>(s.pruned[0]));
+      }
+    }
+  }
+}
+
 Status Run(const Args& args) {
   if (args.positionals().size() != 2 || args.positionals()[0] != "kairos") {
     return InvalidArgumentError("expected: kairos CONFIG.yaml (see sloserve plan --help)");
@@ -137,343 +526,21 @@ Status Run(const Args& args) {
   const RunSpec& first = runs.front();
   ASSIGN_OR_RETURN(ProfileSuite suite, LoadSuite(first.suite));
 
-  auto key = [&](const std::string& k, const std::string& fallback) {
-    auto it = config.base.find(k);
-    return it == config.base.end() || it->second.empty() ? fallback : it->second;
-  };
-  double default_budget = 2.5;
-  {
-    const std::string b = key("plan.budget_per_hour", "2.5");
-    char* end = nullptr;
-    default_budget = std::strtod(b.c_str(), &end);
-    if (b.empty() || *end != '\0')
-      return InvalidArgumentError("plan.budget_per_hour: '" + b + "' is not a number");
-  }
-  ASSIGN_OR_RETURN(double budget, args.GetDouble("budget", default_budget));
-  const std::string max_counts = args.Has("max") ? args.Get("max") : key("plan.max_instances", "");
-  ASSIGN_OR_RETURN(int64_t top_n, args.GetInt("top", 20));
-  ASSIGN_OR_RETURN(int64_t size_sample, args.GetInt("size-sample", 10000));
-  ASSIGN_OR_RETURN(int64_t oracle_queries, args.GetInt("oracle-queries", 20000));
-  ASSIGN_OR_RETURN(int64_t seeds, args.GetInt("seeds", 10));
-  ASSIGN_OR_RETURN(double reach, args.GetDouble("reach", 0.98));
-  ASSIGN_OR_RETURN(int64_t max_evals, args.GetInt("max-evals", 0));
-  ASSIGN_OR_RETURN(int64_t jobs,
-                   args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
-  ThroughputSearchOptions tso;
-  ASSIGN_OR_RETURN(tso.start_qps, args.GetDouble("start", 10));
-  ASSIGN_OR_RETURN(tso.rel_tol, args.GetDouble("tol", 0.02));
-  ASSIGN_OR_RETURN(tso.quantile, args.GetDouble("quantile", 0.99));
-  const std::string evaluate = args.Get("evaluate", "none");
-  const std::vector<std::string> methods = SplitList(args.Get("search", ""));
-  if (top_n < 1) return InvalidArgumentError("--top: must be >= 1");
-  if (seeds < 1) return InvalidArgumentError("--seeds: must be >= 1");
-  if (jobs < 1) return InvalidArgumentError("--jobs: must be >= 1");
-  if (oracle_queries < 1) return InvalidArgumentError("--oracle-queries: must be >= 1");
-  if (!(reach > 0 && reach <= 1)) return InvalidArgumentError("--reach: must be in (0, 1]");
-  if (evaluate != "none" && evaluate != "top" && evaluate != "all")
-    return InvalidArgumentError("--evaluate: expected none, top or all (got '" + evaluate + "')");
-  for (const std::string& m : methods) {
-    const auto& known = ConfigSearchMethods();
-    if (std::find(known.begin(), known.end(), m) == known.end())
-      return InvalidArgumentError("--search: unknown method '" + m +
-                                  "' (kairos+, random, genetic, annealing)");
-    if (m != "kairos+" && evaluate != "all" && max_evals == 0)
-      return InvalidArgumentError("--search " + m +
-                                  ": needs --evaluate all (to know the optimum) or --max-evals");
-  }
+  ASSIGN_OR_RETURN(PlanOptions o, ParsePlanOptions(args, config));
   for (const RunSpec& r : runs) {
     if (r.suite != first.suite || r.task != first.task || r.sizes != first.sizes)
       return InvalidArgumentError("plan: every policy must share the suite, task and sizes");
   }
-
-  // --- the bound: no simulation -------------------------------------------------------
-  ASSIGN_OR_RETURN(HeteroRunInfo info, ResolveHeteroRun(first, suite));
-  ASSIGN_OR_RETURN(ConfigSpace space, MakeConfigSpace(suite, budget, max_counts));
-  ASSIGN_OR_RETURN(std::vector<int> sizes,
-                   SampleQuerySizes(first, size_sample, "kairos/plan-sizes"));
-  LatencyPredictor predictor;
-  RETURN_IF_ERROR(predictor.Init(suite, first.seed));
-  const auto t0 = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(KairosUpperBound ub,
-                   KairosUpperBound::Create(predictor, suite, info.variant, info.qos, sizes));
-  const HardwareId base = ub.base();
-  const std::string& base_name = suite.hardware()[base].name;
-  if (ub.unservable_fraction() > 1 - tso.quantile) {
-    char m[256];
-    std::snprintf(m, sizeof m,
-                  "QoS %.1f ms is unattainable: %.1f%% of sampled query sizes (from %d rows) "
-                  "exceed it even on %s, the fastest type, more than the %.1f%% allowed",
-                  ToMillis(info.qos), 100 * ub.unservable_fraction(), ub.smallest_unservable_size(),
-                  base_name.c_str(), 100 * (1 - tso.quantile));
-    return InvalidArgumentError(m);
-  }
-  space.min_count[base] = 1;  // as the Kairos artifact: only the base serves every size
-  if (space.max_count[base] < 1) {
-    return InvalidArgumentError("budget " + std::to_string(budget) +
-                                " $/h (or --max) leaves no room for one " + base_name +
-                                ", the base type");
-  }
-  const std::vector<InstanceCounts> configs = EnumerateConfigs(space);
-  std::vector<double> bounds(configs.size());
-  for (size_t i = 0; i < configs.size(); ++i) bounds[i] = ub.Bound(configs[i]);
-  const std::vector<RankedConfig> ranked = RankByBound(space, configs, bounds);
-  const size_t pick = SimilarityPick(ranked, base);
-  const double bound_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (ub.unservable_fraction() > 0) {
-    std::fprintf(stderr,
-                 "sloserve plan: warning: %.2f%% of sampled query sizes (from %d rows) miss QoS "
-                 "on every type; they are left out of the bound\n",
-                 100 * ub.unservable_fraction(), ub.smallest_unservable_size());
-  }
-  const size_t listed = std::min<size_t>(static_cast<size_t>(top_n), ranked.size());
-  // The best homogeneous configuration: as many base instances as budget and maxima allow
-  // (the paper scales its throughput up to the full budget; Kairos' slack is not).
-  InstanceCounts homogeneous(space.price.size(), 0);
-  homogeneous[base] = std::min(space.max_count[base],
-                               static_cast<int>(std::floor(budget / space.price[base] + 1e-9)));
-  const double homogeneous_scale = budget / space.Cost(homogeneous);
-  std::vector<double> oracle(listed);
-  for (size_t i = 0; i < listed; ++i) {
-    InstanceMix mix;
-    for (size_t t = 0; t < ranked[i].counts.size(); ++t)
-      if (ranked[i].counts[t] > 0) mix.emplace_back(t, ranked[i].counts[t]);
-    ASSIGN_OR_RETURN(oracle[i], OracleBoundForMix(first, suite, mix, oracle_queries));
-  }
-
-  // --- simulation-based evaluation, per policy ----------------------------------------
+  ASSIGN_OR_RETURN(BoundPlan b, RankConfigurations(first, suite, o));
   std::vector<PolicyPlan> plans;
-  const bool show_progress = StderrIsTerminal() && !args.Has("json");
   for (const RunSpec& run : runs) {
-    PolicyPlan plan;
-    plan.policy = run.policy.Label();
-    std::map<InstanceCounts, double> bound_of;
-    for (size_t i = 0; i < configs.size(); ++i) bound_of[configs[i]] = bounds[i];
-    // Start each throughput search near half the bound: fewer doubling probes.
-    SimulatedConfigEvaluator evaluator(run, suite, space, tso, [&](const InstanceCounts& c) {
-      auto it = bound_of.find(c);
-      return it == bound_of.end() ? 0.0 : 0.5 * it->second;
-    });
-    std::string cache_path;
-    if (args.Has("cache")) {
-      cache_path = args.Get("cache") + "/" + FileSafe(config.name.empty() ? "plan" : config.name) +
-                   "-" + FileSafe(plan.policy) + ".csv";
-      RETURN_IF_ERROR(evaluator.LoadCache(cache_path));
-    }
-    auto evaluate_all = [&](const std::vector<InstanceCounts>& list, const std::string& what) {
-      ProgressBar bar("plan " + plan.policy + " " + what, show_progress);
-      return evaluator.EvaluateAll(list, static_cast<int>(jobs), [&](size_t d, size_t n) {
-        bar.Update(static_cast<double>(d) / n, std::to_string(d) + "/" + std::to_string(n));
-      });
-    };
-    if (evaluate == "top") {
-      std::vector<InstanceCounts> list;
-      for (size_t i = 0; i < listed; ++i) list.push_back(ranked[i].counts);
-      list.push_back(ranked[pick].counts);
-      list.push_back(homogeneous);
-      RETURN_IF_ERROR(evaluate_all(list, "top"));
-    } else if (evaluate == "all") {
-      RETURN_IF_ERROR(evaluate_all(configs, "all"));
-      plan.exhaustive = true;
-      for (const auto& [c, v] : evaluator.cache()) {
-        if (std::isnan(plan.optimum_qps) || v > plan.optimum_qps) {
-          plan.optimum_qps = v;
-          plan.optimum = c;
-        }
-      }
-    }
-    if (evaluate != "none") {
-      const auto cache = evaluator.cache();
-      for (size_t i = 0; i < listed; ++i) {
-        auto it = cache.find(ranked[i].counts);
-        plan.top_allowable.push_back(it == cache.end() ? NAN : it->second);
-      }
-      plan.pick_allowable = cache.at(ranked[pick].counts);
-      plan.homogeneous_qps = cache.at(homogeneous);
-    }
-    for (const std::string& m : methods) {
-      SearchSummary summary;
-      summary.method = m;
-      const int64_t n_seeds = m == "kairos+" ? 1 : seeds;  // Kairos+ is deterministic
-      for (int64_t seed = 1; seed <= n_seeds; ++seed) {
-        SearchOptions so;
-        so.seed = static_cast<uint64_t>(seed);
-        so.max_evaluations = max_evals;
-        ASSIGN_OR_RETURN(SearchResult r,
-                         RunConfigSearch(
-                             m, space, configs, bounds,
-                             [&](const InstanceCounts& c) { return evaluator.Evaluate(c); }, so));
-        summary.to_reach.push_back(plan.exhaustive ? r.EvaluationsToReach(reach * plan.optimum_qps)
-                                                   : 0);
-        summary.evaluations.push_back(r.evaluations.size());
-        summary.best.push_back(r.best_value);
-        summary.pruned.push_back(r.pruned);
-      }
-      plan.searches.push_back(std::move(summary));
-    }
-    plan.simulated = evaluator.simulated();
-    if (!cache_path.empty()) RETURN_IF_ERROR(evaluator.SaveCache(cache_path));
-    plans.push_back(std::move(plan));
+    ASSIGN_OR_RETURN(PolicyPlan p, EvaluatePolicy(run, suite, config.name, b, o));
+    plans.push_back(std::move(p));
   }
-
-  // --- output ------------------------------------------------------------------------
   if (args.Has("json")) {
-    nlohmann::json types = nlohmann::json::array();
-    for (const auto& t : ub.types()) {
-      types.push_back({{"hardware", suite.hardware()[t.hardware].name},
-                       {"base", t.base},
-                       {"violation_size", t.violation_size},
-                       {"small_fraction", t.small_fraction},
-                       {"qps_small", t.qps_small},
-                       {"qps_all", t.qps_all}});
-    }
-    nlohmann::json top = nlohmann::json::array();
-    for (size_t i = 0; i < listed; ++i) {
-      nlohmann::json row = {{"rank", i + 1},
-                            {"counts", ranked[i].counts},
-                            {"hardware", FormatMix(space, ranked[i].counts)},
-                            {"cost_per_hour", space.Cost(ranked[i].counts)},
-                            {"upper_bound_qps", ranked[i].bound},
-                            {"oracle_qps", oracle[i]},
-                            {"pick", i == pick}};
-      nlohmann::json allowable = nlohmann::json::object();
-      for (const PolicyPlan& p : plans)
-        if (i < p.top_allowable.size() && !std::isnan(p.top_allowable[i]))
-          allowable[p.policy] = p.top_allowable[i];
-      row["allowable_qps"] = allowable;
-      top.push_back(row);
-    }
-    // Long-format rows for `sloserve report --x rank --y qps --series series` (Figs.
-    // 13-14: bound, Oracle and simulated throughput of the top configurations).
-    nlohmann::json rows = nlohmann::json::array();
-    for (size_t i = 0; i < listed; ++i) {
-      auto add = [&](const std::string& series, double qps) {
-        rows.push_back({{"rank", i + 1},
-                        {"hardware", FormatMix(space, ranked[i].counts)},
-                        {"series", series},
-                        {"qps", qps}});
-      };
-      add("upper bound", ranked[i].bound);
-      add("oracle", oracle[i]);
-      for (const PolicyPlan& p : plans)
-        if (i < p.top_allowable.size() && !std::isnan(p.top_allowable[i]))
-          add(p.policy, p.top_allowable[i]);
-    }
-    nlohmann::json pol = nlohmann::json::array();
-    for (const PolicyPlan& p : plans) {
-      nlohmann::json j = {{"policy", p.policy}, {"simulated_configs", p.simulated}};
-      if (!std::isnan(p.pick_allowable)) {
-        j["pick_allowable_qps"] = p.pick_allowable;
-        j["homogeneous"] = {{"counts", homogeneous},
-                            {"hardware", FormatMix(space, homogeneous)},
-                            {"cost_per_hour", space.Cost(homogeneous)},
-                            {"allowable_qps", p.homogeneous_qps},
-                            {"scaled_qps", p.homogeneous_qps * homogeneous_scale}};
-        j["pick_over_homogeneous"] = p.pick_allowable / (p.homogeneous_qps * homogeneous_scale);
-      }
-      if (p.exhaustive) {
-        j["optimum"] = {{"counts", p.optimum},
-                        {"hardware", FormatMix(space, p.optimum)},
-                        {"allowable_qps", p.optimum_qps},
-                        {"upper_bound_qps", ub.Bound(p.optimum)}};
-      }
-      nlohmann::json searches = nlohmann::json::array();
-      for (const SearchSummary& s : p.searches) {
-        nlohmann::json sj = {{"method", s.method},
-                             {"evaluations", s.evaluations},
-                             {"best_qps", s.best},
-                             {"pruned", s.pruned}};
-        if (p.exhaustive) {
-          sj["evaluations_to_reach"] = s.to_reach;
-          sj["median_to_reach"] = Median(s.to_reach);
-        }
-        searches.push_back(sj);
-      }
-      j["searches"] = searches;
-      pol.push_back(j);
-    }
-    nlohmann::json out = {{"experiment", config.name},
-                          {"task", suite.tasks()[info.task].name},
-                          {"qos_ms", ToMillis(info.qos)},
-                          {"budget_per_hour", budget},
-                          {"base", base_name},
-                          {"configurations", configs.size()},
-                          {"bound_time_ms", bound_ms},
-                          {"unservable_fraction", ub.unservable_fraction()},
-                          {"types", types},
-                          {"top", top},
-                          {"pick",
-                           {{"rank", pick + 1},
-                            {"counts", ranked[pick].counts},
-                            {"hardware", FormatMix(space, ranked[pick].counts)},
-                            {"upper_bound_qps", ranked[pick].bound}}},
-                          {"reach", reach},
-                          {"policies", pol},
-                          {"rows", rows}};
-    std::cout << out.dump(2) << std::endl;
-    return OkStatus();
-  }
-  std::printf(
-      "kairos plan: task %s, QoS %.1f ms, budget %.3f $/h, %zu configurations with >= 1 "
-      "%s (bounds in %.2f ms)\n",
-      suite.tasks()[info.task].name.c_str(), ToMillis(info.qos), budget, configs.size(),
-      base_name.c_str(), bound_ms);
-  std::printf("%-14s %5s %10s %10s %10s\n", "type", "base", "vio_size", "small_frac", "qps_small");
-  for (const auto& t : ub.types()) {
-    std::printf("%-14s %5s %10d %10.3f %10.2f\n", suite.hardware()[t.hardware].name.c_str(),
-                t.base ? "yes" : "", t.violation_size, t.small_fraction,
-                t.base ? t.qps_all : t.qps_small);
-  }
-  std::printf("\n%4s %-14s %-52s %6s %11s %10s", "rank", "counts", "hardware", "$/h", "upper_bound",
-              "oracle");
-  for (const PolicyPlan& p : plans)
-    if (!p.top_allowable.empty()) std::printf(" %12s", p.policy.substr(0, 12).c_str());
-  std::printf("\n");
-  for (size_t i = 0; i < listed; ++i) {
-    std::printf("%4zu %-14s %-52s %6.3f %11.1f %10.1f", i + 1,
-                FormatCounts(ranked[i].counts).c_str(), FormatMix(space, ranked[i].counts).c_str(),
-                space.Cost(ranked[i].counts), ranked[i].bound, oracle[i]);
-    for (const PolicyPlan& p : plans)
-      if (!p.top_allowable.empty()) std::printf(" %12.1f", p.top_allowable[i]);
-    std::printf("%s\n", i == pick ? "  <- Kairos pick" : "");
-  }
-  if (pick >= listed) {
-    std::printf("Kairos pick: rank %zu %s (bound %.1f)\n", pick + 1,
-                FormatMix(space, ranked[pick].counts).c_str(), ranked[pick].bound);
-  }
-  for (const PolicyPlan& p : plans) {
-    if (std::isnan(p.pick_allowable) && p.searches.empty()) continue;
-    std::printf("\npolicy %s (%zu configurations simulated):\n", p.policy.c_str(), p.simulated);
-    if (!std::isnan(p.pick_allowable)) {
-      std::printf("  Kairos pick %s: allowable %.1f qps\n",
-                  FormatMix(space, ranked[pick].counts).c_str(), p.pick_allowable);
-      std::printf(
-          "  homogeneous %s (%.3f $/h): %.1f qps, scaled to the budget %.1f; pick / "
-          "scaled = %.2fx\n",
-          FormatMix(space, homogeneous).c_str(), space.Cost(homogeneous), p.homogeneous_qps,
-          p.homogeneous_qps * homogeneous_scale,
-          p.pick_allowable / (p.homogeneous_qps * homogeneous_scale));
-    }
-    if (p.exhaustive) {
-      std::printf("  exhaustive optimum %s: %.1f qps (pick reaches %.1f%%)\n",
-                  FormatMix(space, p.optimum).c_str(), p.optimum_qps,
-                  100 * p.pick_allowable / p.optimum_qps);
-    }
-    for (const SearchSummary& s : p.searches) {
-      if (p.exhaustive) {
-        size_t never = std::count(s.to_reach.begin(), s.to_reach.end(), size_t{0});
-        std::printf(
-            "  %-10s evaluations to reach %.0f%% of the optimum: median %.1f (%.1f%% of "
-            "the space), over %zu seed(s)%s; the search ended after %.1f\n",
-            s.method.c_str(), 100 * reach, Median(s.to_reach),
-            100 * Median(s.to_reach) / configs.size(), s.to_reach.size(),
-            never ? (", " + std::to_string(never) + " never did").c_str() : "",
-            Median(s.evaluations));
-      } else {
-        std::printf("  %-10s best %.1f qps after %zu evaluations (%lld pruned)\n", s.method.c_str(),
-                    s.best[0], s.evaluations[0], static_cast<long long>(s.pruned[0]));
-      }
-    }
+    std::cout << PlanJson(config.name, suite, b, plans, o).dump(2) << std::endl;
+  } else {
+    PrintPlan(suite, b, plans, o);
   }
   return OkStatus();
 }
