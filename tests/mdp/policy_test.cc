@@ -153,6 +153,116 @@ TEST(Policy, ParetoPruningDropsDominatedVariants) {
   EXPECT_EQ(m->VariantNames(), (std::vector<std::string>{"fast", "bad", "slow"}));
 }
 
+TEST(Policy, ParetoPruningComparesEveryBatchSize) {
+  // "batcher" is slower than "fast" at batch 1 (11 vs 10 ms) and less accurate, but
+  // faster from batch 2 on: pruning by batch-1 latency alone would drop it although its
+  // actions are the fastest near capacity (ramsis-image's shufflenet_v2_x1_5).
+  ProfileSuite suite = sloserve::testing::SmallSuite();
+  const VariantId v = suite.AddVariant(VariantSpec{"batcher", 0, 65.0, 0, Duration(0)});
+  for (int b = 1; b <= 8; ++b) {
+    suite.AddLatency(0, v, b, LatencyDistribution(std::vector<int64_t>(5, 10000 + 1000 * b)));
+  }
+  auto m = MdpModel::Build(suite, SmallOptions());
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->VariantNames(), (std::vector<std::string>{"fast", "batcher", "slow"}));
+  EXPECT_EQ(m->notes().find("pruned batcher"), std::string::npos) << m->notes();
+  // Near the worker's capacity (fast: 8 rows / 24 ms = 333 qps) the MDP serves with it.
+  auto p = GeneratePolicy(suite, SmallOptions(600, 2));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  bool used = false;
+  for (const Action& a : p->data().table) used = used || p->VariantName(a.variant) == "batcher";
+  EXPECT_TRUE(used);
+}
+
+TEST(Policy, VariantOverTheSloAtBatchOneIsKeptWhenLargerBatchesMeetIt) {
+  // Like ramsis-text's bert_mini at SLO 100 ms (p95 123 ms at batch 1, 24-56 ms at 2-8):
+  // an outlier at batch 1 must not remove the variant's other, valid actions.
+  ProfileSuite suite = sloserve::testing::SmallSuite();
+  const VariantId v = suite.AddVariant(VariantSpec{"mini", 0, 76.0, 0, Duration(0)});
+  suite.AddLatency(0, v, 1, LatencyDistribution(std::vector<int64_t>(5, 90000)));
+  for (int b = 2; b <= 8; ++b) {
+    suite.AddLatency(0, v, b, LatencyDistribution(std::vector<int64_t>(5, 12000 + 2000 * b)));
+  }
+  MdpOptions o = SmallOptions(200, 2);
+  auto m = MdpModel::Build(suite, o);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const std::vector<std::string> names = m->VariantNames();
+  EXPECT_NE(std::find(names.begin(), names.end(), "mini"), names.end()) << m->notes();
+  auto p = GeneratePolicy(suite, o);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  // Never at batch 1 (90 ms > SLO 60 ms) ...
+  for (int j = 0; j < p->num_levels(); ++j) {
+    EXPECT_NE(p->VariantName(p->data().table[j].variant), "mini") << j;
+  }
+  // ... but chosen where "slow" (35 ms at batch 2) cannot meet the slack.
+  EXPECT_EQ(p->VariantName(p->Decide(2, Millis(30)).variant), "mini");
+  // A variant over the SLO at every batch size is still dropped.
+  o.slo = Millis(15);
+  m = MdpModel::Build(suite, o);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->VariantNames(), (std::vector<std::string>{"fast"}));
+  EXPECT_NE(m->notes().find("dropped mini: latency > SLO at every batch size"), std::string::npos)
+      << m->notes();
+}
+
+TEST(Policy, RamsisProfilesKeepTheVariantsFasterAtLargerBatches) {
+  // The embedded profiles: batch-1 Pareto pruning would leave 7 image variants at
+  // 150 ms and 3 BERTs at 100 ms.
+  auto image = LoadSuite("ramsis-image");
+  ASSERT_TRUE(image.ok()) << image.status().ToString();
+  MdpOptions o;
+  o.slo = Millis(150);
+  std::string notes;
+  auto kept = ResolveVariants(*image, &o, &notes);
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  auto has = [](const std::vector<ModelVariant>& vs, const std::string& name) {
+    return std::any_of(vs.begin(), vs.end(), [&](const ModelVariant& v) { return v.name == name; });
+  };
+  EXPECT_TRUE(has(*kept, "shufflenet_v2_x1_5")) << notes;
+  EXPECT_TRUE(has(*kept, "mobilenet_v3_large"));
+  EXPECT_FALSE(has(*kept, "googlenet"));  // slower at every batch and less accurate
+  for (const ModelVariant& v : *kept) {   // nothing kept is dominated at every batch
+    for (const ModelVariant& u : *kept) {
+      if (&u == &v || u.accuracy < v.accuracy || u.max_batch < v.max_batch) continue;
+      bool faster_everywhere = true;
+      for (int b = 1; b <= v.max_batch; ++b) faster_everywhere &= u.Latency(b) <= v.Latency(b);
+      EXPECT_FALSE(faster_everywhere && (u.accuracy > v.accuracy || u.latency_us != v.latency_us))
+          << v.name << " dominated by " << u.name;
+    }
+  }
+  auto text = LoadSuite("ramsis-text");
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  MdpOptions t;
+  t.slo = Millis(100);
+  notes.clear();
+  kept = ResolveVariants(*text, &t, &notes);
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_TRUE(has(*kept, "bert_mini")) << notes;
+  EXPECT_FALSE(has(*kept, "bert_base"));  // 137 ms at batch 1, slower beyond
+}
+
+TEST(Policy, KeptVariantsRaiseTheExpectedAccuracyNearCapacity) {
+  // A configuration none of the reproductions used: image, 40 workers, SLO 150 ms,
+  // 2,100 qps (52.5 qps per worker, near what the SLO allows). The batch-1 Pareto set
+  // (the paper's 7 models within 150 ms) against every variant the MDP keeps.
+  auto image = LoadSuite("ramsis-image");
+  ASSERT_TRUE(image.ok()) << image.status().ToString();
+  MdpOptions o;
+  o.slo = Millis(150);
+  o.workers = 40;
+  o.load_qps = 2100;
+  o.discretization.d = 50;
+  auto all = GeneratePolicy(*image, o);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  o.variants = {"shufflenet_v2_x0_5", "mobilenet_v3_large", "efficientnet_b0",  "efficientnet_b2",
+                "efficientnet_b3",    "efficientnet_b4",    "efficientnet_v2_s"};
+  auto front = GeneratePolicy(*image, o);
+  ASSERT_TRUE(front.ok()) << front.status().ToString();
+  EXPECT_LT(all->expected_violation(), 0.05);
+  EXPECT_GT(all->expected_accuracy(), front->expected_accuracy() + 2.0)
+      << all->expected_accuracy() << " vs " << front->expected_accuracy();
+}
+
 TEST(Policy, ImpossibleSloIsAClearError) {
   const ProfileSuite suite = sloserve::testing::SmallSuite();
   MdpOptions o = SmallOptions();

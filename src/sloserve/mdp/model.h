@@ -132,8 +132,10 @@ class MdpModel {
 };
 
 // Resolves the task, hardware and variants of `o` against `suite` and returns the variants
-// the MDP uses (profiled on the hardware, latency <= SLO at batch 1, Pareto-pruned if
-// asked), sorted by batch-1 latency. Errors: unknown names, no profile, impossible SLO.
+// the MDP uses (profiled on the hardware, latency <= SLO at some batch size, Pareto-pruned
+// if asked: dropped when another variant is at least as accurate and at least as fast at
+// every batch size), sorted by batch-1 latency. Errors: unknown names, no profile,
+// impossible SLO (no variant meets it at batch 1).
 StatusOr<std::vector<ModelVariant>> ResolveVariants(const ProfileSuite& suite, MdpOptions* o,
                                                     std::string* notes);
 
