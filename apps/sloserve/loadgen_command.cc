@@ -8,6 +8,7 @@
 #include "progress_bar.h"
 #include "serve_setup.h"
 #include "sloserve/loadgen/load_generator.h"
+#include "sloserve/loadgen/model_metadata.h"
 
 namespace sloserve::cli {
 namespace {
@@ -31,8 +32,8 @@ const std::vector<FlagSpec> kFlags = {
     {"sizes", "SPEC",
      "draw each request's rows as sim's workload.sizes: constant:N, deeprecsys, "
      "gaussian:MEAN:SD (seeded by --seed; not with --rows)"},
-    {"input", "NAME", "input tensor name (default input)"},
-    {"datatype", "TYPE", "input datatype (default FP32)"},
+    {"input", "NAME", "input tensor name (default: the model metadata's first input)"},
+    {"datatype", "TYPE", "input datatype (default: the model metadata's, else FP32)"},
     {"shape", "DIMS",
      "full input shape, e.g. 1,16 (default ROWS,16); with --sizes the first dimension is "
      "-1, each request's rows (default -1,16)"},
@@ -124,6 +125,19 @@ Status Run(const Args& args) {
   if (args.Has("suite")) {
     ASSIGN_OR_RETURN(ProfileSuite s, LoadSuite(args.Get("suite")));
     suite = std::make_unique<ProfileSuite>(std::move(s));
+  }
+  // The input tensor the server declares, unless given: KServe v2 model metadata.
+  if (!args.Has("input") || !args.Has("datatype")) {
+    StatusOr<ModelInput> input = FetchModelInput(o.host, o.port, o.task);
+    if (input.ok()) {
+      if (!args.Has("input")) o.input_name = input->name;
+      if (!args.Has("datatype")) o.datatype = input->datatype;
+    } else if (input.status().code() != StatusCode::kInvalidArgument) {
+      return input.status();  // unreachable server or unknown model: nothing to load
+    } else {
+      std::fprintf(stderr, "sloserve loadgen: warning: %s; sending input '%s' (%s)\n",
+                   input.status().message().c_str(), o.input_name.c_str(), o.datatype.c_str());
+    }
   }
   ProgressBar bar("loadgen", !args.Has("json") && StderrIsTerminal());
   const double total = static_cast<double>(o.schedule.size());

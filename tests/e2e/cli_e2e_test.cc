@@ -117,9 +117,15 @@ TEST(CliE2eTest, ServeAndLoadgenAsSeparateProcesses) {
   EXPECT_GT(report["sent"].get<int>(), 100);
   EXPECT_EQ(report["ok"], report["sent"]);
   EXPECT_NEAR(report["accuracy"].get<double>(), 77.692, 1e-6);  // efficientnet_b0 answers
-  // A malformed request is answered with a KServe error, and the server keeps serving.
+  // loadgen reads the model's metadata first: an unknown model is refused clearly.
+  auto unknown = RunProcess(
+      {kBin, "loadgen", "--port", port, "--model", "nope", "--qps", "20", "--duration", "1"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("model 'nope' is not served"), std::string::npos) << unknown.err;
+  // With the input given, nothing is looked up: the requests go out, each is answered
+  // with a KServe error, and the server keeps serving.
   auto bad = RunProcess({kBin, "loadgen", "--port", port, "--model", "nope", "--qps", "20",
-                         "--duration", "1", "--json"});
+                         "--duration", "1", "--input", "input", "--datatype", "FP32", "--json"});
   ASSERT_EQ(bad.exit_code, 0) << bad.err;
   auto bad_report = nlohmann::json::parse(bad.out);
   EXPECT_EQ(bad_report["ok"], 0);

@@ -68,8 +68,7 @@ LiveServer StartServer(const std::string& config, const std::string& dispatch) {
 std::vector<std::string> LoadgenArgs(uint16_t port, double qps) {
   return {kBin,         "loadgen",
           "--port",     std::to_string(port),
-          "--model",    "rm2",
-          "--input",    "features",
+          "--model",    "rm2",  // input name and datatype from the model metadata
           "--qps",      std::to_string(qps),
           "--duration", std::to_string(kLoadSeconds),
           "--sizes",    "deeprecsys",

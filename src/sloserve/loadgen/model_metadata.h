@@ -1,0 +1,23 @@
+#pragma once
+// Reads a model's KServe v2 metadata (GET /v2/models/{model}) before a load run, so
+// `sloserve loadgen` can send the input tensor the server declares instead of assuming
+// its name and datatype.
+#include <cstdint>
+#include <string>
+
+#include "sloserve/core/status.h"
+#include "sloserve/core/time.h"
+
+namespace sloserve {
+
+struct ModelInput {
+  std::string name;
+  std::string datatype;
+};
+
+// The first declared input of `model`. Errors: Unavailable if the server cannot be
+// reached, NotFound for an unknown model, InvalidArgument for a malformed answer.
+StatusOr<ModelInput> FetchModelInput(const std::string& host, uint16_t port,
+                                     const std::string& model, Duration timeout = Seconds(5));
+
+}  // namespace sloserve
