@@ -390,10 +390,10 @@ nlohmann::json PlanJson(const std::string& experiment, const ProfileSuite& suite
     if (!std::isnan(p.pick_allowable)) {
       j["pick_allowable_qps"] = p.pick_allowable;
       j["homogeneous"] = {{"counts", b.homogeneous},
-                            {"hardware", FormatMix(b.space, b.homogeneous)},
-                            {"cost_per_hour", b.space.Cost(b.homogeneous)},
-                            {"allowable_qps", p.homogeneous_qps},
-                            {"scaled_qps", p.homogeneous_qps * b.homogeneous_scale}};
+                          {"hardware", FormatMix(b.space, b.homogeneous)},
+                          {"cost_per_hour", b.space.Cost(b.homogeneous)},
+                          {"allowable_qps", p.homogeneous_qps},
+                          {"scaled_qps", p.homogeneous_qps * b.homogeneous_scale}};
       j["pick_over_homogeneous"] = p.pick_allowable / (p.homogeneous_qps * b.homogeneous_scale);
     }
     if (p.exhaustive) {

@@ -198,7 +198,7 @@ TEST(SimulationTest, HeterogeneousHardwareMixCostsWhatItsTypesCost) {
   auto r = RunSimulation(spec, *suite, hooks);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_NEAR(r->summary.cost_per_hour, 0.526 + 2 * 0.432, 1e-9);
-  EXPECT_EQ(served.size(), 3u);  // all three instances got work
+  EXPECT_EQ(served.size(), 3u);                                // all three instances got work
   EXPECT_EQ(r->spec.hardware, "g4dn.xlarge:1,c5n.2xlarge:2");  // the mix, as written
   EXPECT_EQ(r->spec.workers, 3);
   // The impossible-SLO check looks at the mix's fastest type, whatever the order: 2 ms
