@@ -8,23 +8,6 @@
 namespace sloserve {
 namespace {
 
-// lat(k) = 20 ms + 10 ms k; apps: "short" [10, 20) ms, "long" [50, 70) ms.
-ProfileSuite DynSuite() {
-  ProfileSuite s;
-  s.set_name("dyn");
-  s.set_provenance("test");
-  TaskId t = s.AddTask(TaskSpec{"t", Millis(500)});
-  HardwareId h = s.AddHardware(HardwareSpec{"hw", 1.0, 1, 1});
-  VariantId v = s.AddVariant(VariantSpec{"dyn", t, 0, 0, Duration(0)});
-  for (int k : {1, 2, 4, 8})
-    s.AddLatency(h, v, k, LatencyDistribution(std::vector<int64_t>(3, 20000 + 10000 * k)));
-  s.AddExecHistogram(
-      ExecHistogram{"short", v, /*bin_width=*/Millis(5), /*first_bin_start=*/Millis(10), {1, 1}});
-  s.AddExecHistogram(
-      ExecHistogram{"long", v, /*bin_width=*/Millis(10), /*first_bin_start=*/Millis(50), {1, 1}});
-  return s;
-}
-
 BatchLaunch Launch(const std::vector<Query>* qs) {
   BatchLaunch b;
   b.rows = static_cast<int32_t>(qs->size());
@@ -33,7 +16,7 @@ BatchLaunch Launch(const std::vector<Query>* qs) {
 }
 
 TEST(ServiceTimeModelTest, DynamicBatchRunsAsLongAsItsLongestRequest) {
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = testing::DynamicSuite();
   ServiceTimeModel m(&s, ServiceTimeOptions{}, 1);
   // Fitted: c0 = 20 ms, c1 = 10 ms / pooled mean (37.5 ms).
   const double c1 = 10000.0 / 37500.0;
@@ -57,7 +40,7 @@ TEST(ServiceTimeModelTest, DynamicBatchRunsAsLongAsItsLongestRequest) {
 // The times alone it drew are reported (for the engine's OnBatchComplete), scaled like
 // the batch; a static model reports none.
 TEST(ServiceTimeModelTest, ReportsEachRequestsTimeAloneWhenAsked) {
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = testing::DynamicSuite();
   ServiceTimeOptions o;
   o.time_scale = 0.5;
   ServiceTimeModel m(&s, o, 1);
@@ -88,7 +71,7 @@ TEST(ServiceTimeModelTest, StaticSuitesAndLaunchesWithoutQueriesKeepTheProfileLa
   std::vector<Query> qs(3);
   BatchLaunch b = Launch(&qs);
   EXPECT_EQ(m.BatchDuration(b), Micros(10000 + 2000 * 2));
-  ProfileSuite d = DynSuite();
+  ProfileSuite d = testing::DynamicSuite();
   ServiceTimeModel md(&d, ServiceTimeOptions{}, 1);
   b.queries = nullptr;
   b.rows = 4;

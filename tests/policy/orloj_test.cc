@@ -21,25 +21,7 @@ namespace {
 
 using testing::QueueFixture;
 
-// One task, one variant "dyn" with lat(k) = 20 ms + 10 ms k (k = 1, 2, 4, 8) and two
-// apps: "short" uniform on [10, 20) ms, "long" uniform on [50, 70) ms.
-ProfileSuite DynSuite(bool with_hist = true) {
-  ProfileSuite s;
-  s.set_name("dyn");
-  s.set_provenance("test");
-  TaskId t = s.AddTask(TaskSpec{"t", Millis(500)});
-  HardwareId h = s.AddHardware(HardwareSpec{"hw", 1.0, 1, 1});
-  VariantId v = s.AddVariant(VariantSpec{"dyn", t, 0, 0, Duration(0)});
-  for (int k : {1, 2, 4, 8})
-    s.AddLatency(h, v, k, LatencyDistribution(std::vector<int64_t>(3, 20000 + 10000 * k)));
-  if (with_hist) {
-    s.AddExecHistogram(
-        ExecHistogram{"short", v, /*bin_width=*/Millis(5), /*first_bin_start=*/Millis(10), {1, 1}});
-    s.AddExecHistogram(
-        ExecHistogram{"long", v, /*bin_width=*/Millis(10), /*first_bin_start=*/Millis(50), {1, 1}});
-  }
-  return s;
-}
+using testing::DynamicSuite;
 
 // --- execution-time model ---
 
@@ -85,7 +67,7 @@ TEST(ExecCdfTest, MaxOfMixedAppsMatchesMonteCarlo) {
 }
 
 TEST(ExecCdfTest, FitBatchTimeModelRecoversLinearProfile) {
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = DynamicSuite();
   auto m = FitBatchTimeModel(s, 0, 0, 40000).value();
   EXPECT_NEAR(m.c0_us, 20000, 1e-6);
   EXPECT_NEAR(m.c1 * 40000, 10000, 1e-6);
@@ -93,7 +75,7 @@ TEST(ExecCdfTest, FitBatchTimeModelRecoversLinearProfile) {
 }
 
 TEST(ExecTimeTableTest, AppsPooledUnknownAndEmptyHistograms) {
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = DynamicSuite();
   s.AddExecHistogram(ExecHistogram{"empty", 0, Millis(1), Millis(1), {0, 0}});
   ExecTimeTable t = ExecTimeTable::Build(s);
   ASSERT_EQ(t.apps(), (std::vector<std::string>{"short", "long", "empty"}));
@@ -125,7 +107,7 @@ TEST(OnlineExecProfilerTest, SamplesWindowsAndResets) {
 }
 
 TEST(OnlineExecTableTest, LearnedHistogramsReplaceOfflineOnesWithEnoughSamples) {
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = DynamicSuite();
   auto t = OnlineExecTable::Create(ExecTimeTable::Build(s), {1, Seconds(10), 16, 20}).value();
   const double pooled_before = t.table().Pooled(0).Mean();
   // App 0 ("short", offline 15 ms mean) now takes 30 ms; app 1 gets too few samples.
@@ -238,7 +220,7 @@ struct Fixture {
 };
 
 TEST(OrlojBatchingTest, RunsLargestFillableBatchAndDropsHopelessRequests) {
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = DynamicSuite();
   Fixture f;
   f.policy = MakeBatching("orloj", s, {});
   for (int i = 0; i < 5; ++i) f.Add(0, 1000, i % 2);  // plenty of slack
@@ -257,7 +239,7 @@ TEST(OrlojBatchingTest, RunsLargestFillableBatchAndDropsHopelessRequests) {
 }
 
 TEST(OrlojBatchingTest, PrefersUrgentRequestsAndKeepsStateAcrossCalls) {
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = DynamicSuite();
   Fixture f;
   f.policy = MakeBatching("orloj", s, {{"max_batch", "1"}});
   f.Add(0, 2000, 0);
@@ -276,7 +258,7 @@ TEST(OrlojBatchingTest, PrefersUrgentRequestsAndKeepsStateAcrossCalls) {
 }
 
 TEST(OrlojBatchingTest, StaticModelAndExecTimesBeyondEverySlo) {
-  ProfileSuite s = DynSuite(/*with_hist=*/false);
+  ProfileSuite s = DynamicSuite(/*with_hist=*/false);
   Fixture f;
   f.policy = MakeBatching("orloj", s, {});
   for (int i = 0; i < 3; ++i) f.Add(0, 25, 0);  // lat(1) = 30 ms > 25 ms SLO: hopeless
@@ -288,7 +270,7 @@ TEST(OrlojBatchingTest, StaticModelAndExecTimesBeyondEverySlo) {
 }
 
 TEST(OrlojBatchingTest, RebuildsWhenQueriesWereNeverAnnounced) {
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = DynamicSuite();
   Fixture f;
   f.policy = MakeBatching("orloj", s, {});
   f.q.Add(0, 1000);  // no OnArrival
@@ -349,7 +331,7 @@ TEST(OrlojBatchingTest, OfflineScaleAndOnlineProfileNeedExecHistograms) {
            {true, {{"offline_scale", "1,2,3"}}, "3 factors for a suite with 2 exec_hist apps"},
            {false, {{"offline_scale", "2"}}, "0 exec_hist apps"},
            {false, {{"online_profile", "true"}}, "online_profile needs exec_hist records"}}) {
-    ProfileSuite s = DynSuite(dyn);
+    ProfileSuite s = DynamicSuite(dyn);
     PolicyParams p("t", opts);
     auto b = OrlojBatching::Create(p, FixedSelection::Create(p).value());
     ASSERT_TRUE(b.ok());
@@ -361,7 +343,7 @@ TEST(OrlojBatchingTest, OfflineScaleAndOnlineProfileNeedExecHistograms) {
     EXPECT_NE(st.message().find(want), std::string::npos) << st.ToString();
   }
   // One factor scales every app; the executor-facing suite is untouched.
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = DynamicSuite();
   auto b = MakeBatching("orloj", s, {{"offline_scale", "3"}});
   const auto* orloj = static_cast<const OrlojBatching*>(b.get());
   EXPECT_NEAR(orloj->exec_times().ForApp(0, 0)->Mean(), 45000, 1);
@@ -373,7 +355,7 @@ TEST(OrlojBatchingTest, OfflineScaleAndOnlineProfileNeedExecHistograms) {
 // the first 20 samples of each app, then each 10 s window), not per completion or decision,
 // and the worker's bookkeeping re-registers its queue consistently afterwards.
 TEST(OrlojBatchingTest, OnlineProfileRebuildsOnlyWhenTheProfilerPublishes) {
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = DynamicSuite();
   Fixture f;
   f.policy = MakeBatching("orloj", s,
                           {{"online_profile", "true"},
@@ -424,7 +406,7 @@ class OrlojDrainTest : public ::testing::TestWithParam<std::map<std::string, std
 // exactly once and the policy's bookkeeping matches the queue. b = 5 per ms re-bases the
 // time origin every 60 ms of virtual time.
 TEST_P(OrlojDrainTest, LargeQueuesStayConsistent) {
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = DynamicSuite();
   Fixture f;
   f.policy = MakeBatching("orloj", s, GetParam());
   Rng rng = MakeRng(3, "t");
@@ -459,7 +441,7 @@ INSTANTIATE_TEST_SUITE_P(Options, OrlojDrainTest,
 // --- baselines ---
 
 TEST(ClockworkBatchingTest, DropsPredictedMissesAndFitsBatchToHeadDeadline) {
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = DynamicSuite();
   Fixture f;
   f.policy = MakeBatching("clockwork", s, {});
   f.Add(0, 20, 0);  // est(1) = 30 ms > 20 ms: dropped
@@ -475,7 +457,7 @@ TEST(ClockworkBatchingTest, DropsPredictedMissesAndFitsBatchToHeadDeadline) {
 }
 
 TEST(NexusBatchingTest, PlansBatchFromRateAndSlo) {
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = DynamicSuite();
   PolicyParams params("t", {{"rate_qps", "100"}});
   auto b = NexusBatching::Create(params, FixedSelection::Create(params).value()).value();
   PolicyContext ctx;
@@ -490,7 +472,7 @@ TEST(NexusBatchingTest, PlansBatchFromRateAndSlo) {
 }
 
 TEST(ClipperBatchingTest, AimdOnMeasuredBatchLatency) {
-  ProfileSuite s = DynSuite();
+  ProfileSuite s = DynamicSuite();
   Fixture f;
   f.policy = MakeBatching("clipper", s, {});
   for (int i = 0; i < 20; ++i) f.Add(0, 100, 0);

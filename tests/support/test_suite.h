@@ -3,6 +3,8 @@
 // variants ("fast": 10 ms + 2 ms per extra row, 70%; "slow": 30 ms + 5 ms per extra
 // row, 80%), batch 1..8, on hardware "hw" ($1/h, 4 cores). Latencies are constant
 // (every sample equal) so expected times can be computed by hand.
+#include <vector>
+
 #include "sloserve/profile/profile.h"
 
 namespace sloserve::testing {
@@ -27,6 +29,27 @@ inline ProfileSuite SmallSuite(int max_batch = 8) {
   for (int b = 1; b <= max_batch; ++b) {
     s.AddLatency(h, f, b, LatencyDistribution(std::vector<int64_t>(5, 10000 + 2000 * (b - 1))));
     s.AddLatency(h, w, b, LatencyDistribution(std::vector<int64_t>(5, 30000 + 5000 * (b - 1))));
+  }
+  return s;
+}
+
+// A dynamic model for execution-time tests: task "t", one variant "dyn" on "hw" with
+// lat(k) = 20 ms + 10 ms k (k = 1, 2, 4, 8) and, with `with_hist`, two apps: "short"
+// uniform on [10, 20) ms and "long" uniform on [50, 70) ms.
+inline ProfileSuite DynamicSuite(bool with_hist = true) {
+  ProfileSuite s;
+  s.set_name("dyn");
+  s.set_provenance("test");
+  TaskId t = s.AddTask(TaskSpec{"t", Millis(500)});
+  HardwareId h = s.AddHardware(HardwareSpec{"hw", 1.0, 1, 1});
+  VariantId v = s.AddVariant(VariantSpec{"dyn", t, 0, 0, Duration(0)});
+  for (int k : {1, 2, 4, 8})
+    s.AddLatency(h, v, k, LatencyDistribution(std::vector<int64_t>(3, 20000 + 10000 * k)));
+  if (with_hist) {
+    s.AddExecHistogram(
+        ExecHistogram{"short", v, /*bin_width=*/Millis(5), /*first_bin_start=*/Millis(10), {1, 1}});
+    s.AddExecHistogram(
+        ExecHistogram{"long", v, /*bin_width=*/Millis(10), /*first_bin_start=*/Millis(50), {1, 1}});
   }
   return s;
 }

@@ -7,10 +7,7 @@ namespace sloserve {
 
 StatusOr<std::unique_ptr<DispatchPolicy>> ClkwrkDispatch::Create(const PolicyParams& p) {
   Options o;
-  ASSIGN_OR_RETURN(o.qos_factor, p.GetDouble("qos_factor", 0.98));
-  if (!(o.qos_factor > 0 && o.qos_factor <= 2)) {
-    return InvalidArgumentError("clkwrk: option 'qos_factor' must be in (0, 2]");
-  }
+  ASSIGN_OR_RETURN(o.qos_factor, ParseQosFactor(p, "clkwrk"));
   ASSIGN_OR_RETURN(o.variant, p.GetString("variant", ""));
   ASSIGN_OR_RETURN(o.predictor, LatencyPredictor::ParseOptions(p));
   return std::unique_ptr<DispatchPolicy>(new ClkwrkDispatch(std::move(o)));

@@ -8,10 +8,7 @@ namespace sloserve {
 
 StatusOr<std::unique_ptr<DispatchPolicy>> KairosDispatch::Create(const PolicyParams& p) {
   Options o;
-  ASSIGN_OR_RETURN(o.qos_factor, p.GetDouble("qos_factor", 0.98));
-  if (!(o.qos_factor > 0 && o.qos_factor <= 2)) {
-    return InvalidArgumentError("kairos: option 'qos_factor' must be in (0, 2]");
-  }
+  ASSIGN_OR_RETURN(o.qos_factor, ParseQosFactor(p, "kairos"));
   ASSIGN_OR_RETURN(o.penalty, p.GetDouble("penalty", 10));
   if (!(o.penalty >= 1 && o.penalty <= 1e6)) {
     return InvalidArgumentError("kairos: option 'penalty' must be in [1, 1e6]");

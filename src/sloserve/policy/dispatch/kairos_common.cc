@@ -3,9 +3,18 @@
 #include <algorithm>
 #include <limits>
 
+#include "sloserve/policy/params.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
+
+StatusOr<double> ParseQosFactor(const PolicyParams& params, const std::string& policy) {
+  ASSIGN_OR_RETURN(double f, params.GetDouble("qos_factor", 0.98));
+  if (!(f > 0 && f <= 2)) {
+    return InvalidArgumentError(policy + ": option 'qos_factor' must be in (0, 2]");
+  }
+  return f;
+}
 
 Status HeteroDeployment::Init(const PolicyContext& ctx, const std::string& variant_option) {
   if (ctx.suite == nullptr) return InvalidArgumentError("no profile suite");
