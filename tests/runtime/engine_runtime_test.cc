@@ -26,6 +26,10 @@ InferOutcome SubmitAndWait(EngineRuntime& rt, InferRequest req) {
   return f.get();
 }
 
+// Real timings, checked without assuming a fast machine: the emulated worker holds each
+// batch at least its profiled time (a busy machine only adds to it), time_scale scales
+// that time (compared between two runtimes, a 10x ratio), and met_slo is the deadline
+// check on the reported times.
 TEST(EngineRuntimeTest, AnswersWithTheVariantAndRealTimings) {
   ProfileSuite suite = testing::SmallSuite();
   auto rt = EngineRuntime::Create(&suite, Options(2));
@@ -41,13 +45,31 @@ TEST(EngineRuntimeTest, AnswersWithTheVariantAndRealTimings) {
   ASSERT_TRUE(out.status.ok()) << out.status.ToString();
   EXPECT_EQ(out.variant, "fast");
   EXPECT_EQ(out.batch_size, 1);
-  EXPECT_TRUE(out.met_slo);
-  // The emulated worker is held for the profiled 10 ms (generous bounds: timing is real).
+  EXPECT_EQ(out.met_slo, out.queue_time + out.compute_time <= req.slo);
+  // The emulated worker is held for the profiled 10 ms, and the caller waited for it.
   EXPECT_GE(out.compute_time, Millis(10));
-  EXPECT_LT(out.compute_time, Millis(60));
   EXPECT_GE(waited, std::chrono::milliseconds(10));
+  // A request whose SLO is shorter than the variant's latency is answered, late.
+  req.slo = Millis(5);
+  InferOutcome late = SubmitAndWait(**rt, req);
+  ASSERT_TRUE(late.status.ok()) << late.status.ToString();
+  EXPECT_GE(late.compute_time, Millis(10));
+  EXPECT_FALSE(late.met_slo);
   (*rt)->Stop();
   EXPECT_FALSE((*rt)->Ready());
+
+  // time_scale 10: the same batch holds its worker for 100 ms.
+  auto scaled = EngineRuntime::Create(&suite, Options(2, /*time_scale=*/10.0));
+  ASSERT_TRUE(scaled.ok()) << scaled.status().ToString();
+  (*scaled)->Start();
+  req.slo = Seconds(10);
+  InferOutcome slow = SubmitAndWait(**scaled, req);
+  ASSERT_TRUE(slow.status.ok()) << slow.status.ToString();
+  EXPECT_GE(slow.compute_time, Millis(100));
+  // The unscaled batch took its 10 ms, not the scaled 100 ms: a 10x gap that only a
+  // 90 ms stall of the engine thread could close.
+  EXPECT_LT(out.compute_time, slow.compute_time);
+  (*scaled)->Stop();
 }
 
 TEST(EngineRuntimeTest, ConcurrentSubmittersAreEachAnsweredExactlyOnce) {
@@ -75,7 +97,7 @@ TEST(EngineRuntimeTest, ConcurrentSubmittersAreEachAnsweredExactlyOnce) {
     });
   }
   for (auto& th : threads) th.join();
-  (*rt)->Stop(Seconds(10));
+  (*rt)->Stop(Seconds(120));  // returns once everything is answered; the grace is a bound
   EXPECT_EQ(answered.load(), kThreads * kPerThread);
   for (auto& c : calls) ASSERT_EQ(c.load(), 1);
   EXPECT_EQ(ok.load(), kThreads * kPerThread);
@@ -93,7 +115,9 @@ TEST(EngineRuntimeTest, ConcurrentSubmittersAreEachAnsweredExactlyOnce) {
 
 TEST(EngineRuntimeTest, OverloadIsRejectedClearlyAndStopAnswersEverything) {
   ProfileSuite suite = testing::SmallSuite();
-  RuntimeOptions o = Options(1);
+  // One worker holding each batch 50 ms and a queue bound of 5: a burst of 50 overflows
+  // unless the submitting loop were stalled for most of a second.
+  RuntimeOptions o = Options(1, /*time_scale=*/5.0);
   o.max_queue = 5;
   auto rt = EngineRuntime::Create(&suite, o);
   ASSERT_TRUE(rt.ok());
@@ -145,7 +169,7 @@ TEST(EngineRuntimeTest, OrlojWithOnlineProfileAnswersEveryRequest) {
     });
     if (i % 20 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  (*rt)->Stop(Seconds(10));
+  (*rt)->Stop(Seconds(120));  // returns once everything is answered
   EXPECT_EQ(answered.load(), 300);
   EXPECT_EQ(ok.load(), 300);
   // The 100 "nosuch" requests ran on the pooled distribution, and /metrics says so.
