@@ -126,12 +126,17 @@ Status Run(const Args& args) {
     ASSIGN_OR_RETURN(ProfileSuite s, LoadSuite(args.Get("suite")));
     suite = std::make_unique<ProfileSuite>(std::move(s));
   }
-  // The input tensor the server declares, unless given: KServe v2 model metadata.
-  if (!args.Has("input") || !args.Has("datatype")) {
+  // The input tensor the server declares, unless given, and the SLO it applies when
+  // --slo-ms is not sent (for the client-bottleneck check): KServe v2 model metadata.
+  const bool need_input = !args.Has("input") || !args.Has("datatype");
+  if (need_input || o.slo_ms <= 0) {
     StatusOr<ModelInput> input = FetchModelInput(o.host, o.port, o.task);
     if (input.ok()) {
       if (!args.Has("input")) o.input_name = input->name;
       if (!args.Has("datatype")) o.datatype = input->datatype;
+      o.default_slo_ms = input->default_slo_ms;
+    } else if (!need_input) {
+      // Only the default SLO was wanted: without it the send lag is not judged.
     } else if (input.status().code() != StatusCode::kInvalidArgument) {
       return input.status();  // unreachable server or unknown model: nothing to load
     } else {
@@ -139,14 +144,41 @@ Status Run(const Args& args) {
                    input.status().message().c_str(), o.input_name.c_str(), o.datatype.c_str());
     }
   }
-  ProgressBar bar("loadgen", !args.Has("json") && StderrIsTerminal());
+  const bool bar_on = !args.Has("json") && StderrIsTerminal();
+  ProgressBar bar("loadgen", bar_on);
   const double total = static_cast<double>(o.schedule.size());
-  ASSIGN_OR_RETURN(LoadReport report, RunLoad(o, [&](const LoadProgress& p) {
-                     bar.Update(
-                         static_cast<double>(p.completed) / total,
-                         std::to_string(p.completed) + " done, " + std::to_string(p.ok) + " ok");
-                   }));
+  // Client-bottleneck warnings while the run goes on (once each); the final verdict, on
+  // the whole run, is in the report and repeated on stderr below.
+  const double lag_slo_ms = o.slo_ms > 0 ? o.slo_ms : o.default_slo_ms;
+  bool warned_lag = false;
+  bool warned_cap = false;
+  ASSIGN_OR_RETURN(
+      LoadReport report, RunLoad(o, [&](const LoadProgress& p) {
+        if (!warned_cap && p.waited_for_connection > 0) {
+          warned_cap = true;
+          std::fprintf(stderr,
+                       "%ssloserve loadgen: warning: connection cap reached at "
+                       "%.1f s (%d connections busy); requests wait inside "
+                       "loadgen (raise --max-connections)\n",
+                       bar_on ? "\n" : "", ToSeconds(p.elapsed), o.max_connections);
+        }
+        const double lag_ms = ToMillis(p.recent_max_send_lag);
+        if (!warned_lag && lag_slo_ms > 0 && lag_ms > kSendLagSloFraction * lag_slo_ms) {
+          warned_lag = true;
+          std::fprintf(stderr,
+                       "%ssloserve loadgen: warning: send lag %.2f ms at %.1f s "
+                       "exceeds %.0f%% of the %.1f ms SLO; loadgen may be the "
+                       "bottleneck\n",
+                       bar_on ? "\n" : "", lag_ms, ToSeconds(p.elapsed), 100 * kSendLagSloFraction,
+                       lag_slo_ms);
+        }
+        bar.Update(static_cast<double>(p.completed) / total,
+                   std::to_string(p.completed) + " done, " + std::to_string(p.ok) + " ok");
+      }));
   bar.Finish();
+  for (const std::string& w : report.client_bottleneck.warnings) {
+    std::fprintf(stderr, "sloserve loadgen: warning: %s\n", w.c_str());
+  }
   double accuracy = suite ? MeanAccuracy(report, *suite) : -1;
   if (args.Has("json")) {
     nlohmann::json j = report.ToJson();

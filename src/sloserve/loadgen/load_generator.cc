@@ -138,6 +138,8 @@ class LoadRun {
     } else if (retry) {
       queue_.push_front(i);
     } else {
+      recorder_.RecordConnectionWait();  // every one of max_connections is busy
+      ++waited_;
       queue_.push_back(i);
     }
   }
@@ -158,7 +160,11 @@ class LoadRun {
   void Send(ConnPtr c, size_t i) {
     c->current = i;
     const auto now = Clock::now();
-    if (now > Scheduled(i)) recorder_.RecordSendLag(Since(Scheduled(i), now));
+    if (!retried_[i]) {  // a resend is not a new send: its first lag counted
+      const Duration lag = now > Scheduled(i) ? Since(Scheduled(i), now) : Duration::zero();
+      recorder_.RecordSendLag(lag);
+      recent_lag_ = std::max(recent_lag_, lag);
+    }
     c->stream.expires_after(options_.timeout);  // bounds the write and the read
     const auto& request = requests_[body_of_.empty() ? 0 : body_of_[i]];
     http::async_write(c->stream, request, [this, c](beast::error_code ec, size_t) {
@@ -285,6 +291,9 @@ class LoadRun {
       p.completed = recorder_.completed();
       p.queued = static_cast<int64_t>(queue_.size());
       p.open_connections = open_;
+      p.waited_for_connection = waited_;
+      p.recent_max_send_lag = recent_lag_;
+      recent_lag_ = Duration::zero();
       progress_(p);
       ArmProgress();
     });
@@ -307,6 +316,8 @@ class LoadRun {
   std::vector<bool> retried_;  // per request: already resent once after a stale connection
   size_t next_ = 0;            // next request to dispatch
   int64_t sent_ = 0;
+  int64_t waited_ = 0;     // requests queued because the connection cap was reached
+  Duration recent_lag_{};  // worst send lag since the last progress call
   int open_ = 0;
   int peak_ = 0;
   bool finished_ = false;
@@ -423,6 +434,8 @@ StatusOr<LoadReport> RunLoad(const LoadOptions& options, const LoadProgressFn& p
     report.sizes = per_request ? "per-request" : "constant:" + std::to_string(options.rows);
   }
   report.rows_mean = n > 0 ? rows_sum / static_cast<double>(n) : 0.0;
+  AssessClientBottleneck(report, options.slo_ms > 0 ? options.slo_ms : options.default_slo_ms,
+                         options.max_connections);
   return report;
 }
 

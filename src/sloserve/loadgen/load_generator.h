@@ -28,7 +28,11 @@ struct LoadOptions {
   std::string task;   // POST /v2/models/{task}/infer
   std::string app;    // parameters.app; empty = not sent
   double slo_ms = 0;  // parameters.slo_ms; <= 0 = not sent (server default)
-  int32_t rows = 1;   // batch dimension of every request, unless request_rows is set
+  // The SLO the server applies when slo_ms is not sent (e.g. the model metadata's
+  // parameters.default_slo_ms): the send-lag bottleneck check compares against slo_ms if
+  // > 0, else this; both <= 0 = the lag is not judged (docs/loadgen.md).
+  double default_slo_ms = 0;
+  int32_t rows = 1;  // batch dimension of every request, unless request_rows is set
   // Per-request rows, one per schedule entry (same order); empty = every request has
   // `rows`. Each request's shape[0] is its rows (shape[0] of `shape` is ignored then).
   std::vector<int32_t> request_rows;
@@ -51,10 +55,16 @@ struct LoadProgress {
   int64_t ok = 0;
   int64_t queued = 0;  // waiting for a connection
   int open_connections = 0;
+  // Client-bottleneck signals so far: requests that found every connection of the cap busy
+  // (cumulative), and the worst send lag since the previous progress call.
+  int64_t waited_for_connection = 0;
+  Duration recent_max_send_lag{};
 };
 using LoadProgressFn = std::function<void(const LoadProgress&)>;
 
-// Runs the schedule to completion (every request answered, failed or timed out).
+// Runs the schedule to completion (every request answered, failed or timed out). The
+// report's client_bottleneck says whether the generator limited the run
+// (AssessClientBottleneck with options.slo_ms, else default_slo_ms, and max_connections).
 // Errors: InvalidArgument for bad options, Unavailable if the server cannot be reached
 // before the start.
 StatusOr<LoadReport> RunLoad(const LoadOptions& options, const LoadProgressFn& progress = {});

@@ -33,6 +33,12 @@ void LoadRecorder::RecordOk(Duration latency, std::string_view variant, bool met
   if (!hardware.empty()) Count(report_.hardware_counts, hardware);
 }
 
+void LoadRecorder::RecordSendLag(Duration lag) {
+  lag = std::max(lag, Duration::zero());
+  send_lags_.push_back(lag);
+  report_.max_send_lag = std::max(report_.max_send_lag, lag);
+}
+
 void LoadRecorder::RecordHttpError(int status) {
   ++report_.http_errors;
   ++report_.errors_by_status[status];
@@ -61,11 +67,55 @@ LoadReport LoadRecorder::Finish(int64_t scheduled, int64_t sent, Duration durati
     r.latency_p99_ms = ToMillis(SortedPercentile(sorted, 0.99));
     r.latency_max_ms = ToMillis(sorted.back());
   }
+  std::vector<Duration> lags = send_lags_;
+  std::sort(lags.begin(), lags.end());
+  r.client_bottleneck.send_lag_p99_ms = ToMillis(SortedPercentile(lags, 0.99));
+  r.client_bottleneck.send_lag_max_ms = ToMillis(r.max_send_lag);
   if (sent > 0) {
     r.slo_attainment_client = static_cast<double>(met_client_) / static_cast<double>(sent);
     r.slo_attainment_server = static_cast<double>(met_server_) / static_cast<double>(sent);
   }
   return r;
+}
+
+void AssessClientBottleneck(LoadReport& report, double slo_ms, int max_connections) {
+  ClientBottleneck& b = report.client_bottleneck;
+  b.slo_ms = slo_ms > 0 ? slo_ms : 0;
+  b.send_lag_limit_ms = b.slo_ms * kSendLagSloFraction;
+  b.max_connections = max_connections;
+  b.send_lag_exceeded = b.slo_ms > 0 && b.send_lag_p99_ms > b.send_lag_limit_ms;
+  b.connection_cap_reached = b.waited_for_connection > 0;
+  b.warnings.clear();
+  char buf[512];
+  if (b.send_lag_exceeded) {
+    std::snprintf(buf, sizeof(buf),
+                  "client is the bottleneck: p99 send lag %.2f ms exceeds %.0f%% of the %.1f ms "
+                  "SLO (%.2f ms); latencies include time the requests waited inside loadgen",
+                  b.send_lag_p99_ms, 100 * kSendLagSloFraction, b.slo_ms, b.send_lag_limit_ms);
+    b.warnings.emplace_back(buf);
+  }
+  if (b.connection_cap_reached) {
+    std::snprintf(buf, sizeof(buf),
+                  "client is the bottleneck: connection cap reached (%d connections busy); %lld "
+                  "requests waited for a free connection (raise --max-connections)",
+                  max_connections, static_cast<long long>(b.waited_for_connection));
+    b.warnings.emplace_back(buf);
+  }
+}
+
+nlohmann::json ClientBottleneck::ToJson() const {
+  return {
+      {"send_lag_p99_ms", send_lag_p99_ms},
+      {"send_lag_max_ms", send_lag_max_ms},
+      {"slo_ms", slo_ms > 0 ? nlohmann::json(slo_ms) : nlohmann::json(nullptr)},
+      {"send_lag_limit_ms",
+       slo_ms > 0 ? nlohmann::json(send_lag_limit_ms) : nlohmann::json(nullptr)},
+      {"send_lag_exceeded", send_lag_exceeded},
+      {"max_connections", max_connections},
+      {"waited_for_connection", waited_for_connection},
+      {"connection_cap_reached", connection_cap_reached},
+      {"warnings", warnings},
+  };
 }
 
 nlohmann::json LoadReport::ToJson() const {
@@ -99,6 +149,7 @@ nlohmann::json LoadReport::ToJson() const {
         {"max", latency_max_ms}}},
       {"slo_attainment_server", slo_attainment_server},
       {"peak_connections", peak_connections},
+      {"client_bottleneck", client_bottleneck.ToJson()},
   };
   if (slo_ms > 0) {
     j["slo_ms"] = slo_ms;
@@ -161,6 +212,7 @@ std::string LoadReport::ToText() const {
     for (const auto& [type, n] : hardware_counts) out += type + ": " + std::to_string(n) + "  ";
     out += "\n";
   }
+  for (const std::string& w : client_bottleneck.warnings) out += "WARNING    " + w + "\n";
   return out;
 }
 

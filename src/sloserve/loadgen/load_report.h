@@ -6,6 +6,9 @@
 //   achieved_qps completed requests / duration, duration = start -> last completion
 //   slo_attainment_client  (# OK with latency <= slo_ms) / sent   (errors count as misses)
 //   slo_attainment_server  (# OK with server-reported met_slo) / sent
+//   client_bottleneck      whether the generator itself limited the run: p99 send lag
+//                          above kSendLagSloFraction of the SLO, or requests that waited
+//                          because every one of max_connections was busy
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -18,6 +21,26 @@
 #include "sloserve/core/time.h"
 
 namespace sloserve {
+
+// The send lag (actual write start - scheduled time) above which the generator, not the
+// server, is named as the bottleneck: this fraction of the SLO.
+inline constexpr double kSendLagSloFraction = 0.10;
+
+// Is the client the bottleneck? Filled by AssessClientBottleneck (RunLoad calls it).
+struct ClientBottleneck {
+  double send_lag_p99_ms = 0;  // nearest-rank p99 over every send (on-time sends count as 0)
+  double send_lag_max_ms = 0;
+  double slo_ms = 0;                  // SLO the lag is compared with; <= 0: unknown, no lag check
+  double send_lag_limit_ms = 0;       // kSendLagSloFraction * slo_ms (0 when no SLO)
+  int max_connections = 0;            // the cap; 0 = unknown
+  int64_t waited_for_connection = 0;  // requests queued because max_connections were busy
+  bool send_lag_exceeded = false;
+  bool connection_cap_reached = false;  // waited_for_connection > 0
+  std::vector<std::string> warnings;    // one line per condition; empty = not the bottleneck
+
+  bool is_bottleneck() const { return !warnings.empty(); }
+  nlohmann::json ToJson() const;
+};
 
 struct LoadReport {
   int64_t scheduled = 0;         // requests in the schedule
@@ -49,6 +72,7 @@ struct LoadReport {
   double slo_attainment_client = 0;  // meaningful only when slo_ms > 0
   double slo_attainment_server = 0;
   int peak_connections = 0;
+  ClientBottleneck client_bottleneck;
 
   int64_t completed() const { return ok + http_errors + timeouts + transport_errors; }
   nlohmann::json ToJson() const;
@@ -58,7 +82,10 @@ struct LoadReport {
 // Accumulates per-request results; single-threaded.
 class LoadRecorder {
  public:
-  explicit LoadRecorder(int64_t expected = 0) { latencies_.reserve(static_cast<size_t>(expected)); }
+  explicit LoadRecorder(int64_t expected = 0) {
+    latencies_.reserve(static_cast<size_t>(expected));
+    send_lags_.reserve(static_cast<size_t>(expected));
+  }
 
   // `hardware` empty = not reported by the server (not counted).
   void RecordOk(Duration latency, std::string_view variant, bool met_slo, double slo_ms,
@@ -66,7 +93,10 @@ class LoadRecorder {
   void RecordHttpError(int status);
   void RecordTimeout() { ++report_.timeouts; }
   void RecordTransportError() { ++report_.transport_errors; }
-  void RecordSendLag(Duration lag) { report_.max_send_lag = std::max(report_.max_send_lag, lag); }
+  // Every send's lag (0 when on time), for the maximum and the p99.
+  void RecordSendLag(Duration lag);
+  // A request found all max_connections busy and waited in the FIFO.
+  void RecordConnectionWait() { ++report_.client_bottleneck.waited_for_connection; }
   int64_t completed() const { return report_.completed(); }
 
   // Computes rates and percentiles. `schedule_span` = last scheduled offset.
@@ -76,9 +106,16 @@ class LoadRecorder {
  private:
   LoadReport report_;
   std::vector<Duration> latencies_;  // OK responses
+  std::vector<Duration> send_lags_;  // every send
   int64_t met_client_ = 0;
   int64_t met_server_ = 0;
 };
+
+// Fills report.client_bottleneck's verdict from its measured send lags and connection
+// waits: a warning when send_lag_p99_ms > kSendLagSloFraction * slo_ms (slo_ms <= 0: the
+// SLO is unknown and the lag is not judged) and one when a request waited for a connection
+// because `max_connections` were open and busy.
+void AssessClientBottleneck(LoadReport& report, double slo_ms, int max_connections);
 
 // Nearest-rank percentile (q in [0, 1]) of a sorted vector; 0 when empty.
 Duration SortedPercentile(const std::vector<Duration>& sorted, double q);

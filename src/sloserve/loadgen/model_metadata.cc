@@ -1,5 +1,6 @@
 #include "sloserve/loadgen/model_metadata.h"
 
+#include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -46,8 +47,14 @@ StatusOr<ModelInput> FetchModelInput(const std::string& host, uint16_t port,
     return InvalidArgumentError("metadata of model '" + model + "' at " + where +
                                 " has no input with a name and datatype");
   }
-  return ModelInput{doc["inputs"][0]["name"].get<std::string>(),
-                    doc["inputs"][0]["datatype"].get<std::string>()};
+  ModelInput input{doc["inputs"][0]["name"].get<std::string>(),
+                   doc["inputs"][0]["datatype"].get<std::string>()};
+  if (const auto params = doc.find("parameters"); params != doc.end() && params->is_object()) {
+    if (const auto slo = params->find("default_slo_ms"); slo != params->end() && slo->is_number()) {
+      input.default_slo_ms = std::max(slo->get<double>(), 0.0);
+    }
+  }
+  return input;
 }
 
 }  // namespace sloserve

@@ -13,6 +13,8 @@ namespace sloserve {
 struct ModelInput {
   std::string name;
   std::string datatype;
+  // parameters.default_slo_ms of the metadata (sloserve's extension); 0 if absent.
+  double default_slo_ms = 0;
 };
 
 // The first declared input of `model`. Errors: Unavailable if the server cannot be
