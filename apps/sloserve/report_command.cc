@@ -53,13 +53,16 @@ Status Run(const Args& args) {
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
     return InvalidArgumentError(path + ": not the JSON of `sloserve sim --json` (no 'rows' list)");
   }
+  const std::vector<nlohmann::json> all_rows(doc["rows"].begin(), doc["rows"].end());
+  // A field that no row has is a typo (not a filter that removes every row).
   std::vector<RowFilter> filters;
   for (const std::string& w : args.GetAll("where")) {
     ASSIGN_OR_RETURN(RowFilter f, ParseRowFilter(w));
+    RETURN_IF_ERROR(CheckRowField(all_rows, f.key, "--where"));
     filters.push_back(f);
   }
   std::vector<nlohmann::json> rows;
-  for (const nlohmann::json& row : doc["rows"]) {
+  for (const nlohmann::json& row : all_rows) {
     bool keep = true;
     for (const RowFilter& f : filters) keep = keep && RowPasses(row, f);
     if (keep) rows.push_back(row);
@@ -68,6 +71,9 @@ Status Run(const Args& args) {
   std::vector<std::string> ys;
   std::stringstream ss(args.Get("y", "accuracy,violation_rate"));
   for (std::string y; std::getline(ss, y, ',');) ys.push_back(y);
+  RETURN_IF_ERROR(CheckRowField(all_rows, x, "--x"));
+  RETURN_IF_ERROR(CheckRowField(all_rows, series, "--series"));
+  for (const std::string& y : ys) RETURN_IF_ERROR(CheckRowField(all_rows, y, "--y"));
   const std::string title =
       args.Get("title", doc.contains("experiment") ? doc["experiment"].get<std::string>() : "");
   if (args.Has("out")) std::filesystem::create_directories(args.Get("out"));

@@ -1,6 +1,7 @@
 // End-to-end: the real `sloserve` binary in real processes on 127.0.0.1.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -100,6 +101,61 @@ TEST(CliE2eTest, BadConfigsFailWithOneLineNamingTheProblem) {
   r = RunProcess({kBin, "serve", "--set", "slo_ms=0.001"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("impossible SLO"), std::string::npos) << r.err;
+}
+
+// Issue 9: what a new user mistypes is named, with the valid names and a suggestion.
+TEST(CliE2eTest, MistakesNameTheValidChoices) {
+  const std::string cfg = kRoot + "/experiments/foundation/edf_image.yaml";
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {{"sim", cfg, "--set", "wrokers=3"},
+       "sloserve sim: --set: unknown key 'wrokers' (did you mean 'workers'? valid keys: name, "},
+      {{"sim", cfg, "--set", "policy.windw_ms=250"},
+       "unknown policy option 'windw_ms' (did you mean 'window_ms'? read by: jellyfish_plus, "
+       "model_switching, ramsis)"},
+      {{"sim", cfg, "--set", "policy.variant=resnet5", "--set", "duration_s=1"},
+       "selection policy 'fixed': option 'variant': variant 'resnet5' is not in task 'image' of "
+       "suite ramsis-image (did you mean 'resnet50'? variants: efficientnet_b0, "},
+      {{"serve", "--set", "server.prot=1"},
+       "sloserve serve: unknown key 'server.prot' (did you mean 'server.port'? server keys: "
+       "server.host, server.port, "},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {kBin};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    argv.push_back("--no-progress");
+    if (c.args[0] == "serve") argv.pop_back();
+    auto r = RunProcess(argv);
+    EXPECT_EQ(r.exit_code, 1) << c.args[2] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
+  }
+  // report --where on a field no row has.
+  const std::string results = ::testing::TempDir() + "/mistakes.json";
+  {
+    std::ofstream out(results);
+    out << R"({"experiment": "x", "rows": [{"policy": "a", "load_qps": 1, "accuracy": 70,
+              "violation_rate": 0.01}]})";
+  }
+  auto r = RunProcess({kBin, "report", results, "--where", "violation<0.05"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("sloserve report: --where: unknown field 'violation' (did you mean "
+                       "'violation_rate'? fields: accuracy, load_qps, policy, violation_rate)"),
+            std::string::npos)
+      << r.err;
+  r = RunProcess({kBin, "report", results, "--where", "violation_rate<0.05"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// The default serve config sets `variant` for `fixed`; selecting another policy keeps it
+// (an option only a policy not selected reads is not an error).
+TEST(CliE2eTest, ServeWithAnotherSelectionPolicyIgnoresTheFixedVariant) {
+  auto r = RunProcess({kBin, "serve", "--port", "0", "--duration", "1", "--set", "workers=2",
+                       "--set", "policy.selection=jellyfish_plus"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("variant"), std::string::npos) << r.err;
 }
 
 TEST(CliE2eTest, ServeAndLoadgenAsSeparateProcesses) {

@@ -55,6 +55,26 @@ TEST(PivotTest, FiltersAveragesSeedsAndPivots) {
 namespace sloserve {
 namespace {
 
+TEST(PivotTest, UnknownFieldIsAnErrorNamingTheFields) {
+  const std::vector<nlohmann::json> rows = {
+      {{"policy", "a"}, {"load_qps", 100}, {"violation_rate", 0.01}},
+      {{"policy", "b"}, {"load_qps", 100}, {"policy.variant", "x"}}};
+  EXPECT_EQ(RowFields(rows),
+            (std::vector<std::string>{"load_qps", "policy", "policy.variant", "violation_rate"}));
+  // Present in some row: fine (rows without it fail the filter, as before).
+  EXPECT_TRUE(CheckRowField(rows, "violation_rate", "--where").ok());
+  EXPECT_TRUE(CheckRowField(rows, "policy.variant", "--where").ok());
+  Status st = CheckRowField(rows, "violatoin", "--where");
+  EXPECT_EQ(st.message(),
+            "--where: unknown field 'violatoin' (fields: load_qps, policy, policy.variant, "
+            "violation_rate)");
+  st = CheckRowField(rows, "violaton_rate", "--y");
+  EXPECT_EQ(st.message(),
+            "--y: unknown field 'violaton_rate' (did you mean 'violation_rate'? fields: "
+            "load_qps, policy, policy.variant, violation_rate)");
+  EXPECT_TRUE(CheckRowField({}, "anything", "--where").ok());  // no rows: nothing to name
+}
+
 TEST(PivotTest, ResourceSavingIsFewestWorkersMatchingEachBaselinePoint) {
   std::vector<nlohmann::json> rows;
   auto add = [&](const char* p, int w, double acc) {

@@ -61,4 +61,18 @@ Status PolicyParams::CheckAllUsed() const {
   return OkStatus();
 }
 
+std::vector<std::string> PolicyParams::UnusedKeys() const {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : values_) {
+    if (!used_.count(key)) out.push_back(key);
+  }
+  return out;
+}
+
+std::vector<std::string> PolicyParams::AskedKeys() const {
+  std::vector<std::string> out;
+  for (const auto& [key, asked] : used_) out.push_back(key);
+  return out;
+}
+
 }  // namespace sloserve

@@ -16,13 +16,22 @@ class PolicyParams {
   PolicyParams(std::string owner, std::map<std::string, std::string> values)
       : owner_(std::move(owner)), values_(std::move(values)) {}
 
-  bool Has(const std::string& key) const { return values_.count(key) > 0; }
+  // Asking whether a key is set counts as reading it: the policy knows the key.
+  bool Has(const std::string& key) const {
+    used_[key] = true;
+    return values_.count(key) > 0;
+  }
   StatusOr<std::string> GetString(const std::string& key, const std::string& fallback) const;
   StatusOr<double> GetDouble(const std::string& key, double fallback) const;
   StatusOr<int64_t> GetInt(const std::string& key, int64_t fallback) const;
   StatusOr<bool> GetBool(const std::string& key, bool fallback) const;
   // Keys that no getter asked for: reported as "unknown option" so typos do not pass.
   Status CheckAllUsed() const;
+  // Set keys that no getter (or Has) asked for, sorted.
+  std::vector<std::string> UnusedKeys() const;
+  // Every key a getter or Has asked for, set or not, sorted: run a factory on empty
+  // params and this is the list of options it knows.
+  std::vector<std::string> AskedKeys() const;
   const std::map<std::string, std::string>& values() const { return values_; }
   void Set(const std::string& key, const std::string& value) { values_[key] = value; }
 

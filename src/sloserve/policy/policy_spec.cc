@@ -1,5 +1,6 @@
 #include "sloserve/policy/policy_spec.h"
 
+#include "sloserve/core/did_you_mean.h"
 #include "sloserve/policy/registry.h"
 
 namespace sloserve {
@@ -17,7 +18,31 @@ StatusOr<PolicySet> MakePolicySet(const PolicySpec& spec) {
   if (!spec.planning.empty()) {
     ASSIGN_OR_RETURN(set.planning, reg.MakePlanning(spec.planning, params));
   }
-  RETURN_IF_ERROR(params.CheckAllUsed());
+  // An option none of the chosen policies read is fine if another registered policy
+  // knows it (a config keeps `variant` for `fixed` when --set switches to `ramsis`); one
+  // that no policy knows is a typo.
+  for (const std::string& key : params.UnusedKeys()) {
+    if (!reg.OptionReaders(key).empty()) {
+      set.ignored_options.push_back(key);
+      continue;
+    }
+    // Suggest among the options and the names of the policy kinds (`policy.selction`
+    // lands here as an option).
+    std::vector<std::string> candidates = reg.KnownOptions();
+    for (const char* kind : {"name", "dispatch", "batching", "selection", "placement", "planning"})
+      candidates.push_back(kind);
+    const std::string best = ClosestName(key, candidates);
+    std::string hint;
+    if (best.empty()) {
+      hint = "no policy reads it; options: docs/policies/";
+    } else if (std::vector<std::string> readers = reg.OptionReaders(best); !readers.empty()) {
+      hint = "did you mean '" + best + "'? read by: " + JoinNames(readers);
+    } else {
+      hint = "did you mean '" + best + "'?";
+    }
+    return InvalidArgumentError("policy '" + spec.Label() + "': unknown policy option '" + key +
+                                "' (" + hint + ")");
+  }
   set.dispatch = std::move(dispatch);
   set.batching = std::move(batching);
   return set;

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sloserve/core/status.h"
 #include "sloserve/policy/interfaces.h"
@@ -27,10 +28,13 @@ struct PolicySet {
   std::unique_ptr<BatchingPolicy> batching;
   std::unique_ptr<PlacementPolicy> placement;  // optional
   std::unique_ptr<PlanningPolicy> planning;    // optional
+  // Options none of these policies read but another registered policy does (ignored).
+  std::vector<std::string> ignored_options;
 };
 
-// Builds the policies by name; fails on unknown names and on options that none of them
-// reads (typos).
+// Builds the policies by name; fails on unknown names and on options that no registered
+// policy reads (typos). An option that only policies not chosen here read is ignored and
+// listed in `ignored_options`.
 StatusOr<PolicySet> MakePolicySet(const PolicySpec& spec);
 
 }  // namespace sloserve

@@ -1,7 +1,28 @@
 #include "sloserve/policy/registry.h"
 
+#include <algorithm>
+
 namespace sloserve {
 namespace {
+
+// Which options does each policy know? Every factory runs once, when it is registered,
+// on empty params, and the keys its getters (and Has) asked for are recorded
+// (LearnOptions). Unlike a hand-kept key list per registration this cannot drift from
+// the code that reads the options. The price: a factory must ask for each key it knows
+// before it fails on empty params, and not only behind a branch on another option's
+// value; the built-in factories read every option up front
+// (RegistryTest.ProbedOptionsCoverWhatPoliciesRead checks them).
+PolicyParams ProbeParams() {
+  return PolicyParams("probe", {});
+}
+
+// Stands in for the selection policy a batching factory is handed while probed.
+class ProbeSelection : public SelectionPolicy {
+ public:
+  SelectionDecision Choose(const WorkerView&, const QueueView&, const Query&, TimePoint) override {
+    return {};
+  }
+};
 
 template <typename M>
 std::string KnownNames(const M& m) {
@@ -34,26 +55,62 @@ const PolicyRegistry& PolicyRegistry::Builtin() {
   return *registry;
 }
 
+void PolicyRegistry::LearnOptions(const std::string& name, const PolicyParams& probed) {
+  for (const std::string& key : probed.AskedKeys()) {
+    std::vector<std::string>& readers = option_readers_[key];
+    if (std::find(readers.begin(), readers.end(), name) != readers.end()) continue;
+    readers.push_back(name);
+    std::sort(readers.begin(), readers.end());
+  }
+}
+
+// Each Add probes the factory (the result, a policy or an error, is discarded).
 void PolicyRegistry::AddSelection(const std::string& name, const std::string& summary,
                                   SelectionFactory f) {
+  PolicyParams probe = ProbeParams();
+  (void)f(probe);
+  LearnOptions(name, probe);
   selection_[name] = {summary, std::move(f)};
 }
 void PolicyRegistry::AddBatching(const std::string& name, const std::string& summary,
                                  BatchingFactory f) {
+  PolicyParams probe = ProbeParams();
+  (void)f(probe, std::make_unique<ProbeSelection>());
+  LearnOptions(name, probe);
   batching_[name] = {summary, std::move(f)};
 }
 void PolicyRegistry::AddDispatch(const std::string& name, const std::string& summary,
                                  DispatchFactory f) {
+  PolicyParams probe = ProbeParams();
+  (void)f(probe);
+  LearnOptions(name, probe);
   dispatch_[name] = {summary, std::move(f)};
 }
 
 void PolicyRegistry::AddPlacement(const std::string& name, const std::string& summary,
                                   PlacementFactory f) {
+  PolicyParams probe = ProbeParams();
+  (void)f(probe);
+  LearnOptions(name, probe);
   placement_[name] = {summary, std::move(f)};
 }
 void PolicyRegistry::AddPlanning(const std::string& name, const std::string& summary,
                                  PlanningFactory f) {
+  PolicyParams probe = ProbeParams();
+  (void)f(probe);
+  LearnOptions(name, probe);
   planning_[name] = {summary, std::move(f)};
+}
+
+std::vector<std::string> PolicyRegistry::OptionReaders(const std::string& key) const {
+  auto it = option_readers_.find(key);
+  return it == option_readers_.end() ? std::vector<std::string>{} : it->second;
+}
+
+std::vector<std::string> PolicyRegistry::KnownOptions() const {
+  std::vector<std::string> out;
+  for (const auto& [key, readers] : option_readers_) out.push_back(key);
+  return out;
 }
 
 StatusOr<std::unique_ptr<PlacementPolicy>> PolicyRegistry::MakePlacement(

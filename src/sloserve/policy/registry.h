@@ -58,7 +58,15 @@ class PolicyRegistry {
   std::vector<PolicyInfo> PlacementPolicies() const;
   std::vector<PolicyInfo> PlanningPolicies() const;
 
+  // Options: which registered policies (of any kind, by name, sorted) read option `key`;
+  // empty = no registered policy knows it (a typo).
+  std::vector<std::string> OptionReaders(const std::string& key) const;
+  // Every option some registered policy reads, sorted.
+  std::vector<std::string> KnownOptions() const;
+
  private:
+  // Records the options the factory of policy `name` asks for (see registry.cc).
+  void LearnOptions(const std::string& name, const PolicyParams& probed);
   template <typename F>
   struct Entry {
     std::string summary;
@@ -69,6 +77,7 @@ class PolicyRegistry {
   std::map<std::string, Entry<DispatchFactory>> dispatch_;
   std::map<std::string, Entry<PlacementFactory>> placement_;
   std::map<std::string, Entry<PlanningFactory>> planning_;
+  std::map<std::string, std::vector<std::string>> option_readers_;  // option -> policies
 };
 
 void RegisterBuiltinPolicies(PolicyRegistry* registry);

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
+
+#include "sloserve/core/did_you_mean.h"
 
 namespace sloserve {
 namespace {
@@ -54,6 +57,26 @@ bool RowPasses(const nlohmann::json& row, const RowFilter& f) {
   if (f.op == "<=") return a <= b;
   if (f.op == ">") return a > b;
   return a >= b;
+}
+
+std::vector<std::string> RowFields(const std::vector<nlohmann::json>& rows) {
+  std::set<std::string> fields;
+  for (const nlohmann::json& row : rows) {
+    if (!row.is_object()) continue;
+    for (const auto& [key, value] : row.items()) fields.insert(key);
+  }
+  return {fields.begin(), fields.end()};
+}
+
+Status CheckRowField(const std::vector<nlohmann::json>& rows, const std::string& key,
+                     const std::string& flag) {
+  if (rows.empty()) return OkStatus();
+  for (const nlohmann::json& row : rows) {
+    if (row.is_object() && row.contains(key)) return OkStatus();
+  }
+  const std::vector<std::string> fields = RowFields(rows);
+  return InvalidArgumentError(flag + ": unknown field '" + key + "' (" + DidYouMean(key, fields) +
+                              "fields: " + JoinNames(fields) + ")");
 }
 
 StatusOr<Pivot> BuildPivot(const std::vector<nlohmann::json>& rows, const std::string& x_key,

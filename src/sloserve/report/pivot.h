@@ -21,6 +21,13 @@ struct RowFilter {
 // "violation_rate<0.05", "policy=ramsis" -> filter; errors name the expression.
 StatusOr<RowFilter> ParseRowFilter(const std::string& expr);
 bool RowPasses(const nlohmann::json& row, const RowFilter& f);
+// Every field name of the rows (the union, sorted).
+std::vector<std::string> RowFields(const std::vector<nlohmann::json>& rows);
+// Fails unless some row has field `key`, naming the flag that used it and the fields:
+// "--where: unknown field 'violation' (did you mean 'violation_rate'? fields: ...)".
+// No rows: nothing to check against, OK.
+Status CheckRowField(const std::vector<nlohmann::json>& rows, const std::string& key,
+                     const std::string& flag);
 
 struct Pivot {
   std::string x_key, y_key, series_key;

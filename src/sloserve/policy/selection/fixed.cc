@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "sloserve/policy/selection/variant_lookup.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
@@ -23,14 +24,14 @@ Status FixedSelection::Init(const PolicyContext& ctx) {
   const ProfileSuite& suite = *ctx.suite;
   std::vector<VariantId> configured(suite.tasks().size(), kNoId);
   for (const std::string& name : options_.variants) {
-    auto v = suite.FindVariant(name);
-    if (!v) return NotFoundError("fixed: unknown variant '" + name + "' in suite " + suite.name());
-    TaskId t = suite.variants()[*v].task;
+    ASSIGN_OR_RETURN(VariantId v,
+                     FindOptionVariant(suite, ctx.task, "fixed", "variant", name, false));
+    TaskId t = suite.variants()[v].task;
     if (configured[t] != kNoId) {
       return InvalidArgumentError("fixed: two variants given for task '" + suite.tasks()[t].name +
                                   "'");
     }
-    configured[t] = *v;
+    configured[t] = v;
   }
   choice_.assign(suite.hardware().size(), std::vector<SelectionDecision>(suite.tasks().size()));
   for (HardwareId hw = 0; hw < suite.hardware().size(); ++hw) {

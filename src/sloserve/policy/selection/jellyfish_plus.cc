@@ -6,6 +6,7 @@ namespace sloserve {
 
 StatusOr<std::unique_ptr<SelectionPolicy>> JellyfishPlusSelection::Create(const PolicyParams& p) {
   ASSIGN_OR_RETURN(LoadGranularOptions o, ParseLoadGranularOptions(p));
+  o.policy = "jellyfish_plus";
   return std::unique_ptr<SelectionPolicy>(new JellyfishPlusSelection(o));
 }
 

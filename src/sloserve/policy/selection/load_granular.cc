@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "sloserve/policy/selection/variant_lookup.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
@@ -37,9 +38,9 @@ Status LoadGranularSelection::Init(const PolicyContext& ctx) {
   suite_ = ctx.suite;
   workers_ = std::max<int>(1, static_cast<int>(ctx.workers.size()));
   for (const std::string& name : options_.variants) {
-    auto v = suite_->FindVariant(name);
-    if (!v) return NotFoundError("option 'variants': unknown variant '" + name + "'");
-    allowed_.push_back(*v);
+    ASSIGN_OR_RETURN(VariantId v, FindOptionVariant(*suite_, ctx.task, options_.policy, "variants",
+                                                    name, /*same_task=*/false));
+    allowed_.push_back(v);
   }
   return OkStatus();
 }

@@ -20,6 +20,7 @@ struct LoadGranularOptions {
   Duration window = Millis(500);      // load monitor window
   double quantile = 0.95;             // latency statistic of the profile
   std::vector<std::string> variants;  // candidates (empty: every variant of the task)
+  std::string policy;                 // registered name, for errors (set by Create)
 };
 StatusOr<LoadGranularOptions> ParseLoadGranularOptions(const PolicyParams& params);
 

@@ -6,6 +6,7 @@ namespace sloserve {
 
 StatusOr<std::unique_ptr<SelectionPolicy>> ModelSwitchingSelection::Create(const PolicyParams& p) {
   ASSIGN_OR_RETURN(LoadGranularOptions o, ParseLoadGranularOptions(p));
+  o.policy = "model_switching";
   ASSIGN_OR_RETURN(std::string path, p.GetString("table", ""));
   if (path.empty()) {
     return InvalidArgumentError(
