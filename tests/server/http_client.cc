@@ -38,6 +38,10 @@ bool TestHttpClient::connected() const {
   return impl_->stream.has_value() && impl_->stream->socket().is_open();
 }
 
+void TestHttpClient::set_timeout(Duration timeout) {
+  impl_->timeout = timeout;
+}
+
 Status TestHttpClient::Connect(uint16_t port, const std::string& host) {
   Impl& s = *impl_;
   s.stream.emplace(s.ioc);

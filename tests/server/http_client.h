@@ -27,6 +27,9 @@ class TestHttpClient {
 
   Status Connect(uint16_t port, const std::string& host = "127.0.0.1");
   bool connected() const;
+  // The bound on each later operation (e.g. connect with the default, then wait briefly
+  // for a response that is not expected).
+  void set_timeout(Duration timeout);
 
   StatusOr<TestResponse> Request(std::string_view method, std::string_view target,
                                  std::string_view body = {},

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
@@ -42,10 +44,13 @@ TEST_F(HttpServerRobustnessTest, GarbageOnTheSocket) {
         << "for " << json(bytes).dump() << ": " << *raw;
     EXPECT_NE(raw->find("{\"error\":"), std::string::npos) << *raw;
   }
-  // Truncated request, then the client hangs up: no response, no crash.
+  // Truncated request, then the client hangs up: no response, no crash. (The server waits
+  // for the rest of the body, so the client gives up after its timeout: kept short once
+  // connected; nothing is asserted on what it read.)
   {
-    TestHttpClient client(Seconds(1));
+    TestHttpClient client;
     ASSERT_TRUE(client.Connect(port_).ok());
+    client.set_timeout(Millis(100));
     auto raw =
         client.SendRaw("POST /v2/models/image/infer HTTP/1.1\r\nContent-Length: 100\r\n\r\n{");
     ASSERT_TRUE(raw.ok());
@@ -146,10 +151,12 @@ TEST_F(HttpServerRobustnessTest, ManyConcurrentRequestsAllAnsweredOnce) {
   EXPECT_EQ(backend_->submitted(), kThreads * kPerThread);
   EXPECT_EQ(backend_->completed(), kThreads * kPerThread);
   // The server counts a request done after its write completes, which can be just after
-  // the client has read the response: wait (bounded) for the counters to settle.
-  for (int i = 0; i < 200 && (server_->metrics().InferInFlight() != 0 ||
-                              server_->metrics().ResponsesWithStatus(200) != kThreads * kPerThread);
-       ++i) {
+  // the client has read the response: wait for the counters to settle (the bound only
+  // keeps a broken server from hanging the test; a busy machine settles well within it).
+  const auto settle_by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((server_->metrics().InferInFlight() != 0 ||
+          server_->metrics().ResponsesWithStatus(200) != kThreads * kPerThread) &&
+         std::chrono::steady_clock::now() < settle_by) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(server_->metrics().ResponsesWithStatus(200), kThreads * kPerThread);
@@ -174,10 +181,22 @@ TEST_F(HttpServerRobustnessTest, IdleConnectionsDoNotHoldThreads) {
   }
 }
 
+// Stop() waits for the requests in flight, answers them, and closes idle keep-alive
+// connections instead of waiting for them. Checked without timing Stop(): the idle
+// connection would otherwise hold Stop() for an hour (idle and drain limits below), so a
+// Stop() that returns at all did not wait for it; a watchdog turns that hang into a failure.
 TEST_F(HttpServerRobustnessTest, StopAnswersInFlightRequests) {
   FakeBackend::Options backend;
   backend.delay = Millis(300);
-  StartServer(backend);
+  HttpServer::Options options;
+  options.idle_timeout = Seconds(3600);
+  options.drain_timeout = Seconds(3600);
+  StartServer(backend, options);
+  // An idle keep-alive connection (accepted and served once, now idle) must not delay Stop().
+  auto idle = std::make_unique<TestHttpClient>();
+  ASSERT_TRUE(idle->Connect(port_).ok());
+  auto first = idle->Get("/v2/health/live");
+  ASSERT_TRUE(first.ok() && first->status == 200);
   constexpr int kClients = 10;
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
@@ -187,18 +206,25 @@ TEST_F(HttpServerRobustnessTest, StopAnswersInFlightRequests) {
       if (r.ok() && r->status == 200) ok.fetch_add(1);
     });
   }
-  // An idle keep-alive connection must not delay Stop().
-  TestHttpClient idle;
-  ASSERT_TRUE(idle.Connect(port_).ok());
   while (backend_->submitted() < kClients)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  const auto t0 = std::chrono::steady_clock::now();
-  server_->Stop();
-  const auto stop_time = std::chrono::steady_clock::now() - t0;
+  std::promise<void> stopped;
+  std::thread stopper([&] {
+    server_->Stop();
+    stopped.set_value();
+  });
+  if (stopped.get_future().wait_for(std::chrono::minutes(2)) != std::future_status::ready) {
+    ADD_FAILURE() << "Stop() is waiting for an idle keep-alive connection";
+    idle.reset();  // hang up, so that Stop() can return
+  }
+  stopper.join();
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), kClients);
   EXPECT_EQ(backend_->completed(), kClients);
-  EXPECT_LT(stop_time, std::chrono::seconds(3));
+  // The server closed the idle connection.
+  if (idle) {
+    EXPECT_FALSE(idle->Get("/v2/health/live").ok());
+  }
   // The listener is gone.
   TestHttpClient late(Seconds(1));
   EXPECT_FALSE(late.Connect(port_).ok() && late.Get("/v2/health/live").ok());

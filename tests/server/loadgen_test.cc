@@ -140,6 +140,10 @@ TEST(LoadGenTest, UnreachableServerIsUnavailable) {
 
 class LoadGenServerTest : public ServerFixture {};
 
+// Behavioural, not a speed test (how fast a run goes is measured by the benchmarks,
+// bench/server_overhead.sh and DISABLED_ThroughputWithTrivialBackend below): the whole
+// schedule is sent, every request is answered exactly once, and the generator never runs
+// ahead of its schedule. Nothing here depends on how fast or busy the machine is.
 TEST_F(LoadGenServerTest, OpenLoopRunAt500Qps) {
   FakeBackend::Options backend;
   backend.delay = Millis(5);
@@ -149,34 +153,58 @@ TEST_F(LoadGenServerTest, OpenLoopRunAt500Qps) {
   o.task = "image";
   o.rows = 1;
   o.shape = {1, 3};
-  o.slo_ms = 1000;  // generous: sanitizer builds on a busy 2-core machine are slow
+  o.slo_ms = 1000;
   o.connections = 16;
   o.schedule = Poisson(500, Seconds(1), 7);
   int progress_calls = 0;
+  int64_t last_completed = 0;
   o.progress_interval = Millis(200);
   auto report = RunLoad(o, [&](const LoadProgress& p) {
     ++progress_calls;
     EXPECT_LE(p.completed, p.sent);
+    EXPECT_LE(p.sent, p.scheduled);
+    EXPECT_GE(p.completed, last_completed);  // progress never goes backwards
+    last_completed = p.completed;
   });
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   const LoadReport& r = *report;
   SCOPED_TRACE(r.ToText());
   const auto n = static_cast<int64_t>(o.schedule.size());
-  EXPECT_GT(n, 350);
+  EXPECT_GT(n, 350);  // the seeded schedule: about 500 requests over 1 s
+  // The whole schedule went out and every request was answered exactly once, with 200.
+  EXPECT_EQ(r.scheduled, n);
   EXPECT_EQ(r.sent, n);
   EXPECT_EQ(r.ok, n);
+  EXPECT_EQ(r.completed(), n);
   EXPECT_EQ(r.http_errors + r.timeouts + r.transport_errors, 0);
-  EXPECT_GT(r.achieved_qps, 0.6 * r.offered_qps);
-  EXPECT_LT(r.achieved_qps, 1.5 * r.offered_qps);
-  EXPECT_GE(r.latency_p50_ms, 5.0);  // the backend's delay
+  EXPECT_EQ(r.variant_counts.at("resnet18"), n);
+  EXPECT_EQ(backend_->submitted(), n);
+  EXPECT_EQ(backend_->completed(), n);
+  // Open loop: the offered rate is the schedule's, and the run cannot end before the last
+  // scheduled send, so it never completes faster than the schedule (however slow the
+  // machine, these hold; a generator that sent everything at once would break them).
+  const double span_s = ToSeconds(o.schedule.back());
+  EXPECT_NEAR(r.offered_qps, static_cast<double>(n) / span_s, 0.01 * static_cast<double>(n));
+  EXPECT_GE(r.duration, o.schedule.back());
+  EXPECT_GT(r.achieved_qps, 0);
+  EXPECT_LE(r.achieved_qps, static_cast<double>(n) / span_s);
+  // Latency counts from the scheduled time and includes the backend's 5 ms hold.
+  EXPECT_GE(r.latency_p50_ms, 5.0);
   EXPECT_LE(r.latency_p50_ms, r.latency_p95_ms);
   EXPECT_LE(r.latency_p95_ms, r.latency_p99_ms);
   EXPECT_LE(r.latency_p99_ms, r.latency_max_ms);
-  EXPECT_EQ(r.variant_counts.at("resnet18"), n);
-  EXPECT_GT(r.slo_attainment_client, 0.9);
-  EXPECT_GT(r.slo_attainment_server, 0.9);
+  // The server-side verdict is the backend's (5 ms + 10 us <= 1000 ms: met), whatever the
+  // machine; the client-side one counts latencies <= slo_ms, so it is 1 exactly when the
+  // worst latency is within the SLO and at most 1/2 when the median is not.
+  EXPECT_DOUBLE_EQ(r.slo_attainment_server, 1.0);
+  if (r.latency_max_ms <= o.slo_ms) {
+    EXPECT_DOUBLE_EQ(r.slo_attainment_client, 1.0);
+  }
+  if (r.latency_p50_ms > o.slo_ms) {
+    EXPECT_LE(r.slo_attainment_client, 0.5);
+  }
+  // The run spans at least the schedule's 1 s, i.e. several 200 ms progress intervals.
   EXPECT_GE(progress_calls, 2);
-  EXPECT_EQ(backend_->submitted(), n);
 }
 
 TEST_F(LoadGenServerTest, CountsErrorsAndQueuesBeyondTheConnectionCap) {
