@@ -126,6 +126,13 @@ TEST(PolicyOptionsTest, OptionNoPolicyReadsIsAnErrorWithASuggestion) {
   // A misspelled policy kind arrives as an option.
   spec.options = {{"selction", "ramsis"}};
   EXPECT_TRUE(Has(MakePolicySet(spec).status().message(), "did you mean 'selection'?"));
+  // A misspelled policy name.
+  spec.options = {};
+  spec.selection = "ramsi";
+  EXPECT_EQ(MakePolicySet(spec).status().message(),
+            "unknown selection policy 'ramsi' (did you mean 'ramsis'? known: fixed, "
+            "jellyfish_plus, model_switching, ramsis)");
+  spec.selection = "fixed";
   spec.options = {{"frobnicate", "1"}};
   EXPECT_TRUE(Has(MakePolicySet(spec).status().message(),
                   "unknown policy option 'frobnicate' (no policy reads it"));

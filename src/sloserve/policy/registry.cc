@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sloserve/core/did_you_mean.h"
+
 namespace sloserve {
 namespace {
 
@@ -10,8 +12,9 @@ namespace {
 // (LearnOptions). Unlike a hand-kept key list per registration this cannot drift from
 // the code that reads the options. The price: a factory must ask for each key it knows
 // before it fails on empty params, and not only behind a branch on another option's
-// value; the built-in factories read every option up front
-// (RegistryTest.ProbedOptionsCoverWhatPoliciesRead checks them).
+// value. The built-in factories read every option up front; a test checks that the probe
+// finds every option documented on docs/policies/<name>.md
+// (PolicyOptionsTest.ProbedOptionsCoverTheDocumentedOptions).
 PolicyParams ProbeParams() {
   return PolicyParams("probe", {});
 }
@@ -40,8 +43,10 @@ std::vector<PolicyInfo> Infos(const M& m) {
 
 template <typename M>
 Status UnknownPolicy(const char* kind, const std::string& name, const M& m) {
-  return NotFoundError(std::string("unknown ") + kind + " policy '" + name +
-                       "' (known: " + KnownNames(m) + ")");
+  std::vector<std::string> names;
+  for (const auto& [known, entry] : m) names.push_back(known);
+  return NotFoundError(std::string("unknown ") + kind + " policy '" + name + "' (" +
+                       DidYouMean(name, names) + "known: " + KnownNames(m) + ")");
 }
 
 }  // namespace
