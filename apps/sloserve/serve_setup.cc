@@ -1,8 +1,10 @@
 #include "serve_setup.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "default_config.h"
+#include "sloserve/core/did_you_mean.h"
 #include "sloserve/sim/experiment_config.h"
 #include "sloserve/sim/suite_resolver.h"
 
@@ -57,12 +59,14 @@ StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
   const FlatConfig& f = config.base;
   for (const auto& [k, v] : f) {
     if (k.rfind("server.", 0) != 0) continue;
-    static const char* kServerKeys[] = {
+    static const std::vector<std::string> kServerKeys = {
         "server.host",       "server.port",      "server.threads",    "server.max_body_mb",
         "server.max_slo_ms", "server.max_queue", "server.input_shape"};
-    bool known = false;
-    for (const char* s : kServerKeys) known = known || k == s;
-    if (!known) return InvalidArgumentError("unknown key '" + k + "' (see docs/serve.md)");
+    if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
+      return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
+                                  "server keys: " + JoinNames(kServerKeys) +
+                                  "; see docs/serve.md)");
+    }
   }
   ASSIGN_OR_RETURN(RunSpec spec, RunSpecFromFlat(f, /*with_workload=*/false));
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sloserve/core/did_you_mean.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
@@ -72,6 +73,24 @@ bool KnownKey(const std::string& key) {
   return false;
 }
 
+// "unknown key 'workload.lod_qps' (did you mean 'workload.load_qps'? keys under
+// 'workload.': ...; see docs/sim.md)": a key in a known section lists that section's
+// keys, any other key every key.
+Status UnknownKey(const std::string& what, const std::string& key) {
+  std::vector<std::string> names, all, section;
+  const size_t dot = key.find('.');
+  const std::string prefix = dot == std::string::npos ? "" : key.substr(0, dot + 1);
+  for (const auto& [k, d] : kKeys) {
+    all.push_back(k);
+    if (k.find('<') == std::string::npos) names.push_back(k);
+    if (!prefix.empty() && k.rfind(prefix, 0) == 0) section.push_back(k);
+  }
+  const std::string listed = section.empty() ? "valid keys: " + JoinNames(all)
+                                             : "keys under '" + prefix + "': " + JoinNames(section);
+  return InvalidArgumentError(what + " '" + key + "' (" + DidYouMean(key, names) + listed +
+                              "; see docs/sim.md)");
+}
+
 std::string ScalarText(const YAML::Node& n) {
   return n.Scalar();
 }
@@ -104,8 +123,7 @@ Status Flatten(const YAML::Node& node, const std::string& prefix, const std::str
 
 Status CheckKeys(const FlatConfig& flat, const std::string& origin) {
   for (const auto& [k, v] : flat) {
-    if (!KnownKey(k))
-      return InvalidArgumentError(origin + ": unknown key '" + k + "' (see docs/sim.md)");
+    if (!KnownKey(k)) return UnknownKey(origin + ": unknown key", k);
   }
   return OkStatus();
 }
@@ -196,9 +214,7 @@ StatusOr<ExperimentConfig> ParseExperimentConfig(const std::string& text,
         }
         if (values.empty())
           return InvalidArgumentError(Where(origin, kv.second) + ": sweep '" + key + "' is empty");
-        if (!KnownKey(key))
-          return InvalidArgumentError(Where(origin, kv.first) + ": unknown sweep key '" + key +
-                                      "'");
+        if (!KnownKey(key)) return UnknownKey(Where(origin, kv.first) + ": unknown sweep key", key);
         cfg.sweep.emplace_back(key, values);
       }
       rest.remove("sweep");
@@ -242,8 +258,7 @@ Status ApplyOverrides(ExperimentConfig* config, const std::vector<std::string>& 
     std::string key = s.substr(0, eq);
     std::string value = s.substr(eq + 1);
     if (key == "load_qps") key = "workload.load_qps";
-    if (!KnownKey(key))
-      return InvalidArgumentError("--set: unknown key '" + key + "' (see docs/sim.md)");
+    if (!KnownKey(key)) return UnknownKey("--set: unknown key", key);
     // An override replaces any sweep over the same key.
     std::erase_if(config->sweep, [&](const auto& axis) { return axis.first == key; });
     if (value.size() >= 2 && value.front() == '[' && value.back() == ']') {

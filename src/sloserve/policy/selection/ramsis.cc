@@ -7,6 +7,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "sloserve/policy/selection/variant_lookup.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
@@ -84,6 +85,11 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
   mdp::MdpOptions m = options_.mdp;
   m.task = suite.tasks()[ctx.task].name;
   m.hardware = suite.hardware()[hw].name;
+  for (const std::string& name : m.variants) {  // the MDP's candidates: the task's variants
+    RETURN_IF_ERROR(
+        FindOptionVariant(suite, ctx.task, "ramsis", "variants", name, /*same_task=*/true)
+            .status());
+  }
   const Duration slo = ctx.slo.count() > 0 ? ctx.slo : suite.tasks()[ctx.task].default_slo;
   if (options_.slo_workers.empty()) {
     slo_classes_ = {{slo, 0, ctx.workers.size()}};
