@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench_suites.h"
+#include "sloserve/core/embedded_files.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/simulation.h"
 
@@ -21,7 +22,7 @@ RunSpec TwitterSpec(const std::string& variant, const std::string& dispatch) {
   spec.workers = 60;
   spec.slo = Millis(150);
   spec.arrival.kind = "qps_interval_trace";
-  spec.arrival.trace_path = ProfilesDir() + "/traces/twitter_04_25_norm.txt";
+  spec.arrival.trace_path = std::string(kEmbeddedPrefix) + "traces/twitter_04_25_norm.txt";
   spec.policy.dispatch = dispatch;
   spec.policy.batching = "edf";
   spec.policy.options["variant"] = variant;

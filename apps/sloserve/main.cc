@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "git_revision.h"
 
 namespace {
 
@@ -36,6 +37,11 @@ void PrintUsage() {
       "batches and dispatches them to workers, in a real server or a simulator.\n\n"
       "commands:\n");
   for (const Command& c : kCommands) std::printf("  %-10s %s\n", c.name, c.summary);
+  std::printf(
+      "\n  --version  print the version and the git revision it was built from\n\n"
+      "Profile suites and traces are compiled in ($SLOSERVE_PROFILES_DIR replaces them);\n"
+      "paths inside a config file are relative to that file. Docs: docs/ of the source\n"
+      "tree, or share/doc/sloserve after `cmake --install`.\n");
 }
 
 }  // namespace
@@ -45,6 +51,10 @@ int main(int argc, char** argv) {
       !std::strcmp(argv[1], "help")) {
     PrintUsage();
     return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version")) {
+    std::printf("sloserve %s (git %s)\n", SLOSERVE_VERSION, SLOSERVE_GIT_REVISION);
+    return 0;
   }
   std::vector<std::string> rest(argv + 2, argv + argc);
   for (const Command& c : kCommands) {

@@ -1,9 +1,11 @@
 // `sloserve serve [CONFIG.yaml] [--set key=value ...]`: the KServe v2 HTTP server.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <thread>
 
 #include "cli_args.h"
 #include "commands.h"
@@ -47,7 +49,8 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 0));
   if (duration < 0) return InvalidArgumentError("--duration: must be positive");
   ASSIGN_OR_RETURN(ServeSetup setup,
-                   BuildServeSetup(args.positionals().empty() ? "" : args.positionals()[0], sets));
+                   BuildServeSetup(args.positionals().empty() ? "" : args.positionals()[0], sets,
+                                   /*deferred_init=*/true));
 
   // Block the stop signals before any thread starts, then wait for them here.
   sigset_t stop_signals;
@@ -56,14 +59,27 @@ Status Run(const Args& args) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  setup.runtime->Start();
+  // Bind first, then initialise the policies on the engine thread: the port answers at
+  // once (/v2/health/ready is 503 with the progress as the reason) while, e.g., a RAMSIS
+  // policy set is generated.
   ASSIGN_OR_RETURN(auto server, HttpServer::Create(setup.http, setup.runtime.get()));
   ASSIGN_OR_RETURN(uint16_t port, server->Start());
   std::fprintf(
       stderr,
       "sloserve: serving %s\nsloserve: listening on http://%s:%u (KServe v2; Ctrl-C to stop)\n",
       setup.summary.c_str(), setup.http.host.c_str(), port);
+  setup.runtime->Start();
 
+  // A failed start (e.g. a policy that cannot initialise) ends the process like a signal.
+  Status init_status;
+  std::thread init_watch([&] {
+    init_status = setup.runtime->WaitUntilInitialized();
+    if (init_status.ok()) {
+      std::fprintf(stderr, "sloserve: ready\n");
+    } else {
+      kill(getpid(), SIGTERM);
+    }
+  });
   if (duration > 0) {
     timespec ts;
     ts.tv_sec = static_cast<time_t>(duration);
@@ -72,6 +88,18 @@ Status Run(const Args& args) {
   } else {
     int sig = 0;
     sigwait(&stop_signals, &sig);
+  }
+  if (!setup.runtime->Initialized()) {
+    // Stopped during start-up: no request was accepted, and policy generation cannot be
+    // interrupted; leave without waiting for it.
+    std::fprintf(stderr, "sloserve: stopped during start-up\n");
+    std::fflush(stderr);
+    std::_Exit(130);
+  }
+  init_watch.join();
+  if (!init_status.ok()) {
+    server->Stop();
+    return init_status.WithPrefix("start-up failed");
   }
   std::fprintf(stderr, "sloserve: stopping\n");
   // The engine drains first (up to 5 s, then answers what is left with 503), so the

@@ -22,7 +22,10 @@ struct ServeSetup {
 StatusOr<std::vector<int64_t>> ParseShapeList(const std::string& text);
 
 // `config_path` empty = the embedded default (examples/serve_image.yaml).
+// `deferred_init`: the policies initialise on the engine thread after Start() (serve binds
+// its port at once and reports progress); otherwise before this returns.
 StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
-                                     const std::vector<std::string>& sets);
+                                     const std::vector<std::string>& sets,
+                                     bool deferred_init = false);
 
 }  // namespace sloserve::cli

@@ -9,12 +9,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sloserve/core/embedded_files.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
 namespace {
 
 const std::string kDatasets = std::string(SLOSERVE_SOURCE_DIR) + "/../shared/datasets";
+const std::string kProfiles = std::string(SLOSERVE_SOURCE_DIR) + "/profiles";
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -31,7 +33,7 @@ ProfileSuite MustLoad(const std::string& name) {
 
 // The converter and WriteProfileText agree byte for byte, so suites stay canonical.
 void ExpectCanonical(const ProfileSuite& s) {
-  const std::string path = ProfilesDir() + "/" + s.name() + kProfileExtension;
+  const std::string path = kProfiles + "/" + s.name() + kProfileExtension;
   EXPECT_TRUE(WriteProfileText(s) == ReadFile(path)) << path << " is not in canonical form";
 }
 
@@ -195,8 +197,26 @@ TEST(EmbeddedSuitesTest, InfAdapterResnet) {
   ExpectCanonical(s);
 }
 
+// The binary carries profiles/ (suites, traces, policy sets) byte for byte, so it runs
+// without the source tree.
+TEST(EmbeddedSuitesTest, CompiledInCopiesMatchTheFiles) {
+  size_t suites = 0;
+  for (const EmbeddedFile& f : EmbeddedFiles()) {
+    const std::string path = kProfiles + "/" + std::string(f.name);
+    EXPECT_TRUE(f.data == ReadFile(path)) << path << " differs from its embedded copy";
+    suites += f.name.ends_with(kProfileExtension) ? 1 : 0;
+  }
+  EXPECT_GE(suites, 4u);
+  ASSERT_NE(FindEmbeddedFile("traces/twitter_04_25_norm.txt"), nullptr);
+  EXPECT_EQ(FindEmbeddedFile("no-such-file"), nullptr);
+  auto trace = ReadFileOrEmbedded("embedded:traces/twitter_04_25_norm.txt", "trace file");
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->rfind("# provenance: ", 0), 0u);
+  EXPECT_FALSE(ReadFileOrEmbedded("embedded:traces/none.txt", "trace file").ok());
+}
+
 TEST(EmbeddedSuitesTest, TracesHaveProvenanceHeaders) {
-  const std::string dir = ProfilesDir() + "/traces/";
+  const std::string dir = kProfiles + "/traces/";
   for (const char* name :
        {"twitter_04_25_norm.txt", "twitter_rps_day15_82-103min.txt", "twitter_rps_day15.txt"}) {
     const std::string text = ReadFile(dir + name);

@@ -81,7 +81,14 @@ TEST_F(LoadSuiteTest, ResolvesNamesPathsAndEnvOverride) {
   ASSERT_TRUE(by_path.ok()) << by_path.status().ToString();
   EXPECT_EQ(by_path->name(), "tiny");
 
-  EXPECT_EQ(ProfilesDir(), std::string(SLOSERVE_SOURCE_DIR) + "/profiles");
+  EXPECT_EQ(ProfilesDir(), "");  // unset: the compiled-in suites
+  StatusOr<ProfileSuite> embedded = LoadSuite("ramsis-text");
+  ASSERT_TRUE(embedded.ok()) << embedded.status().ToString();
+  StatusOr<ProfileSuite> typo = LoadSuite("ramsis-txt");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(typo.status().message().find("embedded suites: "), std::string::npos);
+  EXPECT_NE(typo.status().message().find("ramsis-text"), std::string::npos);
   setenv("SLOSERVE_PROFILES_DIR", dir_.c_str(), 1);
   EXPECT_EQ(ProfilesDir(), dir_);
   StatusOr<ProfileSuite> by_name = LoadSuite("tiny");

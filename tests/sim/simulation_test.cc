@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "sloserve/core/embedded_files.h"
 #include "sloserve/sim/sweep.h"
 
 namespace sloserve {
@@ -101,7 +102,7 @@ TEST(SimulationTest, TwitterTraceReplayMatchesTheTraceVolume) {
   spec.workers = 60;
   spec.slo = Millis(150);
   spec.arrival.kind = "qps_interval_trace";
-  spec.arrival.trace_path = ProfilesDir() + "/traces/twitter_04_25_norm.txt";
+  spec.arrival.trace_path = std::string(kEmbeddedPrefix) + "traces/twitter_04_25_norm.txt";
   spec.policy.options["variant"] = "shufflenet_v2_x0_5";
   static const ProfileSuite* image = new ProfileSuite(LoadSuite("ramsis-image").value());
   auto r = RunSimulation(spec, *image);

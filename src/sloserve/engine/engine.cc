@@ -64,6 +64,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   ctx.task = options.task;
   ctx.slo = options.slo;
   ctx.run_offline = options.run_offline;
+  ctx.progress = options.progress;
   RETURN_IF_ERROR(e->policies_.dispatch->Init(ctx).WithPrefix("dispatch policy"));
   RETURN_IF_ERROR(e->policies_.batching->Init(ctx).WithPrefix("batching policy"));
   if (e->policies_.placement) {

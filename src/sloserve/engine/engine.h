@@ -37,7 +37,8 @@ struct EngineOptions {
   Duration series_interval = Seconds(1);
   TaskId task = 0;  // the deployment's task and SLO, handed to policies at Init
   Duration slo{};
-  std::function<void(std::function<void()>)> run_offline;  // see PolicyContext
+  std::function<void(std::function<void()>)> run_offline;      // see PolicyContext
+  std::function<void(const std::string&, int, int)> progress;  // see PolicyContext
 };
 
 using EnginePolicies = PolicySet;

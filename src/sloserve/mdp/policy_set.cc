@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "sloserve/core/embedded_files.h"
 #include "sloserve/core/rng.h"
 #include "sloserve/mdp/model.h"
 #include "sloserve/mdp/policy_io.h"
@@ -51,11 +53,20 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
       if (it == values.end() && !values.empty()) it = std::prev(it);
       if (it != values.end()) warm[i] = &it->second;
     }
+    // Progress is reported as each policy finishes (from the worker threads, serialised);
+    // the total is what is known so far: finished plus this round.
+    std::mutex progress_mu;
+    int round_done = 0;
     auto work = [&](size_t begin, size_t stride) {
       for (size_t i = begin; i < loads.size(); i += stride) {
         MdpOptions o = base;
         o.load_qps = loads[i];
         results[i] = GeneratePolicy(suite, o, warm[i], &out_values[i]);
+        if (progress && results[i].ok()) {
+          std::lock_guard<std::mutex> lock(progress_mu);
+          ++round_done;
+          progress(finished + round_done, finished + static_cast<int>(loads.size()), *results[i]);
+        }
       }
     };
     const size_t nt = std::min<size_t>(set.threads, loads.size());
@@ -67,8 +78,7 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
       if (!results[i].ok()) return results[i].status();
       ++finished;
       values[loads[i]] = std::move(out_values[i]);
-      const Policy& p = done.emplace(loads[i], std::move(results[i]).value()).first->second;
-      if (progress) progress(finished, finished, p);
+      done.emplace(loads[i], std::move(results[i]).value());
     }
     return OkStatus();
   };
@@ -214,6 +224,18 @@ StatusOr<std::vector<Policy>> LoadOrGeneratePolicySet(
     if (cached.ok() && stored == key) {
       if (from_cache) *from_cache = true;
       return cached;
+    }
+  }
+  // Sets shipped with sloserve (profiles/policy-sets/, compiled in) spare the demo and
+  // the default configs minutes of generation on a fresh machine.
+  const std::string shipped = std::string(kEmbeddedPrefix) + "policy-sets/" +
+                              std::filesystem::path(path).filename().string();
+  if (FindEmbeddedFile(shipped.substr(kEmbeddedPrefix.size()))) {
+    ASSIGN_OR_RETURN(std::string text, ReadFileOrEmbedded(shipped, "policy set"));
+    auto parsed = ParsePolicySetText(text, shipped);
+    if (parsed.ok() && parsed->set_key == key) {
+      if (from_cache) *from_cache = true;
+      return std::move(parsed->policies);
     }
   }
   ASSIGN_OR_RETURN(std::vector<Policy> policies, GeneratePolicySet(suite, base, set, progress));

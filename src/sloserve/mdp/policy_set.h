@@ -10,7 +10,8 @@
 
 namespace sloserve::mdp {
 
-// Called after each generated policy: done so far, current estimate of the total, and it.
+// Called as each policy is generated (from worker threads, one call at a time): done so
+// far, the total known so far (later refinement rounds may add more), and the policy.
 using PolicySetProgress = std::function<void(int done, int total, const Policy& last)>;
 
 struct PolicySetOptions {

@@ -61,6 +61,9 @@ struct PolicyContext {
   // the simulator runs it at once (deterministic, no virtual time passes), the server on a
   // background thread. Work must publish its result thread-safely; empty = not available.
   std::function<void(std::function<void()>)> run_offline;
+  // Reports progress of long work at Init (e.g. generating a RAMSIS policy set): what is
+  // being done, steps done and the current estimate of the total. Empty = nobody listens.
+  std::function<void(const std::string& what, int done, int total)> progress;
 };
 
 }  // namespace sloserve

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "sloserve/core/embedded_files.h"
+
 namespace sloserve {
 namespace {
 
@@ -187,7 +189,18 @@ std::string ProfilesDir() {
   if (const char* env = std::getenv("SLOSERVE_PROFILES_DIR"); env != nullptr && *env != '\0') {
     return env;
   }
-  return SLOSERVE_DEFAULT_PROFILES_DIR;
+  return "";
+}
+
+std::vector<std::string> EmbeddedSuiteNames() {
+  std::vector<std::string> names;
+  for (const EmbeddedFile& f : EmbeddedFiles()) {
+    if (f.name.find('/') == std::string_view::npos && f.name.ends_with(kProfileExtension)) {
+      names.emplace_back(
+          f.name.substr(0, f.name.size() - std::string_view(kProfileExtension).size()));
+    }
+  }
+  return names;
 }
 
 StatusOr<ProfileSuite> LoadSuite(const std::string& name_or_path) {
@@ -195,7 +208,17 @@ StatusOr<ProfileSuite> LoadSuite(const std::string& name_or_path) {
   if (name_or_path.find('/') != std::string::npos || EndsWith(name_or_path, kProfileExtension)) {
     return LoadProfileFile(name_or_path);
   }
-  return LoadProfileFile(ProfilesDir() + "/" + name_or_path + kProfileExtension);
+  const std::string file = name_or_path + kProfileExtension;
+  if (const std::string dir = ProfilesDir(); !dir.empty()) {
+    return LoadProfileFile(dir + "/" + file);
+  }
+  if (const EmbeddedFile* f = FindEmbeddedFile(file)) {
+    return ParseProfileText(std::string(f->data), std::string(kEmbeddedPrefix) + file);
+  }
+  std::string known;
+  for (const std::string& n : EmbeddedSuiteNames()) known += (known.empty() ? "" : ", ") + n;
+  return NotFoundError("unknown suite '" + name_or_path + "' (embedded suites: " + known +
+                       "; or give the path of a " + kProfileExtension + " file)");
 }
 
 }  // namespace sloserve

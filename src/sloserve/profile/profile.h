@@ -143,9 +143,13 @@ StatusOr<ProfileSuite> LoadProfileFile(const std::string& path);
 StatusOr<ProfileSuite> ParseProfileText(const std::string& text, const std::string& origin);
 // Writes the text form; ParseProfileText(WriteProfileText(s)) reproduces s.
 std::string WriteProfileText(const ProfileSuite& suite);
-// Resolves a suite by embedded name ("ramsis-image") under profiles/, or by path.
+// Resolves a suite by name ("ramsis-image": compiled into the binary, or read from
+// $SLOSERVE_PROFILES_DIR when set), or by path (contains '/' or ends in .prof).
 StatusOr<ProfileSuite> LoadSuite(const std::string& name_or_path);
-// Directory holding the embedded suites (SLOSERVE_PROFILES_DIR env var overrides).
+// $SLOSERVE_PROFILES_DIR, the directory that replaces the embedded suites and traces;
+// "" when unset (the embedded copies are used).
 std::string ProfilesDir();
+// Names of the suites compiled into the binary, sorted.
+std::vector<std::string> EmbeddedSuiteNames();
 
 }  // namespace sloserve

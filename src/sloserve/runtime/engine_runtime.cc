@@ -23,7 +23,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   ASSIGN_OR_RETURN(PolicySet policies, MakePolicySet(options.policy));
   rt->executor_ =
       std::make_unique<EmulatedExecutor>(ServiceTimeModel(suite, options.service, options.seed));
-  EngineOptions eopts;
+  EngineOptions& eopts = rt->engine_options_;
   eopts.max_central_queue = options.max_queue;
   eopts.max_worker_queue = options.max_queue;
   eopts.task = rt->deployment_.task;
@@ -32,15 +32,16 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     std::lock_guard<std::mutex> lock(self->offline_mu_);
     self->offline_.emplace_back(std::move(work));
   };
-  ASSIGN_OR_RETURN(rt->engine_, Engine::Create(suite, rt->deployment_.workers, std::move(policies),
-                                               rt->executor_.get(), eopts, options.seed));
+  eopts.progress = [self = rt.get()](const std::string& what, int done, int total) {
+    self->ReportProgress(what, done, total);
+  };
+  rt->pending_policies_ = std::make_unique<PolicySet>(std::move(policies));
+  if (!options.deferred_init) RETURN_IF_ERROR(rt->Initialize());
   // App ids follow the suite's exec_hist app order, as in `sim` (per-app execution times).
   const ExecTimeTable exec_times = ExecTimeTable::Build(*suite);
   for (const std::string& app : exec_times.apps())
     rt->apps_.emplace(app, static_cast<AppId>(rt->apps_.size()));
   rt->profiled_apps_ = rt->apps_.size();
-  EngineRuntime* self = rt.get();
-  rt->engine_->set_sink([self](const QueryRecord& r) { self->Answer(r); });
 
   rt->by_type_.resize(suite->hardware().size());
   for (const WorkerSpec& w : rt->deployment_.workers) ++rt->by_type_[w.hardware].workers;
@@ -71,6 +72,60 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   return rt;
 }
 
+Status EngineRuntime::Initialize() {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    progress_started_ = std::chrono::steady_clock::now();
+  }
+  auto engine = Engine::Create(suite_, deployment_.workers, std::move(*pending_policies_),
+                               executor_.get(), engine_options_, options_.seed);
+  pending_policies_.reset();
+  Status status = engine.status();
+  if (engine.ok()) {
+    std::lock_guard<std::mutex> lock(engine_mu_);
+    engine_ = std::move(engine).value();
+    engine_->set_sink([this](const QueryRecord& r) { Answer(r); });
+  }
+  std::lock_guard<std::mutex> lock(inbox_mu_);
+  initialized_ = true;
+  init_status_ = status;
+  init_cv_.notify_all();
+  return status;
+}
+
+bool EngineRuntime::Initialized() const {
+  std::lock_guard<std::mutex> lock(inbox_mu_);
+  return initialized_;
+}
+
+Status EngineRuntime::WaitUntilInitialized() {
+  std::unique_lock<std::mutex> lock(inbox_mu_);
+  init_cv_.wait(lock, [&] { return initialized_; });
+  return init_status_;
+}
+
+void EngineRuntime::ReportProgress(const std::string& what, int done, int total) {
+  const auto now = std::chrono::steady_clock::now();
+  std::string line = what + ": " + std::to_string(done) + "/" + std::to_string(total);
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    const double elapsed = std::chrono::duration<double>(now - progress_started_).count();
+    if (done > 0 && total > done) {  // estimate of the total grows as sets are refined
+      char eta[64];
+      std::snprintf(eta, sizeof eta, ", at least ~%.0f s left", elapsed / done * (total - done));
+      line += eta;
+    }
+    starting_what_ = line;
+    if (now - last_progress_log_ < std::chrono::seconds(2) && done < total) return;
+    last_progress_log_ = now;
+  }
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::fprintf(stderr, "sloserve: %s\n", line.c_str());
+  }
+}
+
 EngineRuntime::EngineRuntime(const ProfileSuite* suite, RuntimeOptions options)
     : suite_(suite), options_(std::move(options)), epoch_(std::chrono::steady_clock::now()) {}
 
@@ -93,20 +148,31 @@ void EngineRuntime::Start() {
 
 bool EngineRuntime::Ready() const {
   std::lock_guard<std::mutex> lock(inbox_mu_);
-  return accepting_;
+  return accepting_ && initialized_ && init_status_.ok();
+}
+
+std::string EngineRuntime::NotReadyReason() const {
+  std::lock_guard<std::mutex> lock(inbox_mu_);
+  if (stopping_) return "shutting down";
+  if (!initialized_) return "starting: " + starting_what_;
+  if (!init_status_.ok()) return "failed to start: " + init_status_.message();
+  if (!accepting_) return "not started";
+  return "";
 }
 
 void EngineRuntime::Submit(InferRequest request, std::function<void(InferOutcome)> done) {
   {
     std::lock_guard<std::mutex> lock(inbox_mu_);
-    if (accepting_) {
+    if (accepting_ && initialized_ && init_status_.ok()) {
       inbox_.push_back({std::move(request), std::move(done)});
       if (inbox_.size() == 1) inbox_cv_.notify_one();
       return;
     }
   }
   InferOutcome out;
-  out.status = UnavailableError("server is not accepting requests (starting or shutting down)");
+  std::string why = NotReadyReason();
+  out.status = UnavailableError("server is not accepting requests (" +
+                                (why.empty() ? std::string("not started") : why) + ")");
   done(std::move(out));
 }
 
@@ -195,6 +261,15 @@ void EngineRuntime::Loop() {
   // make every emulated batch finish late by up to that much (measured 87-119 us mean
   // lateness per batch with it, docs/orloj.md "Figure 14"). 1 ns asks for exact wake-ups.
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  bool initialized = false;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    initialized = initialized_;
+  }
+  // A deferred start initialises here, off the network threads; a failed one leaves
+  // Submit refusing requests with the reason.
+  if (!initialized && !Initialize().ok()) return;
+  if (!engine_) return;
   std::vector<Pending> batch;
   if (engine_->has_planning()) next_plan_ = Now() + options_.plan_interval;
   while (true) {
@@ -246,7 +321,7 @@ void EngineRuntime::Loop() {
 
 MetricsSummary EngineRuntime::Summary() {
   std::lock_guard<std::mutex> lock(engine_mu_);
-  return engine_->Summarize(Now());
+  return engine_ ? engine_->Summarize(Now()) : MetricsSummary{};
 }
 
 }  // namespace sloserve
@@ -260,6 +335,7 @@ std::string EngineRuntime::PrometheusMetrics() const {
   int64_t unknown_apps = 0;
   {
     std::lock_guard<std::mutex> lock(engine_mu_);
+    if (!engine_) return "";  // still starting: nothing measured yet
     m = engine_->Summarize(Now());
     for (const WorkerView& w : engine_->workers()) {
       queued += w.queue_length;

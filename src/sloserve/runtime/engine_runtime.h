@@ -7,9 +7,11 @@
 // worker busy for a duration drawn from the profile by scheduling its completion on the
 // engine thread's timer heap: no CPU is burnt, so large suites can be served here.
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <queue>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +35,13 @@ struct RuntimeOptions {
   // Declared input shape of the deployment's task, replacing the profile's. The emulated
   // executor never reads tensor data, so load tests may declare a small tensor.
   std::vector<int64_t> input_shape;
+  // false: Create() initialises the policies (a RAMSIS policy set may take minutes to
+  // generate). true: Create() returns at once and the engine thread initialises them
+  // after Start(); until then Ready() is false with the progress as the reason and
+  // requests are answered 503, so a server can bind its port and talk while it starts.
+  bool deferred_init = false;
+  // Progress lines of a deferred start (default: stderr, at most one every 2 s).
+  std::function<void(const std::string&)> log;
 };
 
 class EngineRuntime : public InferenceBackend {
@@ -47,8 +56,14 @@ class EngineRuntime : public InferenceBackend {
   // UNAVAILABLE error. Idempotent.
   void Stop(Duration grace = Seconds(5));
 
+  // Blocks until the policies are initialised (at once unless deferred_init) and returns
+  // the outcome; a failed start leaves the runtime refusing every request.
+  Status WaitUntilInitialized();
+  bool Initialized() const;
+
   std::vector<TaskInfo> Tasks() const override { return tasks_; }
   bool Ready() const override;
+  std::string NotReadyReason() const override;
   void Submit(InferRequest request, std::function<void(InferOutcome)> done) override;
   std::string PrometheusMetrics() const override;
 
@@ -75,6 +90,9 @@ class EngineRuntime : public InferenceBackend {
   };
 
   EngineRuntime(const ProfileSuite* suite, RuntimeOptions options);
+  // Builds the engine and initialises the policies (the slow part of a start).
+  Status Initialize();
+  void ReportProgress(const std::string& what, int done, int total);
   TimePoint Now() const;
   void Loop();
   void Admit(Pending p, TimePoint now);
@@ -96,6 +114,15 @@ class EngineRuntime : public InferenceBackend {
   std::chrono::steady_clock::time_point epoch_;
 
   std::unique_ptr<EmulatedExecutor> executor_;
+  // Until Initialize(): the policies and engine options it needs.
+  std::unique_ptr<PolicySet> pending_policies_;
+  EngineOptions engine_options_;
+  // Start-up state, guarded by inbox_mu_: done, outcome, what is being done.
+  bool initialized_ = false;
+  Status init_status_;
+  std::string starting_what_ = "initialising the policies";
+  std::condition_variable init_cv_;
+  std::chrono::steady_clock::time_point progress_started_{}, last_progress_log_{};
   std::unique_ptr<Engine> engine_;  // engine thread only (and Summary under engine_mu_)
   mutable std::mutex engine_mu_;    // held by the engine thread while it works
   std::unordered_map<uint64_t, std::function<void(InferOutcome)>> waiting_;  // engine thread

@@ -219,6 +219,7 @@ class Session : public std::enable_shared_from_this<Session> {
     res_.set(http::field::server, "sloserve");
     res_.set(http::field::content_type, response.content_type);
     if (response.allow != nullptr) res_.set(http::field::allow, response.allow);
+    if (response.retry_after != nullptr) res_.set(http::field::retry_after, response.retry_after);
     res_.body() = std::move(response.body);
     res_.keep_alive(keep_alive_);
     res_.prepare_payload();

@@ -45,6 +45,9 @@ class InferenceBackend {
   virtual ~InferenceBackend() = default;
   virtual std::vector<TaskInfo> Tasks() const = 0;
   virtual bool Ready() const = 0;
+  // Why Ready() is false (e.g. "starting: RAMSIS policy set 12/40, ~30 s left"); shown by
+  // /v2/health/ready and in 503 answers. Empty when ready or when there is nothing to say.
+  virtual std::string NotReadyReason() const { return ""; }
   // Takes ownership of the request; `done` is invoked exactly once.
   virtual void Submit(InferRequest request, std::function<void(InferOutcome)> done) = 0;
   // The backend's own metrics in Prometheus text format, appended to GET /metrics.

@@ -18,7 +18,10 @@ constexpr int kMaxDataDepth = 32;
 constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 HttpResponse Error(int status, std::string_view message) {
-  return HttpResponse{status, ErrorJson(message)};
+  HttpResponse r{status, ErrorJson(message)};
+  // Overload (429) and not ready or stopping (503) pass: tell clients when to come back.
+  if (status == 429 || status == 503) r.retry_after = "1";
+  return r;
 }
 
 HttpResponse MethodNotAllowed(const char* allow) {
@@ -272,8 +275,11 @@ std::variant<HttpResponse, InferCall> KServeHandler::Route(HttpMethod method,
   }
   if (target == "/v2/health/ready") {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
-    const bool ready = backend_->Ready();
-    return HttpResponse{ready ? 200 : 503, ready ? "{\"ready\":true}" : "{\"ready\":false}"};
+    if (backend_->Ready()) return HttpResponse{200, "{\"ready\":true}"};
+    std::string out = "{\"ready\":false,\"reason\":";
+    AppendJsonString(out, backend_->NotReadyReason());
+    out += "}";
+    return HttpResponse{503, std::move(out), "application/json", nullptr, "5"};
   }
   if (target == "/v2" || target == "/v2/") {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
@@ -318,8 +324,14 @@ std::variant<HttpResponse, InferCall> KServeHandler::RouteModel(HttpMethod metho
     const bool ready = backend_->Ready();
     std::string out = "{\"name\":";
     AppendJsonString(out, task->info.name);
-    out += ready ? ",\"ready\":true}" : ",\"ready\":false}";
-    return HttpResponse{ready ? 200 : 503, std::move(out)};
+    if (ready) {
+      out += ",\"ready\":true}";
+      return HttpResponse{200, std::move(out)};
+    }
+    out += ",\"ready\":false,\"reason\":";
+    AppendJsonString(out, backend_->NotReadyReason());
+    out += "}";
+    return HttpResponse{503, std::move(out), "application/json", nullptr, "5"};
   }
   // action == "infer"
   if (method != HttpMethod::kPost) return MethodNotAllowed("POST");

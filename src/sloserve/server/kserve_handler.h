@@ -26,7 +26,8 @@ struct HttpResponse {
   int status = 200;
   std::string body;
   const char* content_type = "application/json";
-  const char* allow = nullptr;  // "Allow" header of a 405
+  const char* allow = nullptr;        // "Allow" header of a 405
+  const char* retry_after = nullptr;  // "Retry-After" seconds of a 429/503
 };
 
 // A validated inference request plus what the response needs to echo.

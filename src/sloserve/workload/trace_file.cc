@@ -6,6 +6,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "sloserve/core/embedded_files.h"
+
 namespace sloserve {
 namespace {
 
@@ -68,12 +70,7 @@ double RateSeries::MeanQps() const {
 }
 
 StatusOr<std::string> ReadTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("cannot open trace file '" + path + "'");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return UnavailableError("error reading trace file '" + path + "'");
-  return buf.str();
+  return ReadFileOrEmbedded(path, "trace file");
 }
 
 StatusOr<RateSeries> ParseQpsIntervalTrace(std::string_view text, std::string_view name) {

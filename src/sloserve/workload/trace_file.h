@@ -39,7 +39,8 @@ StatusOr<RateSeries> LoadRpsTrace(const std::string& path);
 StatusOr<RateSeries> ParseQpsIntervalTrace(std::string_view text, std::string_view name);
 StatusOr<RateSeries> ParseRpsTrace(std::string_view text, std::string_view name);
 
-// Reads a whole file; NotFound naming the path if it cannot be opened.
+// Reads a whole file (or an embedded one: "embedded:traces/NAME"); NotFound naming the
+// path if it cannot be opened.
 StatusOr<std::string> ReadTextFile(const std::string& path);
 
 }  // namespace sloserve
