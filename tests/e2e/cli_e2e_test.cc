@@ -149,11 +149,13 @@ TEST(CliE2eTest, MistakesNameTheValidChoices) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
-// The default serve config sets `variant` for `fixed`; selecting another policy keeps it
-// (an option only a policy not selected reads is not an error).
+// A config that sets `variant` for `fixed` (as the serve default once did) still serves
+// when another selection policy is chosen: an option only a policy not selected reads is
+// not an error.
 TEST(CliE2eTest, ServeWithAnotherSelectionPolicyIgnoresTheFixedVariant) {
-  auto r = RunProcess({kBin, "serve", "--port", "0", "--duration", "1", "--set", "workers=2",
-                       "--set", "policy.selection=jellyfish_plus"});
+  auto r =
+      RunProcess({kBin, "serve", "--port", "0", "--duration", "1", "--set", "workers=2", "--set",
+                  "policy.variant=efficientnet_b0", "--set", "policy.selection=jellyfish_plus"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("variant"), std::string::npos) << r.err;
 }
