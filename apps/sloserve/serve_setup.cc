@@ -45,7 +45,7 @@ StatusOr<std::vector<int64_t>> ParseShapeList(const std::string& text) {
 }
 
 StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
-                                     const std::vector<std::string>& sets) {
+                                     const std::vector<std::string>& sets, bool deferred_init) {
   ExperimentConfig config;
   if (config_path.empty()) {
     ASSIGN_OR_RETURN(config, ParseExperimentConfig(kDefaultServeConfig, kDefaultServeConfigName));
@@ -84,6 +84,7 @@ StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
   ro.service = spec.service;
   ro.seed = spec.seed;
   ro.plan_interval = spec.plan_interval;
+  ro.deferred_init = deferred_init;
   ASSIGN_OR_RETURN(double max_queue, ServerNumber(f, "server.max_queue", 100000));
   if (max_queue < 1) return InvalidArgumentError("'server.max_queue': must be >= 1");
   ro.max_queue = static_cast<size_t>(max_queue);

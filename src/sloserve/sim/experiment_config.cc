@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "sloserve/core/did_you_mean.h"
+#include "sloserve/core/embedded_files.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
@@ -154,26 +155,32 @@ std::string Text(const FlatConfig& f, const std::string& key, const std::string&
   return it == f.end() || it->second.empty() ? fallback : it->second;
 }
 
+// A relative path in a config file is relative to that file's folder; a path that is
+// not there (e.g. given with --set from another folder) is tried as given.
+std::string ResolveRelative(const std::string& path, const std::string& config_dir) {
+  namespace fs = std::filesystem;
+  if (path.empty() || fs::path(path).is_absolute() || config_dir.empty()) return path;
+  fs::path candidate = fs::path(config_dir) / path;
+  return fs::exists(candidate) ? candidate.string() : path;
+}
+
+// A trace file next to the config (or as given), else an embedded trace by name
+// ("twitter_04_25_norm" or "twitter_04_25_norm.txt"; $SLOSERVE_PROFILES_DIR/traces
+// replaces the embedded ones when set).
 std::string ResolveTrace(const std::string& trace, const std::string& config_dir) {
   namespace fs = std::filesystem;
   if (trace.empty()) return trace;
-  if (fs::exists(trace)) return trace;
-  if (!config_dir.empty() && fs::exists(fs::path(config_dir) / trace)) {
-    return (fs::path(config_dir) / trace).string();
+  const std::string local = ResolveRelative(trace, config_dir);
+  if (fs::exists(local)) return local;
+  for (const std::string& name : {trace, trace + ".txt"}) {
+    if (const std::string dir = ProfilesDir(); !dir.empty()) {
+      fs::path p = fs::path(dir) / "traces" / name;
+      if (fs::exists(p)) return p.string();
+    } else if (FindEmbeddedFile("traces/" + name)) {
+      return std::string(kEmbeddedPrefix) + "traces/" + name;
+    }
   }
-  fs::path embedded = fs::path(ProfilesDir()) / "traces" / trace;
-  if (fs::exists(embedded)) return embedded.string();
-  if (fs::exists(embedded.string() + ".txt")) return embedded.string() + ".txt";
   return trace;  // the arrival factory reports it missing
-}
-
-std::string ResolveRelative(const std::string& path, const std::string& config_dir) {
-  namespace fs = std::filesystem;
-  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path) || config_dir.empty()) {
-    return path;
-  }
-  fs::path candidate = fs::path(config_dir) / path;
-  return fs::exists(candidate) ? candidate.string() : path;
 }
 
 }  // namespace
@@ -288,12 +295,8 @@ Status ApplyOverrides(ExperimentConfig* config, const std::vector<std::string>& 
 StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   RunSpec r;
   r.suite = Text(f, "suite", "ramsis-image");
-  {  // a .prof path may also be relative to the config file's directory
-    namespace fs = std::filesystem;
-    const std::string dir = Text(f, "__config_dir", "");
-    if (r.suite.size() > 5 && r.suite.ends_with(".prof") && !fs::exists(r.suite) && !dir.empty() &&
-        fs::exists(fs::path(dir) / r.suite))
-      r.suite = (fs::path(dir) / r.suite).string();
+  if (r.suite.find('/') != std::string::npos || r.suite.ends_with(".prof")) {
+    r.suite = ResolveRelative(r.suite, Text(f, "__config_dir", ""));
   }
   r.task = Text(f, "task", "");
   r.hardware = Text(f, "hardware", "");

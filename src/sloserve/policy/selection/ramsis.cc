@@ -1,6 +1,7 @@
 #include "sloserve/policy/selection/ramsis.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -26,7 +27,8 @@ std::string DefaultCacheDir() {
 StatusOr<std::vector<mdp::Policy>> SharedPolicySet(const ProfileSuite& suite,
                                                    const mdp::MdpOptions& m,
                                                    const mdp::PolicySetOptions& set,
-                                                   const std::string& cache_dir) {
+                                                   const std::string& cache_dir,
+                                                   const mdp::PolicySetProgress& progress) {
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<const std::vector<mdp::Policy>>> sets;
   ASSIGN_OR_RETURN(std::string key, mdp::PolicySetKey(suite, m, set));
@@ -34,7 +36,7 @@ StatusOr<std::vector<mdp::Policy>> SharedPolicySet(const ProfileSuite& suite,
   auto it = sets.find(key);
   if (it != sets.end()) return *it->second;
   ASSIGN_OR_RETURN(std::vector<mdp::Policy> policies,
-                   mdp::LoadOrGeneratePolicySet(suite, m, set, cache_dir));
+                   mdp::LoadOrGeneratePolicySet(suite, m, set, cache_dir, progress));
   sets[key] = std::make_shared<const std::vector<mdp::Policy>>(policies);
   return policies;
 }
@@ -136,7 +138,20 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
       classes_.push_back(std::move(state));
       continue;
     }
-    ASSIGN_OR_RETURN(state.policies, SharedPolicySet(suite, m, set, options_.cache_dir));
+    mdp::PolicySetProgress progress;
+    if (ctx.progress) {
+      char what[256];
+      std::snprintf(what, sizeof what,
+                    "RAMSIS policy set (SLO %.0f ms, %d workers, %.0f-%.0f qps; cached in %s)",
+                    ToMillis(m.slo), m.workers, set.min_qps, set.max_qps,
+                    options_.cache_dir.c_str());
+      progress = [report = ctx.progress, text = std::string(what)](int done, int total,
+                                                                   const mdp::Policy&) {
+        report(text, done, total);
+      };
+    }
+    ASSIGN_OR_RETURN(state.policies,
+                     SharedPolicySet(suite, m, set, options_.cache_dir, progress));
     if (state.policies.empty()) return InternalError("ramsis: empty policy set");
     classes_.push_back(std::move(state));
   }
