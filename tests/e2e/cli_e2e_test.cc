@@ -161,8 +161,12 @@ TEST(CliE2eTest, ServeWithAnotherSelectionPolicyIgnoresTheFixedVariant) {
 }
 
 TEST(CliE2eTest, ServeAndLoadgenAsSeparateProcesses) {
-  Subprocess server(
-      {kBin, "serve", "--port", "0", "--duration", "60", "--set", "workers=8", "--json"});
+  // A fixed variant, so which model answers does not depend on the load the server
+  // measures in real time (the default, RAMSIS, picks by it: a busy machine that delivers
+  // requests in bursts would change the answer). --duration only bounds a stray server.
+  Subprocess server({kBin, "serve", "--port", "0", "--duration", "600", "--set", "workers=8",
+                     "--set", "policy.selection=fixed", "--set", "policy.variant=efficientnet_b0",
+                     "--json"});
   ASSERT_TRUE(server.WaitForStderr("listening on", std::chrono::seconds(30))) << server.err();
   std::smatch m;
   std::string err = server.err();
