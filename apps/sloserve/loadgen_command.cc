@@ -40,6 +40,9 @@ const std::vector<FlagSpec> kFlags = {
     {"connections", "N", "keep-alive connections opened up front (default 64)"},
     {"max-connections", "N", "cap on open connections (default 512)"},
     {"timeout", "SECONDS", "per-request timeout (default 30)"},
+    {"wait-ready", "SECONDS",
+     "wait up to this long for the model to be ready before the clock starts (a server\n"
+     "      still starting answers 503 with its progress; default 600, 0 = do not wait)"},
     {"seed", "N", "seed of the arrival process and of --sizes, as sim's seed (default 1)"},
     {"suite", "NAME", "profile suite to turn answering variants into accuracy"},
     {"json", "", "print the report as JSON"},
@@ -125,6 +128,18 @@ Status Run(const Args& args) {
   if (args.Has("suite")) {
     ASSIGN_OR_RETURN(ProfileSuite s, LoadSuite(args.Get("suite")));
     suite = std::make_unique<ProfileSuite>(std::move(s));
+  }
+  ASSIGN_OR_RETURN(double wait_ready, args.GetDouble("wait-ready", 600));
+  if (!(wait_ready >= 0 && wait_ready <= 86400))
+    return InvalidArgumentError("--wait-ready: must be in [0, 86400] seconds");
+  if (wait_ready > 0) {
+    Status ready = WaitUntilModelReady(
+        o.host, o.port, o.task, SecondsF(wait_ready), [](const std::string& reason) {
+          std::fprintf(stderr, "sloserve loadgen: waiting for the server: %s\n", reason.c_str());
+        });
+    // An unknown model is judged below (refused, unless --input/--datatype say to send
+    // anyway and count the server's errors).
+    if (!ready.ok() && ready.code() != StatusCode::kNotFound) return ready;
   }
   // The input tensor the server declares, unless given, and the SLO it applies when
   // --slo-ms is not sent (for the client-bottleneck check): KServe v2 model metadata.

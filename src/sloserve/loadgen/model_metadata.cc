@@ -6,6 +6,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 namespace sloserve {
 
@@ -13,8 +14,16 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = boost::asio::ip::tcp;
 
-StatusOr<ModelInput> FetchModelInput(const std::string& host, uint16_t port,
-                                     const std::string& model, Duration timeout) {
+namespace {
+
+struct GetResult {
+  int status = 0;
+  std::string body;
+};
+
+// One GET on a fresh connection; Unavailable if the server cannot be reached.
+StatusOr<GetResult> Get(const std::string& host, uint16_t port, const std::string& target,
+                        Duration timeout) {
   const std::string where = host + ":" + std::to_string(port);
   boost::asio::io_context ioc;
   beast::tcp_stream stream(ioc);
@@ -25,21 +34,30 @@ StatusOr<ModelInput> FetchModelInput(const std::string& host, uint16_t port,
   stream.expires_after(std::chrono::microseconds(timeout.count()));
   stream.connect(endpoints, ec);
   if (ec) return UnavailableError("cannot connect to " + where + ": " + ec.message());
-  http::request<http::empty_body> req{http::verb::get, "/v2/models/" + model, 11};
+  http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, host);
   http::write(stream, req, ec);
   beast::flat_buffer buffer;
   http::response<http::string_body> res;
   if (!ec) http::read(stream, buffer, res, ec);
   stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-  if (res.result() == http::status::not_found) {
+  return GetResult{static_cast<int>(res.result_int()), res.body()};
+}
+
+}  // namespace
+
+StatusOr<ModelInput> FetchModelInput(const std::string& host, uint16_t port,
+                                     const std::string& model, Duration timeout) {
+  const std::string where = host + ":" + std::to_string(port);
+  ASSIGN_OR_RETURN(GetResult res, Get(host, port, "/v2/models/" + model, timeout));
+  if (res.status == 404) {
     return NotFoundError("model '" + model + "' is not served at " + where);
   }
-  if (res.result() != http::status::ok) {
+  if (res.status != 200) {
     return UnavailableError("GET /v2/models/" + model + " at " + where + " answered " +
-                            std::to_string(res.result_int()));
+                            std::to_string(res.status));
   }
-  const auto doc = nlohmann::json::parse(res.body(), nullptr, /*allow_exceptions=*/false);
+  const auto doc = nlohmann::json::parse(res.body, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object() || !doc.contains("inputs") || !doc["inputs"].is_array() ||
       doc["inputs"].empty() || !doc["inputs"][0].is_object() ||
       !doc["inputs"][0].value("name", nlohmann::json()).is_string() ||
@@ -55,6 +73,34 @@ StatusOr<ModelInput> FetchModelInput(const std::string& host, uint16_t port,
     }
   }
   return input;
+}
+
+Status WaitUntilModelReady(const std::string& host, uint16_t port, const std::string& model,
+                           Duration max_wait,
+                           const std::function<void(const std::string&)>& waiting) {
+  const auto deadline = std::chrono::steady_clock::now() + max_wait;
+  std::string last_reason;
+  for (;;) {
+    auto res = Get(host, port, "/v2/models/" + model + "/ready", Seconds(5));
+    if (!res.ok()) return res.status();
+    if (res->status == 200) return OkStatus();
+    if (res->status == 404) {
+      return NotFoundError("model '" + model + "' is not served at " + host + ":" +
+                           std::to_string(port));
+    }
+    const auto doc = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+    std::string reason = "HTTP " + std::to_string(res->status);
+    if (doc.is_object() && doc.contains("reason") && doc["reason"].is_string()) {
+      reason = doc["reason"].get<std::string>();
+    }
+    if (waiting && reason != last_reason) waiting(reason);
+    last_reason = reason;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return UnavailableError("model '" + model + "' not ready after " +
+                              std::to_string(ToSeconds(max_wait)) + " s: " + reason);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
 }
 
 }  // namespace sloserve

@@ -3,6 +3,7 @@
 // `sloserve loadgen` can send the input tensor the server declares instead of assuming
 // its name and datatype.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "sloserve/core/status.h"
@@ -21,5 +22,13 @@ struct ModelInput {
 // reached, NotFound for an unknown model, InvalidArgument for a malformed answer.
 StatusOr<ModelInput> FetchModelInput(const std::string& host, uint16_t port,
                                      const std::string& model, Duration timeout = Seconds(5));
+
+// Polls GET /v2/models/{model}/ready until it answers 200 (a server still starting, e.g.
+// generating a policy set, answers 503 with a reason), calling `waiting` with each new
+// reason. Errors: Unavailable if unreachable or still not ready after `max_wait`,
+// NotFound for an unknown model.
+Status WaitUntilModelReady(const std::string& host, uint16_t port, const std::string& model,
+                           Duration max_wait,
+                           const std::function<void(const std::string& reason)>& waiting = {});
 
 }  // namespace sloserve

@@ -1,0 +1,128 @@
+// End-to-end: what a new user meets first, with the real binary. It knows its version,
+// runs from any directory after being copied away from the build tree, serve binds at
+// once and says why it is not ready yet, and the demo shows variants switching with load.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "support/http_get.h"
+#include "support/subprocess.h"
+
+namespace sloserve {
+namespace {
+
+using testing::RunProcess;
+using testing::Subprocess;
+
+const std::string kBin = SLOSERVE_BINARY;
+const std::string kRoot = SLOSERVE_SOURCE_DIR;
+
+// `cd DIR && [ENV] BIN ARGS...` through /bin/sh (arguments here have no quotes).
+testing::ProcessResult RunIn(const std::string& dir, const std::string& command) {
+  return RunProcess({"/bin/sh", "-c", "cd '" + dir + "' && " + command});
+}
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir =
+      ::testing::TempDir() + "/first_hour_" + name + "_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(FirstHourE2eTest, VersionNamesTheRelease) {
+  auto r = RunProcess({kBin, "--version"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^sloserve \d+\.\d+\.\d+ \(git \S+\)\n$)")))
+      << r.out;
+}
+
+// Suites and traces are compiled in, and paths in a config resolve against the config's
+// folder: a copy of the binary works from an unrelated working directory.
+TEST(FirstHourE2eTest, ACopiedBinaryRunsFromAnyDirectory) {
+  const std::string dir = FreshDir("copy");
+  const std::string bin = dir + "/sloserve";
+  std::filesystem::copy_file(kBin, bin);
+  std::filesystem::permissions(bin, std::filesystem::perms::owner_all);
+
+  auto show = RunIn("/", "env -u SLOSERVE_PROFILES_DIR " + bin + " profile show ramsis-text");
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("bert"), std::string::npos) << show.out;
+  // A trace named by the config is found inside the binary.
+  auto trace = RunIn("/", bin + " sim " + kRoot +
+                              "/experiments/foundation/twitter_trace.yaml --json --no-progress");
+  ASSERT_EQ(trace.exit_code, 0) << trace.err;
+  EXPECT_FALSE(nlohmann::json::parse(trace.out)["rows"].empty());
+  // `suite: profiles/modes1.prof` is relative to experiments/orloj/, not to the cwd.
+  auto relative = RunIn("/", bin + " sim " + kRoot +
+                                 "/experiments/orloj/fig8_modes1.yaml --set duration_s=2 "
+                                 "--set load_qps=100 --json --no-progress");
+  EXPECT_EQ(relative.exit_code, 0) << relative.err;
+  auto unknown = RunIn("/", bin + " profile show ramsis-imag");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("embedded suites: "), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("ramsis-image"), std::string::npos) << unknown.err;
+  std::filesystem::remove_all(dir);
+}
+
+// A RAMSIS deployment without a cached policy set takes minutes to start: the port
+// answers at once, readiness says what is being done, and Ctrl-C does not wait for it.
+TEST(FirstHourE2eTest, ServeBindsAtOnceAndSaysWhyItIsNotReady) {
+  const std::string cache = FreshDir("cache");
+  Subprocess server({"/usr/bin/env", "SLOSERVE_CACHE_DIR=" + cache, kBin, "serve", "--port", "0",
+                     "--duration", "600", "--set", "slo_ms=149"});  // no shipped set for 149
+  ASSERT_TRUE(server.WaitForStderr("listening on", std::chrono::seconds(60))) << server.err();
+  std::smatch m;
+  const std::string err = server.err();
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) << err;
+  const auto port = static_cast<uint16_t>(std::stoi(m[1]));
+  const auto ready = nlohmann::json::parse(testing::HttpGetBody(port, "/v2/health/ready"), nullptr,
+                                           /*allow_exceptions=*/false);
+  ASSERT_TRUE(ready.is_object()) << "no JSON from /v2/health/ready";
+  EXPECT_EQ(ready["ready"], false);
+  const std::string reason = ready.value("reason", "");
+  EXPECT_EQ(reason.rfind("starting: ", 0), 0u) << reason;
+  EXPECT_FALSE(testing::HttpGetBody(port, "/v2/models/image").empty());  // metadata served
+  server.Signal(SIGTERM);
+  auto done = server.Wait();
+  EXPECT_EQ(done.exit_code, 130) << done.err;
+  EXPECT_NE(done.err.find("stopped during start-up"), std::string::npos) << done.err;
+  std::filesystem::remove_all(cache);
+}
+
+// The main job: RAMSIS serves a more accurate variant than the peak-provisioned fixed
+// one at low load and switches to faster ones when the load rises. The shipped policy
+// set is used (an empty cache dir would otherwise mean minutes of generation).
+TEST(FirstHourE2eTest, DemoShowsTheVariantMixChangingWithLoad) {
+  const std::string cache = FreshDir("demo_cache");
+  auto r = RunProcess({"/usr/bin/env", "SLOSERVE_CACHE_DIR=" + cache, kBin, "demo", "--ramp",
+                       "200,3000", "--step-seconds", "1.5", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  const auto& ramsis = j["runs"][0];
+  const auto& fixed = j["runs"][1];
+  ASSERT_EQ(ramsis["steps"].size(), 2u);
+  ASSERT_EQ(fixed["steps"].size(), 2u);
+  for (const auto& run : {ramsis, fixed}) {
+    for (const auto& step : run["steps"]) {
+      EXPECT_EQ(step["errors"], 0) << step.dump();
+      EXPECT_GT(step["answered"].get<int>(), 0) << step.dump();
+    }
+  }
+  // The fixed run answers with its one variant only.
+  EXPECT_EQ(fixed["steps"][0]["variants"].size(), 1u);
+  EXPECT_TRUE(fixed["steps"][0]["variants"].contains("shufflenet_v2_x1_5"));
+  // RAMSIS: more accurate at 200 qps than the fixed variant, and a different mix at 3000.
+  EXPECT_GT(ramsis["steps"][0]["accuracy"].get<double>(),
+            fixed["steps"][0]["accuracy"].get<double>() + 5);
+  EXPECT_NE(ramsis["steps"][0]["variants"], ramsis["steps"][1]["variants"]);
+  EXPECT_LT(ramsis["steps"][1]["accuracy"].get<double>(),
+            ramsis["steps"][0]["accuracy"].get<double>());
+  std::filesystem::remove_all(cache);
+}
+
+}  // namespace
+}  // namespace sloserve
