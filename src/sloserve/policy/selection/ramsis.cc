@@ -145,13 +145,10 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
                     "RAMSIS policy set (SLO %.0f ms, %d workers, %.0f-%.0f qps; cached in %s)",
                     ToMillis(m.slo), m.workers, set.min_qps, set.max_qps,
                     options_.cache_dir.c_str());
-      progress = [report = ctx.progress, text = std::string(what)](int done, int total,
-                                                                   const mdp::Policy&) {
-        report(text, done, total);
-      };
+      progress = [report = ctx.progress, text = std::string(what)](
+                     int done, int total, const mdp::Policy&) { report(text, done, total); };
     }
-    ASSIGN_OR_RETURN(state.policies,
-                     SharedPolicySet(suite, m, set, options_.cache_dir, progress));
+    ASSIGN_OR_RETURN(state.policies, SharedPolicySet(suite, m, set, options_.cache_dir, progress));
     if (state.policies.empty()) return InternalError("ramsis: empty policy set");
     classes_.push_back(std::move(state));
   }
