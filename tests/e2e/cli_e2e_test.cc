@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace sloserve {
 namespace {
@@ -133,7 +134,8 @@ TEST(CliE2eTest, MistakesNameTheValidChoices) {
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
   }
   // report --where on a field no row has.
-  const std::string results = ::testing::TempDir() + "/mistakes.json";
+  const testing::ScopedTempDir temp("cli-mistakes");
+  const std::string results = temp.File("mistakes.json");
   {
     std::ofstream out(results);
     out << R"({"experiment": "x", "rows": [{"policy": "a", "load_qps": 1, "accuracy": 70,

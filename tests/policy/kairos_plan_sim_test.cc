@@ -17,6 +17,7 @@
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/config_evaluator.h"
 #include "sloserve/sim/heterogeneous_bounds.h"
+#include "support/temp_dir.h"
 
 namespace sloserve {
 namespace {
@@ -110,8 +111,8 @@ TEST(KairosPlanSimTest, BoundPickAndKairosPlusAgainstTheExhaustiveOptimum) {
 TEST(KairosPlanSimTest, EvaluationCacheRoundTripsAndRefusesAnotherSetting) {
   const RunSpec run = Rm2();
   const Plan p = MakePlan(run, 1.2);
-  const std::string path = ::testing::TempDir() + "/kairos_plan_cache.csv";
-  std::remove(path.c_str());
+  const testing::ScopedTempDir temp("kairos-plan-cache");
+  const std::string path = temp.File("kairos_plan_cache.csv");
   SimulatedConfigEvaluator a(run, Suite(), p.space, Search());
   ASSERT_TRUE(a.LoadCache(path).ok());  // missing file: nothing loaded, no error
   ASSERT_TRUE(a.Evaluate(p.configs[0]).ok());

@@ -5,6 +5,7 @@
 #include "policy/policy_test_util.h"
 #include "sloserve/policy/selection/jellyfish_plus.h"
 #include "sloserve/policy/selection/model_switching.h"
+#include "support/temp_dir.h"
 #include "support/test_suite.h"
 
 namespace sloserve {
@@ -50,7 +51,8 @@ TEST(JellyfishPlusTest, MostAccurateVariantWhoseThroughputCoversTheLoad) {
 
 TEST(ModelSwitchingTest, MostAccurateVariantWhoseMeasuredP99MeetsTheSlo) {
   ProfileSuite suite = testing::SmallSuite();
-  const std::string path = ::testing::TempDir() + "/ms_table.csv";
+  const testing::ScopedTempDir temp("ms-table");
+  const std::string path = temp.File("ms_table.csv");
   {
     std::ofstream out(path);
     out << "# test table\n"

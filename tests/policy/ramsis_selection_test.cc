@@ -6,6 +6,7 @@
 
 #include "policy/policy_test_util.h"
 #include "sloserve/profile/profile.h"
+#include "support/temp_dir.h"
 
 namespace sloserve {
 namespace {
@@ -15,8 +16,8 @@ using testing::QueueFixture;
 
 TEST(RamsisSelectionTest, GeneratesAPolicyOffTheDecisionPathWhenNoneCoversTheLoad) {
   static const ProfileSuite* suite = new ProfileSuite(LoadSuite("ramsis-image").value());
-  const std::string cache = ::testing::TempDir() + "/ramsis-selection-test";
-  std::filesystem::remove_all(cache);
+  const testing::ScopedTempDir temp("ramsis-selection");
+  const std::string cache = temp.File("cache");
   PolicyParams params("t", {{"min_qps", "50"},
                             {"max_qps", "100"},
                             {"d", "20"},

@@ -2,6 +2,7 @@
 // (error names file, line and field), and the write -> parse round trip.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 
 #include "profile/profile_test_data.h"
@@ -80,6 +81,10 @@ struct CorruptCase {
   const char* expect;  // substring of the message, usually the field
 };
 
+void PrintTo(const CorruptCase& c, std::ostream* os) {
+  *os << c.what;
+}
+
 class CorruptInputTest : public ::testing::TestWithParam<CorruptCase> {};
 
 TEST_P(CorruptInputTest, FailsWithFileLineAndField) {
@@ -142,7 +147,17 @@ const CorruptCase kCorruptCases[] = {
     {"empty provenance", 4, "provenance  ", 4, "field 'text': empty provenance"},
 };
 
-INSTANTIATE_TEST_SUITE_P(AllCases, CorruptInputTest, ::testing::ValuesIn(kCorruptCases));
+// Named by the case ("unknown_record") so ctest lists what broke, not the struct's bytes.
+std::string CorruptCaseName(const ::testing::TestParamInfo<CorruptCase>& info) {
+  std::string name = info.param.what;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCases, CorruptInputTest, ::testing::ValuesIn(kCorruptCases),
+                         CorruptCaseName);
 
 TEST(ProfileParserTest, EmptyTextFails) {
   StatusOr<ProfileSuite> s = ParseProfileText("# only a comment\n", "e.prof");

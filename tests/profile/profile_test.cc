@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "profile/profile_test_data.h"
+#include "support/temp_dir.h"
 
 namespace sloserve {
 namespace {
@@ -65,14 +66,12 @@ TEST(ProfileSuiteTest, ServiceLatencySumsPairedLoadSamples) {
 class LoadSuiteTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir();
+    dir_ = temp_.path();
     std::ofstream out(dir_ + "/tiny.prof");
     for (const char* line : profile_test_data::kTinySuite) out << line << "\n";
   }
-  void TearDown() override {
-    unsetenv("SLOSERVE_PROFILES_DIR");
-    std::remove((dir_ + "/tiny.prof").c_str());
-  }
+  void TearDown() override { unsetenv("SLOSERVE_PROFILES_DIR"); }
+  testing::ScopedTempDir temp_{"load-suite"};
   std::string dir_;
 };
 
