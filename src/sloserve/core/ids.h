@@ -13,6 +13,9 @@ using TaskId = uint32_t;
 using WorkerId = uint32_t;
 using AppId = uint32_t;
 using BatchId = uint64_t;
+using MachineId = uint32_t;
+using ActionId = uint64_t;       // one worker action (run, load, unload); 0 = none
+using PayloadHandle = uint64_t;  // a tensor set in a PayloadStore; 0 = none
 
 inline constexpr uint32_t kNoId = std::numeric_limits<uint32_t>::max();
 

@@ -1,6 +1,6 @@
 #pragma once
-// One inference request as the engine sees it. Plain value type; the payload (tensor
-// bytes) stays with the frontend, the engine carries only an opaque cookie for it.
+// One inference request as the engine sees it. Plain value type; the input tensors live
+// in a PayloadStore and the engine carries only their handle (executors resolve it).
 #include <cstdint>
 
 #include "sloserve/core/ids.h"
@@ -16,6 +16,7 @@ struct Query {
   TimePoint arrival{};
   TimePoint deadline{};  // arrival + SLO
   uint64_t cookie = 0;   // frontend's handle to answer the client; 0 in simulation
+  PayloadHandle payload = 0;  // input tensors in the payload store; 0 = none (simulation)
 
   Duration slo() const { return deadline - arrival; }
 };

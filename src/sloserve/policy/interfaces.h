@@ -122,7 +122,14 @@ class DispatchPolicy {
 // --- placement: which machine a query should run on, given model caches ---
 // Consulted for each arrival before dispatch. A placement that returns a worker sends
 // the query straight to that worker's queue (model-aware routing); kNoId leaves the
-// query to the dispatch policy.
+// query to the dispatch policy. `prefetch` asks the engine to start loading a variant on
+// a worker now (when that worker is idle), so a later query finds it resident.
+struct PlacementDecision {
+  WorkerId worker = kNoId;
+  WorkerId prefetch_worker = kNoId;
+  VariantId prefetch_variant = kNoId;
+};
+
 class PlacementPolicy {
  public:
   virtual ~PlacementPolicy() = default;
@@ -130,19 +137,44 @@ class PlacementPolicy {
     (void)ctx;
     return OkStatus();
   }
-  virtual WorkerId Place(const Query& q, const std::vector<WorkerView>& workers, TimePoint now) = 0;
+  virtual PlacementDecision Place(const Query& q, const std::vector<WorkerView>& workers,
+                                  const std::vector<MachineView>& machines, TimePoint now) = 0;
 };
 
 // --- planning: what the deployment should be ---
 struct PlanningInput {
   TimePoint now{};
   double observed_qps = 0;  // arrivals per second over the last plan interval
+  // Arrivals per second of every plan interval so far (oldest first, at most the last
+  // 3,600), for forecasters; the last entry is observed_qps.
+  std::span<const double> rate_history;
   const std::vector<WorkerView>* workers = nullptr;
+  const std::vector<MachineView>* machines = nullptr;
+};
+
+// One worker's part of a plan. An existing worker (`worker` = its id) takes the fields
+// as its new settings; `worker` = kNoId adds a worker, which serves only after the
+// results of loading `load` (default: its pinned variant) have come back.
+struct WorkerPlan {
+  WorkerId worker = kNoId;
+  bool active = true;   // false: drains (no new queries) and can be reactivated
+  bool remove = false;  // drains, then is retired for good (ids are never reused)
+  HardwareId hardware = 0;    // new workers
+  MachineId machine = kNoId;  // new workers: kNoId = a machine of its own
+  int cores = 0;              // 0 = keep (new workers: the hardware's cores)
+  VariantId pinned = kNoId;   // the variant its batches run (kNoId: the policies choose)
+  double quota = 0;           // share of the load for quota dispatchers (0: none)
+  std::vector<VariantId> load;  // new workers: variants to load before serving
 };
 
 struct DeploymentPlan {
   bool change = false;
-  std::vector<bool> active;  // per worker: keep receiving queries (at least one stays)
+  // Workers not named keep their settings. The engine keeps at least one worker active.
+  std::vector<WorkerPlan> workers;
+  void Clear() {
+    change = false;
+    workers.clear();
+  }
 };
 
 class PlanningPolicy {

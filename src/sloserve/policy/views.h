@@ -14,18 +14,44 @@ namespace sloserve {
 
 class ProfileSuite;
 
+// A variant's life on a worker (docs/architecture.md, "Model lifecycle"): the engine
+// moves it by sending LoadVariant / UnloadVariant and reading their results.
+enum class Residency : uint8_t { kAbsent, kLoading, kReady, kUnloading };
+
+// A worker's life: a worker a plan adds is kStarting until its loads succeed; a worker
+// a plan removes drains (finishes its queue, gets nothing new) and then is retired.
+enum class WorkerPhase : uint8_t { kStarting, kActive, kDraining, kRetired };
+
+// A machine holds workers; they share its memory (model residency) and cores.
+struct MachineView {
+  MachineId id = 0;
+  std::string name;
+  HardwareId hardware = 0;
+  double memory_mb = 0;  // 0 = unlimited
+  int cores = 0;
+  double used_mb = 0;  // variants loading, ready or unloading on its workers
+};
+
 // A worker as policies see it.
 struct WorkerView {
   WorkerId id = 0;
   HardwareId hardware = 0;
+  MachineId machine = 0;
   std::string name;
-  bool busy = false;
+  int cores = 0;  // cores given to this worker (a plan may change them)
+  bool busy = false;       // running a batch, or loading the variant its next batch needs
   TimePoint busy_until{};  // expected completion of the running batch (if busy)
   VariantId last_variant = kNoId;
-  size_t queue_length = 0;   // queries in the worker's local queue
-  int64_t queued_rows = 0;   // sum of their sizes
-  std::vector<bool> loaded;  // indexed by VariantId: resident without a cold start
-  bool active = true;        // planning may retire a worker: it gets no new queries
+  size_t queue_length = 0;  // queries in the worker's local queue
+  int64_t queued_rows = 0;  // sum of their sizes
+  std::vector<Residency> residency;  // indexed by VariantId
+  WorkerPhase phase = WorkerPhase::kActive;
+  bool active = true;        // phase == kActive: receives new queries
+  VariantId pinned = kNoId;  // a plan pinned the variant it serves (kNoId: any)
+  double quota = 0;          // its share of the load under a quota plan (0: none)
+
+  // Resident: a batch on `v` starts without a cold start.
+  bool ready(VariantId v) const { return v < residency.size() && residency[v] == Residency::kReady; }
 };
 
 // A queue of queries, ordered by (deadline, id): earliest deadline first.
@@ -48,6 +74,11 @@ class QueueView {
   bool arrival_ordered_;
 };
 
+struct OfflineJob {
+  std::string what;  // for logs
+  std::function<std::function<void()>()> work;
+};
+
 // What every policy may read about the deployment it decides for.
 struct PolicyContext {
   const ProfileSuite* suite = nullptr;
@@ -57,10 +88,13 @@ struct PolicyContext {
   // queries still carry their own deadlines).
   TaskId task = 0;
   Duration slo{};
-  // Runs offline work (e.g. generating a missing RAMSIS policy) off the decision path:
-  // the simulator runs it at once (deterministic, no virtual time passes), the server on a
-  // background thread. Work must publish its result thread-safely; empty = not available.
-  std::function<void(std::function<void()>)> run_offline;
+  std::vector<MachineView> machines;
+  // Offline work (generating a missing RAMSIS policy, a solver run, a profile rebuild):
+  // `work` runs off the decision path (serve: a bounded pool; sim: at once, its result
+  // delivered after a configurable virtual duration) and returns the step that publishes
+  // its result; the driver runs that step on the engine thread as an event, so a policy's
+  // decisions never wait on a lock the work holds. Empty = not available.
+  std::function<void(OfflineJob)> submit_offline;
   // Reports progress of long work at Init (e.g. generating a RAMSIS policy set): what is
   // being done, steps done and the current estimate of the total. Empty = nobody listens.
   std::function<void(const std::string& what, int done, int total)> progress;

@@ -1,0 +1,96 @@
+#pragma once
+// The typed, asynchronous protocol between the engine and whatever executes on a worker
+// (simulated, emulated, LibTorch, remote). Modelled on Clockwork's controller/worker
+// actions: the engine sends an action and returns at once; the executor answers every
+// action exactly once with an ActionResult, later, through the driver's inbox (or its
+// timed queue, for executors that know when they will finish). Results may come in any
+// order, fail, or report that the action could not start in its window; the engine reacts
+// to each as an event (docs/architecture.md, "Worker protocol").
+//
+//   RunBatch       run `queries` on `variant` (which the engine has made ready first)
+//   LoadVariant    make `variant` resident on the worker (a cold start is its result)
+//   UnloadVariant  release it
+#include <span>
+#include <variant>
+#include <vector>
+
+#include "sloserve/core/ids.h"
+#include "sloserve/core/query.h"
+#include "sloserve/core/status.h"
+#include "sloserve/core/time.h"
+
+namespace sloserve {
+
+struct RunBatch {
+  ActionId id = 0;
+  WorkerId worker = 0;
+  HardwareId hardware = 0;
+  VariantId variant = 0;
+  std::span<const Query> queries;  // each with its payload handle; valid only during Send
+  int32_t rows = 0;                // sum of the queries' sizes
+  // The window in which starting is still useful: an executor that cannot begin by
+  // `latest_start` answers kDeadlineExceeded instead of running (every query would be late).
+  TimePoint earliest_start{};
+  TimePoint latest_start{kTimeInfinite};
+  Duration expected{};  // the engine's estimate from the profile (0 = none)
+};
+
+struct LoadVariant {
+  ActionId id = 0;
+  WorkerId worker = 0;
+  HardwareId hardware = 0;
+  VariantId variant = 0;
+  Duration expected{};  // the profile's load time
+};
+
+struct UnloadVariant {
+  ActionId id = 0;
+  WorkerId worker = 0;
+  HardwareId hardware = 0;
+  VariantId variant = 0;
+};
+
+using WorkerAction = std::variant<RunBatch, LoadVariant, UnloadVariant>;
+
+inline ActionId IdOf(const WorkerAction& a) {
+  return std::visit([](const auto& x) { return x.id; }, a);
+}
+
+struct ActionResult {
+  ActionId id = 0;
+  WorkerId worker = 0;
+  Status status;  // kDeadlineExceeded: could not start by latest_start; others: failed
+  TimePoint begin{};  // measured by the executor
+  TimePoint end{};
+  // RunBatch only, one per query in launch order, each optional (empty = not known):
+  std::vector<Duration> solo;            // each query's execution time alone (ORLOJ)
+  std::vector<PayloadHandle> outputs;    // each query's output tensors in the payload store
+};
+
+// Where executors deliver results. The engine's driver implements it.
+class ResultSink {
+ public:
+  virtual ~ResultSink() = default;
+  // From the driver's thread, for executors that know when the action will finish
+  // (simulated and emulated): delivered when the driver's clock reaches `at`.
+  virtual void PostAt(ActionResult result, TimePoint at) = 0;
+  // From any thread, for executors that learn it when it happens (real, remote):
+  // delivered on the driver's thread as soon as it wakes.
+  virtual void Post(ActionResult result) = 0;
+};
+
+class WorkerExecutor {
+ public:
+  virtual ~WorkerExecutor() = default;
+  // Called by the engine on the driver's thread before any Send.
+  virtual void Attach(ResultSink* sink) { sink_ = sink; }
+  // Starts the action and returns at once; its result comes later through the sink,
+  // exactly once. Returns the executor's own estimate of the duration when it has one
+  // (the simulator knows it exactly), else 0.
+  virtual Duration Send(const WorkerAction& action) = 0;
+
+ protected:
+  ResultSink* sink_ = nullptr;
+};
+
+}  // namespace sloserve
