@@ -1,5 +1,8 @@
 #include "sloserve/core/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace sloserve {
 
 const char* StatusCodeName(StatusCode code) {
@@ -37,5 +40,21 @@ Status Status::WithPrefix(const std::string& prefix) const {
   if (ok()) return *this;
   return Status(code_, prefix + ": " + message_);
 }
+
+namespace status_internal {
+
+void DieOnBadStatusOrAccess(const Status& status, const char* what) {
+  const std::string held = status.ToString();
+  std::fprintf(stderr, "sloserve: fatal: StatusOr::%s on a StatusOr holding an error: %s\n", what,
+               held.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+Status OkStatusWithoutValueError() {
+  return InternalError("StatusOr constructed from an OK Status without a value");
+}
+
+}  // namespace status_internal
 
 }  // namespace sloserve

@@ -69,36 +69,83 @@ inline Status UnimplementedError(std::string m) {
   return {StatusCode::kUnimplemented, std::move(m)};
 }
 
+namespace status_internal {
+// Cold paths of StatusOr, out of line in status.cc so the accessors stay a compare and a
+// branch. Prints "<what> on a StatusOr holding <status>" to stderr and aborts, in every
+// build type (an assert would vanish under NDEBUG and Release would read an empty value).
+[[noreturn, gnu::cold, gnu::noinline]] void DieOnBadStatusOrAccess(const Status& status,
+                                                                   const char* what);
+// The status a StatusOr built from an OK Status holds instead (see StatusOr).
+[[gnu::cold, gnu::noinline]] Status OkStatusWithoutValueError();
+}  // namespace status_internal
+
+// A T or the non-OK Status saying why there is none.
+//
+// Reading the value (value(), *, ->) of an error StatusOr aborts with the held status on
+// stderr, in every build type: it is a bug in the caller, who must test ok() first.
+//
+// Built from an OK Status (e.g. `return OkStatus();` in a function returning StatusOr<T>),
+// it holds an INTERNAL error instead, never "OK without a value". An error rather than an
+// abort because it is an ordinary value flowing back to a caller that already handles
+// errors: a server reports it on that one request and keeps serving, a CLI prints it and
+// exits non-zero, and a caller that ignores ok() still aborts on the first value() access
+// with that status named. ok() therefore always means "holds a value".
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(const Status& status) : status_(status) { assert(!status.ok()); }         // NOLINT
-  StatusOr(Status&& status) : status_(std::move(status)) { assert(!status_.ok()); }  // NOLINT
-  StatusOr(const T& value) : value_(value) {}                                        // NOLINT
-  StatusOr(T&& value) : value_(std::move(value)) {}                                  // NOLINT
+  StatusOr(const Status& status) : status_(status) {  // NOLINT
+    if (status_.ok()) [[unlikely]]
+      status_ = status_internal::OkStatusWithoutValueError();
+  }
+  StatusOr(Status&& status) : status_(std::move(status)) {  // NOLINT
+    if (status_.ok()) [[unlikely]]
+      status_ = status_internal::OkStatusWithoutValueError();
+  }
+  StatusOr(const T& value) : value_(value) {}        // NOLINT
+  StatusOr(T&& value) : value_(std::move(value)) {}  // NOLINT
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
   T& value() & {
-    assert(ok());
+    CheckHasValue("value()");
     return *value_;
   }
   const T& value() const& {
-    assert(ok());
+    CheckHasValue("value()");
     return *value_;
   }
   T&& value() && {
-    assert(ok());
+    CheckHasValue("value()");
     return std::move(*value_);
   }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T&& operator*() && { return std::move(*this).value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
+  T& operator*() & {
+    CheckHasValue("operator*");
+    return *value_;
+  }
+  const T& operator*() const& {
+    CheckHasValue("operator*");
+    return *value_;
+  }
+  T&& operator*() && {
+    CheckHasValue("operator*");
+    return std::move(*value_);
+  }
+  T* operator->() {
+    CheckHasValue("operator->");
+    return &*value_;
+  }
+  const T* operator->() const {
+    CheckHasValue("operator->");
+    return &*value_;
+  }
 
  private:
-  Status status_;
+  void CheckHasValue(const char* what) const {
+    if (!value_.has_value()) [[unlikely]]
+      status_internal::DieOnBadStatusOrAccess(status_, what);
+  }
+
+  Status status_;  // OK exactly when value_ holds a value
   std::optional<T> value_;
 };
 
