@@ -12,12 +12,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "sloserve/core/mutex.h"
 #include "sloserve/loadgen/load_generator.h"
 #include "sloserve/loadgen/load_report.h"
 
@@ -124,22 +124,26 @@ class SlowServer {
     ::shutdown(listen_fd_, SHUT_RDWR);
     ::close(listen_fd_);
     acceptor_.join();
+    std::vector<int> fds;
+    std::vector<std::thread> conns;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       for (int fd : conn_fds_) ::shutdown(fd, SHUT_RDWR);
+      fds.swap(conn_fds_);
+      conns.swap(conns_);
     }
-    for (auto& t : conns_) t.join();
-    for (int fd : conn_fds_) ::close(fd);  // Serve never closes: no fd reuse while in use
+    for (auto& t : conns) t.join();
+    for (int fd : fds) ::close(fd);  // Serve never closes: no fd reuse while in use
   }
   uint16_t port() const { return port_; }
   int answered() const { return answered_.load(); }
 
  private:
-  void AcceptLoop() {
+  void AcceptLoop() EXCLUDES(mu_) {
     for (;;) {
       const int fd = ::accept(listen_fd_, nullptr, nullptr);
       if (fd < 0) return;
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) {
         ::close(fd);
         return;
@@ -191,9 +195,9 @@ class SlowServer {
   uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> answered_{0};
-  std::mutex mu_;
-  std::vector<int> conn_fds_;
-  std::vector<std::thread> conns_;
+  Mutex mu_;
+  std::vector<int> conn_fds_ GUARDED_BY(mu_);
+  std::vector<std::thread> conns_ GUARDED_BY(mu_);
   std::thread acceptor_;
 };
 

@@ -4,16 +4,15 @@
 // on demand, report not-ready, and counts what it saw. `done` is invoked exactly once per
 // request, also for requests still pending when the backend is destroyed (Unavailable).
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "sloserve/core/mutex.h"
 #include "sloserve/server/inference_backend.h"
 
 namespace sloserve {
@@ -45,21 +44,21 @@ class FakeBackend : public InferenceBackend {
   }
   ~FakeBackend() override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     if (thread_.joinable()) thread_.join();
   }
 
   std::vector<TaskInfo> Tasks() const override { return options_.tasks; }
   bool Ready() const override { return ready_.load(); }
 
-  void Submit(InferRequest request, std::function<void(InferOutcome)> done) override {
+  void Submit(InferRequest request, std::function<void(InferOutcome)> done) override EXCLUDES(mu_) {
     submitted_.fetch_add(1);
     std::optional<Status> failure;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       last_request_ = request;
       ++rows_seen_[request.rows];
       failure = failure_;
@@ -70,32 +69,32 @@ class FakeBackend : public InferenceBackend {
       return;
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       pending_.emplace(std::chrono::steady_clock::now() + options_.delay,
                        Pending{std::move(done), std::move(outcome)});
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
   void SetReady(bool ready) { ready_.store(ready); }
   // Every later request fails with `status` (until ClearFailure()).
-  void FailWith(Status status) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void FailWith(Status status) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     failure_ = std::move(status);
   }
-  void ClearFailure() {
-    std::lock_guard<std::mutex> lock(mu_);
+  void ClearFailure() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     failure_.reset();
   }
   int64_t submitted() const { return submitted_.load(); }
   int64_t completed() const { return completed_.load(); }
-  InferRequest last_request() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  InferRequest last_request() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     return last_request_;
   }
   // Requests submitted, by rows (shape[0]).
-  std::map<int32_t, int64_t> rows_seen() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::map<int32_t, int64_t> rows_seen() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     return rows_seen_;
   }
 
@@ -134,25 +133,29 @@ class FakeBackend : public InferenceBackend {
     done(std::move(outcome));
   }
 
-  void Loop() {
-    std::unique_lock<std::mutex> lock(mu_);
+  // The completion thread: finishes each pending request when it is due (all of them at
+  // once, as Unavailable, when stopping), outside the lock.
+  void Loop() EXCLUDES(mu_) {
+    while (std::optional<Pending> p = NextDue()) Finish(std::move(p->done), std::move(p->outcome));
+  }
+  // Waits for the next due request; nullopt once stopping with nothing left.
+  std::optional<Pending> NextDue() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     for (;;) {
       if (pending_.empty()) {
-        if (stop_) return;
-        cv_.wait(lock);
+        if (stop_) return std::nullopt;
+        cv_.Wait(mu_);
         continue;
       }
       auto it = pending_.begin();
       if (!stop_ && it->first > std::chrono::steady_clock::now()) {
-        cv_.wait_until(lock, it->first);
+        cv_.WaitUntil(mu_, it->first);
         continue;
       }
       Pending p = std::move(it->second);
       pending_.erase(it);
       if (stop_) p.outcome = InferOutcome{UnavailableError("fake backend: shutting down")};
-      lock.unlock();
-      Finish(std::move(p.done), std::move(p.outcome));
-      lock.lock();
+      return p;
     }
   }
 
@@ -160,13 +163,13 @@ class FakeBackend : public InferenceBackend {
   std::atomic<bool> ready_;
   std::atomic<int64_t> submitted_{0};
   std::atomic<int64_t> completed_{0};
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::multimap<std::chrono::steady_clock::time_point, Pending> pending_;  // guarded by mu_
-  std::optional<Status> failure_;                                          // guarded by mu_
-  InferRequest last_request_;                                              // guarded by mu_
-  std::map<int32_t, int64_t> rows_seen_;                                   // guarded by mu_
-  bool stop_ = false;                                                      // guarded by mu_
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::multimap<std::chrono::steady_clock::time_point, Pending> pending_ GUARDED_BY(mu_);
+  std::optional<Status> failure_ GUARDED_BY(mu_);
+  InferRequest last_request_ GUARDED_BY(mu_);
+  std::map<int32_t, int64_t> rows_seen_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <thread>
 
 #include "sloserve/core/embedded_files.h"
+#include "sloserve/core/mutex.h"
 #include "sloserve/core/rng.h"
 #include "sloserve/mdp/model.h"
 #include "sloserve/mdp/policy_io.h"
@@ -55,17 +55,20 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
     }
     // Progress is reported as each policy finishes (from the worker threads, serialised);
     // the total is what is known so far: finished plus this round.
-    std::mutex progress_mu;
-    int round_done = 0;
+    struct {
+      Mutex mu;  // also serialises the progress callbacks
+      int round_done GUARDED_BY(mu) = 0;
+    } reported;
     auto work = [&](size_t begin, size_t stride) {
       for (size_t i = begin; i < loads.size(); i += stride) {
         MdpOptions o = base;
         o.load_qps = loads[i];
         results[i] = GeneratePolicy(suite, o, warm[i], &out_values[i]);
         if (progress && results[i].ok()) {
-          std::lock_guard<std::mutex> lock(progress_mu);
-          ++round_done;
-          progress(finished + round_done, finished + static_cast<int>(loads.size()), *results[i]);
+          MutexLock lock(reported.mu);
+          ++reported.round_done;
+          progress(finished + reported.round_done, finished + static_cast<int>(loads.size()),
+                   *results[i]);
         }
       }
     };

@@ -10,15 +10,14 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "sloserve/core/mutex.h"
 #include "sloserve/server/json_util.h"
 #include "sloserve/server/kserve_handler.h"
 
@@ -52,17 +51,17 @@ using tcp = http_server_internal::tcp;
 struct HttpServer::Impl {
   Impl(Options opts, InferenceBackend* b) : options(std::move(opts)), backend(b) {}
 
-  void DoAccept();
-  void RunIoThread();
-  void Unregister(Session* session) {
-    std::lock_guard<std::mutex> lock(mu);
+  void DoAccept() EXCLUDES(mu);
+  void RunIoThread() EXCLUDES(mu);
+  void Unregister(Session* session) EXCLUDES(mu) {
+    MutexLock lock(mu);
     sessions.erase(session);
   }
-  void InferDone() {
+  void InferDone() EXCLUDES(mu) {
     metrics.InferFinished();
     if (in_flight.fetch_sub(1) == 1 && draining.load()) {
-      std::lock_guard<std::mutex> lock(mu);
-      cv.notify_all();
+      MutexLock lock(mu);  // so the notification cannot slip between Stop's check and wait
+      cv.NotifyAll();
     }
   }
 
@@ -74,10 +73,10 @@ struct HttpServer::Impl {
   std::atomic<bool> draining{false};
   std::atomic<int64_t> in_flight{0};  // submitted to the backend, outcome not yet handled
 
-  std::mutex mu;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;  // guarded by mu
-  int running_threads = 0;                                        // guarded by mu
-  std::condition_variable cv;  // in_flight reached 0 or an io thread exited
+  Mutex mu;
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions GUARDED_BY(mu);
+  int running_threads GUARDED_BY(mu) = 0;
+  CondVar cv;  // in_flight reached 0 or an io thread exited
 
   // Owner-thread state (Start/Stop/destructor).
   bool started = false;
@@ -291,7 +290,7 @@ void HttpServer::Impl::DoAccept() {
     sock.set_option(tcp::no_delay(true), ec);
     auto session = std::make_shared<Session>(std::move(sock), this);
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       sessions.emplace(session.get(), session);
     }
     session->Start();
@@ -308,9 +307,9 @@ void HttpServer::Impl::RunIoThread() {
       std::fprintf(stderr, "sloserve http: io thread caught: %s\n", e.what());
     }
   }
-  std::lock_guard<std::mutex> lock(mu);
+  MutexLock lock(mu);
   --running_threads;
-  cv.notify_all();
+  cv.NotifyAll();
 }
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -371,7 +370,7 @@ StatusOr<uint16_t> HttpServer::Start() {
   s.started = true;
   s.DoAccept();
   {
-    std::lock_guard<std::mutex> lock(s.mu);
+    MutexLock lock(s.mu);
     s.running_threads = s.options.threads;
   }
   for (int i = 0; i < s.options.threads; ++i) s.threads.emplace_back([&s] { s.RunIoThread(); });
@@ -390,7 +389,7 @@ void HttpServer::Stop() {
   });
   std::vector<std::shared_ptr<Session>> live;
   {
-    std::lock_guard<std::mutex> lock(s.mu);
+    MutexLock lock(s.mu);
     live.reserve(s.sessions.size());
     for (auto& [ptr, weak] : s.sessions) {
       if (auto session = weak.lock()) live.push_back(std::move(session));
@@ -399,13 +398,14 @@ void HttpServer::Stop() {
   for (auto& session : live) session->CloseIfIdle();
   live.clear();
   {
-    std::unique_lock<std::mutex> lock(s.mu);
-    s.cv.wait(lock, [&s] { return s.in_flight.load() == 0; });
+    MutexLock lock(s.mu);
+    s.cv.Wait(s.mu, [&s] { return s.in_flight.load() == 0; });
   }
   s.work.reset();
   {
-    std::unique_lock<std::mutex> lock(s.mu);
-    if (!s.cv.wait_for(lock, s.options.drain_timeout, [&s] { return s.running_threads == 0; })) {
+    MutexLock lock(s.mu);
+    if (!s.cv.WaitFor(s.mu, s.options.drain_timeout,
+                      [&s]() REQUIRES(s.mu) { return s.running_threads == 0; })) {
       s.ioc->stop();  // a client is not reading its last response: give up on it
     }
   }

@@ -20,7 +20,7 @@ SimulatedConfigEvaluator::SimulatedConfigEvaluator(
 
 StatusOr<double> SimulatedConfigEvaluator::Evaluate(const InstanceCounts& counts) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = cache_.find(counts);
     if (it != cache_.end()) return it->second;
   }
@@ -37,7 +37,7 @@ StatusOr<double> SimulatedConfigEvaluator::Evaluate(const InstanceCounts& counts
     if (hint > 0) o.start_qps = std::clamp(hint, o.min_qps, o.max_qps);
   }
   ASSIGN_OR_RETURN(ThroughputSearchResult r, FindAllowableThroughput(run, suite_, o));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   cache_[counts] = r.allowable_qps;
   ++simulated_;
   return r.allowable_qps;
@@ -47,20 +47,23 @@ Status SimulatedConfigEvaluator::EvaluateAll(const std::vector<InstanceCounts>& 
                                              const std::function<void(size_t, size_t)>& progress) {
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
-  std::mutex status_mu, progress_mu;
-  Status status = OkStatus();
+  struct {
+    Mutex mu;
+    Status first GUARDED_BY(mu);
+  } status;
+  Mutex progress_mu;  // serialises the progress callbacks
   auto worker = [&] {
     for (size_t i = next++; i < configs.size(); i = next++) {
       StatusOr<double> v = Evaluate(configs[i]);
       if (!v.ok()) {
-        std::lock_guard<std::mutex> lock(status_mu);
-        if (status.ok()) status = v.status().WithPrefix(FormatCounts(configs[i]));
+        MutexLock lock(status.mu);
+        if (status.first.ok()) status.first = v.status().WithPrefix(FormatCounts(configs[i]));
         next = configs.size();  // stop handing out work
         return;
       }
       const size_t d = ++done;
       if (progress) {
-        std::lock_guard<std::mutex> lock(progress_mu);
+        MutexLock lock(progress_mu);
         progress(d, configs.size());
       }
     }
@@ -69,16 +72,17 @@ Status SimulatedConfigEvaluator::EvaluateAll(const std::vector<InstanceCounts>& 
   const int n = std::max(1, std::min<int>(jobs, static_cast<int>(configs.size())));
   for (int k = 0; k < n; ++k) threads.emplace_back(worker);
   for (std::thread& t : threads) t.join();
-  return status;
+  MutexLock lock(status.mu);  // uncontended now; says to the analysis what it guards
+  return status.first;
 }
 
 size_t SimulatedConfigEvaluator::simulated() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return simulated_;
 }
 
 std::map<InstanceCounts, double> SimulatedConfigEvaluator::cache() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return cache_;
 }
 
@@ -134,7 +138,7 @@ Status SimulatedConfigEvaluator::LoadCache(const std::string& path) {
     }
     loaded[c] = v;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [c, v] : loaded) cache_.emplace(c, v);
   return OkStatus();
 }

@@ -7,10 +7,10 @@
 // saved and reloaded (the ground truth of docs/kairos-planning.md).
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "sloserve/core/mutex.h"
 #include "sloserve/core/status.h"
 #include "sloserve/policy/planning/instance_configs.h"
 #include "sloserve/profile/profile.h"
@@ -28,22 +28,22 @@ class SimulatedConfigEvaluator {
                            std::function<double(const InstanceCounts&)> start_hint = {});
 
   // Allowable throughput of `counts` (cached; thread-safe).
-  StatusOr<double> Evaluate(const InstanceCounts& counts);
+  StatusOr<double> Evaluate(const InstanceCounts& counts) EXCLUDES(mu_);
   // Evaluates every configuration not cached yet on `jobs` threads; `progress(done,
   // total)` is called after each (from worker threads, serialised).
   Status EvaluateAll(const std::vector<InstanceCounts>& configs, int jobs,
                      const std::function<void(size_t, size_t)>& progress = {});
 
   // Simulated configurations so far (cache misses), not counting loaded ones.
-  size_t simulated() const;
-  std::map<InstanceCounts, double> cache() const;
+  size_t simulated() const EXCLUDES(mu_);
+  std::map<InstanceCounts, double> cache() const EXCLUDES(mu_);
 
   // A cache file is CSV: "# <fingerprint>", a header "<type>,...,allowable_qps", then
   // one line per configuration (instance counts by type, then the value); the
   // fingerprint names everything the values depend on, and a file whose fingerprint
   // differs is refused rather than silently mixed in. A missing file is not an error.
-  Status LoadCache(const std::string& path);
-  Status SaveCache(const std::string& path) const;
+  Status LoadCache(const std::string& path) EXCLUDES(mu_);
+  Status SaveCache(const std::string& path) const EXCLUDES(mu_);
   std::string Fingerprint() const;
 
  private:
@@ -52,9 +52,9 @@ class SimulatedConfigEvaluator {
   ConfigSpace space_;
   ThroughputSearchOptions options_;
   std::function<double(const InstanceCounts&)> start_hint_;
-  mutable std::mutex mu_;
-  std::map<InstanceCounts, double> cache_;
-  size_t simulated_ = 0;
+  mutable Mutex mu_;
+  std::map<InstanceCounts, double> cache_ GUARDED_BY(mu_);
+  size_t simulated_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace sloserve

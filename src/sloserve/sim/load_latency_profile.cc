@@ -1,9 +1,9 @@
 #include "sloserve/sim/load_latency_profile.h"
 
 #include <atomic>
-#include <mutex>
 #include <thread>
 
+#include "sloserve/core/mutex.h"
 #include "sloserve/engine/deployment.h"
 #include "sloserve/policy/selection/load_granular.h"
 #include "sloserve/sim/simulation.h"
@@ -39,10 +39,12 @@ StatusOr<ResponseLatencyTable> MeasureResponseLatency(
     for (int w : req.workers) jobs.push_back({name, batch, w});
   }
   const double slo_ms = ToMillis(dep.slo);
-  ResponseLatencyTable table;
-  std::mutex mu;  // guards table, first_error, done
-  Status first_error;
-  size_t done = 0;
+  struct {
+    Mutex mu;  // also serialises the progress callbacks
+    ResponseLatencyTable table GUARDED_BY(mu);
+    Status first_error GUARDED_BY(mu);
+    size_t done GUARDED_BY(mu) = 0;
+  } shared;
   std::atomic<size_t> next{0};
   auto work = [&] {
     while (true) {
@@ -61,26 +63,27 @@ StatusOr<ResponseLatencyTable> MeasureResponseLatency(
         spec.policy.selection = "fixed";
         spec.policy.options = {{"variant", job.variant}, {"max_batch", std::to_string(job.batch)}};
         auto r = RunSimulation(spec, suite);
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(shared.mu);
         if (!r.ok()) {
-          if (first_error.ok()) first_error = r.status();
+          if (shared.first_error.ok()) shared.first_error = r.status();
           return;
         }
-        table.Add(
+        shared.table.Add(
             {job.variant, job.workers, slo_ms, load, r->summary.p99_ms, r->summary.violation_rate});
         if (r->summary.p99_ms > 2 * slo_ms) break;
       }
-      std::lock_guard<std::mutex> lock(mu);
-      ++done;
-      if (progress) progress(done, jobs.size());
+      MutexLock lock(shared.mu);
+      ++shared.done;
+      if (progress) progress(shared.done, jobs.size());
     }
   };
   std::vector<std::thread> threads;
   for (int j = 1; j < std::max(1, req.jobs); ++j) threads.emplace_back(work);
   work();
   for (auto& t : threads) t.join();
-  if (!first_error.ok()) return first_error;
-  return table;
+  MutexLock lock(shared.mu);  // uncontended now; says to the analysis what it guards
+  if (!shared.first_error.ok()) return shared.first_error;
+  return std::move(shared.table);
 }
 
 }  // namespace sloserve

@@ -1,11 +1,11 @@
 #include "sloserve/sim/sweep.h"
 
+#include "sloserve/core/mutex.h"
 #include "sloserve/sim/suite_resolver.h"
 
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 namespace sloserve {
@@ -19,18 +19,25 @@ StatusOr<std::vector<RunResult>> RunSweep(
     ASSIGN_OR_RETURN(ProfileSuite s, ResolveSuite(r.suite));
     suites[r.suite] = std::make_unique<ProfileSuite>(std::move(s));
   }
+  // Slot i is written by the one thread that took run i, and read after the join.
   std::vector<std::optional<StatusOr<RunResult>>> results(runs.size());
   std::atomic<size_t> next{0};
-  std::mutex mu;  // guards `fractions`, `done` and progress callbacks
-  std::vector<double> fractions(runs.size(), 0.0);
-  size_t done = 0;
-  auto report = [&] {
+  struct {
+    Mutex mu;  // also serialises the progress callbacks
+    std::vector<double> fractions GUARDED_BY(mu);
+    size_t done GUARDED_BY(mu) = 0;
+  } shared;
+  {
+    MutexLock lock(shared.mu);
+    shared.fractions.assign(runs.size(), 0.0);
+  }
+  auto report = [&]() REQUIRES(shared.mu) {
     if (!progress) return;
     SweepProgress p;
-    p.done = done;
+    p.done = shared.done;
     p.total = runs.size();
     double sum = 0;
-    for (double f : fractions) sum += f;
+    for (double f : shared.fractions) sum += f;
     p.current_fraction = sum;
     progress(p);
   };
@@ -40,15 +47,15 @@ StatusOr<std::vector<RunResult>> RunSweep(
       if (i >= runs.size()) return;
       SimHooks hooks;
       hooks.on_progress = [&, i](double f) {
-        std::lock_guard<std::mutex> lock(mu);
-        fractions[i] = f;
+        MutexLock lock(shared.mu);
+        shared.fractions[i] = f;
         report();
       };
       auto r = RunSimulation(runs[i], *suites[runs[i].suite], hooks);
-      std::lock_guard<std::mutex> lock(mu);
       results[i] = std::move(r);
-      fractions[i] = 1.0;
-      ++done;
+      MutexLock lock(shared.mu);
+      shared.fractions[i] = 1.0;
+      ++shared.done;
       report();
     }
   };
