@@ -1,14 +1,29 @@
 #include "sloserve/engine/engine.h"
 
 #include <algorithm>
-#include <cassert>
+#include <cstdio>
 
 namespace sloserve {
+namespace {
+
+double VariantMb(const ProfileSuite& suite, VariantId v) { return suite.variants()[v].memory_mb; }
+
+}  // namespace
+
+PolicyNames PolicyNamesOf(const PolicySpec& spec) {
+  PolicyNames n;
+  n.dispatch = spec.dispatch;
+  n.batching = spec.batching + (spec.selection.empty() ? "" : " (selection " + spec.selection + ")");
+  n.placement = spec.placement;
+  n.planning = spec.planning;
+  return n;
+}
 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
                                                  std::vector<WorkerSpec> workers,
-                                                 EnginePolicies policies, ExecutorPort* executor,
-                                                 EngineOptions options, uint64_t seed) {
+                                                 EnginePolicies policies,
+                                                 WorkerExecutor* executor, EngineOptions options,
+                                                 uint64_t seed) {
   if (!suite) return InvalidArgumentError("engine: no profile suite");
   if (!executor) return InvalidArgumentError("engine: no executor");
   if (workers.empty()) return InvalidArgumentError("engine: 'workers' must be at least 1");
@@ -22,48 +37,76 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   if (options.series_interval <= Duration(0)) {
     return InvalidArgumentError("engine: series interval must be positive");
   }
+  if (options.max_attempts < 1 || options.max_attempts > 100) {
+    return InvalidArgumentError("engine: max_attempts must be in [1, 100]");
+  }
   std::unique_ptr<Engine> e(new Engine(suite, std::move(policies), executor, options));
   const size_t num_variants = suite->variants().size();
+  std::vector<std::string> machine_names;
   for (size_t i = 0; i < workers.size(); ++i) {
     const WorkerSpec& spec = workers[i];
     if (spec.hardware >= suite->hardware().size()) {
       return InvalidArgumentError("engine: worker '" + spec.name + "' has unknown hardware");
     }
+    const HardwareSpec& hw = suite->hardware()[spec.hardware];
     WorkerView v;
     v.id = static_cast<WorkerId>(i);
     v.hardware = spec.hardware;
     v.name = spec.name.empty() ? "w" + std::to_string(i) : spec.name;
-    v.loaded.assign(num_variants, false);
+    v.cores = hw.cores;
+    const std::string machine = spec.machine.empty() ? "m-" + v.name : spec.machine;
+    auto found = std::find(machine_names.begin(), machine_names.end(), machine);
+    if (found == machine_names.end()) {
+      MachineView m;
+      m.id = static_cast<MachineId>(e->machines_.size());
+      m.name = machine;
+      m.hardware = spec.hardware;
+      m.memory_mb = hw.memory_gb * 1024.0;
+      m.cores = hw.cores;
+      e->machines_.push_back(m);
+      machine_names.push_back(machine);
+      v.machine = m.id;
+    } else {
+      v.machine = static_cast<MachineId>(found - machine_names.begin());
+      if (e->machines_[v.machine].hardware != spec.hardware) {
+        return InvalidArgumentError("engine: worker '" + v.name + "' on machine '" + machine +
+                                    "' has another hardware type than the machine's workers");
+      }
+    }
+    v.residency.assign(num_variants, Residency::kAbsent);
     if (!spec.preload_none) {
       if (spec.preload.empty()) {
         for (VariantId var = 0; var < num_variants; ++var) {
-          v.loaded[var] = !suite->BatchSizes(spec.hardware, var).empty();
+          if (!suite->BatchSizes(spec.hardware, var).empty()) v.residency[var] = Residency::kReady;
         }
       } else {
         for (VariantId var : spec.preload) {
           if (var >= num_variants)
             return InvalidArgumentError("engine: preload of unknown variant");
-          v.loaded[var] = true;
+          v.residency[var] = Residency::kReady;
         }
       }
+    }
+    for (VariantId var = 0; var < num_variants; ++var) {
+      if (v.residency[var] == Residency::kReady)
+        e->machines_[v.machine].used_mb += VariantMb(*suite, var);
     }
     e->views_.push_back(std::move(v));
     WorkerState st;
     st.lru.assign(num_variants, 0);
     e->states_.push_back(std::move(st));
-    const HardwareSpec& hw = suite->hardware()[spec.hardware];
-    e->active_price_per_hour_ += hw.price_per_hour;
-    e->active_cores_ += hw.cores;
   }
+  e->RecomputeActiveCost();
   for (const VariantSpec& v : suite->variants()) e->variant_accuracy_.push_back(v.accuracy);
 
   PolicyContext ctx;
   ctx.suite = suite;
   ctx.workers = e->views_;
+  ctx.machines = e->machines_;
   ctx.seed = seed;
   ctx.task = options.task;
   ctx.slo = options.slo;
-  ctx.run_offline = options.run_offline;
+  ctx.submit_offline = options.submit_offline;
   ctx.progress = options.progress;
   RETURN_IF_ERROR(e->policies_.dispatch->Init(ctx).WithPrefix("dispatch policy"));
   RETURN_IF_ERROR(e->policies_.batching->Init(ctx).WithPrefix("batching policy"));
@@ -76,22 +119,24 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   return e;
 }
 
-Engine::Engine(const ProfileSuite* suite, EnginePolicies policies, ExecutorPort* executor,
+Engine::Engine(const ProfileSuite* suite, EnginePolicies policies, WorkerExecutor* executor,
                EngineOptions options)
     : suite_(suite),
       policies_(std::move(policies)),
       executor_(executor),
-      options_(options),
-      metrics_(options.series_interval) {}
+      options_(std::move(options)),
+      metrics_(options_.series_interval) {}
 
 uint32_t Engine::AllocSlot(const Query& q) {
   if (!free_slots_.empty()) {
     uint32_t s = free_slots_.back();
     free_slots_.pop_back();
     table_[s] = q;
+    attempts_[s] = 0;
     return s;
   }
   table_.push_back(q);
+  attempts_.push_back(0);
   return static_cast<uint32_t>(table_.size() - 1);
 }
 
@@ -142,6 +187,24 @@ void Engine::SyncQueueView(WorkerId w) {
   v.queued_rows = rows;
 }
 
+void Engine::Warn(const std::string& line) {
+  // The first few in full, then one in a thousand: a misbehaving policy must not flood.
+  ++warnings_;
+  if (warnings_ > 20 && warnings_ % 1000 != 0) return;
+  std::string text = line;
+  if (warnings_ > 20) text += " (" + std::to_string(warnings_) + " warnings so far)";
+  if (options_.log) {
+    options_.log(text);
+  } else {
+    std::fprintf(stderr, "sloserve: %s\n", text.c_str());
+  }
+}
+
+void Engine::Invalid(const std::string& policy, const std::string& what) {
+  ++counters_.invalid_decisions;
+  Warn("engine: rejected a decision of policy '" + policy + "': " + what);
+}
+
 QueryId Engine::Submit(Query q, TimePoint now) {
   q.id = next_query_id_++;
   q.arrival = now;
@@ -160,21 +223,43 @@ QueryId Engine::Submit(Query q, TimePoint now) {
   policies_.batching->OnArrival(q, now);
   ++arrivals_since_plan_;
   if (policies_.placement) {
-    WorkerId w = policies_.placement->Place(q, views_, now);
-    if (w < states_.size() && views_[w].active) {
-      EnqueueOnWorker(slot, w, now);
-      TryStart(w, now);
+    const PlacementDecision d = policies_.placement->Place(q, views_, machines_, now);
+    if (d.prefetch_worker != kNoId) {
+      if (d.prefetch_worker >= views_.size() || d.prefetch_variant >= suite_->variants().size()) {
+        Invalid(options_.names.placement, "prefetch of an unknown worker or variant");
+      } else if (!views_[d.prefetch_worker].busy &&
+                 views_[d.prefetch_worker].phase != WorkerPhase::kRetired &&
+                 views_[d.prefetch_worker].residency[d.prefetch_variant] == Residency::kAbsent) {
+        ++counters_.prefetches;
+        SendLoad(d.prefetch_worker, d.prefetch_variant, now);
+      }
+    }
+    if (d.worker != kNoId) {
+      if (d.worker >= views_.size() || !views_[d.worker].active) {
+        Invalid(options_.names.placement,
+                "query " + std::to_string(q.id) + " placed on " +
+                    (d.worker >= views_.size() ? "unknown worker " + std::to_string(d.worker)
+                                               : "inactive worker " + views_[d.worker].name));
+        DropSlot(slot, DropReason::kInternal, now);
+        return q.id;
+      }
+      EnqueueOnWorker(slot, d.worker, now);
+      TryStart(d.worker, now);
       return q.id;
     }
   }
   if (central_.empty()) central_arrival_ordered_ = true;
   if (!InsertByDeadline(&central_, slot, table_)) central_arrival_ordered_ = false;
+  Redispatch(now);
+  return q.id;
+}
+
+void Engine::Redispatch(TimePoint now) {
   if (policies_.dispatch->shared_queue()) {
     StartIdleOnSharedQueue(now);
   } else {
     RunDispatch(now);
   }
-  return q.id;
 }
 
 void Engine::RunDispatch(TimePoint now) {
@@ -184,6 +269,25 @@ void Engine::RunDispatch(TimePoint now) {
   if (assignments_.empty()) return;
   std::sort(assignments_.begin(), assignments_.end(),
             [](const Assignment& a, const Assignment& b) { return a.position < b.position; });
+  // Positions must be in range and unique; a bad one is skipped (the query stays queued).
+  size_t kept = 0;
+  for (size_t i = 0; i < assignments_.size(); ++i) {
+    const Assignment& a = assignments_[i];
+    if (a.position >= central_.size()) {
+      Invalid(options_.names.dispatch, "position " + std::to_string(a.position) +
+                                           " beyond the queue of " +
+                                           std::to_string(central_.size()));
+      continue;
+    }
+    if (kept > 0 && assignments_[kept - 1].position == a.position) {
+      Invalid(options_.names.dispatch,
+              "position " + std::to_string(a.position) + " assigned twice");
+      continue;
+    }
+    assignments_[kept++] = a;
+  }
+  assignments_.resize(kept);
+  if (assignments_.empty()) return;
   positions_.clear();
   for (const Assignment& a : assignments_) positions_.push_back(a.position);
   RemovePositions(&central_, positions_, &removed_);
@@ -191,8 +295,12 @@ void Engine::RunDispatch(TimePoint now) {
   for (size_t i = 0; i < assignments_.size(); ++i) {
     uint32_t slot = removed_[i];
     WorkerId w = assignments_[i].worker;
-    if (w >= states_.size()) {
-      DropSlot(slot, DropReason::kUnservable, now);
+    if (w >= states_.size() || !views_[w].active) {
+      Invalid(options_.names.dispatch,
+              "query " + std::to_string(table_[slot].id) + " assigned to " +
+                  (w >= states_.size() ? "unknown worker " + std::to_string(w)
+                                       : "inactive worker " + views_[w].name));
+      DropSlot(slot, DropReason::kInternal, now);
       continue;
     }
     if (EnqueueOnWorker(slot, w, now)) touched_.push_back(w);
@@ -224,68 +332,216 @@ void Engine::AccrueCost(TimePoint now) {
   cost_clock_ = now;
 }
 
+void Engine::RecomputeActiveCost() {
+  // Workers that receive queries or are starting up cost money; drained ones are off.
+  active_price_per_hour_ = 0;
+  active_cores_ = 0;
+  for (const WorkerView& v : views_) {
+    if (!v.active && v.phase != WorkerPhase::kStarting) continue;
+    active_price_per_hour_ += suite_->hardware()[v.hardware].price_per_hour;
+    active_cores_ += v.cores;
+  }
+}
+
 void Engine::OnPlanTick(TimePoint now) {
   if (!policies_.planning) return;
   PlanningInput in;
   in.now = now;
   double window = ToSeconds(now - last_plan_);
   in.observed_qps = window > 0 ? static_cast<double>(arrivals_since_plan_) / window : 0;
+  if (rate_history_.size() >= 3600) rate_history_.erase(rate_history_.begin());
+  rate_history_.push_back(in.observed_qps);
+  in.rate_history = rate_history_;
   in.workers = &views_;
+  in.machines = &machines_;
   arrivals_since_plan_ = 0;
   last_plan_ = now;
-  plan_.change = false;
-  plan_.active.clear();
+  plan_.Clear();
   policies_.planning->Plan(in, &plan_);
-  if (!plan_.change || plan_.active.size() != views_.size()) return;
+  if (!plan_.change) return;
+  ApplyPlan(now);
+}
+
+void Engine::ApplyPlan(TimePoint now) {
   AccrueCost(now);
-  bool any = false;
-  for (bool a : plan_.active) any = any || a;
-  if (!any) plan_.active[0] = true;  // a deployment keeps at least one worker
-  active_price_per_hour_ = 0;
-  active_cores_ = 0;
-  for (size_t w = 0; w < views_.size(); ++w) {
-    views_[w].active = plan_.active[w];
-    if (!views_[w].active) continue;
-    const HardwareSpec& hw = suite_->hardware()[views_[w].hardware];
-    active_price_per_hour_ += hw.price_per_hour;
-    active_cores_ += hw.cores;
+  for (const WorkerPlan& p : plan_.workers) {
+    if (p.worker == kNoId) {
+      AddWorker(p, now);
+      continue;
+    }
+    if (p.worker >= views_.size() || views_[p.worker].phase == WorkerPhase::kRetired) {
+      Invalid(options_.names.planning,
+              "plan for " + (p.worker >= views_.size() ? "unknown worker " + std::to_string(p.worker)
+                                                      : "retired worker " + views_[p.worker].name));
+      continue;
+    }
+    if (p.pinned != kNoId && p.pinned >= suite_->variants().size()) {
+      Invalid(options_.names.planning, "pinned variant " + std::to_string(p.pinned) + " unknown");
+      continue;
+    }
+    WorkerView& v = views_[p.worker];
+    WorkerState& st = states_[p.worker];
+    if (p.remove) st.removing = true;
+    if (v.phase != WorkerPhase::kStarting) {
+      const bool serve = p.active && !st.removing;
+      v.phase = serve ? WorkerPhase::kActive : WorkerPhase::kDraining;
+      v.active = serve;
+    }
+    if (p.cores > 0) v.cores = p.cores;
+    v.pinned = p.pinned;
+    v.quota = p.quota;
   }
+  // A deployment keeps at least one worker receiving queries.
+  bool any = false;
+  for (const WorkerView& v : views_) any = any || v.active || v.phase == WorkerPhase::kStarting;
+  if (!any) {
+    for (WorkerId w = 0; w < views_.size(); ++w) {
+      if (views_[w].phase == WorkerPhase::kRetired) continue;
+      views_[w].phase = WorkerPhase::kActive;
+      views_[w].active = true;
+      states_[w].removing = false;
+      break;
+    }
+  }
+  for (WorkerId w = 0; w < views_.size(); ++w) MaybeRetire(w, now);
+  RecomputeActiveCost();
   // Queries waiting centrally may now have a worker.
-  if (policies_.dispatch->shared_queue()) {
-    StartIdleOnSharedQueue(now);
+  Redispatch(now);
+}
+
+WorkerId Engine::AddWorker(const WorkerPlan& p, TimePoint now) {
+  if (p.hardware >= suite_->hardware().size()) {
+    Invalid(options_.names.planning, "new worker of unknown hardware " + std::to_string(p.hardware));
+    return kNoId;
+  }
+  const HardwareSpec& hw = suite_->hardware()[p.hardware];
+  WorkerView v;
+  v.id = static_cast<WorkerId>(views_.size());
+  v.hardware = p.hardware;
+  v.name = "w" + std::to_string(v.id);
+  v.cores = p.cores > 0 ? p.cores : hw.cores;
+  if (p.machine != kNoId && p.machine < machines_.size() &&
+      machines_[p.machine].hardware == p.hardware) {
+    v.machine = p.machine;
   } else {
-    RunDispatch(now);
+    if (p.machine != kNoId) Invalid(options_.names.planning, "new worker on an unknown machine");
+    MachineView m;
+    m.id = static_cast<MachineId>(machines_.size());
+    m.name = "m-" + v.name;
+    m.hardware = p.hardware;
+    m.memory_mb = hw.memory_gb * 1024.0;
+    m.cores = hw.cores;
+    machines_.push_back(m);
+    v.machine = m.id;
+  }
+  v.residency.assign(suite_->variants().size(), Residency::kAbsent);
+  v.pinned = p.pinned < suite_->variants().size() ? p.pinned : kNoId;
+  v.quota = p.quota;
+  v.phase = WorkerPhase::kStarting;
+  v.active = false;
+  views_.push_back(std::move(v));
+  WorkerState st;
+  st.lru.assign(suite_->variants().size(), 0);
+  states_.push_back(std::move(st));
+  ++counters_.workers_added;
+  const WorkerId w = views_.back().id;
+  std::vector<VariantId> load = p.load;
+  if (load.empty() && views_[w].pinned != kNoId) load.push_back(views_[w].pinned);
+  for (VariantId var : load) {
+    if (var >= suite_->variants().size()) continue;
+    if (views_[w].residency[var] != Residency::kAbsent) continue;
+    ++states_[w].start_loads;
+    SendLoad(w, var, now);
+  }
+  if (states_[w].start_loads == 0) {
+    views_[w].phase = WorkerPhase::kActive;
+    views_[w].active = true;
+  }
+  return w;
+}
+
+void Engine::MaybeRetire(WorkerId w, TimePoint now) {
+  WorkerView& v = views_[w];
+  WorkerState& st = states_[w];
+  if (!st.removing || v.phase == WorkerPhase::kRetired || v.busy || !st.queue.empty() ||
+      st.start_loads > 0)
+    return;
+  v.phase = WorkerPhase::kRetired;
+  v.active = false;
+  // Its memory goes back to the machine (the executor is told to unload).
+  for (VariantId var = 0; var < v.residency.size(); ++var) {
+    if (v.residency[var] == Residency::kReady) SendUnload(w, var, now);
   }
 }
 
-Duration Engine::EnsureLoaded(WorkerId w, VariantId v) {
+void Engine::SetResidency(WorkerId w, VariantId v, Residency r) {
   WorkerView& view = views_[w];
-  WorkerState& st = states_[w];
-  st.lru[v] = ++use_clock_;
-  if (view.loaded[v]) return Duration(0);
-  metrics_.OnColdStart();
-  view.loaded[v] = true;
-  // Evict least recently used variants while over the hardware's memory (0 = unlimited).
-  double capacity_mb = suite_->hardware()[view.hardware].memory_gb * 1024.0;
-  if (capacity_mb > 0) {
-    auto used = [&] {
-      double mb = 0;
-      for (VariantId x = 0; x < view.loaded.size(); ++x) {
-        if (view.loaded[x]) mb += suite_->variants()[x].memory_mb;
+  MachineView& m = machines_[view.machine];
+  const bool held_before = view.residency[v] == Residency::kLoading ||
+                           view.residency[v] == Residency::kReady;
+  const bool held_after = r == Residency::kLoading || r == Residency::kReady;
+  // Memory is reserved when a load is sent and returned when the unload is sent (the
+  // executor runs a worker's actions in order, so the load after it finds it free).
+  if (held_after && !held_before) m.used_mb += VariantMb(*suite_, v);
+  if (!held_after && held_before) m.used_mb = std::max(0.0, m.used_mb - VariantMb(*suite_, v));
+  view.residency[v] = r;
+}
+
+void Engine::SendLoad(WorkerId w, VariantId v, TimePoint now) {
+  WorkerView& view = views_[w];
+  if (view.residency[v] == Residency::kReady || view.residency[v] == Residency::kLoading) return;
+  // Evict least recently used variants of the machine's workers while over its memory.
+  MachineView& m = machines_[view.machine];
+  const double need = VariantMb(*suite_, v);
+  while (m.memory_mb > 0 && m.used_mb + need > m.memory_mb) {
+    WorkerId victim_w = kNoId;
+    VariantId victim_v = kNoId;
+    for (WorkerId o = 0; o < views_.size(); ++o) {
+      const WorkerView& ov = views_[o];
+      if (ov.machine != view.machine) continue;
+      const WorkerState& os = states_[o];
+      for (VariantId x = 0; x < ov.residency.size(); ++x) {
+        if (ov.residency[x] != Residency::kReady || x == ov.pinned) continue;
+        if (o == w && x == v) continue;
+        if (ov.busy && os.batch_variant == x) continue;  // running or about to run
+        if (victim_w == kNoId || os.lru[x] < states_[victim_w].lru[victim_v]) {
+          victim_w = o;
+          victim_v = x;
+        }
       }
-      return mb;
-    };
-    while (used() > capacity_mb) {
-      VariantId victim = kNoId;
-      for (VariantId x = 0; x < view.loaded.size(); ++x) {
-        if (x == v || !view.loaded[x]) continue;
-        if (victim == kNoId || st.lru[x] < st.lru[victim]) victim = x;
-      }
-      if (victim == kNoId) break;
-      view.loaded[victim] = false;
     }
+    if (victim_w == kNoId) break;  // nothing evictable: over-commit rather than deadlock
+    SendUnload(victim_w, victim_v, now);
   }
-  return suite_->variants()[v].load_time;
+  SetResidency(w, v, Residency::kLoading);
+  LoadVariant a;
+  a.id = next_action_id_++;
+  a.worker = w;
+  a.hardware = view.hardware;
+  a.variant = v;
+  a.sent = now;
+  a.expected = suite_->variants()[v].load_time;
+  states_[w].lifecycle.push_back({a.id, v, true});
+  ++counters_.loads;
+  ++counters_.actions_sent;
+  ++in_flight_;
+  metrics_.OnColdStart();
+  executor_->Send(a);
+}
+
+void Engine::SendUnload(WorkerId w, VariantId v, TimePoint now) {
+  SetResidency(w, v, Residency::kUnloading);
+  UnloadVariant a;
+  a.id = next_action_id_++;
+  a.worker = w;
+  a.hardware = views_[w].hardware;
+  a.variant = v;
+  a.sent = now;
+  states_[w].lifecycle.push_back({a.id, v, false});
+  ++counters_.unloads;
+  ++counters_.actions_sent;
+  ++in_flight_;
+  executor_->Send(a);
 }
 
 void Engine::StartIdleOnSharedQueue(TimePoint now) {
@@ -301,6 +557,7 @@ void Engine::StartIdleOnSharedQueue(TimePoint now) {
 void Engine::TryStart(WorkerId w, TimePoint now) {
   WorkerView& view = views_[w];
   WorkerState& st = states_[w];
+  if (view.phase == WorkerPhase::kStarting || view.phase == WorkerPhase::kRetired) return;
   const bool shared = policies_.dispatch->shared_queue();
   if (shared && !view.active) return;  // retired: takes nothing more from the central queue
   std::deque<uint32_t>& queue = shared ? central_ : st.queue;
@@ -313,6 +570,27 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
     const bool run = d.kind == BatchDecision::Kind::kRun && !d.take.empty();
     if (!run) d.take.clear();
     std::sort(d.take.begin(), d.take.end());
+    // Every position in range, none taken twice; otherwise the decision is rejected and
+    // the queries it named in range are dropped as `internal` (at least the head, so a
+    // policy that keeps erring cannot stall the queue).
+    const size_t n = queue.size();
+    bool bad = std::adjacent_find(d.take.begin(), d.take.end()) != d.take.end();
+    for (const auto* list : {&d.take, &d.drop, &d.reject}) {
+      for (uint32_t p : *list) bad = bad || p >= n;
+    }
+    if (bad) {
+      Invalid(options_.names.batching,
+              "positions out of range or taken twice (queue of " + std::to_string(n) + ")");
+      positions_.clear();
+      for (uint32_t p : d.take)
+        if (p < n) positions_.push_back(p);
+      if (positions_.empty()) positions_.push_back(0);
+      positions_.erase(std::unique(positions_.begin(), positions_.end()), positions_.end());
+      RemovePositions(&queue, positions_, &scratch_slots_);
+      if (!shared) SyncQueueView(w);
+      for (uint32_t s : scratch_slots_) DropSlot(s, DropReason::kInternal, now);
+      continue;
+    }
     // Resolve positions to slots before the queue changes; a position in both lists runs.
     std::vector<uint32_t>& take_slots = removed_;
     take_slots.clear();
@@ -355,81 +633,214 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
       return;
     }
     VariantId v = d.variant;
+    if (view.pinned != kNoId) v = view.pinned;  // a plan's pin overrides the batch's variant
     if (v >= suite_->variants().size()) {  // a policy bug must not lose queries
-      for (uint32_t s : take_slots) DropSlot(s, DropReason::kUnservable, now);
+      Invalid(options_.names.batching, "unknown variant " + std::to_string(v));
+      for (uint32_t s : take_slots) DropSlot(s, DropReason::kInternal, now);
       continue;
     }
-    st.running_slots = take_slots;
-    batch_queries_.clear();
-    int32_t rows = 0;
-    for (uint32_t s : st.running_slots) {
-      batch_queries_.push_back(table_[s]);
-      rows += table_[s].size;
-    }
-    BatchLaunch launch;
-    launch.batch = next_batch_id_++;
-    launch.worker = w;
-    launch.hardware = view.hardware;
-    launch.variant = v;
-    launch.rows = rows;
-    launch.start = now;
-    launch.cold_start = EnsureLoaded(w, v);
-    launch.queries = &batch_queries_;
-    st.running_solo.clear();  // keeps its capacity: no allocation once warm
-    launch.solo = &st.running_solo;
-    st.running = launch.batch;
-    st.running_start = now;
-    st.running_variant = v;
+    st.batch_slots = take_slots;
+    st.batch_variant = v;
+    st.batch_formed = now;
+    st.lru[v] = ++use_clock_;
     st.wake = kTimeInfinite;
     view.busy = true;
     ++busy_workers_;
     view.last_variant = v;
-    Duration expected = executor_->Launch(launch);
-    view.busy_until = now + expected;
+    if (view.residency[v] == Residency::kReady) {
+      SendRun(w, now);
+    } else {
+      // Cold start: the batch waits for the load's result (a prefetch may be loading it).
+      st.awaiting_load = v;
+      SendLoad(w, v, now);
+      view.busy_until = now + suite_->variants()[v].load_time;
+    }
     return;
   }
 }
 
-void Engine::OnBatchComplete(WorkerId w, BatchId batch, TimePoint now) {
-  if (w >= states_.size()) return;
-  WorkerState& st = states_[w];
+Duration Engine::ExpectedBatch(HardwareId h, VariantId v, int32_t rows) const {
+  const LatencyDistribution* d = suite_->Latency(h, v, rows);
+  return d && !d->empty() ? d->Quantile(0.5) : Duration(0);
+}
+
+void Engine::SendRun(WorkerId w, TimePoint now) {
   WorkerView& view = views_[w];
-  if (!view.busy || st.running != batch) return;  // stale or duplicate completion
-  const int n = static_cast<int>(st.running_slots.size());
-  metrics_.OnBatch(n, now - st.running_start);
-  std::vector<uint32_t> slots;
-  slots.swap(st.running_slots);
-  // The policy's view of the batch, taken before Finish frees the slots.
-  const bool have_solo = st.running_solo.size() == slots.size();
-  completed_.clear();
-  for (size_t i = 0; i < slots.size(); ++i) {
-    const Query& q = table_[slots[i]];
-    completed_.push_back({q.id, q.app, have_solo ? st.running_solo[i] : Duration(-1)});
+  WorkerState& st = states_[w];
+  batch_queries_.clear();
+  int32_t rows = 0;
+  TimePoint latest{};
+  for (uint32_t s : st.batch_slots) {
+    batch_queries_.push_back(table_[s]);
+    rows += table_[s].size;
+    latest = std::max(latest, table_[s].deadline);
   }
-  for (uint32_t s : slots) {
-    const Query& q = table_[s];
-    QueryRecord r = RecordOf(q);
-    r.variant = st.running_variant;
-    r.worker = w;
-    r.batch_size = n;
-    r.start = st.running_start;
-    r.finish = now;
-    r.met_slo = now <= q.deadline;
-    Finish(s, r);
+  RunBatch a;
+  a.id = next_action_id_++;
+  a.worker = w;
+  a.hardware = view.hardware;
+  a.variant = st.batch_variant;
+  a.queries = batch_queries_;
+  a.rows = rows;
+  a.earliest_start = now;
+  a.latest_start = latest;
+  a.expected = ExpectedBatch(view.hardware, st.batch_variant, rows);
+  st.running = a.id;
+  ++counters_.actions_sent;
+  ++in_flight_;
+  const Duration estimate = executor_->Send(a);
+  view.busy_until = now + (estimate > Duration(0) ? estimate : a.expected);
+}
+
+void Engine::OnResult(const ActionResult& r, TimePoint now) {
+  if (r.worker >= states_.size()) {
+    ++counters_.stale_results;
+    Warn("engine: result of action " + std::to_string(r.id) + " names unknown worker " +
+         std::to_string(r.worker));
+    return;
   }
-  slots.clear();
-  st.running_slots.swap(slots);
+  WorkerState& st = states_[r.worker];
+  if (r.id != 0 && r.id == st.running) {
+    --in_flight_;
+    st.running = 0;
+    OnRunResult(r.worker, r, now);
+    return;
+  }
+  for (size_t i = 0; i < st.lifecycle.size(); ++i) {
+    if (st.lifecycle[i].id != r.id) continue;
+    const PendingLifecycle p = st.lifecycle[i];
+    st.lifecycle.erase(st.lifecycle.begin() + static_cast<ptrdiff_t>(i));
+    --in_flight_;
+    OnLifecycleResult(r.worker, p, r, now);
+    return;
+  }
+  ++counters_.stale_results;  // a duplicate, or a result for an action never sent
+}
+
+void Engine::OnLifecycleResult(WorkerId w, const PendingLifecycle& p, const ActionResult& r,
+                               TimePoint now) {
+  WorkerView& view = views_[w];
+  WorkerState& st = states_[w];
+  if (!r.status.ok()) {
+    ++counters_.failed_results;
+    Warn("engine: " + std::string(p.load ? "loading" : "unloading") + " variant '" +
+         suite_->variants()[p.variant].name + "' on " + view.name +
+         " failed: " + r.status.ToString());
+  }
+  if (!p.load) {
+    // Unloaded (or failed to: the executor no longer counts on it either way).
+    if (view.residency[p.variant] == Residency::kUnloading)
+      SetResidency(w, p.variant, Residency::kAbsent);
+    return;
+  }
+  if (view.residency[p.variant] == Residency::kLoading) {
+    SetResidency(w, p.variant, r.status.ok() ? Residency::kReady : Residency::kAbsent);
+  }
+  if (st.start_loads > 0 && --st.start_loads == 0) {
+    if (r.status.ok() || view.pinned == kNoId) {
+      view.phase = st.removing ? WorkerPhase::kDraining : WorkerPhase::kActive;
+      view.active = !st.removing;
+    } else {
+      st.removing = true;  // cannot serve its pinned variant: retire it
+      view.phase = WorkerPhase::kDraining;
+    }
+    AccrueCost(now);
+    RecomputeActiveCost();
+    MaybeRetire(w, now);
+    Redispatch(now);
+  }
+  if (st.awaiting_load == p.variant) {
+    st.awaiting_load = kNoId;
+    if (r.status.ok()) {
+      SendRun(w, now);
+    } else {
+      FailBatch(w, r.status, now);
+    }
+  }
+}
+
+void Engine::BecomeIdle(WorkerId w, TimePoint now) {
+  (void)now;
+  WorkerView& view = views_[w];
+  WorkerState& st = states_[w];
   view.busy = false;
   --busy_workers_;
   st.running = 0;
+  st.awaiting_load = kNoId;
+}
+
+void Engine::FailBatch(WorkerId w, const Status& status, TimePoint now) {
+  WorkerState& st = states_[w];
+  std::vector<uint32_t> slots;
+  slots.swap(st.batch_slots);
+  BecomeIdle(w, now);
+  Warn("engine: batch on " + views_[w].name + " failed (" + status.ToString() + "); " +
+       std::to_string(slots.size()) + " queries re-queued or dropped");
+  bool requeued = false;
+  for (uint32_t s : slots) {
+    if (table_[s].deadline <= now || status.code() == StatusCode::kDeadlineExceeded) {
+      DropSlot(s, table_[s].deadline <= now ? DropReason::kExpired : DropReason::kExecutorError,
+               now);
+    } else if (++attempts_[s] >= options_.max_attempts) {
+      DropSlot(s, DropReason::kExecutorError, now);
+    } else {
+      ++counters_.requeued;
+      if (central_.empty()) central_arrival_ordered_ = true;
+      if (!InsertByDeadline(&central_, s, table_)) central_arrival_ordered_ = false;
+      requeued = true;
+    }
+  }
+  slots.clear();
+  st.batch_slots.swap(slots);
+  MaybeRetire(w, now);
+  if (requeued) Redispatch(now);
+  TryStart(w, now);
+}
+
+void Engine::OnRunResult(WorkerId w, const ActionResult& r, TimePoint now) {
+  WorkerState& st = states_[w];
+  WorkerView& view = views_[w];
+  if (!r.status.ok()) {
+    ++counters_.failed_results;
+    FailBatch(w, r.status, now);
+    return;
+  }
+  const int n = static_cast<int>(st.batch_slots.size());
+  metrics_.OnBatch(n, now - st.batch_formed);
+  std::vector<uint32_t> slots;
+  slots.swap(st.batch_slots);
+  // The policy's view of the batch, taken before Finish frees the slots.
+  const bool have_solo = r.solo.size() == slots.size();
+  const bool have_outputs = r.outputs.size() == slots.size();
+  completed_.clear();
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const Query& q = table_[slots[i]];
+    completed_.push_back({q.id, q.app, have_solo ? r.solo[i] : Duration(-1)});
+  }
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const Query& q = table_[slots[i]];
+    QueryRecord rec = RecordOf(q);
+    rec.variant = st.batch_variant;
+    rec.worker = w;
+    rec.batch_size = n;
+    rec.start = st.batch_formed;
+    rec.finish = now;
+    rec.met_slo = now <= q.deadline;
+    if (have_outputs) rec.output = r.outputs[i];
+    Finish(slots[i], rec);
+  }
+  slots.clear();
+  st.batch_slots.swap(slots);
+  BecomeIdle(w, now);
   BatchCompletion done;
   done.now = now;
   done.worker = w;
   done.hardware = view.hardware;
-  done.variant = st.running_variant;
-  done.duration = now - st.running_start;
+  done.variant = st.batch_variant;
+  done.duration = now - st.batch_formed;
   done.requests = completed_;
   policies_.batching->OnBatchComplete(done);
+  MaybeRetire(w, now);
   RunDispatch(now);
   TryStart(w, now);
 }
@@ -478,6 +889,7 @@ QueryRecord Engine::RecordOf(const Query& q) {
   r.app = q.app;
   r.size = q.size;
   r.cookie = q.cookie;
+  r.payload = q.payload;
   r.arrival = q.arrival;
   r.deadline = q.deadline;
   return r;

@@ -1,10 +1,12 @@
 #pragma once
-// The single-threaded scheduling engine (ARCHITECTURE.md "engine"). It owns the central
-// queue, per-worker queues and worker states, calls the policies at decision points
-// (arrival, completion, timer) and applies their decisions. It never reads a clock: the
-// driver (simulator or real-time runtime) passes `now` into every call and asks
-// NextWakeup() when to call OnTimer. Every submitted query ends exactly once, either
-// completed or dropped, through the QuerySink and the metrics.
+// The single-threaded scheduling engine (docs/architecture.md "engine"). It owns the
+// central queue, per-worker queues, worker and model-residency states; calls the
+// policies at decision points (arrival, action result, timer, plan tick) and applies
+// their decisions after validating them. It talks to executors only through the typed
+// worker protocol (worker_protocol.h): it sends RunBatch / LoadVariant / UnloadVariant
+// and reacts to their results. It never reads a clock: the driver passes `now` into
+// every call and asks NextWakeup() when to call OnTimer. Every submitted query ends
+// exactly once, completed or dropped with a reason, through the QuerySink and metrics.
 #include <deque>
 #include <functional>
 #include <memory>
@@ -14,9 +16,9 @@
 
 #include "sloserve/core/query.h"
 #include "sloserve/core/status.h"
-#include "sloserve/engine/executor_port.h"
 #include "sloserve/engine/metrics.h"
 #include "sloserve/engine/query_record.h"
+#include "sloserve/engine/worker_protocol.h"
 #include "sloserve/policy/interfaces.h"
 #include "sloserve/policy/policy_spec.h"
 #include "sloserve/profile/profile.h"
@@ -26,10 +28,20 @@ namespace sloserve {
 struct WorkerSpec {
   std::string name;
   HardwareId hardware = 0;
+  // Workers naming the same machine share its memory; empty = a machine of its own.
+  std::string machine;
   // Variants resident at start; empty = every variant profiled on the hardware.
   std::vector<VariantId> preload;
   bool preload_none = false;  // start cold (nothing resident)
 };
+
+// The policies' names, for log lines about their decisions.
+struct PolicyNames {
+  std::string dispatch = "dispatch", batching = "batching", placement = "placement",
+              planning = "planning";
+};
+
+PolicyNames PolicyNamesOf(const PolicySpec& spec);
 
 struct EngineOptions {
   size_t max_central_queue = 1'000'000;
@@ -37,11 +49,30 @@ struct EngineOptions {
   Duration series_interval = Seconds(1);
   TaskId task = 0;  // the deployment's task and SLO, handed to policies at Init
   Duration slo{};
-  std::function<void(std::function<void()>)> run_offline;      // see PolicyContext
+  // Attempts a query gets when its batch (or the load before it) fails; then it is
+  // dropped as executor_error.
+  int max_attempts = 2;
+  std::function<void(OfflineJob)> submit_offline;              // see PolicyContext
   std::function<void(const std::string&, int, int)> progress;  // see PolicyContext
+  PolicyNames names;
+  // Warnings (an invalid policy decision, a stale result). Empty = stderr.
+  std::function<void(const std::string&)> log;
 };
 
 using EnginePolicies = PolicySet;
+
+// Counters of the protocol and of rejected decisions (also in /metrics).
+struct EngineCounters {
+  int64_t actions_sent = 0;
+  int64_t failed_results = 0;   // results with a non-OK status
+  int64_t stale_results = 0;    // results for no action in flight (duplicate, unknown)
+  int64_t invalid_decisions = 0;
+  int64_t requeued = 0;         // queries re-queued after a failed batch
+  int64_t loads = 0;
+  int64_t unloads = 0;
+  int64_t prefetches = 0;
+  int64_t workers_added = 0;
+};
 
 class Engine {
  public:
@@ -51,13 +82,15 @@ class Engine {
   // must outlive the engine.
   static StatusOr<std::unique_ptr<Engine>> Create(const ProfileSuite* suite,
                                                   std::vector<WorkerSpec> workers,
-                                                  EnginePolicies policies, ExecutorPort* executor,
-                                                  EngineOptions options, uint64_t seed);
+                                                  EnginePolicies policies,
+                                                  WorkerExecutor* executor, EngineOptions options,
+                                                  uint64_t seed);
 
   // A new query (arrival = now, deadline set by the caller). Assigns and returns its id.
   // A query refused by admission is reported dropped (kQueueFull) before this returns.
   QueryId Submit(Query q, TimePoint now);
-  void OnBatchComplete(WorkerId worker, BatchId batch, TimePoint now);
+  // The result of an action this engine sent (any order; stale ones are counted, ignored).
+  void OnResult(const ActionResult& result, TimePoint now);
   // Re-asks policies that requested a wake-up at or before `now`.
   void OnTimer(TimePoint now);
   // Asks the planning policy (if any) for the deployment and applies it. The driver calls
@@ -70,22 +103,35 @@ class Engine {
 
   void set_sink(QuerySink sink) { sink_ = std::move(sink); }
   size_t in_system() const { return in_system_; }
+  // Actions sent whose results have not come back.
+  size_t actions_in_flight() const { return in_flight_; }
   const std::vector<WorkerView>& workers() const { return views_; }
+  const std::vector<MachineView>& machines() const { return machines_; }
   const MetricsCollector& metrics() const { return metrics_; }
+  const EngineCounters& counters() const { return counters_; }
   MetricsSummary Summarize(TimePoint end) const;
   const ProfileSuite& suite() const { return *suite_; }
 
  private:
+  // A lifecycle action in flight on a worker.
+  struct PendingLifecycle {
+    ActionId id;
+    VariantId variant;
+    bool load;
+  };
   struct WorkerState {
     std::deque<uint32_t> queue;   // slots, deadline order
     bool arrival_ordered = true;  // every insertion so far went to the back
-    BatchId running = 0;
-    TimePoint running_start{};
-    VariantId running_variant = kNoId;
-    std::vector<uint32_t> running_slots;
-    std::vector<Duration> running_solo;  // executor's per-query times alone (may be empty)
+    ActionId running = 0;         // the RunBatch in flight
+    VariantId awaiting_load = kNoId;  // the formed batch waits for this variant's load
+    TimePoint batch_formed{};         // when the current batch was formed (incl. cold start)
+    VariantId batch_variant = kNoId;
+    std::vector<uint32_t> batch_slots;  // the current batch (waiting for a load, or running)
     TimePoint wake{kTimeInfinite};
     std::vector<uint64_t> lru;  // last use per variant, for eviction
+    std::vector<PendingLifecycle> lifecycle;  // loads / unloads in flight
+    int start_loads = 0;  // a new worker serves once these loads have succeeded
+    bool removing = false;  // retire once drained
   };
   struct Wake {
     TimePoint at;
@@ -93,7 +139,7 @@ class Engine {
     bool operator>(const Wake& o) const { return at > o.at || (at == o.at && worker > o.worker); }
   };
 
-  Engine(const ProfileSuite* suite, EnginePolicies policies, ExecutorPort* executor,
+  Engine(const ProfileSuite* suite, EnginePolicies policies, WorkerExecutor* executor,
          EngineOptions options);
 
   uint32_t AllocSlot(const Query& q);
@@ -103,26 +149,46 @@ class Engine {
                                const std::vector<Query>& table);
   void RemovePositions(std::deque<uint32_t>* queue, const std::vector<uint32_t>& ascending,
                        std::vector<uint32_t>* removed);
+  void Redispatch(TimePoint now);
   void RunDispatch(TimePoint now);
   // Queues `slot` on worker `w`; false (and the query reported dropped) when full.
   bool EnqueueOnWorker(uint32_t slot, WorkerId w, TimePoint now);
   void TryStart(WorkerId w, TimePoint now);
   // Shared-queue dispatch: idle workers, in turn, form batches from the central queue.
   void StartIdleOnSharedQueue(TimePoint now);
-  Duration EnsureLoaded(WorkerId w, VariantId v);
+  void SendRun(WorkerId w, TimePoint now);
+  // Starts loading `v` on `w` (evicting LRU variants of its machine as memory requires).
+  void SendLoad(WorkerId w, VariantId v, TimePoint now);
+  void SendUnload(WorkerId w, VariantId v, TimePoint now);
+  void OnRunResult(WorkerId w, const ActionResult& r, TimePoint now);
+  void OnLifecycleResult(WorkerId w, const PendingLifecycle& p, const ActionResult& r,
+                         TimePoint now);
+  // The queries of a batch that failed or could not start: re-queued, or dropped as
+  // expired / executor_error.
+  void FailBatch(WorkerId w, const Status& status, TimePoint now);
+  void BecomeIdle(WorkerId w, TimePoint now);
+  WorkerId AddWorker(const WorkerPlan& p, TimePoint now);
+  void ApplyPlan(TimePoint now);
+  void MaybeRetire(WorkerId w, TimePoint now);
+  void Invalid(const std::string& policy, const std::string& what);
+  void Warn(const std::string& line);
+  void SetResidency(WorkerId w, VariantId v, Residency r);
   static QueryRecord RecordOf(const Query& q);  // identity fields; outcome filled by callers
   void Finish(uint32_t slot, QueryRecord& r);
   void DropSlot(uint32_t slot, DropReason reason, TimePoint now);
   void SyncQueueView(WorkerId w);
+  Duration ExpectedBatch(HardwareId h, VariantId v, int32_t rows) const;
 
   const ProfileSuite* suite_;
   EnginePolicies policies_;
-  ExecutorPort* executor_;
+  WorkerExecutor* executor_;
   EngineOptions options_;
   QuerySink sink_;
   MetricsCollector metrics_;
+  EngineCounters counters_;
 
-  std::vector<Query> table_;  // slot -> query
+  std::vector<Query> table_;      // slot -> query
+  std::vector<uint8_t> attempts_;  // slot -> failed batches so far
   std::vector<uint32_t> free_slots_;
   std::deque<uint32_t> central_;
   bool central_arrival_ordered_ = true;
@@ -130,10 +196,12 @@ class Engine {
   size_t next_idle_ = 0;
   std::vector<WorkerView> views_;
   std::vector<WorkerState> states_;
+  std::vector<MachineView> machines_;
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;
   std::vector<double> variant_accuracy_;
   // Cost integrates the active workers' prices over time (planning changes them).
   void AccrueCost(TimePoint now);
+  void RecomputeActiveCost();
   double active_price_per_hour_ = 0;
   int active_cores_ = 0;
   TimePoint cost_clock_{};
@@ -141,12 +209,15 @@ class Engine {
   double core_seconds_ = 0;
   int64_t arrivals_since_plan_ = 0;
   TimePoint last_plan_{};
+  std::vector<double> rate_history_;
   DeploymentPlan plan_;
 
   QueryId next_query_id_ = 1;
-  BatchId next_batch_id_ = 1;
+  ActionId next_action_id_ = 1;
   uint64_t use_clock_ = 0;
   size_t in_system_ = 0;
+  size_t in_flight_ = 0;
+  int64_t warnings_ = 0;
 
   // Scratch buffers reused across decisions (no allocation on the hot path).
   BatchDecision decision_;

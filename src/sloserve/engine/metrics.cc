@@ -17,6 +17,12 @@ const char* DropReasonName(DropReason r) {
       return "unservable";
     case DropReason::kShutdown:
       return "shutdown";
+    case DropReason::kInternal:
+      return "internal";
+    case DropReason::kExecutorError:
+      return "executor_error";
+    case DropReason::kExpired:
+      return "expired";
   }
   return "unknown";
 }

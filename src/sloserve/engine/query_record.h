@@ -13,6 +13,9 @@ enum class DropReason : uint8_t {
   kPolicy,      // the batching policy dropped it (e.g. expired, cannot meet deadline)
   kUnservable,  // no variant/profile can serve it (too many rows, task not profiled)
   kShutdown,    // the engine stopped before serving it
+  kInternal,    // a policy returned an invalid decision for it (logged, naming the policy)
+  kExecutorError,  // its batch (or the load before it) failed on every attempt allowed
+  kExpired,        // its batch failed or could not start, and its deadline had passed
 };
 const char* DropReasonName(DropReason r);
 
@@ -22,6 +25,8 @@ struct QueryRecord {
   AppId app = 0;
   int32_t size = 1;
   uint64_t cookie = 0;
+  PayloadHandle payload = 0;  // input tensors
+  PayloadHandle output = 0;   // output tensors from the executor (0 = none)
   VariantId variant = kNoId;
   WorkerId worker = kNoId;
   int32_t batch_size = 0;  // queries in its batch

@@ -40,6 +40,7 @@ struct LoadVariant {
   WorkerId worker = 0;
   HardwareId hardware = 0;
   VariantId variant = 0;
+  TimePoint sent{};
   Duration expected{};  // the profile's load time
 };
 
@@ -48,6 +49,7 @@ struct UnloadVariant {
   WorkerId worker = 0;
   HardwareId hardware = 0;
   VariantId variant = 0;
+  TimePoint sent{};
 };
 
 using WorkerAction = std::variant<RunBatch, LoadVariant, UnloadVariant>;

@@ -35,8 +35,9 @@ ServiceTimeModel::ServiceTimeModel(const ProfileSuite* suite, ServiceTimeOptions
       rng_(MakeRng(seed, "service-time")),
       exec_(ExecTimeTable::Build(*suite)) {}
 
-bool ServiceTimeModel::DynamicCompute(const BatchLaunch& b, Duration* compute) {
-  if (!b.queries || b.queries->empty() || !exec_.IsDynamic(b.variant)) return false;
+bool ServiceTimeModel::DynamicCompute(const RunBatch& b, std::vector<Duration>* solo,
+                                      Duration* compute) {
+  if (b.queries.empty() || !exec_.IsDynamic(b.variant)) return false;
   auto key = std::make_pair(b.hardware, b.variant);
   auto it = fits_.find(key);
   if (it == fits_.end()) {
@@ -47,16 +48,16 @@ bool ServiceTimeModel::DynamicCompute(const BatchLaunch& b, Duration* compute) {
   }
   if (!it->second.ok()) return false;
   double longest = 0;
-  for (const Query& q : *b.queries) {
+  for (const Query& q : b.queries) {
     bool unknown = false;
     const ExecCdf& c = exec_.ForAppOrPooled(b.variant, q.app, &unknown);
     if (unknown) ++unknown_app_draws_;
     const double alone = c.Sample(rng_);
     longest = std::max(longest, alone);
     // Reported as it would be measured: scaled like the batch it ran in.
-    if (b.solo) b.solo->push_back(Duration(std::llround(alone * options_.time_scale)));
+    if (solo) solo->push_back(Duration(std::llround(alone * options_.time_scale)));
   }
-  const double us = it->second->BatchUs(static_cast<int>(b.queries->size()), longest);
+  const double us = it->second->BatchUs(static_cast<int>(b.queries.size()), longest);
   *compute = Duration(std::llround(us));
   return true;
 }
@@ -67,16 +68,19 @@ Duration ServiceTimeModel::Draw(const LatencyDistribution* d) {
   return d->Quantile(options_.quantile);
 }
 
-Duration ServiceTimeModel::BatchDuration(const BatchLaunch& b) {
+Duration ServiceTimeModel::Scaled(Duration d) const {
+  if (options_.time_scale == 1.0) return d;
+  return Duration(
+      static_cast<int64_t>(std::llround(static_cast<double>(d.count()) * options_.time_scale)));
+}
+
+Duration ServiceTimeModel::LoadDuration(const LoadVariant& load) const {
+  return Scaled(suite_->variants()[load.variant].load_time);
+}
+
+Duration ServiceTimeModel::BatchDuration(const RunBatch& b, std::vector<Duration>* solo) {
   Duration compute{0};
-  if (DynamicCompute(b, &compute)) {
-    Duration total = compute + b.cold_start;
-    if (options_.time_scale != 1.0) {
-      total = Duration(static_cast<int64_t>(
-          std::llround(static_cast<double>(total.count()) * options_.time_scale)));
-    }
-    return total;
-  }
+  if (DynamicCompute(b, solo, &compute)) return Scaled(compute);
   // ServiceLatency pairs compute and data-loading samples as the Kairos authors do.
   const LatencyDistribution* d = suite_->ServiceLatency(b.hardware, b.variant, b.rows);
   if (d) {
@@ -88,12 +92,7 @@ Duration ServiceTimeModel::BatchDuration(const BatchLaunch& b) {
       compute = Duration(at_max.count() * b.rows / max_rows);
     }
   }
-  Duration total = compute + b.cold_start;
-  if (options_.time_scale != 1.0) {
-    total = Duration(static_cast<int64_t>(
-        std::llround(static_cast<double>(total.count()) * options_.time_scale)));
-  }
-  return total;
+  return Scaled(compute);
 }
 
 }  // namespace sloserve

@@ -1,7 +1,7 @@
 #pragma once
 // How long a batch takes, drawn from the profile: the latency of (hardware, variant,
-// rows), plus the data-loading component when the profile has one (Kairos), plus the
-// cold start. Two modes: a fixed quantile of the samples (RAMSIS simulates with p95,
+// rows), plus the data-loading component when the profile has one (Kairos); and how long
+// loading a variant takes (its profiled load time). Two modes: a fixed quantile of the samples (RAMSIS simulates with p95,
 // deterministic) or a random sample per batch. `time_scale` multiplies every duration
 // (0 makes an executor that answers at once, for measuring server overhead).
 //
@@ -12,7 +12,7 @@
 // and the batch takes l_B = c0 + c1 * k * max_r l_r (requests padded to the longest),
 // with c0, c1 fitted from the profile's latency table (FitBatchTimeModel, reference =
 // the pooled mean). This holds in both latency modes; cold start and time_scale apply
-// as usual. Each drawn l_r (times time_scale) is appended to `launch.solo` when given,
+// as usual. Each drawn l_r (times time_scale) is appended to `solo` when given,
 // so the engine can report it to the batching policy (ORLOJ's online profiler).
 #include <map>
 #include <string>
@@ -20,7 +20,7 @@
 
 #include "sloserve/core/rng.h"
 #include "sloserve/core/status.h"
-#include "sloserve/engine/executor_port.h"
+#include "sloserve/engine/worker_protocol.h"
 #include "sloserve/profile/exec_time_model.h"
 #include "sloserve/profile/profile.h"
 
@@ -41,13 +41,15 @@ class ServiceTimeModel {
   ServiceTimeModel(const ProfileSuite* suite, ServiceTimeOptions options, uint64_t seed);
   // Duration of the batch; rows beyond the largest profiled batch use the largest
   // batch's latency scaled linearly in rows (policies avoid forming such batches).
-  Duration BatchDuration(const BatchLaunch& launch);
+  Duration BatchDuration(const RunBatch& batch, std::vector<Duration>* solo = nullptr);
+  Duration LoadDuration(const LoadVariant& load) const;
   const ServiceTimeOptions& options() const { return options_; }
   int64_t unknown_app_draws() const { return unknown_app_draws_; }
 
  private:
   // l_B for a dynamic variant; false when v is static (or unfit).
-  bool DynamicCompute(const BatchLaunch& b, Duration* compute);
+  bool DynamicCompute(const RunBatch& b, std::vector<Duration>* solo, Duration* compute);
+  Duration Scaled(Duration d) const;
   Duration Draw(const LatencyDistribution* d);
   const ProfileSuite* suite_;
   ServiceTimeOptions options_;

@@ -8,12 +8,6 @@
 
 namespace sloserve {
 
-Duration EngineRuntime::EmulatedExecutor::Launch(const BatchLaunch& launch) {
-  Duration d = model_.BatchDuration(launch);
-  due.push({launch.start + d, seq_++, launch.worker, launch.batch});
-  return d;
-}
-
 StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuite* suite,
                                                                RuntimeOptions options) {
   if (!suite) return InvalidArgumentError("runtime: no profile suite");
@@ -22,16 +16,19 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   ASSIGN_OR_RETURN(rt->deployment_, ResolveDeployment(*suite, options.deployment));
   ASSIGN_OR_RETURN(PolicySet policies, MakePolicySet(options.policy));
   rt->executor_ =
-      std::make_unique<EmulatedExecutor>(ServiceTimeModel(suite, options.service, options.seed));
+      std::make_unique<ProfileExecutor>(ServiceTimeModel(suite, options.service, options.seed));
+  DriverOptions dopts;
+  dopts.plan_interval = options.plan_interval;
+  dopts.offline_threads_enabled = true;  // offline work on its own thread, off the engine's
+  dopts.offline_threads = 1;
+  rt->driver_ = std::make_unique<Driver>(dopts);
   EngineOptions& eopts = rt->engine_options_;
   eopts.max_central_queue = options.max_queue;
   eopts.max_worker_queue = options.max_queue;
   eopts.task = rt->deployment_.task;
   eopts.slo = rt->deployment_.slo;
-  eopts.run_offline = [self = rt.get()](std::function<void()> work) {
-    std::lock_guard<std::mutex> lock(self->offline_mu_);
-    self->offline_.emplace_back(std::move(work));
-  };
+  eopts.submit_offline = rt->driver_->OfflineSubmitter();
+  eopts.names = PolicyNamesOf(options.policy);
   eopts.progress = [self = rt.get()](const std::string& what, int done, int total) {
     self->ReportProgress(what, done, total);
   };
@@ -85,6 +82,7 @@ Status EngineRuntime::Initialize() {
     std::lock_guard<std::mutex> lock(engine_mu_);
     engine_ = std::move(engine).value();
     engine_->set_sink([this](const QueryRecord& r) { Answer(r); });
+    driver_->Bind(engine_.get(), executor_.get());
   }
   std::lock_guard<std::mutex> lock(inbox_mu_);
   initialized_ = true;
@@ -127,17 +125,14 @@ void EngineRuntime::ReportProgress(const std::string& what, int done, int total)
 }
 
 EngineRuntime::EngineRuntime(const ProfileSuite* suite, RuntimeOptions options)
-    : suite_(suite), options_(std::move(options)), epoch_(std::chrono::steady_clock::now()) {}
+    : suite_(suite), options_(std::move(options)) {}
 
 EngineRuntime::~EngineRuntime() {
   Stop(Duration(0));
-  std::lock_guard<std::mutex> lock(offline_mu_);
-  for (std::thread& t : offline_) t.join();
+  driver_.reset();  // joins the offline pool before the policies its jobs came from go
 }
 
-TimePoint EngineRuntime::Now() const {
-  return TimePoint(std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - epoch_));
-}
+TimePoint EngineRuntime::Now() const { return clock_.Now(); }
 
 void EngineRuntime::Start() {
   std::lock_guard<std::mutex> lock(inbox_mu_);
@@ -164,8 +159,10 @@ void EngineRuntime::Submit(InferRequest request, std::function<void(InferOutcome
   {
     std::lock_guard<std::mutex> lock(inbox_mu_);
     if (accepting_ && initialized_ && init_status_.ok()) {
-      inbox_.push_back({std::move(request), std::move(done)});
-      if (inbox_.size() == 1) inbox_cv_.notify_one();
+      // Posted under inbox_mu_, so Stop() (which clears accepting_ under it) happens after
+      // and the engine thread's last steps still admit and answer it.
+      driver_->PostArrival([this, p = Pending{std::move(request), std::move(done)}](
+                               Engine&, TimePoint now) mutable { Admit(std::move(p), now); });
       return;
     }
   }
@@ -187,8 +184,8 @@ void EngineRuntime::Stop(Duration grace) {
     stopping_ = true;
     drain_deadline_ = Now() + grace;
     drain_deadline_set_ = true;
-    inbox_cv_.notify_one();
   }
+  driver_->Wake();
   thread_.join();
 }
 
@@ -235,6 +232,12 @@ void EngineRuntime::Answer(const QueryRecord& r) {
       case DropReason::kUnservable:
         out.status = FailedPreconditionError("no variant can serve this request (too many rows?)");
         break;
+      case DropReason::kInternal:
+        out.status = InternalError("the scheduler rejected an invalid decision for this request");
+        break;
+      case DropReason::kExecutorError:
+        out.status = UnavailableError("execution failed on every attempt; retry later");
+        break;
       default:
         out.status = Status(StatusCode::kDeadlineExceeded, "dropped: the SLO could not be met");
     }
@@ -270,44 +273,30 @@ void EngineRuntime::Loop() {
   // Submit refusing requests with the reason.
   if (!initialized && !Initialize().ok()) return;
   if (!engine_) return;
-  std::vector<Pending> batch;
-  if (engine_->has_planning()) next_plan_ = Now() + options_.plan_interval;
   while (true) {
     bool stopping = false;
+    TimePoint drain_deadline{};
     {
-      std::unique_lock<std::mutex> lock(inbox_mu_);
-      TimePoint next = std::min(executor_->due.empty() ? kTimeInfinite : executor_->due.top().at,
-                                std::min(engine_->NextWakeup(), next_plan_));
-      if (stopping_ && Now() < drain_deadline_) next = std::min(next, drain_deadline_);
-      if (inbox_.empty() && next > Now()) {
-        if (next == kTimeInfinite) {
-          inbox_cv_.wait(lock, [&] { return !inbox_.empty() || stopping_; });
-        } else {
-          inbox_cv_.wait_until(lock, epoch_ + next.time_since_epoch(),
-                               [&] { return !inbox_.empty() || stopping_; });
-        }
-      }
-      batch.swap(inbox_);
+      std::lock_guard<std::mutex> lock(inbox_mu_);
       stopping = stopping_;
+      drain_deadline = drain_deadline_;
+    }
+    // Sleeps until a result, timer or plan tick is due, a request arrives, or Stop().
+    driver_->WaitForWork(clock_, stopping ? drain_deadline : kTimeInfinite);
+    {
+      std::lock_guard<std::mutex> lock(inbox_mu_);
+      stopping = stopping_;
+      drain_deadline = drain_deadline_;
     }
     std::lock_guard<std::mutex> engine_lock(engine_mu_);
-    TimePoint now = Now();
-    while (!executor_->due.empty() && executor_->due.top().at <= now) {
-      Completion c = executor_->due.top();
-      executor_->due.pop();
-      engine_->OnBatchComplete(c.worker, c.batch, now);
-    }
-    if (engine_->NextWakeup() <= now) engine_->OnTimer(now);
-    if (next_plan_ <= now) {
-      engine_->OnPlanTick(now);
-      next_plan_ = now + options_.plan_interval;
-    }
-    for (Pending& p : batch) Admit(std::move(p), now);
-    batch.clear();
+    const TimePoint now = Now();
+    driver_->Step(now);
     if (stopping) {
-      if (now >= drain_deadline_) engine_->DropAllQueued(now);
+      if (now >= drain_deadline) engine_->DropAllQueued(now);
       // Past the deadline, running batches still finish: their workers are real resources.
-      if (engine_->in_system() == 0 || (now >= drain_deadline_ && executor_->due.empty())) break;
+      if (engine_->in_system() == 0 ||
+          (now >= drain_deadline && engine_->actions_in_flight() == 0))
+        break;
     }
   }
   // Anything still waiting (never launched) is answered, never lost.
@@ -330,6 +319,7 @@ namespace sloserve {
 
 std::string EngineRuntime::PrometheusMetrics() const {
   MetricsSummary m;
+  EngineCounters counters;
   size_t queued = 0, busy = 0, active = 0;
   std::vector<TypeCounters> by_type;
   int64_t unknown_apps = 0;
@@ -337,6 +327,7 @@ std::string EngineRuntime::PrometheusMetrics() const {
     std::lock_guard<std::mutex> lock(engine_mu_);
     if (!engine_) return "";  // still starting: nothing measured yet
     m = engine_->Summarize(Now());
+    counters = engine_->counters();
     for (const WorkerView& w : engine_->workers()) {
       queued += w.queue_length;
       busy += w.busy ? 1 : 0;
@@ -373,6 +364,18 @@ std::string EngineRuntime::PrometheusMetrics() const {
        static_cast<double>(active));
   line("sloserve_cold_starts_total", "counter", "Variant loads on a worker.",
        static_cast<double>(m.cold_starts));
+  line("sloserve_worker_actions_total", "counter", "Actions sent to executors.",
+       static_cast<double>(counters.actions_sent));
+  line("sloserve_failed_results_total", "counter", "Executor results that reported a failure.",
+       static_cast<double>(counters.failed_results));
+  line("sloserve_stale_results_total", "counter",
+       "Executor results for no action in flight (duplicates, unknown ids).",
+       static_cast<double>(counters.stale_results));
+  line("sloserve_invalid_decisions_total", "counter",
+       "Policy decisions the engine rejected (queries dropped as internal).",
+       static_cast<double>(counters.invalid_decisions));
+  line("sloserve_requeued_queries_total", "counter", "Queries re-queued after a failed batch.",
+       static_cast<double>(counters.requeued));
   line("sloserve_unknown_app_queries_total", "counter",
        "Queries naming no app or an app without an execution-time profile (served with the "
        "variant's pooled distribution).",

@@ -1,11 +1,12 @@
 #pragma once
 // The engine in real time, behind the InferenceBackend boundary: one engine thread owns
 // all scheduling state (ARCHITECTURE.md "Threading"). Network threads call Submit(),
-// which only appends to a mutex-guarded inbox; the engine thread stamps arrival with
-// the steady clock, runs the same Engine and policies as the simulator, and answers each
-// request exactly once through its `done` callback. The emulated executor holds a
-// worker busy for a duration drawn from the profile by scheduling its completion on the
-// engine thread's timer heap: no CPU is burnt, so large suites can be served here.
+// which only posts the request into the driver's inbox; the engine thread runs the same
+// Driver, Engine and policies as the simulator over the steady clock, stamps arrival
+// with it, and answers each request exactly once through its `done` callback. The
+// emulated executor is the simulator's ProfileExecutor: it posts each action's result
+// for the moment the profile says it ends, so no CPU is burnt and large suites can be
+// served here.
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -16,10 +17,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sloserve/engine/clock.h"
 #include "sloserve/engine/deployment.h"
+#include "sloserve/engine/driver.h"
 #include "sloserve/engine/engine.h"
+#include "sloserve/exec/profile_executor.h"
 #include "sloserve/exec/service_time_model.h"
-#include "sloserve/exec/simulated_executor.h"
 #include "sloserve/policy/policy_spec.h"
 #include "sloserve/server/inference_backend.h"
 
@@ -77,18 +80,6 @@ class EngineRuntime : public InferenceBackend {
     InferRequest request;
     std::function<void(InferOutcome)> done;
   };
-  // Emulated executor: completions due on the engine thread's clock.
-  class EmulatedExecutor : public ExecutorPort {
-   public:
-    explicit EmulatedExecutor(ServiceTimeModel model) : model_(std::move(model)) {}
-    Duration Launch(const BatchLaunch& launch) override;
-    std::priority_queue<Completion, std::vector<Completion>, std::greater<>> due;
-
-   private:
-    ServiceTimeModel model_;
-    uint64_t seq_ = 0;
-  };
-
   EngineRuntime(const ProfileSuite* suite, RuntimeOptions options);
   // Builds the engine and initialises the policies (the slow part of a start).
   Status Initialize();
@@ -111,9 +102,9 @@ class EngineRuntime : public InferenceBackend {
   RuntimeOptions options_;
   Deployment deployment_;
   std::vector<TaskInfo> tasks_;
-  std::chrono::steady_clock::time_point epoch_;
-
-  std::unique_ptr<EmulatedExecutor> executor_;
+  SteadyClock clock_;
+  std::unique_ptr<Driver> driver_;
+  std::unique_ptr<ProfileExecutor> executor_;
   // Until Initialize(): the policies and engine options it needs.
   std::unique_ptr<PolicySet> pending_policies_;
   EngineOptions engine_options_;
@@ -132,17 +123,12 @@ class EngineRuntime : public InferenceBackend {
   int64_t unknown_app_queries_ = 0;    // queries with no or an unprofiled app; under engine_mu_
   std::vector<TypeCounters> by_type_;  // by HardwareId; under engine_mu_
 
-  mutable std::mutex inbox_mu_;
-  std::condition_variable inbox_cv_;
-  std::vector<Pending> inbox_;  // guarded by inbox_mu_
-  bool accepting_ = false;      // guarded by inbox_mu_
+  mutable std::mutex inbox_mu_;  // the runtime's state; the driver has its own inbox
+  bool accepting_ = false;       // guarded by inbox_mu_
   bool stopping_ = false;       // guarded by inbox_mu_
   bool drain_deadline_set_ = false;
-  TimePoint next_plan_{kTimeInfinite};  // engine thread
   TimePoint drain_deadline_{};
   std::thread thread_;
-  std::mutex offline_mu_;
-  std::vector<std::thread> offline_;  // policies' offline work; joined at destruction
 };
 
 }  // namespace sloserve

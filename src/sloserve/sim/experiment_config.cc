@@ -50,6 +50,8 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"engine.max_worker_queue", "admission bound per worker queue"},
     {"engine.series_interval_ms", "time-series bucket width in ms (default 1000)"},
     {"engine.plan_interval_ms", "how often the planning policy is asked, in ms (default 1000)"},
+    {"engine.offline_delay_ms",
+     "virtual time an offline job (a missing RAMSIS policy) takes to deliver, in ms (default 0)"},
     {"policy.name", "label of the policy combination in results"},
     {"policy.dispatch", "dispatch policy by name (list: sloserve policies)"},
     {"policy.batching", "batching policy by name (list: sloserve policies)"},
@@ -374,6 +376,10 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   ASSIGN_OR_RETURN(double plan_ms, Number(f, "engine.plan_interval_ms", 1000));
   if (plan_ms <= 0) return InvalidArgumentError("'engine.plan_interval_ms': must be positive");
   r.plan_interval = MillisF(plan_ms);
+  ASSIGN_OR_RETURN(double offline_ms, Number(f, "engine.offline_delay_ms", 0));
+  if (offline_ms < 0 || offline_ms > 86'400'000)
+    return InvalidArgumentError("'engine.offline_delay_ms': must be in [0, 86400000]");
+  r.offline_delay = MillisF(offline_ms);
 
   PolicySpec& p = r.policy;
   for (const auto& [k, v] : f) {

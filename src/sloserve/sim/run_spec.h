@@ -33,6 +33,9 @@ struct RunSpec {
   size_t max_worker_queue = 1'000'000;
   Duration series_interval = Seconds(1);
   Duration plan_interval = Seconds(1);  // planning policy tick (when one is configured)
+  // Virtual time an offline job (e.g. generating a missing RAMSIS policy) takes before its
+  // result reaches the policy; 0 = at once.
+  Duration offline_delay{};
   // Swept / labelled parameters echoed into the result row (name -> value as text).
   std::map<std::string, std::string> labels;
 };

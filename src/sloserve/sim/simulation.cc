@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "sloserve/engine/deployment.h"
+#include "sloserve/engine/driver.h"
 #include "sloserve/engine/engine.h"
-#include "sloserve/exec/simulated_executor.h"
+#include "sloserve/exec/profile_executor.h"
 #include "sloserve/profile/exec_time_model.h"
 #include "sloserve/workload/query_size_sampler.h"
 
@@ -32,13 +34,18 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
     horizon = spec.arrival.horizon;
   const double horizon_us = static_cast<double>(horizon.count());
 
-  SimulatedExecutor executor(ServiceTimeModel(&suite, spec.service, spec.seed));
+  ProfileExecutor executor(ServiceTimeModel(&suite, spec.service, spec.seed));
+  DriverOptions dopts;
+  dopts.plan_interval = spec.plan_interval;
+  dopts.offline_delay = spec.offline_delay;
+  Driver driver(dopts);
   EngineOptions eopts;
   eopts.max_worker_queue = spec.max_worker_queue;
   eopts.series_interval = spec.series_interval;
   eopts.task = dep.task;
   eopts.slo = dep.slo;
-  eopts.run_offline = [](std::function<void()> work) { work(); };  // deterministic
+  eopts.submit_offline = driver.OfflineSubmitter();  // inline, result after offline_delay
+  eopts.names = PolicyNamesOf(spec.policy);
   ASSIGN_OR_RETURN(auto engine, Engine::Create(&suite, dep.workers, std::move(policies), &executor,
                                                eopts, spec.seed));
   if (hooks.on_record) engine->set_sink(hooks.on_record);
@@ -76,47 +83,60 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   result.spec.workers = static_cast<int>(dep.workers.size());
   result.spec.slo = dep.slo;
   result.load_qps = load_qps;
-  int64_t events = 0;
-  std::optional<TimePoint> next_arrival = arrivals->Next();
-  TimePoint now = kTimeZero;
-  int last_progress = -1;
-  TimePoint next_plan = engine->has_planning() ? kTimeZero + spec.plan_interval : kTimeInfinite;
-  // Strict time order; at equal times completions free workers before new arrivals.
-  while (true) {
-    TimePoint t_done = executor.NextCompletion();
-    TimePoint t_wake = engine->NextWakeup();
-    TimePoint t_arr = next_arrival ? *next_arrival : kTimeInfinite;
-    if (t_done == kTimeInfinite && t_wake == kTimeInfinite && t_arr == kTimeInfinite) break;
-    ++events;
-    if (next_plan <= t_done && next_plan <= t_wake && next_plan <= t_arr) {
-      now = next_plan;
-      engine->OnPlanTick(now);
-      next_plan = now + spec.plan_interval;
-    } else if (t_done <= t_wake && t_done <= t_arr) {
-      now = t_done;
-      Completion c = executor.PopCompletion();
-      engine->OnBatchComplete(c.worker, c.batch, now);
-    } else if (t_wake <= t_arr) {
-      now = t_wake;
-      engine->OnTimer(now);
-    } else {
-      now = t_arr;
-      Query q;
-      q.task = dep.task;
-      q.size = sizes->Sample(size_rng);
-      q.app = std::min<AppId>(draw_app(), static_cast<AppId>(app_cum.size() - 1));
-      q.deadline = now + (spec.slo_mix.empty() ? dep.slo : draw_slo());
-      engine->Submit(q, now);
-      next_arrival = arrivals->Next();
-      if (hooks.on_progress && horizon_us > 0) {
-        int pct = static_cast<int>(100.0 * static_cast<double>(now.time_since_epoch().count()) /
-                                   horizon_us);
-        if (pct != last_progress) {
-          last_progress = pct;
-          hooks.on_progress(std::min(1.0, pct / 100.0));
-        }
-      }
+  // The arrivals, drawn in order: each query's size, app and SLO as it is admitted.
+  class Arrivals : public ArrivalSource {
+   public:
+    explicit Arrivals(std::function<std::optional<TimePoint>()> next,
+                      std::function<void(Engine&, TimePoint)> admit)
+        : next_fn_(std::move(next)), admit_(std::move(admit)), next_(next_fn_()) {}
+    TimePoint NextArrival() const override { return next_ ? *next_ : kTimeInfinite; }
+    void AdmitNext(Engine& engine, TimePoint now) override {
+      admit_(engine, now);
+      next_ = next_fn_();
     }
+
+   private:
+    std::function<std::optional<TimePoint>()> next_fn_;
+    std::function<void(Engine&, TimePoint)> admit_;
+    std::optional<TimePoint> next_;
+  };
+  int last_progress = -1;
+  Arrivals source([&] { return arrivals->Next(); },
+                  [&](Engine& e, TimePoint now) {
+                    Query q;
+                    q.task = dep.task;
+                    q.size = sizes->Sample(size_rng);
+                    q.app = std::min<AppId>(draw_app(), static_cast<AppId>(app_cum.size() - 1));
+                    q.deadline = now + (spec.slo_mix.empty() ? dep.slo : draw_slo());
+                    e.Submit(q, now);
+                    if (hooks.on_progress && horizon_us > 0) {
+                      int pct = static_cast<int>(
+                          100.0 * static_cast<double>(now.time_since_epoch().count()) /
+                          horizon_us);
+                      if (pct != last_progress) {
+                        last_progress = pct;
+                        hooks.on_progress(std::min(1.0, pct / 100.0));
+                      }
+                    }
+                  });
+  driver.Bind(engine.get(), &executor);
+  driver.SetArrivals(&source);
+  // Virtual time: jump to the next thing due and handle everything due then.
+  ManualClock clock;
+  int64_t events = 0;
+  TimePoint now = kTimeZero;
+  while (true) {
+    const TimePoint next = driver.NextDue();
+    if (next == kTimeInfinite) break;
+    // Planning ticks forever: stop once nothing else is left.
+    if (engine->has_planning() && engine->in_system() == 0 &&
+        engine->actions_in_flight() == 0 && source.NextArrival() == kTimeInfinite &&
+        driver.offline_pending() == 0) {
+      break;
+    }
+    now = std::max(now, next);
+    clock.Set(now);
+    events += driver.Step(clock.Now());
   }
   if (engine->in_system() != 0) {
     return InternalError("simulation ended with " + std::to_string(engine->in_system()) +

@@ -1,0 +1,232 @@
+#include "sloserve/engine/driver.h"
+
+#include <algorithm>
+
+namespace sloserve {
+
+Driver::Driver(DriverOptions options) : options_(std::move(options)) {
+  if (options_.offline_threads_enabled) {
+    const int n = std::clamp(options_.offline_threads, 1, 16);
+    for (int i = 0; i < n; ++i) pool_.emplace_back([this] { PoolLoop(); });
+  }
+}
+
+Driver::~Driver() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    pool_stop_ = true;
+    pool_queue_.clear();  // not started: dropped (their publish would find no engine)
+  }
+  pool_cv_.notify_all();
+  for (std::thread& t : pool_) t.join();
+}
+
+std::function<void(OfflineJob)> Driver::OfflineSubmitter() {
+  return [this](OfflineJob job) { SubmitOffline(std::move(job)); };
+}
+
+void Driver::Bind(Engine* engine, WorkerExecutor* executor) {
+  engine_ = engine;
+  executor->Attach(this);
+  next_plan_ = engine->has_planning() ? now_ + options_.plan_interval : kTimeInfinite;
+}
+
+void Driver::SubmitOffline(OfflineJob job) {
+  if (!job.work) return;
+  ++offline_pending_;
+  if (!options_.offline_threads_enabled) {
+    // Deterministic: the work happens now, its result lands after the virtual delay.
+    TimedJob t;
+    t.at = now_ + options_.offline_delay;
+    t.seq = seq_++;
+    t.publish = job.work();
+    timed_jobs_.push(std::move(t));
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    pool_queue_.push_back(std::move(job));
+  }
+  pool_cv_.notify_one();
+}
+
+void Driver::PoolLoop() {
+  while (true) {
+    OfflineJob job;
+    {
+      std::unique_lock<std::mutex> lock(pool_mu_);
+      pool_cv_.wait(lock, [&] { return pool_stop_ || !pool_queue_.empty(); });
+      if (pool_stop_) return;
+      job = std::move(pool_queue_.front());
+      pool_queue_.pop_front();
+    }
+    std::function<void()> publish = job.work();
+    {
+      std::lock_guard<std::mutex> lock(inbox_mu_);
+      inbox_jobs_.push_back(publish ? std::move(publish) : [] {});
+      inbox_nonempty_.store(true, std::memory_order_release);
+    }
+    inbox_cv_.notify_one();
+  }
+}
+
+void Driver::PostAt(ActionResult result, TimePoint at) {
+  TimedResult t;
+  t.at = at;
+  t.seq = seq_++;
+  t.result = std::move(result);
+  timed_results_.push(std::move(t));
+}
+
+void Driver::Post(ActionResult result) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    inbox_results_.push_back(std::move(result));
+    inbox_nonempty_.store(true, std::memory_order_release);
+  }
+  inbox_cv_.notify_one();
+}
+
+void Driver::PostArrival(EngineStep step) {
+  bool first;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    first = !inbox_nonempty_.load(std::memory_order_relaxed);
+    inbox_arrivals_.push_back(std::move(step));
+    inbox_nonempty_.store(true, std::memory_order_release);
+  }
+  if (first) inbox_cv_.notify_one();  // later ones find the driver awake already
+}
+
+void Driver::PostControl(EngineStep step) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    inbox_controls_.push_back(std::move(step));
+    inbox_nonempty_.store(true, std::memory_order_release);
+  }
+  inbox_cv_.notify_one();
+}
+
+void Driver::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    woken_ = true;
+  }
+  inbox_cv_.notify_one();
+}
+
+bool Driver::DrainInbox() {
+  if (!inbox_nonempty_.load(std::memory_order_acquire)) return false;
+  std::lock_guard<std::mutex> lock(inbox_mu_);
+  for (ActionResult& r : inbox_results_) posted_results_.push_back(std::move(r));
+  for (auto& j : inbox_jobs_) finished_jobs_.push_back(std::move(j));
+  for (auto& c : inbox_controls_) controls_.push_back(std::move(c));
+  for (auto& a : inbox_arrivals_) arrivals_in_.push_back(std::move(a));
+  inbox_results_.clear();
+  inbox_jobs_.clear();
+  inbox_controls_.clear();
+  inbox_arrivals_.clear();
+  inbox_nonempty_.store(false, std::memory_order_relaxed);
+  return true;
+}
+
+TimePoint Driver::NextDue() const {
+  TimePoint t = next_plan_;
+  if (!timed_results_.empty()) t = std::min(t, timed_results_.top().at);
+  if (!timed_jobs_.empty()) t = std::min(t, timed_jobs_.top().at);
+  if (engine_) t = std::min(t, engine_->NextWakeup());
+  if (arrivals_) t = std::min(t, arrivals_->NextArrival());
+  if (!posted_results_.empty() || !finished_jobs_.empty() || !controls_.empty() ||
+      !arrivals_in_.empty()) {
+    t = std::min(t, now_);
+  }
+  return t;
+}
+
+int64_t Driver::Step(TimePoint now) {
+  now_ = std::max(now_, now);
+  now = now_;
+  int64_t handled = 0;
+  Engine& engine = *engine_;
+  while (true) {
+    DrainInbox();
+    ++handled;
+    // 1. results
+    if (!timed_results_.empty() && timed_results_.top().at <= now) {
+      // priority_queue::top is const: move out through a const_cast of the element we
+      // pop right after (the heap order does not depend on the moved-from result).
+      ActionResult r = std::move(const_cast<TimedResult&>(timed_results_.top()).result);
+      timed_results_.pop();
+      engine.OnResult(r, now);
+      continue;
+    }
+    if (!posted_results_.empty()) {
+      ActionResult r = std::move(posted_results_.front());
+      posted_results_.pop_front();
+      engine.OnResult(r, now);
+      continue;
+    }
+    // 2. finished offline jobs
+    if (!timed_jobs_.empty() && timed_jobs_.top().at <= now) {
+      std::function<void()> publish = std::move(const_cast<TimedJob&>(timed_jobs_.top()).publish);
+      timed_jobs_.pop();
+      --offline_pending_;
+      if (publish) publish();
+      continue;
+    }
+    if (!finished_jobs_.empty()) {
+      std::function<void()> publish = std::move(finished_jobs_.front());
+      finished_jobs_.pop_front();
+      --offline_pending_;
+      if (publish) publish();
+      continue;
+    }
+    // 3. control messages
+    if (!controls_.empty()) {
+      EngineStep c = std::move(controls_.front());
+      controls_.pop_front();
+      c(engine, now);
+      continue;
+    }
+    // 4. timers
+    if (engine.NextWakeup() <= now) {
+      engine.OnTimer(now);
+      continue;
+    }
+    // 5. the plan tick
+    if (next_plan_ <= now) {
+      engine.OnPlanTick(now);
+      next_plan_ = now + options_.plan_interval;
+      continue;
+    }
+    // 6. one arrival
+    if (!arrivals_in_.empty()) {
+      EngineStep a = std::move(arrivals_in_.front());
+      arrivals_in_.pop_front();
+      a(engine, now);
+      continue;
+    }
+    if (arrivals_ && arrivals_->NextArrival() <= now) {
+      arrivals_->AdmitNext(engine, now);
+      continue;
+    }
+    --handled;
+    return handled;
+  }
+}
+
+void Driver::WaitForWork(const SteadyClock& clock, TimePoint limit) {
+  std::unique_lock<std::mutex> lock(inbox_mu_);
+  const TimePoint next = std::min(NextDue(), limit);
+  auto ready = [&] { return woken_ || inbox_nonempty_.load(std::memory_order_relaxed); };
+  if (!ready() && next > clock.Now()) {
+    if (next == kTimeInfinite) {
+      inbox_cv_.wait(lock, ready);
+    } else {
+      inbox_cv_.wait_until(lock, clock.ToSteady(next), ready);
+    }
+  }
+  woken_ = false;
+}
+
+}  // namespace sloserve

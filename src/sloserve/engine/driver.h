@@ -1,0 +1,143 @@
+#pragma once
+// The one event loop around the engine, for `sim` and `serve` alike (docs/architecture.md
+// "One driver"). It owns the engine's time-ordered inputs: results executors post for a
+// known time (simulated, emulated), results and arrivals other threads post into its
+// inbox, finished offline jobs, the engine's timers and the plan tick. Step(now) handles
+// everything due at or before `now` in one documented order; at one instant:
+//
+//   1. action results (timed ones by (time, post order), then posted ones in arrival order)
+//   2. finished offline jobs (their publish steps)
+//   3. control messages
+//   4. engine timers
+//   5. the plan tick
+//   6. one arrival (the inbox's first, else the arrival source's)
+//
+// and after each handled item it starts again from 1, so a result that an arrival
+// caused at the same instant is seen before the next arrival. `sim` jumps a ManualClock
+// to NextDue() and calls Step; `serve` sleeps until NextDue() or until the inbox gets
+// something (WaitForWork), then calls Step with the steady clock's time. Offline jobs
+// run inline in virtual time (their results delivered after a configurable virtual
+// duration) or on a bounded pool of threads in real time.
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <queue>
+#include <thread>
+#include <vector>
+
+#include "sloserve/engine/clock.h"
+#include "sloserve/engine/engine.h"
+#include "sloserve/engine/worker_protocol.h"
+
+namespace sloserve {
+
+// The arrivals of a simulation: the next arrival's time, and admitting it.
+class ArrivalSource {
+ public:
+  virtual ~ArrivalSource() = default;
+  virtual TimePoint NextArrival() const = 0;
+  virtual void AdmitNext(Engine& engine, TimePoint now) = 0;
+};
+
+struct DriverOptions {
+  Duration plan_interval = Seconds(1);
+  // Offline jobs: false = run inline when submitted and deliver the result
+  // `offline_delay` later in the driver's time (deterministic: sim); true = run on
+  // `offline_threads` threads and deliver when done (serve).
+  bool offline_threads_enabled = false;
+  int offline_threads = 1;
+  Duration offline_delay{};
+};
+
+class Driver : public ResultSink {
+ public:
+  using EngineStep = std::function<void(Engine&, TimePoint)>;
+
+  explicit Driver(DriverOptions options);
+  ~Driver() override;
+  Driver(const Driver&) = delete;
+  Driver& operator=(const Driver&) = delete;
+
+  // For EngineOptions::submit_offline (the engine is created after the driver).
+  std::function<void(OfflineJob)> OfflineSubmitter();
+  // Binds the engine and attaches the driver to the executor as its result sink.
+  void Bind(Engine* engine, WorkerExecutor* executor);
+  void SetArrivals(ArrivalSource* arrivals) { arrivals_ = arrivals; }
+
+  // ResultSink.
+  void PostAt(ActionResult result, TimePoint at) override;  // driver thread
+  void Post(ActionResult result) override;                  // any thread
+  // Any thread: an arrival (step 6) or a control message (step 3), run on the driver's
+  // thread with the engine and the time.
+  void PostArrival(EngineStep step);
+  void PostControl(EngineStep step);
+
+  // The earliest time something is due (kTimeInfinite: nothing but the inbox can come).
+  TimePoint NextDue() const;
+  // Handles everything due at or before `now`; returns how many items it handled.
+  int64_t Step(TimePoint now);
+  // Real time: sleeps until NextDue(), `limit`, the inbox getting something, or Wake().
+  void WaitForWork(const SteadyClock& clock, TimePoint limit);
+  void Wake();
+  // Offline jobs submitted and not yet delivered.
+  size_t offline_pending() const { return offline_pending_; }
+
+ private:
+  struct Timed {
+    TimePoint at;
+    uint64_t seq;
+    bool operator>(const Timed& o) const { return at > o.at || (at == o.at && seq > o.seq); }
+  };
+  struct TimedResult : Timed {
+    ActionResult result;
+  };
+  struct TimedJob : Timed {
+    std::function<void()> publish;
+  };
+  struct Later {
+    template <class T>
+    bool operator()(const T& a, const T& b) const {
+      return a > b;
+    }
+  };
+
+  void SubmitOffline(OfflineJob job);
+  bool DrainInbox();
+  void PoolLoop();
+
+  DriverOptions options_;
+  Engine* engine_ = nullptr;
+  ArrivalSource* arrivals_ = nullptr;
+  TimePoint now_{};
+  TimePoint next_plan_{kTimeInfinite};
+  uint64_t seq_ = 0;
+  std::priority_queue<TimedResult, std::vector<TimedResult>, Later> timed_results_;
+  std::priority_queue<TimedJob, std::vector<TimedJob>, Later> timed_jobs_;
+  // Drained from the inbox, handled on the driver's thread.
+  std::deque<ActionResult> posted_results_;
+  std::deque<std::function<void()>> finished_jobs_;
+  std::deque<EngineStep> controls_;
+  std::deque<EngineStep> arrivals_in_;
+  size_t offline_pending_ = 0;
+
+  // The inbox, filled from any thread.
+  std::mutex inbox_mu_;
+  std::condition_variable inbox_cv_;
+  std::atomic<bool> inbox_nonempty_{false};
+  bool woken_ = false;                             // guarded by inbox_mu_
+  std::vector<ActionResult> inbox_results_;        // guarded by inbox_mu_
+  std::vector<std::function<void()>> inbox_jobs_;  // guarded by inbox_mu_
+  std::vector<EngineStep> inbox_controls_;         // guarded by inbox_mu_
+  std::vector<EngineStep> inbox_arrivals_;         // guarded by inbox_mu_
+
+  // The offline pool (real time only).
+  std::mutex pool_mu_;
+  std::condition_variable pool_cv_;
+  std::deque<OfflineJob> pool_queue_;  // guarded by pool_mu_
+  bool pool_stop_ = false;             // guarded by pool_mu_
+  std::vector<std::thread> pool_;
+};
+
+}  // namespace sloserve
