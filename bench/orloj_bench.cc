@@ -92,7 +92,7 @@ std::unique_ptr<BatchingPolicy> SingleWorkerOrloj(const ProfileSuite& suite,
   PolicyContext ctx;
   ctx.suite = &suite;
   ctx.workers.resize(1);
-  ctx.workers[0].loaded.assign(suite.variants().size(), true);
+  ctx.workers[0].residency.assign(suite.variants().size(), Residency::kReady);
   if (!policy->Init(ctx).ok()) std::abort();
   return policy;
 }

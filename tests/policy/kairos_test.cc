@@ -165,6 +165,41 @@ TEST(KairosDispatchTest, OnlineModeLearnsFromBusyUntil) {
   EXPECT_EQ(k->predictor().Predict(0, 0, 200), Millis(24));  // proportional after one
 }
 
+TEST(KairosDispatchTest, WorkersAddedAfterInitGetFreshState) {
+  for (const auto& [name, predict] : std::vector<std::pair<std::string, std::string>>{
+           {"kairos", "mean"}, {"kairos", "online"}, {"clkwrk", "mean"}, {"clkwrk", "online"}}) {
+    SCOPED_TRACE(name + " " + predict);
+    ProfileSuite s = TwoTypeSuite();
+    auto w = Workers({1, 0});  // Init sees worker 0 (cpu) and 1 (gpu)
+    auto p = Make(name, s, w, {{"predict", predict}});
+    w[1].busy = true;  // the gpu is busy for 60 ms: a large query there misses its QoS
+    w[1].busy_until = kNow + Millis(60);
+    // A gpu the engine added after Init, id n+3: views need not be indexed by id.
+    w.push_back(testing::AddedWorker(w[1], 2 + 3));
+    QueueFixture q;
+    q.Add(1000, 100, 1000);
+    std::vector<Assignment> out;
+    p->Assign(q.View(), w, kNow, &out);
+    ASSERT_EQ(out.size(), 1u);
+    // (Online prediction knows nothing yet, so every worker looks equally fast.)
+    if (predict == "mean") {
+      EXPECT_EQ(out[0].worker, 5u);
+    }
+    const size_t j = out[0].worker == 5 ? 2 : out[0].worker;
+    // The engine launched it where it went; the policy syncs that worker's state.
+    w[j].busy = true;
+    w[j].busy_until = kNow + Millis(50);
+    QueueFixture empty;
+    out.clear();
+    p->Assign(empty.View(), w, kNow + Millis(1), &out);
+    EXPECT_TRUE(out.empty());
+    if (name == "kairos" && predict == "online") {  // it learnt from the launch it saw
+      auto* k = static_cast<KairosDispatch*>(p.get());
+      EXPECT_EQ(k->predictor().online_model(w[j].hardware, 0).observations(), 1);
+    }
+  }
+}
+
 TEST(KairosDispatchTest, BadOptions) {
   for (auto [key, value] :
        std::vector<std::pair<std::string, std::string>>{{"predict", "p200"},

@@ -490,5 +490,34 @@ TEST(ClipperBatchingTest, AimdOnMeasuredBatchLatency) {
   EXPECT_EQ(clipper->cap(0), 1);
 }
 
+TEST(BatchingStateTest, WorkersAddedAfterInitGetFreshState) {
+  ProfileSuite s = DynamicSuite();
+  const WorkerView added =
+      testing::AddedWorker(testing::MakeWorkers(1, s.variants().size())[0], 2 + 3);  // id n+3
+  for (const std::string name : {"orloj", "clipper", "nexus", "clockwork"}) {
+    Fixture f;
+    f.policy = MakeBatching(name, s, {}, /*workers=*/2);
+    for (int i = 0; i < 5; ++i) f.Add(0, 1000, i % 2);
+    BatchDecision d;
+    f.policy->NextBatch(added, f.q.View(), kTimeZero, &d);
+    ASSERT_EQ(d.kind, BatchDecision::Kind::kRun) << name;
+    EXPECT_FALSE(d.take.empty()) << name;
+    if (name == "orloj") {
+      auto* orloj = static_cast<OrlojBatching*>(f.policy.get());
+      EXPECT_EQ(orloj->tracked(5) + d.take.size(), 5u);  // the rest is tracked for worker 5
+      EXPECT_EQ(orloj->tracked(0), 0u);
+    }
+    if (name == "clipper") {  // a fresh AIMD state: the initial cap, then additive increase
+      auto* clipper = static_cast<ClipperBatching*>(f.policy.get());
+      EXPECT_EQ(clipper->cap(5), 1);
+      WorkerView w = added;
+      w.busy_until = kTimeZero + Millis(30);
+      f.policy->NextBatch(w, f.q.View(), kTimeZero + Millis(30), &d);
+      EXPECT_EQ(clipper->cap(5), 2);
+      EXPECT_EQ(clipper->cap(0), 1);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sloserve

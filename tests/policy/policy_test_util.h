@@ -7,12 +7,40 @@
 
 namespace sloserve::testing {
 
+// `n` active workers, ids 0..n-1, one machine each, no variant resident.
 inline std::vector<WorkerView> MakeWorkers(int n, size_t variants = 2) {
   std::vector<WorkerView> w(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     w[static_cast<size_t>(i)].id = static_cast<WorkerId>(i);
-    w[static_cast<size_t>(i)].loaded.assign(variants, false);
+    w[static_cast<size_t>(i)].machine = static_cast<MachineId>(i);
+    w[static_cast<size_t>(i)].residency.assign(variants, Residency::kAbsent);
   }
+  return w;
+}
+
+// One machine per worker of `workers` (ids as the workers' `machine`).
+inline std::vector<MachineView> MakeMachines(const std::vector<WorkerView>& workers) {
+  std::vector<MachineView> m;
+  for (const WorkerView& w : workers) {
+    MachineView v;
+    v.id = w.machine;
+    v.hardware = w.hardware;
+    m.push_back(v);
+  }
+  return m;
+}
+
+// A worker first seen after Init (the engine added it with a plan): id `id`, the
+// hardware and residency of `like`.
+inline WorkerView AddedWorker(const WorkerView& like, WorkerId id) {
+  WorkerView w = like;
+  w.id = id;
+  w.machine = id;
+  w.busy = false;
+  w.queue_length = 0;
+  w.queued_rows = 0;
+  w.phase = WorkerPhase::kActive;
+  w.active = true;
   return w;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "policy/policy_test_util.h"
 #include "sloserve/profile/profile.h"
@@ -31,8 +32,8 @@ TEST(RamsisSelectionTest, GeneratesAPolicyOffTheDecisionPathWhenNoneCoversTheLoa
   ctx.suite = suite;
   ctx.workers = MakeWorkers(10, suite->variants().size());
   ctx.slo = Millis(150);
-  std::vector<std::function<void()>> offline;  // the test decides when offline work runs
-  ctx.run_offline = [&](std::function<void()> work) { offline.push_back(std::move(work)); };
+  std::vector<OfflineJob> offline;  // the test plays the driver: it decides when jobs run
+  ctx.submit_offline = [&](OfflineJob job) { offline.push_back(std::move(job)); };
   ASSERT_TRUE(ramsis->Init(ctx).ok());
   const size_t initial = ramsis->policies().size();
   ASSERT_GE(initial, 1u);
@@ -46,12 +47,105 @@ TEST(RamsisSelectionTest, GeneratesAPolicyOffTheDecisionPathWhenNoneCoversTheLoa
   SelectionDecision first = ramsis->Choose(ctx.workers[0], q.View(), q.View().at(0), t);
   EXPECT_EQ(suite->variants()[first.variant].name, "shufflenet_v2_x0_5");  // fastest meanwhile
   ASSERT_EQ(offline.size(), 1u);  // one generation requested ...
+  EXPECT_FALSE(offline[0].what.empty());
   ramsis->Choose(ctx.workers[0], q.View(), q.View().at(0), t);
   EXPECT_EQ(offline.size(), 1u);  // ... and not twice while in flight
-  offline[0]();                   // the background work finishes
+  // The work runs (off the engine thread in serve) and hands back its publish step; until
+  // the driver runs that step the set is unchanged and nothing new is requested.
+  std::function<void()> publish = offline[0].work();
+  ASSERT_TRUE(publish);
   ramsis->Choose(ctx.workers[0], q.View(), q.View().at(0), t);
+  EXPECT_EQ(ramsis->policies().size(), initial);
+  EXPECT_EQ(offline.size(), 1u);
+  publish();  // on the engine thread, as an event
   ASSERT_EQ(ramsis->policies().size(), initial + 1);
   EXPECT_GE(ramsis->policies().back().load_qps(), 400.0);
+  // The next decision reads the new policy: no further job, and the set stays sorted.
+  ramsis->Choose(ctx.workers[0], q.View(), q.View().at(0), t);
+  EXPECT_EQ(offline.size(), 1u);
+  for (size_t i = 1; i < ramsis->policies().size(); ++i) {
+    EXPECT_LT(ramsis->policies()[i - 1].load_qps(), ramsis->policies()[i].load_qps());
+  }
+}
+
+// A RAMSIS selection with a small policy set (50-100 qps, two variants) for `workers`
+// workers; offline jobs are collected in `offline`.
+std::unique_ptr<SelectionPolicy> SmallRamsis(const ProfileSuite* suite, const std::string& cache,
+                                             int workers, std::vector<OfflineJob>* offline,
+                                             PolicyContext* ctx,
+                                             std::map<std::string, std::string> extra = {}) {
+  std::map<std::string, std::string> opts = {{"min_qps", "50"},
+                                             {"max_qps", "100"},
+                                             {"d", "20"},
+                                             {"max_queue", "8"},
+                                             {"variants", "shufflenet_v2_x0_5,efficientnet_b2"},
+                                             {"cache_dir", cache}};
+  for (auto& [k, v] : extra) opts[k] = v;
+  auto created = RamsisSelection::Create(PolicyParams("t", opts));
+  EXPECT_TRUE(created.ok()) << created.status().ToString();
+  ctx->suite = suite;
+  ctx->workers = MakeWorkers(workers, suite->variants().size());
+  ctx->slo = Millis(150);
+  ctx->submit_offline = [offline](OfflineJob job) { offline->push_back(std::move(job)); };
+  Status st = (*created)->Init(*ctx);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return *std::move(created);
+}
+
+TEST(RamsisSelectionTest, AStalePublishStepIsHarmless) {
+  static const ProfileSuite* suite = new ProfileSuite(LoadSuite("ramsis-image").value());
+  const testing::ScopedTempDir temp("ramsis-stale");
+  std::vector<OfflineJob> offline;
+  PolicyContext ctx;
+  auto policy = SmallRamsis(suite, temp.File("cache"), 10, &offline, &ctx);
+  auto* ramsis = static_cast<RamsisSelection*>(policy.get());
+  TimePoint t = kTimeZero;
+  for (int i = 0; i < 400; ++i) ramsis->OnArrival(Query{}, t += Micros(2500));
+  QueueFixture q;
+  q.Add(0, 150);
+  ramsis->Choose(ctx.workers[0], q.View(), q.View().at(0), t);
+  ASSERT_EQ(offline.size(), 1u);
+  // Re-initialised while the job was out: its publish step finds its set gone and does
+  // nothing; the fresh set asks for its own policy.
+  std::function<void()> stale = offline[0].work();
+  ASSERT_TRUE(ramsis->Init(ctx).ok());
+  const size_t initial = ramsis->policies().size();
+  stale();
+  EXPECT_EQ(ramsis->policies().size(), initial);
+  for (int i = 0; i < 400; ++i) ramsis->OnArrival(Query{}, t += Micros(2500));
+  ramsis->Choose(ctx.workers[0], q.View(), q.View().at(0), t);
+  EXPECT_EQ(offline.size(), 2u);
+  // And a publish step that outlives the policy does nothing either.
+  std::function<void()> orphan = offline[1].work();
+  policy.reset();
+  orphan();
+}
+
+TEST(RamsisSelectionTest, WorkersAddedAfterInitServeTheFirstClass) {
+  static const ProfileSuite* suite = new ProfileSuite(LoadSuite("ramsis-image").value());
+  const testing::ScopedTempDir temp("ramsis-added");
+  std::vector<OfflineJob> offline;
+  PolicyContext ctx;
+  auto policy =
+      SmallRamsis(suite, temp.File("cache"), 4, &offline, &ctx, {{"slo_workers", "150:2,300:2"}});
+  auto* ramsis = static_cast<RamsisSelection*>(policy.get());
+  TimePoint t = kTimeZero;
+  // 60 qps of 150 ms queries (class 0) only: a load its set covers.
+  for (int i = 0; i < 60; ++i) {
+    Query a;
+    a.deadline = a.arrival + Millis(150);
+    ramsis->OnArrival(a, t += Micros(16667));
+  }
+  QueueFixture q;
+  q.Add(0, 150);
+  const WorkerView added = testing::AddedWorker(ctx.workers[3], 4 + 3);  // id n+3
+  const SelectionDecision on_added = ramsis->Choose(added, q.View(), q.View().at(0), t);
+  const SelectionDecision on_first = ramsis->Choose(ctx.workers[0], q.View(), q.View().at(0), t);
+  EXPECT_NE(on_added.variant, kNoId);
+  EXPECT_GT(on_added.max_rows, 0);
+  EXPECT_EQ(on_added.variant, on_first.variant);  // the first class's policy, same state
+  EXPECT_EQ(on_added.max_rows, on_first.max_rows);
+  EXPECT_TRUE(offline.empty());
 }
 
 }  // namespace

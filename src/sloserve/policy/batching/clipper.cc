@@ -1,9 +1,10 @@
 #include "sloserve/policy/batching/clipper.h"
 
-#include "sloserve/policy/batching/point_estimate.h"
-
 #include <algorithm>
 #include <cmath>
+
+#include "sloserve/policy/batching/point_estimate.h"
+#include "sloserve/policy/per_worker.h"
 
 namespace sloserve {
 
@@ -21,7 +22,7 @@ StatusOr<std::unique_ptr<BatchingPolicy>> ClipperBatching::Create(
 }
 
 Status ClipperBatching::Init(const PolicyContext& ctx) {
-  state_.assign(ctx.workers.size(), State());
+  state_.assign(ctx.workers.size(), State());  // grows as workers are added
   return selection_->Init(ctx);
 }
 
@@ -29,9 +30,8 @@ void ClipperBatching::NextBatch(const WorkerView& worker, const QueueView& queue
                                 BatchDecision* out) {
   out->Clear();
   if (queue.empty()) return;
-  if (worker.id >= state_.size()) state_.resize(worker.id + 1);
-  State& s = state_[worker.id];
-  if (s.pending && !worker.busy) {  // measure the previous batch
+  State& s = PerWorker(state_, worker.id);  // a new worker starts at the initial cap
+  if (s.pending && !worker.busy) {          // measure the previous batch
     const Duration measured = worker.busy_until - s.launched;
     if (measured <= s.objective) {
       s.cap += options_.add;

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "sloserve/policy/per_worker.h"
+
 namespace sloserve {
 namespace {
 
@@ -146,7 +148,7 @@ Status OrlojBatching::Init(const PolicyContext& ctx) {
     ASSIGN_OR_RETURN(OnlineExecTable t, OnlineExecTable::Create(exec_, options_.profiler));
     online_.emplace(std::move(t));
   }
-  workers_.assign(ctx.workers.size(), WorkerState());
+  workers_.assign(ctx.workers.size(), WorkerState());  // grows as workers are added
   return selection_->Init(ctx);
 }
 
@@ -353,8 +355,7 @@ void OrlojBatching::NextBatch(const WorkerView& worker, const QueueView& queue, 
     out->reject.push_back(0);
     return;
   }
-  if (worker.id >= workers_.size()) workers_.resize(worker.id + 1);
-  WorkerState& ws = workers_[worker.id];
+  WorkerState& ws = PerWorker(workers_, worker.id);  // a new worker: fresh state
   if (ws.table != table || ws.variant != sel.variant)
     Reset(ws, table, sel.variant, sel.max_rows, now);
   MaybeRebase(ws, now);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "sloserve/policy/per_worker.h"
+
 namespace sloserve {
 
 StatusOr<std::unique_ptr<DispatchPolicy>> ClkwrkDispatch::Create(const PolicyParams& p) {
@@ -16,16 +18,17 @@ StatusOr<std::unique_ptr<DispatchPolicy>> ClkwrkDispatch::Create(const PolicyPar
 Status ClkwrkDispatch::Init(const PolicyContext& ctx) {
   RETURN_IF_ERROR(deployment_.Init(ctx, options_.variant).WithPrefix("clkwrk: "));
   RETURN_IF_ERROR(predictor_.Init(*ctx.suite, ctx.seed));
-  lanes_.assign(ctx.workers.size(), Lane());
+  lanes_.assign(ctx.workers.size(), Lane());  // grows as workers are added
   return OkStatus();
 }
 
 void ClkwrkDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
                             TimePoint now, std::vector<Assignment>* out) {
-  if (lanes_.size() < workers.size()) lanes_.resize(workers.size());
-  // Sync each lane with the engine: queries that left the local queue have started.
+  // Sync each lane with the engine: queries that left the local queue have started. A
+  // worker seen for the first time (added by a plan) gets a fresh lane here, so the
+  // lookups below stay in range.
   for (const WorkerView& w : workers) {
-    Lane& l = lanes_[w.id];
+    Lane& l = PerWorker(lanes_, w.id);
     if (l.observing && w.busy_until != l.prev_busy_until) {
       predictor_.Observe(w.hardware, deployment_.variant, l.rows, w.busy_until - l.started);
       l.observing = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sloserve/policy/per_worker.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
@@ -27,15 +28,14 @@ Status KairosDispatch::Init(const PolicyContext& ctx) {
   RETURN_IF_ERROR(deployment_.Init(ctx, options_.variant).WithPrefix("kairos: "));
   RETURN_IF_ERROR(predictor_.Init(*ctx.suite, ctx.seed));
   suite_ = ctx.suite;
-  inflight_.assign(ctx.workers.size(), InFlight());
+  inflight_.assign(ctx.workers.size(), InFlight());  // grows as workers are added
   return OkStatus();
 }
 
 void KairosDispatch::ObserveLaunches(const std::vector<WorkerView>& workers) {
   if (!options_.predictor.online) return;
   for (const WorkerView& w : workers) {
-    if (w.id >= inflight_.size()) continue;
-    InFlight& f = inflight_[w.id];
+    InFlight& f = PerWorker(inflight_, w.id);
     if (!f.pending || w.busy_until == f.prev_busy_until) continue;
     // busy_until moved: the query we dispatched was launched at `dispatched`.
     predictor_.Observe(w.hardware, f.variant, f.rows, w.busy_until - f.dispatched);
@@ -59,7 +59,6 @@ bool KairosDispatch::BetterWhenBusyFrees(const Query& q, const std::vector<Worke
 
 void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
                             TimePoint now, std::vector<Assignment>* out) {
-  if (inflight_.size() < workers.size()) inflight_.resize(workers.size());
   ObserveLaunches(workers);
   // Columns: every active worker. Nothing to do unless one can start a query now.
   cols_.clear();
@@ -128,15 +127,13 @@ void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
       continue;
     }
     out->push_back({static_cast<uint32_t>(i), w.id});
-    if (w.id < inflight_.size()) {
-      InFlight& f = inflight_[w.id];
-      f.dispatched = now;
-      f.prev_busy_until = w.busy_until;
-      f.rows = q.size;
-      f.variant =
-          q.task < deployment_.variant_of_task.size() ? deployment_.variant_of_task[q.task] : kNoId;
-      f.pending = f.variant != kNoId;
-    }
+    InFlight& f = PerWorker(inflight_, w.id);
+    f.dispatched = now;
+    f.prev_busy_until = w.busy_until;
+    f.rows = q.size;
+    f.variant =
+        q.task < deployment_.variant_of_task.size() ? deployment_.variant_of_task[q.task] : kNoId;
+    f.pending = f.variant != kNoId;
   }
 }
 

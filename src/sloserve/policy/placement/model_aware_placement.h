@@ -1,9 +1,10 @@
 #pragma once
 // Model-aware placement: route a query to an active worker that already holds a variant
-// of its task (no cold start), the least loaded such worker first; only when no worker
-// holds one does it fall back to the least loaded worker overall (which then pays the
-// load). This is the "model colocation with queuing" idea of model-aware scheduling;
-// the paper's full policy family lands with the placement issue.
+// of its task (ready, or already loading: no new cold start), the least loaded such
+// worker first; only when no worker holds one does it fall back to the least loaded
+// worker overall (which then pays the load). This is the "model colocation with queuing"
+// idea of model-aware scheduling; the paper's full policy family lands with the placement
+// issue. It never asks for a prefetch (see Place).
 // Options:
 //   warm_variant  only count workers holding this variant (default: any variant of the task)
 #include "sloserve/policy/interfaces.h"
@@ -15,7 +16,8 @@ class ModelAwarePlacement : public PlacementPolicy {
   static StatusOr<std::unique_ptr<PlacementPolicy>> Create(const PolicyParams& params);
   explicit ModelAwarePlacement(std::string variant) : variant_name_(std::move(variant)) {}
   Status Init(const PolicyContext& ctx) override;
-  WorkerId Place(const Query& q, const std::vector<WorkerView>& workers, TimePoint now) override;
+  PlacementDecision Place(const Query& q, const std::vector<WorkerView>& workers,
+                          const std::vector<MachineView>& machines, TimePoint now) override;
 
  private:
   std::string variant_name_;

@@ -11,16 +11,21 @@ Status RandomPlacement::Init(const PolicyContext& ctx) {
   return OkStatus();
 }
 
-WorkerId RandomPlacement::Place(const Query&, const std::vector<WorkerView>& workers, TimePoint) {
+PlacementDecision RandomPlacement::Place(const Query&, const std::vector<WorkerView>& workers,
+                                         const std::vector<MachineView>&, TimePoint) {
+  PlacementDecision d;
   size_t active = 0;
   for (const WorkerView& w : workers) active += w.active ? 1 : 0;
-  if (active == 0) return kNoId;
+  if (active == 0) return d;
   size_t pick = static_cast<size_t>(Uniform01(rng_) * static_cast<double>(active));
   for (const WorkerView& w : workers) {
     if (!w.active) continue;
-    if (pick-- == 0) return w.id;
+    if (pick-- == 0) {
+      d.worker = w.id;
+      break;
+    }
   }
-  return kNoId;
+  return d;
 }
 
 }  // namespace sloserve

@@ -11,7 +11,8 @@ class RandomPlacement : public PlacementPolicy {
  public:
   static StatusOr<std::unique_ptr<PlacementPolicy>> Create(const PolicyParams& params);
   Status Init(const PolicyContext& ctx) override;
-  WorkerId Place(const Query& q, const std::vector<WorkerView>& workers, TimePoint now) override;
+  PlacementDecision Place(const Query& q, const std::vector<WorkerView>& workers,
+                          const std::vector<MachineView>& machines, TimePoint now) override;
 
  private:
   Rng rng_;

@@ -19,14 +19,30 @@ StatusOr<std::unique_ptr<PlanningPolicy>> RatePlanning::Create(const PolicyParam
 }
 
 void RatePlanning::Plan(const PlanningInput& input, DeploymentPlan* out) {
-  const size_t pool = input.workers->size();
+  // The pool: every worker not retired for good (this policy never adds or removes
+  // workers, so with it alone that is every configured worker).
+  const std::vector<WorkerView>& workers = *input.workers;
+  size_t pool = 0;
+  for (const WorkerView& w : workers) pool += w.phase != WorkerPhase::kRetired ? 1 : 0;
   double need = std::ceil(input.observed_qps * options_.headroom / options_.per_worker_qps);
   const double floor =
       std::min(static_cast<double>(options_.min_workers), static_cast<double>(pool));
   size_t n = static_cast<size_t>(std::clamp(need, floor, static_cast<double>(pool)));
+  // The first n workers of the pool (in view order: the lowest ids) are active.
   out->change = true;
-  out->active.assign(pool, false);
-  for (size_t i = 0; i < n; ++i) out->active[i] = true;
+  out->workers.resize(pool);
+  size_t k = 0;
+  for (const WorkerView& w : workers) {
+    if (w.phase == WorkerPhase::kRetired) continue;
+    WorkerPlan& p = out->workers[k];
+    p = WorkerPlan{};
+    p.worker = w.id;
+    p.active = k < n;
+    // A plan entry sets the worker's pin and quota too: restate the current ones.
+    p.pinned = w.pinned;
+    p.quota = w.quota;
+    ++k;
+  }
 }
 
 }  // namespace sloserve

@@ -1,8 +1,10 @@
 #pragma once
 // Rate-following planning: a reactive autoscaler over the configured worker pool. At
 // each plan tick it keeps ceil(observed_qps x headroom / per_worker_qps) workers active
-// (at least min_workers, at most the pool) and retires the rest, which finish their
-// queues but get no new queries. Cost then follows the active workers.
+// (at least min_workers, at most the pool of workers not retired; the lowest ids) and
+// deactivates the rest, which finish their queues but get no new queries. The plan names
+// every worker of the pool (a WorkerPlan each, keeping its pin and quota); it never adds
+// or removes workers. Cost then follows the active workers.
 // Options:
 //   per_worker_qps  sustainable queries/s of one worker (required, > 0)
 //   headroom        over-provisioning factor (default 1.2)

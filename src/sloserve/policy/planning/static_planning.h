@@ -10,7 +10,7 @@ class StaticPlanning : public PlanningPolicy {
   static StatusOr<std::unique_ptr<PlanningPolicy>> Create(const PolicyParams&) {
     return std::unique_ptr<PlanningPolicy>(new StaticPlanning());
   }
-  void Plan(const PlanningInput&, DeploymentPlan* out) override { out->change = false; }
+  void Plan(const PlanningInput&, DeploymentPlan* out) override { out->Clear(); }
 };
 
 }  // namespace sloserve

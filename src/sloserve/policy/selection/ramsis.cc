@@ -82,7 +82,7 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
   const ProfileSuite& suite = *ctx.suite;
   if (ctx.workers.empty()) return InvalidArgumentError("ramsis: no workers");
   suite_ = ctx.suite;
-  run_offline_ = ctx.run_offline;
+  submit_offline_ = ctx.submit_offline;
   const HardwareId hw = ctx.workers.front().hardware;
   mdp::MdpOptions m = options_.mdp;
   m.task = suite.tasks()[ctx.task].name;
@@ -118,7 +118,9 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
   }
   if (fastest_.variant == kNoId) return FailedPreconditionError("ramsis: no profiled variant");
   worker_class_.assign(ctx.workers.size(), 0);
-  classes_.clear();
+  // A fresh set: publish steps of jobs submitted before this Init find theirs expired.
+  classes_ = std::make_shared<std::vector<ClassState>>();
+  std::vector<ClassState>& classes = *classes_;
   for (size_t c = 0; c < slo_classes_.size(); ++c) {
     const SloClass& cls = slo_classes_[c];
     for (size_t w = cls.first_worker; w < cls.first_worker + cls.workers; ++w) worker_class_[w] = c;
@@ -135,7 +137,7 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
       m.load_qps = options_.fixed_load_qps;
       ASSIGN_OR_RETURN(mdp::Policy only, mdp::GeneratePolicy(suite, m));
       state.policies.push_back(std::move(only));
-      classes_.push_back(std::move(state));
+      classes.push_back(std::move(state));
       continue;
     }
     mdp::PolicySetProgress progress;
@@ -150,50 +152,58 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
     }
     ASSIGN_OR_RETURN(state.policies, SharedPolicySet(suite, m, set, options_.cache_dir, progress));
     if (state.policies.empty()) return InternalError("ramsis: empty policy set");
-    classes_.push_back(std::move(state));
+    classes.push_back(std::move(state));
   }
   return OkStatus();
 }
 
-void RamsisSelection::Extend(ClassState& cls, double qps) {
-  std::shared_ptr<Pending> pending = cls.pending;
-  {
-    std::lock_guard<std::mutex> lock(pending->mu);
-    if (pending->ready) {
-      mdp::Policy p = std::move(*pending->ready);
-      pending->ready.reset();
-      auto at = std::upper_bound(cls.policies.begin(), cls.policies.end(), p.load_qps(),
-                                 [](double l, const mdp::Policy& x) { return l < x.load_qps(); });
-      cls.policies.insert(at, std::move(p));
-    }
-    if (!run_offline_ || pending->in_flight || cls.policies.empty() ||
-        cls.policies.back().load_qps() >= qps) {
-      return;
-    }
-    pending->in_flight = true;
+void RamsisSelection::Extend(size_t c, double qps) {
+  ClassState& cls = (*classes_)[c];
+  if (!submit_offline_ || cls.in_flight || cls.policies.empty() ||
+      cls.policies.back().load_qps() >= qps) {
+    return;
   }
+  cls.in_flight = true;
   // 10% headroom so the new policy covers the load for a while.
   mdp::MdpOptions m = cls.mdp;
   m.load_qps = qps * 1.1;
-  const ProfileSuite* suite = suite_;
-  run_offline_([pending, m, suite] {
-    auto p = mdp::GeneratePolicy(*suite, m);
-    std::lock_guard<std::mutex> lock(pending->mu);
-    if (p.ok()) pending->ready = std::move(p).value();
-    pending->in_flight = false;  // a failed generation is retried at the next decision
-  });
+  char what[128];
+  std::snprintf(what, sizeof what, "RAMSIS policy for %.1f qps (SLO %.0f ms)", m.load_qps,
+                ToMillis(m.slo));
+  OfflineJob job;
+  job.what = what;
+  // Off the engine thread: reads only the suite (immutable) and its own copy of the MDP.
+  job.work = [suite = suite_, m, classes = std::weak_ptr<std::vector<ClassState>>(classes_),
+              c]() -> std::function<void()> {
+    auto generated = std::make_shared<StatusOr<mdp::Policy>>(mdp::GeneratePolicy(*suite, m));
+    // On the engine thread, as an event: publish into the set this job was asked for.
+    return [generated, classes, c] {
+      std::shared_ptr<std::vector<ClassState>> live = classes.lock();
+      if (!live || c >= live->size()) return;  // the policy is gone or re-initialised
+      ClassState& cls = (*live)[c];
+      cls.in_flight = false;  // a failed generation is retried at a later decision
+      if (!generated->ok()) return;
+      mdp::Policy p = std::move(*generated).value();
+      auto at = std::upper_bound(cls.policies.begin(), cls.policies.end(), p.load_qps(),
+                                 [](double l, const mdp::Policy& x) { return l < x.load_qps(); });
+      cls.policies.insert(at, std::move(p));
+    };
+  };
+  submit_offline_(std::move(job));
 }
 
 void RamsisSelection::OnArrival(const Query& q, TimePoint now) {
-  size_t c = classes_.size() == 1 ? 0 : NearestSloClass(slo_classes_, q.slo());
-  classes_[c].monitor.Record(now);
+  size_t c = classes_->size() == 1 ? 0 : NearestSloClass(slo_classes_, q.slo());
+  (*classes_)[c].monitor.Record(now);
 }
 
 SelectionDecision RamsisSelection::Choose(const WorkerView& worker, const QueueView& queue,
                                           const Query& head, TimePoint now) {
-  ClassState& cls = classes_[worker.id < worker_class_.size() ? worker_class_[worker.id] : 0];
+  // Workers added by a plan after Init (ids beyond worker_class_) serve the first class.
+  const size_t c = worker.id < worker_class_.size() ? worker_class_[worker.id] : 0;
+  ClassState& cls = (*classes_)[c];
   const double qps = cls.monitor.RateQps(now);
-  if (options_.fixed_load_qps <= 0) Extend(cls, qps);
+  if (options_.fixed_load_qps <= 0) Extend(c, qps);
   const mdp::Policy* policy =
       options_.fixed_load_qps > 0 ? &cls.policies.front() : mdp::SelectPolicy(cls.policies, qps);
   if (!policy) return fastest_;  // none covers the load (yet): fastest, late rather than never

@@ -7,7 +7,10 @@
 // set spans [min_qps, max_qps] with adjacent expected accuracies at most `accuracy_step`
 // apart; it is generated at Init (or read from `cache_dir`) for the deployment's SLO,
 // worker count and arrival model. Above max_qps (default: the deployment's peak
-// throughput) no policy covers the load and the fastest variant serves the whole queue.
+// throughput) no policy covers the load and the fastest variant serves the whole queue
+// while one more policy is generated as an offline job (PolicyContext::submit_offline)
+// and published into the set on the engine thread: no decision takes a lock.
+// Workers added by a plan after Init belong to the first SLO class.
 // Options: min_qps (default 1% of max), max_qps, accuracy_step (0.01), discretization
 //   (fld|md), d (100), mdp_batching (maximal|variable; the
 //   MDP's batching, distinct from the engine's policy.batching), max_queue (32), quantile (0.95),
@@ -19,8 +22,6 @@
 //   load_qps (> 0: a single policy for this load, used whatever the monitor says; for
 //   checking the MDP's expectations against simulation, section 7.3.1).
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,30 +50,29 @@ class RamsisSelection : public SelectionPolicy {
   SelectionDecision Choose(const WorkerView& worker, const QueueView& queue, const Query& head,
                            TimePoint now) override;
   // The policy set of SLO class `c` (0 when there is one SLO).
-  const std::vector<mdp::Policy>& policies(size_t c = 0) const { return classes_[c].policies; }
+  const std::vector<mdp::Policy>& policies(size_t c = 0) const { return (*classes_)[c].policies; }
 
  private:
-  // A policy generated off the decision path for a load no policy covered.
-  struct Pending {
-    std::mutex mu;
-    std::optional<mdp::Policy> ready;  // guarded by mu
-    bool in_flight = false;            // guarded by mu
-  };
+  // All of it is touched on the engine thread only (decisions, and the publish steps of
+  // offline jobs, which the driver runs there); offline work itself reads only copies.
   struct ClassState {
     SloClass slo_class;
     LoadMonitor monitor;
     std::vector<mdp::Policy> policies;  // sorted by load
     mdp::MdpOptions mdp;                // this class's MDP (SLO, workers)
-    std::shared_ptr<Pending> pending = std::make_shared<Pending>();
+    bool in_flight = false;             // a generation for this class is submitted
   };
-  // Adopts a finished background policy; starts one for `qps` if none covers it.
-  void Extend(ClassState& cls, double qps);
+  // Submits an offline job generating a policy for `qps` if none covers it and none is
+  // in flight for the class; the job's publish step inserts it into the class's set.
+  void Extend(size_t c, double qps);
   Options options_;
-  std::vector<ClassState> classes_;
-  std::vector<size_t> worker_class_;  // worker id -> class
+  // Shared with the publish steps of offline jobs (as weak pointers), so a step that
+  // arrives after this policy is gone, or re-initialised, does nothing.
+  std::shared_ptr<std::vector<ClassState>> classes_ = std::make_shared<std::vector<ClassState>>();
+  std::vector<size_t> worker_class_;  // worker id -> class (ids beyond it: class 0)
   std::vector<SloClass> slo_classes_;
   const ProfileSuite* suite_ = nullptr;
-  std::function<void(std::function<void()>)> run_offline_;
+  std::function<void(OfflineJob)> submit_offline_;
   SelectionDecision fastest_{};  // beyond the set: fastest variant, its largest batch
 };
 
