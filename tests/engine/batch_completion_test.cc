@@ -8,10 +8,11 @@
 #include <map>
 
 #include "sloserve/engine/engine.h"
-#include "sloserve/exec/simulated_executor.h"
+#include "sloserve/exec/profile_executor.h"
 #include "sloserve/policy/policy_spec.h"
 #include "sloserve/profile/exec_time_model.h"
 #include "support/test_suite.h"
+#include "support/virtual_run.h"
 
 namespace sloserve {
 namespace {
@@ -50,8 +51,9 @@ class RecordingBatching : public BatchingPolicy {
   VariantId variant_;
 };
 
-// The simulated executor, remembering what each launch ran and reported.
-class RecordingExecutor : public ExecutorPort {
+// The profile executor, remembering what each RunBatch ran and what its result reported
+// (it sits between the executor and the driver's sink).
+class RecordingExecutor : public WorkerExecutor, public ResultSink {
  public:
   struct Launched {
     WorkerId worker;
@@ -61,32 +63,51 @@ class RecordingExecutor : public ExecutorPort {
     Duration duration;
   };
   explicit RecordingExecutor(const ProfileSuite* suite)
-      : sim(ServiceTimeModel(suite, {}, /*seed=*/5)) {}
-  Duration Launch(const BatchLaunch& b) override {
-    Launched l{b.worker, {}, {}, {}, sim.Launch(b)};
-    for (const Query& q : *b.queries) {
-      l.ids.push_back(q.id);
-      l.apps.push_back(q.app);
-    }
-    if (b.solo) l.solo = *b.solo;
-    launched[l.ids.front()] = l;
-    return l.duration;
+      : inner(ServiceTimeModel(suite, {}, /*seed=*/5)) {
+    inner.Attach(this);
   }
-  SimulatedExecutor sim;
+  Duration Send(const WorkerAction& a) override {
+    const auto* run = std::get_if<RunBatch>(&a);
+    if (run) {
+      Launched l{run->worker, {}, {}, {}, Duration(0)};
+      for (const Query& q : run->queries) {
+        l.ids.push_back(q.id);
+        l.apps.push_back(q.app);
+      }
+      by_action_[run->id] = l.ids.front();
+      launched[l.ids.front()] = l;
+    }
+    const Duration d = inner.Send(a);
+    if (run) launched[by_action_[run->id]].duration = d;
+    return d;
+  }
+  void PostAt(ActionResult r, TimePoint at) override {
+    auto it = by_action_.find(r.id);
+    if (it != by_action_.end()) launched[it->second].solo = r.solo;
+    sink_->PostAt(std::move(r), at);
+  }
+  void Post(ActionResult r) override { sink_->Post(std::move(r)); }
+
+  ProfileExecutor inner;
   std::map<QueryId, Launched> launched;  // by the batch's first query
+
+ private:
+  std::map<ActionId, QueryId> by_action_;
 };
 
 struct Driven {
-  std::unique_ptr<Engine> engine;
-  RecordingBatching* policy = nullptr;
   std::unique_ptr<RecordingExecutor> exec;
+  std::unique_ptr<testing::VirtualRun> run;
+  RecordingBatching* policy = nullptr;
+  Engine& engine() { return run->engine(); }
 };
 
 // 400 queries (apps a, b and an unknown one in turn) on two workers, 3 ms apart, every
-// completion delivered in time order as the simulator does.
+// result delivered in time order by the driver, as the simulator does.
 Driven Drive(const ProfileSuite& suite, VariantId v) {
   Driven run;
   run.exec = std::make_unique<RecordingExecutor>(&suite);
+  run.run = std::make_unique<testing::VirtualRun>();
   PolicySpec spec;
   spec.options = {{"variant", "fast"}};
   auto set = MakePolicySet(spec);
@@ -95,25 +116,17 @@ Driven Drive(const ProfileSuite& suite, VariantId v) {
   run.policy = policy.get();
   set->batching = std::move(policy);
   std::vector<WorkerSpec> workers(2);
-  auto engine = Engine::Create(&suite, workers, std::move(set).value(), run.exec.get(), {}, 1);
-  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
-  run.engine = std::move(engine).value();
+  Status started = run.run->Start(&suite, workers, std::move(set).value(), run.exec.get());
+  EXPECT_TRUE(started.ok()) << started.ToString();
   TimePoint now = kTimeZero;
   for (int i = 0; i < 400; ++i) {
     now += Millis(3);
-    while (run.exec->sim.NextCompletion() <= now) {
-      Completion c = run.exec->sim.PopCompletion();
-      run.engine->OnBatchComplete(c.worker, c.batch, c.at);
-    }
     Query q;
     q.app = static_cast<AppId>(i % 3);
     q.deadline = now + Seconds(10);
-    run.engine->Submit(q, now);
+    run.run->Submit(q, now);
   }
-  while (run.exec->sim.HasPending()) {
-    Completion c = run.exec->sim.PopCompletion();
-    run.engine->OnBatchComplete(c.worker, c.batch, c.at);
-  }
+  run.run->RunToEnd();
   return run;
 }
 
@@ -122,7 +135,7 @@ TEST(BatchCompletionTest, OncePerBatchWithItsRequestsAndTheirTimesAlone) {
   const VariantId fast = *suite.FindVariant("fast");
   Driven run = Drive(suite, fast);
   const auto& seen = run.policy->seen;
-  const MetricsSummary m = run.engine->Summarize(kTimeZero + Seconds(100));
+  const MetricsSummary m = run.engine().Summarize(kTimeZero + Seconds(100));
   ASSERT_EQ(m.completed, 400);
   EXPECT_EQ(static_cast<int64_t>(seen.size()), m.batches);
   ASSERT_EQ(seen.size(), run.exec->launched.size());

@@ -5,28 +5,17 @@
 #include <map>
 #include <random>
 
-#include "sloserve/exec/simulated_executor.h"
+#include "sloserve/exec/profile_executor.h"
 #include "sloserve/policy/policy_spec.h"
+#include "support/puppet_executor.h"
 #include "support/test_suite.h"
+#include "support/virtual_run.h"
 
 namespace sloserve {
 namespace {
 
-// Puppet executor: records launches; the test decides when batches complete.
-class PuppetExecutor : public ExecutorPort {
- public:
-  struct Launched {
-    BatchLaunch launch;
-    std::vector<QueryId> ids;
-  };
-  Duration Launch(const BatchLaunch& b) override {
-    Launched l{b, {}};
-    for (const Query& q : *b.queries) l.ids.push_back(q.id);
-    launched.push_back(l);
-    return Millis(10);
-  }
-  std::vector<Launched> launched;
-};
+using testing::PuppetExecutor;
+using testing::VirtualRun;
 
 std::vector<WorkerSpec> Workers(int n) {
   std::vector<WorkerSpec> w(static_cast<size_t>(n));
@@ -60,31 +49,31 @@ TEST(EngineTest, RoundRobinSpreadsAndMaximalBatchingTakesWholeQueue) {
   Engine& e = **engine;
   // q1 -> w0 (starts alone), q2 -> w1 (starts alone), q3,q5 -> w0 queue, q4 -> w1 queue.
   for (int i = 0; i < 5; ++i) e.Submit(At(AtMicros(i), Millis(100)), AtMicros(i));
-  ASSERT_EQ(exec.launched.size(), 2u);
-  EXPECT_EQ(exec.launched[0].launch.worker, 0u);
-  EXPECT_EQ(exec.launched[1].launch.worker, 1u);
+  ASSERT_EQ(exec.sent.size(), 2u);
+  EXPECT_EQ(exec.sent[0].worker, 0u);
+  EXPECT_EQ(exec.sent[1].worker, 1u);
   EXPECT_EQ(e.workers()[0].queue_length, 2u);
   EXPECT_EQ(e.workers()[1].queue_length, 1u);
-  e.OnBatchComplete(0, exec.launched[0].launch.batch, AtMicros(10000));
-  ASSERT_EQ(exec.launched.size(), 3u);
-  EXPECT_EQ(exec.launched[2].ids, (std::vector<QueryId>{3, 5}));  // both queued, one batch
-  EXPECT_EQ(exec.launched[2].launch.rows, 2);
-  EXPECT_EQ(suite.variants()[exec.launched[2].launch.variant].name, "fast");
+  exec.Answer(e, 0, AtMicros(10000));
+  ASSERT_EQ(exec.sent.size(), 3u);
+  EXPECT_EQ(exec.sent[2].ids, (std::vector<QueryId>{3, 5}));  // both queued, one batch
+  EXPECT_EQ(exec.sent[2].rows, 2);
+  EXPECT_EQ(suite.variants()[exec.sent[2].variant].name, "fast");
 }
 
 TEST(EngineTest, EveryQueryEndsExactlyOnceUnderOverloadAndAdmissionBounds) {
   ProfileSuite suite = testing::SmallSuite(4);
   for (const char* dispatch : {"round_robin", "jsq", "central"}) {
     for (const char* batching : {"edf", "fifo"}) {
-      SimulatedExecutor exec(ServiceTimeModel(&suite, {}, 7));
       EngineOptions opts;
       opts.max_worker_queue = 5;
       opts.max_central_queue = 50;
-      auto engine =
-          Engine::Create(&suite, Workers(3),
-                         Policies(dispatch, batching, {{"drop_expired", "true"}}), &exec, opts, 1);
-      ASSERT_TRUE(engine.ok());
-      Engine& e = **engine;
+      VirtualRun run;
+      ASSERT_TRUE(run.Start(&suite, Workers(3),
+                            Policies(dispatch, batching, {{"drop_expired", "true"}}), nullptr, opts,
+                            7)
+                      .ok());
+      Engine& e = run.engine();
       std::map<QueryId, int> ended;
       e.set_sink([&](const QueryRecord& r) { ++ended[r.id]; });
       std::mt19937_64 rng(3);
@@ -92,17 +81,11 @@ TEST(EngineTest, EveryQueryEndsExactlyOnceUnderOverloadAndAdmissionBounds) {
       TimePoint now = kTimeZero;
       for (int i = 0; i < 2000; ++i) {
         now += Micros(static_cast<int64_t>(rng() % 3000));  // ~3x overload
-        while (exec.NextCompletion() <= now) {
-          Completion c = exec.PopCompletion();
-          e.OnBatchComplete(c.worker, c.batch, c.at);
-        }
         Query q = At(now, Millis(5 + static_cast<int64_t>(rng() % 60)));
-        ids.push_back(e.Submit(q, now));
+        ids.push_back(run.Submit(q, now));
       }
-      while (exec.HasPending()) {
-        Completion c = exec.PopCompletion();
-        e.OnBatchComplete(c.worker, c.batch, c.at);
-      }
+      run.RunToEnd();
+      EXPECT_EQ(e.actions_in_flight(), 0u);
       e.DropAllQueued(now + Seconds(100));
       EXPECT_EQ(e.in_system(), 0u) << dispatch << "/" << batching;
       ASSERT_EQ(ended.size(), ids.size()) << dispatch << "/" << batching;
@@ -130,13 +113,13 @@ TEST(EngineTest, DropExpiredReportsPolicyDropsAndServesTheRest) {
   e.Submit(At(kTimeZero, Millis(100)), kTimeZero);      // runs at once
   e.Submit(At(AtMicros(1), Millis(5)), AtMicros(1));    // expires while waiting
   e.Submit(At(AtMicros(2), Millis(500)), AtMicros(2));  // survives
-  e.OnBatchComplete(0, exec.launched[0].launch.batch, AtMicros(30000));
+  exec.Answer(e, 0, AtMicros(30000));
   ASSERT_EQ(done.size(), 2u);
   EXPECT_TRUE(done[0].met_slo);
   EXPECT_TRUE(done[1].dropped);
   EXPECT_EQ(done[1].drop_reason, DropReason::kPolicy);
-  ASSERT_EQ(exec.launched.size(), 2u);
-  EXPECT_EQ(exec.launched[1].ids, (std::vector<QueryId>{3}));
+  ASSERT_EQ(exec.sent.size(), 2u);
+  EXPECT_EQ(exec.sent[1].ids, (std::vector<QueryId>{3}));
 }
 
 TEST(EngineTest, CentralDispatchWaitsForIdleWorkers) {
@@ -148,31 +131,27 @@ TEST(EngineTest, CentralDispatchWaitsForIdleWorkers) {
   Engine& e = **engine;
   for (int i = 0; i < 7; ++i) e.Submit(At(AtMicros(i), Millis(100)), AtMicros(i));
   // Each idle worker grabbed one query at arrival; the other five wait centrally.
-  ASSERT_EQ(exec.launched.size(), 2u);
+  ASSERT_EQ(exec.sent.size(), 2u);
   EXPECT_EQ(e.workers()[0].queue_length + e.workers()[1].queue_length, 0u);
-  e.OnBatchComplete(1, exec.launched[1].launch.batch, AtMicros(10000));
-  ASSERT_EQ(exec.launched.size(), 3u);
-  EXPECT_EQ(exec.launched[2].launch.worker, 1u);
-  EXPECT_EQ(exec.launched[2].ids, (std::vector<QueryId>{3, 4}));  // earliest deadlines first
+  exec.Answer(e, 1, AtMicros(10000));
+  ASSERT_EQ(exec.sent.size(), 3u);
+  EXPECT_EQ(exec.sent[2].worker, 1u);
+  EXPECT_EQ(exec.sent[2].ids, (std::vector<QueryId>{3, 4}));  // earliest deadlines first
 }
 
 TEST(EngineTest, HandComputedLatenciesInSimulatedTime) {
   // One worker, fixed "fast" variant (10 ms at batch 1, 12 ms at batch 2), p95 = constant.
   ProfileSuite suite = testing::SmallSuite();
-  SimulatedExecutor exec(ServiceTimeModel(&suite, {}, 1));
-  auto engine = Engine::Create(&suite, Workers(1),
-                               Policies("round_robin", "edf", {{"variant", "fast"}}), &exec, {}, 1);
-  ASSERT_TRUE(engine.ok());
-  Engine& e = **engine;
+  VirtualRun run;
+  ASSERT_TRUE(
+      run.Start(&suite, Workers(1), Policies("round_robin", "edf", {{"variant", "fast"}})).ok());
+  Engine& e = run.engine();
   std::vector<QueryRecord> done;
   e.set_sink([&](const QueryRecord& r) { done.push_back(r); });
-  e.Submit(At(kTimeZero, Millis(15)), kTimeZero);                          // q1: 0 -> 10 ms
-  e.Submit(At(Millis(1) + kTimeZero, Millis(15)), kTimeZero + Millis(1));  // q2, q3 batch at 10
-  e.Submit(At(Millis(2) + kTimeZero, Millis(15)), kTimeZero + Millis(2));
-  while (exec.HasPending()) {
-    Completion c = exec.PopCompletion();
-    e.OnBatchComplete(c.worker, c.batch, c.at);
-  }
+  run.Submit(At(kTimeZero, Millis(15)), kTimeZero);                          // q1: 0 -> 10 ms
+  run.Submit(At(Millis(1) + kTimeZero, Millis(15)), kTimeZero + Millis(1));  // q2, q3 batch at 10
+  run.Submit(At(Millis(2) + kTimeZero, Millis(15)), kTimeZero + Millis(2));
+  run.RunToEnd();
   ASSERT_EQ(done.size(), 3u);
   EXPECT_EQ(done[0].finish, kTimeZero + Millis(10));
   EXPECT_EQ(done[1].start, kTimeZero + Millis(10));
@@ -200,23 +179,28 @@ TEST(EngineTest, ColdStartIsChargedOnceAndCounted) {
     with_load.AddVariant({"slow", 0, 80.0, 0, Millis(50)});
     for (int b = 1; b <= 4; ++b) with_load.AddLatency(0, 0, b, LatencyDistribution({30000}));
   }
-  SimulatedExecutor exec(ServiceTimeModel(&with_load, {}, 1));
   std::vector<WorkerSpec> workers = Workers(1);
   workers[0].preload_none = true;
-  auto engine = Engine::Create(&with_load, workers, Policies("round_robin", "edf"), &exec, {}, 1);
-  ASSERT_TRUE(engine.ok());
-  Engine& e = **engine;
+  VirtualRun run;
+  ASSERT_TRUE(run.Start(&with_load, workers, Policies("round_robin", "edf")).ok());
+  Engine& e = run.engine();
   std::vector<QueryRecord> done;
   e.set_sink([&](const QueryRecord& r) { done.push_back(r); });
-  e.Submit(At(kTimeZero, Millis(500)), kTimeZero);
-  Completion c = exec.PopCompletion();
-  EXPECT_EQ(c.at, kTimeZero + Millis(80));  // 50 ms load + 30 ms compute
-  e.OnBatchComplete(c.worker, c.batch, c.at);
-  e.Submit(At(c.at, Millis(500)), c.at);
-  Completion c2 = exec.PopCompletion();
-  EXPECT_EQ(c2.at - c.at, Millis(30));  // resident now
-  e.OnBatchComplete(c2.worker, c2.batch, c2.at);
-  EXPECT_EQ(e.Summarize(c2.at).cold_starts, 1);
+  run.Submit(At(kTimeZero, Millis(500)), kTimeZero);
+  EXPECT_EQ(e.workers()[0].residency[0], Residency::kLoading);
+  run.RunToEnd();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].finish, kTimeZero + Millis(80));  // 50 ms load + 30 ms compute
+  EXPECT_EQ(done[0].start, kTimeZero);                // the cold start is in its service
+  EXPECT_EQ(e.workers()[0].residency[0], Residency::kReady);
+  const TimePoint t1 = done[0].finish;
+  run.Submit(At(t1, Millis(500)), t1);
+  run.RunToEnd();
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[1].finish - t1, Millis(30));  // resident now
+  EXPECT_EQ(e.counters().loads, 1);
+  const TimePoint end = done[1].finish;
+  EXPECT_EQ(e.Summarize(end).cold_starts, 1);
 }
 
 TEST(EngineTest, CreateRejectsBadDeployments) {
@@ -271,13 +255,12 @@ TEST(EngineTest, PlanningRetiresWorkersAndCostFollowsActiveWorkers) {
   for (const WorkerView& w : e.workers()) active += w.active ? 1 : 0;
   EXPECT_EQ(active, 1);
   // Round robin now only uses the one active worker.
-  size_t before = exec.launched.size();
-  for (auto& l : exec.launched)
-    e.OnBatchComplete(l.launch.worker, l.launch.batch, kTimeZero + Seconds(1800));
+  for (size_t i : exec.Unanswered()) exec.Answer(e, i, kTimeZero + Seconds(1800));
+  const size_t before = exec.sent.size();
+  EXPECT_EQ(before, 2u);
   for (int i = 0; i < 3; ++i)
     e.Submit(At(kTimeZero + Seconds(1800), Millis(100)), kTimeZero + Seconds(1800));
-  for (size_t i = before; i < exec.launched.size(); ++i)
-    EXPECT_EQ(exec.launched[i].launch.worker, 0u);
+  for (size_t i = before; i < exec.sent.size(); ++i) EXPECT_EQ(exec.sent[i].worker, 0u);
   EXPECT_EQ(e.workers()[0].queue_length, 2u);
   // 4 workers x $1/h for 0.5 h, then 1 worker for 0.5 h = $2.5 over 1 h.
   MetricsSummary m = e.Summarize(kTimeZero + Seconds(3600));
@@ -301,8 +284,8 @@ TEST(EngineTest, PlacementRoutesStraightToTheWarmWorker) {
   auto engine = Engine::Create(&suite, workers, std::move(set).value(), &exec, {}, 1);
   ASSERT_TRUE(engine.ok());
   for (int i = 0; i < 3; ++i) (*engine)->Submit(At(AtMicros(i), Millis(100)), AtMicros(i));
-  ASSERT_EQ(exec.launched.size(), 1u);
-  EXPECT_EQ(exec.launched[0].launch.worker, 2u);
+  ASSERT_EQ(exec.sent.size(), 1u);
+  EXPECT_EQ(exec.sent[0].worker, 2u);
   EXPECT_EQ((*engine)->workers()[2].queue_length, 2u);
   EXPECT_EQ((*engine)->Summarize(AtMicros(3)).cold_starts, 0);
 }
@@ -322,16 +305,16 @@ TEST(EngineTest, SharedQueueWorkersBatchStraightFromTheCentralQueue) {
   ASSERT_TRUE(engine.ok());
   Engine& e = **engine;
   for (int i = 0; i < 5; ++i) e.Submit(At(AtMicros(i), Millis(100)), AtMicros(i));
-  ASSERT_EQ(exec.launched.size(), 2u);  // each idle worker grabbed the head on arrival
-  EXPECT_EQ(exec.launched[0].ids, (std::vector<QueryId>{1}));
-  EXPECT_EQ(exec.launched[1].ids, (std::vector<QueryId>{2}));
+  ASSERT_EQ(exec.sent.size(), 2u);  // each idle worker grabbed the head on arrival
+  EXPECT_EQ(exec.sent[0].ids, (std::vector<QueryId>{1}));
+  EXPECT_EQ(exec.sent[1].ids, (std::vector<QueryId>{2}));
   EXPECT_EQ(e.workers()[0].queue_length + e.workers()[1].queue_length, 0u);
-  e.OnBatchComplete(1, exec.launched[1].launch.batch, AtMicros(10000));
-  ASSERT_EQ(exec.launched.size(), 3u);
-  EXPECT_EQ(exec.launched[2].launch.worker, 1u);
-  EXPECT_EQ(exec.launched[2].ids, (std::vector<QueryId>{3, 4}));  // a batch of max_batch
-  e.OnBatchComplete(0, exec.launched[0].launch.batch, AtMicros(10001));
-  EXPECT_EQ(exec.launched[3].ids, (std::vector<QueryId>{5}));
+  exec.Answer(e, 1, AtMicros(10000));
+  ASSERT_EQ(exec.sent.size(), 3u);
+  EXPECT_EQ(exec.sent[2].worker, 1u);
+  EXPECT_EQ(exec.sent[2].ids, (std::vector<QueryId>{3, 4}));  // a batch of max_batch
+  exec.Answer(e, 0, AtMicros(10001));
+  EXPECT_EQ(exec.sent[3].ids, (std::vector<QueryId>{5}));
   EXPECT_EQ(e.in_system(), 3u);
 }
 

@@ -7,13 +7,14 @@
 #include <map>
 
 #include "sloserve/engine/engine.h"
-#include "sloserve/exec/simulated_executor.h"
+#include "sloserve/exec/profile_executor.h"
 #include "sloserve/policy/batching/orloj.h"
 #include "sloserve/policy/policy_spec.h"
 #include "sloserve/policy/selection/fixed.h"
 #include "sloserve/profile/exec_time_model.h"
 #include "sloserve/sim/experiment_config.h"
 #include "sloserve/sim/simulation.h"
+#include "support/virtual_run.h"
 
 namespace sloserve {
 namespace {
@@ -37,10 +38,12 @@ TEST(OrlojOnlineProfileTest, LearnedDistributionsConvergeToTheExecutors) {
   ASSERT_TRUE(set.ok()) << set.status().ToString();
   const auto* orloj = dynamic_cast<const OrlojBatching*>(set->batching.get());
   ASSERT_NE(orloj, nullptr);
-  SimulatedExecutor exec(ServiceTimeModel(&*suite, {}, /*seed=*/3));
-  auto engine = Engine::Create(&*suite, {WorkerSpec{}}, std::move(set).value(), &exec, {}, 3);
-  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-  Engine& e = **engine;
+  testing::VirtualRun run;
+  const Status started = run.Start(&*suite, {WorkerSpec{}}, std::move(set).value(), nullptr, {}, 3);
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  Engine& e = run.engine();
+  int64_t completions = 0;
+  e.set_sink([&](const QueryRecord& r) { completions += r.dropped ? 0 : 1; });
 
   const ExecTimeTable truth = ExecTimeTable::Build(*suite);
   const double true_mean[2] = {truth.ForApp(0, 0)->Mean(), truth.ForApp(0, 1)->Mean()};
@@ -50,18 +53,12 @@ TEST(OrlojOnlineProfileTest, LearnedDistributionsConvergeToTheExecutors) {
 
   Rng rng = MakeRng(3, "test/arrivals");
   TimePoint now = kTimeZero;
-  int64_t completions = 0;
   while (now < kTimeZero + Seconds(60)) {
     now += Micros(static_cast<int64_t>(-std::log(1 - Uniform01(rng)) * 1e6 / 20));
-    while (exec.NextCompletion() <= now) {
-      Completion c = exec.PopCompletion();
-      e.OnBatchComplete(c.worker, c.batch, c.at);
-      ++completions;
-    }
     Query q;
     q.app = static_cast<AppId>(Uniform01(rng) < 0.5 ? 0 : 1);
     q.deadline = now + Millis(400);
-    e.Submit(q, now);
+    run.Submit(q, now);
   }
   ASSERT_GT(completions, 100);
   EXPECT_GE(orloj->profile_rebuilds(), 2);  // the first snapshots, then window resets

@@ -8,10 +8,10 @@
 namespace sloserve {
 namespace {
 
-BatchLaunch Launch(const std::vector<Query>* qs) {
-  BatchLaunch b;
+RunBatch Launch(const std::vector<Query>* qs) {
+  RunBatch b;
   b.rows = static_cast<int32_t>(qs->size());
-  b.queries = qs;
+  b.queries = *qs;
   return b;
 }
 
@@ -47,9 +47,8 @@ TEST(ServiceTimeModelTest, ReportsEachRequestsTimeAloneWhenAsked) {
   std::vector<Query> mixed(3);
   mixed[1].app = 1;
   std::vector<Duration> solo;
-  BatchLaunch b = Launch(&mixed);
-  b.solo = &solo;
-  const double us = static_cast<double>(m.BatchDuration(b).count());
+  RunBatch b = Launch(&mixed);
+  const double us = static_cast<double>(m.BatchDuration(b, &solo).count());
   ASSERT_EQ(solo.size(), 3u);
   EXPECT_GE(solo[0], Micros(5000));  // "short" [10, 20) ms, halved
   EXPECT_LE(solo[0], Micros(10000));
@@ -61,7 +60,7 @@ TEST(ServiceTimeModelTest, ReportsEachRequestsTimeAloneWhenAsked) {
   ProfileSuite st = testing::SmallSuite();
   ServiceTimeModel ms(&st, ServiceTimeOptions{}, 1);
   solo.clear();
-  ms.BatchDuration(b);
+  ms.BatchDuration(b, &solo);
   EXPECT_TRUE(solo.empty());
 }
 
@@ -69,13 +68,36 @@ TEST(ServiceTimeModelTest, StaticSuitesAndLaunchesWithoutQueriesKeepTheProfileLa
   ProfileSuite s = testing::SmallSuite();
   ServiceTimeModel m(&s, ServiceTimeOptions{}, 1);
   std::vector<Query> qs(3);
-  BatchLaunch b = Launch(&qs);
+  RunBatch b = Launch(&qs);
   EXPECT_EQ(m.BatchDuration(b), Micros(10000 + 2000 * 2));
   ProfileSuite d = testing::DynamicSuite();
   ServiceTimeModel md(&d, ServiceTimeOptions{}, 1);
-  b.queries = nullptr;
+  b.queries = {};
   b.rows = 4;
   EXPECT_EQ(md.BatchDuration(b), Millis(60));
+}
+
+}  // namespace
+}  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+// Loading takes the variant's profiled load time, scaled like everything else.
+TEST(ServiceTimeModelTest, LoadTakesTheProfiledLoadTimeScaled) {
+  ProfileSuite s = testing::SmallSuite();
+  VariantSpec heavy{"heavy", 0, 90.0, 100, Millis(40)};
+  const VariantId v = s.AddVariant(heavy);
+  LoadVariant load;
+  load.variant = v;
+  ServiceTimeModel m(&s, ServiceTimeOptions{}, 1);
+  EXPECT_EQ(m.LoadDuration(load), Millis(40));
+  ServiceTimeOptions half;
+  half.time_scale = 0.5;
+  ServiceTimeModel mh(&s, half, 1);
+  EXPECT_EQ(mh.LoadDuration(load), Millis(20));
+  load.variant = 0;  // "fast": no load time
+  EXPECT_EQ(mh.LoadDuration(load), Duration(0));
 }
 
 }  // namespace
