@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "support/fake_backend.h"
@@ -125,6 +127,146 @@ TEST(KServeHandlerTest, RoutesAndRendersOutcome) {
   auto metadata = handler.Route(HttpMethod::kGet, "/v2/models/text", "");
   ASSERT_TRUE(std::holds_alternative<HttpResponse>(metadata));
   EXPECT_EQ(json::parse(std::get<HttpResponse>(metadata).body)["inputs"][0]["datatype"], "INT64");
+}
+
+TaskInfo AnyTask(const std::string& datatype) {
+  TaskInfo t;
+  t.name = "m";
+  t.variants = {"v"};
+  t.input_name = "x";
+  t.input_datatype = datatype;
+  t.input_shape = {-1, -1};
+  t.default_slo = Millis(100);
+  return t;
+}
+
+std::string Body(const std::string& datatype, const std::string& shape, const std::string& data) {
+  return R"({"inputs":[{"name":"x","datatype":")" + datatype + R"(","shape":)" + shape +
+         R"(,"data":)" + data + "}]}";
+}
+
+std::vector<uint8_t> Bytes(const void* p, size_t n) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  return std::vector<uint8_t>(b, b + n);
+}
+
+// The input's elements, row-major, as little-endian bytes of the datatype (the hosts
+// these tests run on are little-endian, so memcpy of native values is the expected layout).
+TEST(KServeHandlerTest, InputsAreParsedIntoBytesPerDatatype) {
+  static_assert(std::endian::native == std::endian::little);
+  {
+    auto call = ParseInferRequest(AnyTask("FP32"), Body("FP32", "[2,2]", "[[1.5,-2],[0.25,3]]"),
+                                  Seconds(10));
+    ASSERT_TRUE(call.ok()) << call.status().ToString();
+    ASSERT_EQ(call->request.inputs.size(), 1u);
+    const Tensor& t = call->request.inputs[0];
+    EXPECT_EQ(t.name, "x");
+    EXPECT_EQ(t.datatype, "FP32");
+    EXPECT_EQ(t.shape, (std::vector<int64_t>{2, 2}));
+    const float want[] = {1.5f, -2.0f, 0.25f, 3.0f};
+    EXPECT_EQ(t.data, Bytes(want, sizeof want));
+  }
+  {
+    auto call = ParseInferRequest(AnyTask("INT64"),
+                                  Body("INT64", "[1,3]", "[-1, 9007199254740993, 7]"), Seconds(10));
+    ASSERT_TRUE(call.ok()) << call.status().ToString();
+    const int64_t want[] = {-1, 9007199254740993LL, 7};
+    EXPECT_EQ(call->request.inputs[0].data, Bytes(want, sizeof want));
+  }
+  {
+    auto call = ParseInferRequest(AnyTask("INT8"), Body("INT8", "[1,2]", "[-3,5]"), Seconds(10));
+    ASSERT_TRUE(call.ok()) << call.status().ToString();
+    const int8_t want[] = {-3, 5};
+    EXPECT_EQ(call->request.inputs[0].data, Bytes(want, sizeof want));
+  }
+  {
+    auto call =
+        ParseInferRequest(AnyTask("BOOL"), Body("BOOL", "[1,3]", "[true,false,true]"), Seconds(10));
+    ASSERT_TRUE(call.ok()) << call.status().ToString();
+    EXPECT_EQ(call->request.inputs[0].data, (std::vector<uint8_t>{1, 0, 1}));
+  }
+  {
+    auto call = ParseInferRequest(AnyTask("BYTES"), Body("BYTES", "[2,1]", R"([["ab"],[""]])"),
+                                  Seconds(10));
+    ASSERT_TRUE(call.ok()) << call.status().ToString();
+    // Each element: a 4-byte little-endian length, then the bytes.
+    EXPECT_EQ(call->request.inputs[0].data,
+              (std::vector<uint8_t>{2, 0, 0, 0, 'a', 'b', 0, 0, 0, 0}));
+  }
+  {
+    auto call =
+        ParseInferRequest(AnyTask("FP16"), Body("FP16", "[1,3]", "[1, -2, 0.5]"), Seconds(10));
+    ASSERT_TRUE(call.ok()) << call.status().ToString();
+    EXPECT_EQ(call->request.inputs[0].data,
+              (std::vector<uint8_t>{0x00, 0x3c, 0x00, 0xc0, 0x00, 0x38}));
+  }
+  // The validation errors are unchanged: a wrong element type, a wrong count.
+  auto wrong = ParseInferRequest(AnyTask("BOOL"), Body("BOOL", "[1,2]", "[true,1]"), Seconds(10));
+  EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(wrong.status().message(), "'data' holds an element that is not of datatype BOOL");
+  auto count = ParseInferRequest(AnyTask("FP32"), Body("FP32", "[1,3]", "[1,2]"), Seconds(10));
+  EXPECT_EQ(count.status().message(), "input 'data' has 2 elements but shape [1,3] needs 3");
+}
+
+TEST(KServeHandlerTest, RendersOutputsWhenTheOutcomeHasThem) {
+  FakeBackend backend;
+  KServeHandler handler({}, {AnyTask("FP32")}, &backend, nullptr);
+  auto routed =
+      handler.Route(HttpMethod::kPost, "/v2/models/m/infer", Body("FP32", "[2,1]", "[1,2]"));
+  ASSERT_TRUE(std::holds_alternative<InferCall>(routed));
+  const InferCall& call = std::get<InferCall>(routed);
+  InferOutcome outcome;
+  outcome.variant = "v";
+  outcome.worker = "w0";
+  Tensor y;
+  y.name = "y";
+  y.datatype = "FP32";
+  y.shape = {2, 1};
+  const float ys[] = {2.5f, -4.0f};
+  y.data = Bytes(ys, sizeof ys);
+  Tensor ids;
+  ids.name = "ids";
+  ids.datatype = "INT32";
+  ids.shape = {2};
+  const int32_t is[] = {-7, 2147483647};
+  ids.data = Bytes(is, sizeof is);
+  Tensor flags;
+  flags.name = "flags";
+  flags.datatype = "BOOL";
+  flags.shape = {2};
+  flags.data = {0, 1};
+  Tensor labels;
+  labels.name = "labels";
+  labels.datatype = "BYTES";
+  labels.shape = {2};
+  labels.data = {3, 0, 0, 0, 'c', 'a', 't', 1, 0, 0, 0, '"'};
+  outcome.outputs = {y, ids, flags, labels};
+  const HttpResponse r = handler.RenderOutcome(call, outcome);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  ASSERT_EQ(j["outputs"].size(), 4u);
+  EXPECT_EQ(j["outputs"][0]["name"], "y");
+  EXPECT_EQ(j["outputs"][0]["datatype"], "FP32");
+  EXPECT_EQ(j["outputs"][0]["shape"], json({2, 1}));
+  EXPECT_EQ(j["outputs"][0]["data"], json({2.5, -4.0}));
+  EXPECT_EQ(j["outputs"][1]["data"], json({-7, 2147483647}));
+  EXPECT_EQ(j["outputs"][2]["data"], json({false, true}));
+  EXPECT_EQ(j["outputs"][3]["data"], json({"cat", "\""}));
+  EXPECT_EQ(j["parameters"]["worker"], "w0");
+
+  // Bytes that do not match the shape are a server error naming the tensor, not garbage.
+  y.data.pop_back();
+  outcome.outputs = {y};
+  const HttpResponse bad = handler.RenderOutcome(call, outcome);
+  EXPECT_EQ(bad.status, 500);
+  EXPECT_NE(json::parse(bad.body)["error"].get<std::string>().find("'y'"), std::string::npos);
+
+  // No outputs (the emulated executor): the zero output of the batch's rows, as before.
+  outcome.outputs.clear();
+  const json zeros = json::parse(handler.RenderOutcome(call, outcome).body);
+  EXPECT_EQ(zeros["outputs"][0]["name"], "output");
+  EXPECT_EQ(zeros["outputs"][0]["shape"], json({2, 1}));
+  EXPECT_EQ(zeros["outputs"][0]["data"], json({0.0, 0.0}));
 }
 
 }  // namespace

@@ -194,10 +194,16 @@ class Session : public std::enable_shared_from_this<Session> {
     state_ = State::kBackend;
     server_->in_flight.fetch_add(1);
     server_->metrics.InferStarted();
+    // The backend takes the input tensors (moved, not copied); the call keeps the rest to
+    // render the answer.
+    TensorSet inputs = std::move(call_.request.inputs);
+    call_.request.inputs.clear();
+    InferRequest request = call_.request;
+    request.inputs = std::move(inputs);
     // The callback hands its only reference to the posted handler, so nothing of this
     // session outlives the handler however long the backend keeps the std::function.
     server_->backend->Submit(
-        call_.request, [self = shared_from_this()](InferOutcome outcome) mutable {
+        std::move(request), [self = shared_from_this()](InferOutcome outcome) mutable {
           auto executor = self->stream_.get_executor();
           asio::post(executor, [s = std::move(self), o = std::move(outcome)]() mutable {
             s->OnOutcome(std::move(o));

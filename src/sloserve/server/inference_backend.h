@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sloserve/core/payload_store.h"
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
 
@@ -27,6 +28,9 @@ struct InferRequest {
   std::string app;   // empty = default app
   Duration slo{};    // validated: > 0 and <= the frontend's maximum
   int32_t rows = 1;  // size of the batch dimension of the input
+  // The input tensors, validated against the task's declared input (element bytes as
+  // documented at Tensor). The backend owns them from Submit on.
+  TensorSet inputs;
 };
 
 struct InferOutcome {
@@ -38,6 +42,9 @@ struct InferOutcome {
   Duration compute_time{};  // batch start -> completion
   int32_t batch_size = 0;
   bool met_slo = false;
+  // The output tensors from the executor; empty when it computes none (the emulated
+  // executor), in which case the frontend answers with a zero output of the batch's rows.
+  TensorSet outputs;
 };
 
 class InferenceBackend {

@@ -1,10 +1,14 @@
 #include "sloserve/server/kserve_handler.h"
 
 #include <algorithm>
+#include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 #include <utility>
 
 #include "sloserve/server/json_util.h"
@@ -42,21 +46,147 @@ std::vector<std::string_view> SplitPath(std::string_view s) {
   return parts;
 }
 
-bool ElementMatches(const json& v, std::string_view datatype) {
-  if (datatype == "BOOL") return v.is_boolean();
-  if (datatype == "BYTES") return v.is_string();
-  if (datatype.starts_with("INT") || datatype.starts_with("UINT")) return v.is_number_integer();
-  if (datatype.starts_with("FP") || datatype == "BF16") return v.is_number();
-  return v.is_primitive() && !v.is_null();
+// How a datatype's JSON elements are checked and stored (Tensor::data layout: see
+// core/payload_store.h). The checks are exactly the frontend's validation rules: BOOL
+// needs booleans, BYTES strings, INT*/UINT* integers, FP*/BF16 numbers, anything else a
+// non-null scalar (stored as no bytes: there is no KServe v2 layout for it).
+enum class ElemKind : uint8_t { kBool, kBytes, kInt, kFp16, kBf16, kFp32, kFp64, kNumber, kOther };
+struct ElemType {
+  ElemKind kind = ElemKind::kOther;
+  uint8_t size = 0;  // bytes per element; 0 = none stored (BYTES: variable)
+};
+
+ElemType ElemTypeOf(std::string_view dt) {
+  const auto size = static_cast<uint8_t>(DatatypeSize(dt));
+  if (dt == "BOOL") return {ElemKind::kBool, 1};
+  if (dt == "BYTES") return {ElemKind::kBytes, 0};
+  if (dt.starts_with("INT") || dt.starts_with("UINT")) return {ElemKind::kInt, size};
+  if (dt == "FP16") return {ElemKind::kFp16, 2};
+  if (dt == "BF16") return {ElemKind::kBf16, 2};
+  if (dt == "FP32") return {ElemKind::kFp32, 4};
+  if (dt == "FP64") return {ElemKind::kFp64, 8};
+  if (dt.starts_with("FP")) return {ElemKind::kNumber, 0};
+  return {ElemKind::kOther, 0};
 }
 
-// Counts the scalars of a (possibly nested) data array and checks their type.
-Status CountElements(const json& data, std::string_view datatype, int depth, int64_t& count) {
+// Appends the low `n` bytes of `bits`, little-endian.
+inline void AppendLE(std::vector<uint8_t>& out, uint64_t bits, size_t n) {
+  if constexpr (std::endian::native == std::endian::little) {
+    const size_t at = out.size();
+    out.resize(at + n);
+    std::memcpy(out.data() + at, &bits, n);
+  } else {
+    for (size_t i = 0; i < n; ++i) out.push_back(static_cast<uint8_t>(bits >> (8 * i)));
+  }
+}
+
+inline uint64_t ReadLE(const uint8_t* p, size_t n) {
+  uint64_t bits = 0;
+  for (size_t i = 0; i < n; ++i) bits |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return bits;
+}
+
+// IEEE 754 binary16 from binary32, rounding to nearest even.
+uint16_t FloatToHalf(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+  uint32_t mant = x & 0x7fffff;
+  const int32_t e = static_cast<int32_t>((x >> 23) & 0xff);
+  if (e == 0xff) return sign | 0x7c00 | (mant != 0 ? 0x200 : 0);  // inf, NaN
+  const int32_t exp = e - 127 + 15;
+  if (exp >= 0x1f) return sign | 0x7c00;  // overflow: inf
+  uint32_t half;
+  uint32_t rem, mid;
+  if (exp <= 0) {  // subnormal or zero
+    if (exp < -10) return sign;
+    mant |= 0x800000;
+    const int shift = 14 - exp;
+    half = mant >> shift;
+    rem = mant & ((1u << shift) - 1);
+    mid = 1u << (shift - 1);
+  } else {
+    half = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+    rem = mant & 0x1fff;
+    mid = 0x1000;
+  }
+  if (rem > mid || (rem == mid && (half & 1) != 0)) ++half;  // a carry rounds up to inf
+  return static_cast<uint16_t>(sign | half);
+}
+
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  const uint32_t exp = (h >> 10) & 0x1f;
+  const uint32_t mant = h & 0x3ff;
+  if (exp == 0) {
+    const float f = std::ldexp(static_cast<float>(mant), -24);
+    return sign != 0 ? -f : f;
+  }
+  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000 | (mant << 13));
+  return std::bit_cast<float>(sign | ((exp - 15 + 127) << 23) | (mant << 13));
+}
+
+// bfloat16 from binary32, rounding to nearest even.
+uint16_t FloatToBf16(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((x >> 16) | 0x40);  // NaN
+  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+// Checks one scalar against the datatype and appends its bytes; false: wrong type.
+inline bool AppendElement(const json& v, ElemType t, std::vector<uint8_t>& out) {
+  switch (t.kind) {
+    case ElemKind::kBool:
+      if (!v.is_boolean()) return false;
+      out.push_back(v.get<bool>() ? 1 : 0);
+      return true;
+    case ElemKind::kBytes: {
+      if (!v.is_string()) return false;
+      const auto& str = v.get_ref<const std::string&>();
+      AppendLE(out, static_cast<uint32_t>(str.size()), 4);
+      out.insert(out.end(), str.begin(), str.end());
+      return true;
+    }
+    case ElemKind::kInt: {
+      if (!v.is_number_integer()) return false;
+      // Out-of-range values wrap to the element's width (two's complement).
+      const uint64_t bits =
+          v.is_number_unsigned() ? v.get<uint64_t>() : static_cast<uint64_t>(v.get<int64_t>());
+      AppendLE(out, bits, t.size);
+      return true;
+    }
+    case ElemKind::kFp16:
+      if (!v.is_number()) return false;
+      AppendLE(out, FloatToHalf(static_cast<float>(v.get<double>())), 2);
+      return true;
+    case ElemKind::kBf16:
+      if (!v.is_number()) return false;
+      AppendLE(out, FloatToBf16(static_cast<float>(v.get<double>())), 2);
+      return true;
+    case ElemKind::kFp32:
+      if (!v.is_number()) return false;
+      AppendLE(out, std::bit_cast<uint32_t>(static_cast<float>(v.get<double>())), 4);
+      return true;
+    case ElemKind::kFp64:
+      if (!v.is_number()) return false;
+      AppendLE(out, std::bit_cast<uint64_t>(v.get<double>()), 8);
+      return true;
+    case ElemKind::kNumber:
+      return v.is_number();
+    case ElemKind::kOther:
+      return v.is_primitive() && !v.is_null();
+  }
+  return false;
+}
+
+// Walks a (possibly nested) data array once: counts its scalars, checks their type and
+// appends their bytes to `out` in row-major order.
+Status ConvertElements(const json& data, std::string_view datatype, ElemType type, int depth,
+                       int64_t& count, std::vector<uint8_t>& out) {
   if (depth > kMaxDataDepth) return InvalidArgumentError("'data' is nested too deeply");
   for (const json& v : data) {
     if (v.is_array()) {
-      RETURN_IF_ERROR(CountElements(v, datatype, depth + 1, count));
-    } else if (!ElementMatches(v, datatype)) {
+      RETURN_IF_ERROR(ConvertElements(v, datatype, type, depth + 1, count, out));
+    } else if (!AppendElement(v, type, out)) {
       return InvalidArgumentError("'data' holds an element that is not of datatype " +
                                   std::string(datatype));
     } else {
@@ -64,6 +194,99 @@ Status CountElements(const json& data, std::string_view datatype, int depth, int
     }
   }
   return OkStatus();
+}
+
+// Appends a number as JSON: the shortest text that reads back as the same value; NaN and
+// infinities (which JSON cannot hold) as null.
+template <typename T>
+void AppendNumber(std::string& out, T value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!std::isfinite(value)) {
+      out += "null";
+      return;
+    }
+  }
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, res.ptr);
+}
+
+// Appends `t.data` as the elements of a JSON array (without the brackets); false when the
+// bytes do not hold `elements` elements of the datatype.
+bool AppendTensorData(std::string& out, const Tensor& t, int64_t elements) {
+  const ElemType type = ElemTypeOf(t.datatype);
+  const uint8_t* p = t.data.data();
+  const size_t n = t.data.size();
+  if (type.kind == ElemKind::kBytes) {
+    size_t at = 0;
+    for (int64_t i = 0; i < elements; ++i) {
+      if (n - at < 4) return false;
+      const size_t len = ReadLE(p + at, 4);
+      at += 4;
+      if (n - at < len) return false;
+      if (i > 0) out += ',';
+      AppendJsonString(out, std::string_view(reinterpret_cast<const char*>(p + at), len));
+      at += len;
+    }
+    return at == n;
+  }
+  if (type.size == 0 || n != static_cast<size_t>(elements) * type.size) return false;
+  const bool is_signed = t.datatype.starts_with("INT");
+  out.reserve(out.size() + n * 3);
+  for (int64_t i = 0; i < elements; ++i) {
+    if (i > 0) out += ',';
+    const uint64_t bits = ReadLE(p + i * type.size, type.size);
+    switch (type.kind) {
+      case ElemKind::kBool:
+        out += bits != 0 ? "true" : "false";
+        break;
+      case ElemKind::kInt:
+        if (is_signed) {
+          const unsigned shift = 64 - 8 * type.size;  // sign-extend
+          AppendNumber(out, static_cast<int64_t>(bits << shift) >> shift);
+        } else {
+          AppendNumber(out, bits);
+        }
+        break;
+      case ElemKind::kFp16:
+        AppendNumber(out, HalfToFloat(static_cast<uint16_t>(bits)));
+        break;
+      case ElemKind::kBf16:
+        AppendNumber(out, std::bit_cast<float>(static_cast<uint32_t>(bits) << 16));
+        break;
+      case ElemKind::kFp32:
+        AppendNumber(out, std::bit_cast<float>(static_cast<uint32_t>(bits)));
+        break;
+      case ElemKind::kFp64:
+        AppendNumber(out, std::bit_cast<double>(bits));
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+// Appends one output tensor as a KServe v2 output object; false: its data is malformed.
+bool AppendOutputTensor(std::string& out, const Tensor& t) {
+  int64_t elements = 1;
+  for (int64_t d : t.shape) {
+    if (d < 0 || (d != 0 && elements > kMaxElements / d)) return false;
+    elements *= d;
+  }
+  out += "{\"name\":";
+  AppendJsonString(out, t.name);
+  out += ",\"datatype\":";
+  AppendJsonString(out, t.datatype);
+  out += ",\"shape\":[";
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (i > 0) out += ',';
+    AppendNumber(out, t.shape[i]);
+  }
+  out += "],\"data\":[";
+  if (!AppendTensorData(out, t, elements)) return false;
+  out += "]}";
+  return true;
 }
 
 std::string ShapeString(const std::vector<int64_t>& shape) {
@@ -130,7 +353,8 @@ Status ParseParameters(const json& doc, const TaskInfo& task, Duration max_slo, 
   return OkStatus();
 }
 
-StatusOr<InferCall> ParseInferDocument(const TaskInfo& task, const json& doc, Duration max_slo) {
+StatusOr<InferCall> ParseInferDocument(const TaskInfo& task, const json& doc, Duration max_slo,
+                                       size_t body_bytes) {
   if (!doc.is_object()) return InvalidArgumentError("request body must be a JSON object");
   InferCall call;
   call.request.task = task.name;
@@ -179,8 +403,14 @@ StatusOr<InferCall> ParseInferDocument(const TaskInfo& task, const json& doc, Du
   if (data == input->end() || !data->is_array()) {
     return InvalidArgumentError("input 'data' must be an array (binary data is not supported)");
   }
+  // Validation and conversion in one walk over the elements. Reserved for the declared
+  // size, capped by what the body can hold (a scalar takes at least one byte of JSON), so
+  // a huge declared shape with little data allocates nothing large.
+  const ElemType type = ElemTypeOf(dt);
+  Tensor tensor;
+  tensor.data.reserve(static_cast<size_t>(std::min<int64_t>(expected, body_bytes)) * type.size);
   int64_t count = 0;
-  RETURN_IF_ERROR(CountElements(*data, dt, 1, count));
+  RETURN_IF_ERROR(ConvertElements(*data, dt, type, 1, count, tensor.data));
   if (count != expected) {
     return InvalidArgumentError("input 'data' has " + std::to_string(count) +
                                 " elements but shape " + ShapeString(shape) + " needs " +
@@ -188,6 +418,10 @@ StatusOr<InferCall> ParseInferDocument(const TaskInfo& task, const json& doc, Du
   }
   call.request.rows = static_cast<int32_t>(shape[0]);
   RETURN_IF_ERROR(ParseParameters(doc, task, max_slo, call.request));
+  tensor.name = task.input_name;
+  tensor.datatype = dt;
+  tensor.shape = std::move(shape);
+  call.request.inputs.push_back(std::move(tensor));
   return call;
 }
 
@@ -238,7 +472,7 @@ StatusOr<InferCall> ParseInferRequest(const TaskInfo& task, std::string_view bod
   try {
     const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) return InvalidArgumentError("malformed JSON in request body");
-    return ParseInferDocument(task, doc, max_slo);
+    return ParseInferDocument(task, doc, max_slo, body.size());
   } catch (const json::exception& e) {
     return InvalidArgumentError(std::string("invalid request body: ") + e.what());
   }
@@ -360,11 +594,27 @@ HttpResponse KServeHandler::RenderOutcome(const InferCall& call,
     out += ",\"id\":";
     AppendJsonString(out, call.id);
   }
-  out += ",\"outputs\":[{\"name\":\"output\",\"datatype\":\"FP32\",\"shape\":[";
-  out += std::to_string(rows);
-  out += ",1],\"data\":[";
-  for (int32_t i = 0; i < rows; ++i) out += i == 0 ? "0.0" : ",0.0";
-  out += "]}],\"parameters\":{\"variant\":";
+  if (outcome.outputs.empty()) {
+    // No computed outputs (the emulated executor): a zero output per row, as always.
+    out += ",\"outputs\":[{\"name\":\"output\",\"datatype\":\"FP32\",\"shape\":[";
+    out += std::to_string(rows);
+    out += ",1],\"data\":[";
+    for (int32_t i = 0; i < rows; ++i) out += i == 0 ? "0.0" : ",0.0";
+    out += "]}]";
+  } else {
+    out += ",\"outputs\":[";
+    for (size_t i = 0; i < outcome.outputs.size(); ++i) {
+      if (i > 0) out += ',';
+      const Tensor& t = outcome.outputs[i];
+      if (!AppendOutputTensor(out, t)) {
+        return Error(500, "the executor returned a malformed output tensor '" + t.name +
+                              "' (datatype '" + t.datatype + "', " + std::to_string(t.data.size()) +
+                              " bytes for shape " + ShapeString(t.shape) + ")");
+      }
+    }
+    out += "]";
+  }
+  out += ",\"parameters\":{\"variant\":";
   AppendJsonString(out, outcome.variant);
   out += ",\"worker\":";
   AppendJsonString(out, outcome.worker);
