@@ -71,11 +71,20 @@ void Driver::PoolLoop() {
 }
 
 void Driver::PostAt(ActionResult result, TimePoint at) {
+  uint32_t index;
+  if (free_results_.empty()) {
+    index = static_cast<uint32_t>(result_slab_.size());
+    result_slab_.push_back(std::move(result));
+  } else {
+    index = free_results_.back();
+    free_results_.pop_back();
+    result_slab_[index] = std::move(result);
+  }
   TimedResult t;
   t.at = at;
   t.seq = seq_++;
-  t.result = std::move(result);
-  timed_results_.push(std::move(t));
+  t.index = index;
+  timed_results_.push(t);
 }
 
 void Driver::Post(ActionResult result) {
@@ -153,10 +162,11 @@ int64_t Driver::Step(TimePoint now) {
     ++handled;
     // 1. results
     if (!timed_results_.empty() && timed_results_.top().at <= now) {
-      // priority_queue::top is const: move out through a const_cast of the element we
-      // pop right after (the heap order does not depend on the moved-from result).
-      ActionResult r = std::move(const_cast<TimedResult&>(timed_results_.top()).result);
+      const uint32_t index = timed_results_.top().index;
       timed_results_.pop();
+      // Moved out: the engine may post results while handling it, growing the slab.
+      ActionResult r = std::move(result_slab_[index]);
+      free_results_.push_back(index);
       engine.OnResult(r, now);
       continue;
     }

@@ -90,8 +90,10 @@ class Driver : public ResultSink {
     uint64_t seq;
     bool operator>(const Timed& o) const { return at > o.at || (at == o.at && seq > o.seq); }
   };
+  // Results wait in a slab; the heap orders small (time, seq, index) entries, so a sift
+  // moves 24 bytes rather than a result with its vectors and status.
   struct TimedResult : Timed {
-    ActionResult result;
+    uint32_t index;
   };
   struct TimedJob : Timed {
     std::function<void()> publish;
@@ -114,6 +116,8 @@ class Driver : public ResultSink {
   TimePoint next_plan_{kTimeInfinite};
   uint64_t seq_ = 0;
   std::priority_queue<TimedResult, std::vector<TimedResult>, Later> timed_results_;
+  std::vector<ActionResult> result_slab_;
+  std::vector<uint32_t> free_results_;
   std::priority_queue<TimedJob, std::vector<TimedJob>, Later> timed_jobs_;
   // Drained from the inbox, handled on the driver's thread.
   std::deque<ActionResult> posted_results_;

@@ -6,14 +6,17 @@
 namespace sloserve {
 namespace {
 
-double VariantMb(const ProfileSuite& suite, VariantId v) { return suite.variants()[v].memory_mb; }
+double VariantMb(const ProfileSuite& suite, VariantId v) {
+  return suite.variants()[v].memory_mb;
+}
 
 }  // namespace
 
 PolicyNames PolicyNamesOf(const PolicySpec& spec) {
   PolicyNames n;
   n.dispatch = spec.dispatch;
-  n.batching = spec.batching + (spec.selection.empty() ? "" : " (selection " + spec.selection + ")");
+  n.batching =
+      spec.batching + (spec.selection.empty() ? "" : " (selection " + spec.selection + ")");
   n.placement = spec.placement;
   n.planning = spec.planning;
   return n;
@@ -21,9 +24,8 @@ PolicyNames PolicyNamesOf(const PolicySpec& spec) {
 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
                                                  std::vector<WorkerSpec> workers,
-                                                 EnginePolicies policies,
-                                                 WorkerExecutor* executor, EngineOptions options,
-                                                 uint64_t seed) {
+                                                 EnginePolicies policies, WorkerExecutor* executor,
+                                                 EngineOptions options, uint64_t seed) {
   if (!suite) return InvalidArgumentError("engine: no profile suite");
   if (!executor) return InvalidArgumentError("engine: no executor");
   if (workers.empty()) return InvalidArgumentError("engine: 'workers' must be at least 1");
@@ -370,9 +372,10 @@ void Engine::ApplyPlan(TimePoint now) {
       continue;
     }
     if (p.worker >= views_.size() || views_[p.worker].phase == WorkerPhase::kRetired) {
-      Invalid(options_.names.planning,
-              "plan for " + (p.worker >= views_.size() ? "unknown worker " + std::to_string(p.worker)
-                                                      : "retired worker " + views_[p.worker].name));
+      Invalid(
+          options_.names.planning,
+          "plan for " + (p.worker >= views_.size() ? "unknown worker " + std::to_string(p.worker)
+                                                   : "retired worker " + views_[p.worker].name));
       continue;
     }
     if (p.pinned != kNoId && p.pinned >= suite_->variants().size()) {
@@ -411,7 +414,8 @@ void Engine::ApplyPlan(TimePoint now) {
 
 WorkerId Engine::AddWorker(const WorkerPlan& p, TimePoint now) {
   if (p.hardware >= suite_->hardware().size()) {
-    Invalid(options_.names.planning, "new worker of unknown hardware " + std::to_string(p.hardware));
+    Invalid(options_.names.planning,
+            "new worker of unknown hardware " + std::to_string(p.hardware));
     return kNoId;
   }
   const HardwareSpec& hw = suite_->hardware()[p.hardware];
@@ -477,8 +481,8 @@ void Engine::MaybeRetire(WorkerId w, TimePoint now) {
 void Engine::SetResidency(WorkerId w, VariantId v, Residency r) {
   WorkerView& view = views_[w];
   MachineView& m = machines_[view.machine];
-  const bool held_before = view.residency[v] == Residency::kLoading ||
-                           view.residency[v] == Residency::kReady;
+  const bool held_before =
+      view.residency[v] == Residency::kLoading || view.residency[v] == Residency::kReady;
   const bool held_after = r == Residency::kLoading || r == Residency::kReady;
   // Memory is reserved when a load is sent and returned when the unload is sent (the
   // executor runs a worker's actions in order, so the load after it finds it free).
@@ -634,7 +638,7 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
     }
     VariantId v = d.variant;
     if (view.pinned != kNoId) v = view.pinned;  // a plan's pin overrides the batch's variant
-    if (v >= suite_->variants().size()) {  // a policy bug must not lose queries
+    if (v >= suite_->variants().size()) {       // a policy bug must not lose queries
       Invalid(options_.names.batching, "unknown variant " + std::to_string(v));
       for (uint32_t s : take_slots) DropSlot(s, DropReason::kInternal, now);
       continue;
@@ -659,9 +663,20 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
   }
 }
 
-Duration Engine::ExpectedBatch(HardwareId h, VariantId v, int32_t rows) const {
+Duration Engine::ExpectedBatch(HardwareId h, VariantId v, int32_t rows) {
+  // The profile's median at the batch's rows, memoised: this runs for every batch.
+  const size_t key = static_cast<size_t>(h) * suite_->variants().size() + v;
+  if (expected_.size() <= key) expected_.resize(key + 1);
+  std::vector<Duration>& by_rows = expected_[key];
+  const size_t r = static_cast<size_t>(std::max(rows, 0));
+  if (r < by_rows.size() && by_rows[r] >= Duration(0)) return by_rows[r];
   const LatencyDistribution* d = suite_->Latency(h, v, rows);
-  return d && !d->empty() ? d->Quantile(0.5) : Duration(0);
+  const Duration e = d && !d->empty() ? d->Quantile(0.5) : Duration(0);
+  if (r < 4096) {  // bounded: rows beyond are computed each time
+    if (by_rows.size() <= r) by_rows.resize(r + 1, Duration(-1));
+    by_rows[r] = e;
+  }
+  return e;
 }
 
 void Engine::SendRun(WorkerId w, TimePoint now) {

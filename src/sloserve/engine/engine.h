@@ -64,10 +64,10 @@ using EnginePolicies = PolicySet;
 // Counters of the protocol and of rejected decisions (also in /metrics).
 struct EngineCounters {
   int64_t actions_sent = 0;
-  int64_t failed_results = 0;   // results with a non-OK status
-  int64_t stale_results = 0;    // results for no action in flight (duplicate, unknown)
+  int64_t failed_results = 0;  // results with a non-OK status
+  int64_t stale_results = 0;   // results for no action in flight (duplicate, unknown)
   int64_t invalid_decisions = 0;
-  int64_t requeued = 0;         // queries re-queued after a failed batch
+  int64_t requeued = 0;  // queries re-queued after a failed batch
   int64_t loads = 0;
   int64_t unloads = 0;
   int64_t prefetches = 0;
@@ -82,9 +82,8 @@ class Engine {
   // must outlive the engine.
   static StatusOr<std::unique_ptr<Engine>> Create(const ProfileSuite* suite,
                                                   std::vector<WorkerSpec> workers,
-                                                  EnginePolicies policies,
-                                                  WorkerExecutor* executor, EngineOptions options,
-                                                  uint64_t seed);
+                                                  EnginePolicies policies, WorkerExecutor* executor,
+                                                  EngineOptions options, uint64_t seed);
 
   // A new query (arrival = now, deadline set by the caller). Assigns and returns its id.
   // A query refused by admission is reported dropped (kQueueFull) before this returns.
@@ -120,18 +119,18 @@ class Engine {
     bool load;
   };
   struct WorkerState {
-    std::deque<uint32_t> queue;   // slots, deadline order
-    bool arrival_ordered = true;  // every insertion so far went to the back
-    ActionId running = 0;         // the RunBatch in flight
+    std::deque<uint32_t> queue;       // slots, deadline order
+    bool arrival_ordered = true;      // every insertion so far went to the back
+    ActionId running = 0;             // the RunBatch in flight
     VariantId awaiting_load = kNoId;  // the formed batch waits for this variant's load
     TimePoint batch_formed{};         // when the current batch was formed (incl. cold start)
     VariantId batch_variant = kNoId;
     std::vector<uint32_t> batch_slots;  // the current batch (waiting for a load, or running)
     TimePoint wake{kTimeInfinite};
-    std::vector<uint64_t> lru;  // last use per variant, for eviction
+    std::vector<uint64_t> lru;                // last use per variant, for eviction
     std::vector<PendingLifecycle> lifecycle;  // loads / unloads in flight
-    int start_loads = 0;  // a new worker serves once these loads have succeeded
-    bool removing = false;  // retire once drained
+    int start_loads = 0;                      // a new worker serves once these loads have succeeded
+    bool removing = false;                    // retire once drained
   };
   struct Wake {
     TimePoint at;
@@ -177,7 +176,9 @@ class Engine {
   void Finish(uint32_t slot, QueryRecord& r);
   void DropSlot(uint32_t slot, DropReason reason, TimePoint now);
   void SyncQueueView(WorkerId w);
-  Duration ExpectedBatch(HardwareId h, VariantId v, int32_t rows) const;
+  Duration ExpectedBatch(HardwareId h, VariantId v, int32_t rows);
+  // ExpectedBatch's memo: [hardware * variants + variant][rows], -1 = not computed yet.
+  std::vector<std::vector<Duration>> expected_;
 
   const ProfileSuite* suite_;
   EnginePolicies policies_;
@@ -187,7 +188,7 @@ class Engine {
   MetricsCollector metrics_;
   EngineCounters counters_;
 
-  std::vector<Query> table_;      // slot -> query
+  std::vector<Query> table_;       // slot -> query
   std::vector<uint8_t> attempts_;  // slot -> failed batches so far
   std::vector<uint32_t> free_slots_;
   std::deque<uint32_t> central_;

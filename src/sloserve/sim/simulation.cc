@@ -12,6 +12,28 @@
 #include "sloserve/workload/query_size_sampler.h"
 
 namespace sloserve {
+namespace {
+
+// The arrivals of a run: `next()` draws the next arrival time, `admit` builds and submits
+// the query. A template rather than std::function: this runs for every query.
+template <class Next, class Admit>
+class LambdaArrivals : public ArrivalSource {
+ public:
+  LambdaArrivals(Next next, Admit admit)
+      : next_fn_(std::move(next)), admit_(std::move(admit)), next_(next_fn_()) {}
+  TimePoint NextArrival() const override { return next_ ? *next_ : kTimeInfinite; }
+  void AdmitNext(Engine& engine, TimePoint now) override {
+    admit_(engine, now);
+    next_ = next_fn_();
+  }
+
+ private:
+  Next next_fn_;
+  Admit admit_;
+  std::optional<TimePoint> next_;
+};
+
+}  // namespace
 
 StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite,
                                   const SimHooks& hooks) {
@@ -83,42 +105,25 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   result.spec.workers = static_cast<int>(dep.workers.size());
   result.spec.slo = dep.slo;
   result.load_qps = load_qps;
-  // The arrivals, drawn in order: each query's size, app and SLO as it is admitted.
-  class Arrivals : public ArrivalSource {
-   public:
-    explicit Arrivals(std::function<std::optional<TimePoint>()> next,
-                      std::function<void(Engine&, TimePoint)> admit)
-        : next_fn_(std::move(next)), admit_(std::move(admit)), next_(next_fn_()) {}
-    TimePoint NextArrival() const override { return next_ ? *next_ : kTimeInfinite; }
-    void AdmitNext(Engine& engine, TimePoint now) override {
-      admit_(engine, now);
-      next_ = next_fn_();
-    }
-
-   private:
-    std::function<std::optional<TimePoint>()> next_fn_;
-    std::function<void(Engine&, TimePoint)> admit_;
-    std::optional<TimePoint> next_;
-  };
   int last_progress = -1;
-  Arrivals source([&] { return arrivals->Next(); },
-                  [&](Engine& e, TimePoint now) {
-                    Query q;
-                    q.task = dep.task;
-                    q.size = sizes->Sample(size_rng);
-                    q.app = std::min<AppId>(draw_app(), static_cast<AppId>(app_cum.size() - 1));
-                    q.deadline = now + (spec.slo_mix.empty() ? dep.slo : draw_slo());
-                    e.Submit(q, now);
-                    if (hooks.on_progress && horizon_us > 0) {
-                      int pct = static_cast<int>(
-                          100.0 * static_cast<double>(now.time_since_epoch().count()) /
-                          horizon_us);
-                      if (pct != last_progress) {
-                        last_progress = pct;
-                        hooks.on_progress(std::min(1.0, pct / 100.0));
-                      }
-                    }
-                  });
+  LambdaArrivals source(
+      [&] { return arrivals->Next(); },
+      [&](Engine& e, TimePoint now) {
+        Query q;
+        q.task = dep.task;
+        q.size = sizes->Sample(size_rng);
+        q.app = std::min<AppId>(draw_app(), static_cast<AppId>(app_cum.size() - 1));
+        q.deadline = now + (spec.slo_mix.empty() ? dep.slo : draw_slo());
+        e.Submit(q, now);
+        if (hooks.on_progress && horizon_us > 0) {
+          int pct = static_cast<int>(100.0 * static_cast<double>(now.time_since_epoch().count()) /
+                                     horizon_us);
+          if (pct != last_progress) {
+            last_progress = pct;
+            hooks.on_progress(std::min(1.0, pct / 100.0));
+          }
+        }
+      });
   driver.Bind(engine.get(), &executor);
   driver.SetArrivals(&source);
   // Virtual time: jump to the next thing due and handle everything due then.
@@ -129,9 +134,8 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
     const TimePoint next = driver.NextDue();
     if (next == kTimeInfinite) break;
     // Planning ticks forever: stop once nothing else is left.
-    if (engine->has_planning() && engine->in_system() == 0 &&
-        engine->actions_in_flight() == 0 && source.NextArrival() == kTimeInfinite &&
-        driver.offline_pending() == 0) {
+    if (engine->has_planning() && engine->in_system() == 0 && engine->actions_in_flight() == 0 &&
+        source.NextArrival() == kTimeInfinite && driver.offline_pending() == 0) {
       break;
     }
     now = std::max(now, next);
