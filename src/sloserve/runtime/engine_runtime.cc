@@ -12,11 +12,21 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
                                                                RuntimeOptions options) {
   if (!suite) return InvalidArgumentError("runtime: no profile suite");
   if (options.max_queue < 1) return InvalidArgumentError("server.max_queue: must be >= 1");
+  if (options.payload_bytes < (size_t{1} << 10) || options.payload_bytes > (size_t{1} << 40)) {
+    return InvalidArgumentError("runtime payload_bytes: " + std::to_string(options.payload_bytes) +
+                                " is outside [1 KiB, 1 TiB]");
+  }
   std::unique_ptr<EngineRuntime> rt(new EngineRuntime(suite, options));
   ASSIGN_OR_RETURN(rt->deployment_, ResolveDeployment(*suite, options.deployment));
   ASSIGN_OR_RETURN(PolicySet policies, MakePolicySet(options.policy));
-  rt->executor_ =
-      std::make_unique<ProfileExecutor>(ServiceTimeModel(suite, options.service, options.seed));
+  rt->payloads_ = std::make_unique<PayloadStore>(options.payload_bytes);
+  if (options.make_executor) {
+    rt->executor_ = options.make_executor(*suite, rt->payloads_.get());
+    if (!rt->executor_) return InvalidArgumentError("runtime: make_executor returned no executor");
+  } else {
+    rt->executor_ =
+        std::make_unique<ProfileExecutor>(ServiceTimeModel(suite, options.service, options.seed));
+  }
   DriverOptions dopts;
   dopts.plan_interval = options.plan_interval;
   dopts.offline_threads_enabled = true;  // offline work on its own thread, off the engine's
@@ -132,7 +142,9 @@ EngineRuntime::~EngineRuntime() {
   driver_.reset();  // joins the offline pool before the policies its jobs came from go
 }
 
-TimePoint EngineRuntime::Now() const { return clock_.Now(); }
+TimePoint EngineRuntime::Now() const {
+  return clock_.Now();
+}
 
 void EngineRuntime::Start() {
   std::lock_guard<std::mutex> lock(inbox_mu_);
@@ -210,15 +222,33 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
     slo = q.task == deployment_.task ? deployment_.slo : suite_->tasks()[q.task].default_slo;
   }
   q.deadline = now + slo;
+  if (!p.request.inputs.empty()) {
+    StatusOr<PayloadHandle> payload = payloads_->Put(std::move(p.request.inputs));
+    if (!payload.ok()) {  // answered at once: too many bytes of tensors in the system
+      InferOutcome out;
+      out.status = ResourceExhaustedError("the server holds too much tensor data, retry later (" +
+                                          payload.status().message() + ")");
+      p.done(std::move(out));
+      return;
+    }
+    q.payload = *payload;
+  }
   q.cookie = next_cookie_++;
-  waiting_.emplace(q.cookie, std::move(p.done));
+  waiting_.emplace(q.cookie, Waiting{std::move(p.done), q.payload});
   engine_->Submit(q, now);
 }
 
 void EngineRuntime::Answer(const QueryRecord& r) {
+  // The query is done with its input whatever happened; its output is copied out below.
+  if (r.payload != 0) payloads_->Release(r.payload);
+  std::shared_ptr<const TensorSet> outputs;
+  if (r.output != 0) {
+    outputs = payloads_->Get(r.output);
+    payloads_->Release(r.output);
+  }
   auto it = waiting_.find(r.cookie);
   if (it == waiting_.end()) return;
-  std::function<void(InferOutcome)> done = std::move(it->second);
+  std::function<void(InferOutcome)> done = std::move(it->second.done);
   waiting_.erase(it);
   InferOutcome out;
   if (r.dropped) {
@@ -255,6 +285,7 @@ void EngineRuntime::Answer(const QueryRecord& r) {
     out.compute_time = r.service_time();
     out.batch_size = r.batch_size;
     out.met_slo = r.met_slo;
+    if (outputs) out.outputs = *outputs;
   }
   done(std::move(out));
 }
@@ -294,16 +325,16 @@ void EngineRuntime::Loop() {
     if (stopping) {
       if (now >= drain_deadline) engine_->DropAllQueued(now);
       // Past the deadline, running batches still finish: their workers are real resources.
-      if (engine_->in_system() == 0 ||
-          (now >= drain_deadline && engine_->actions_in_flight() == 0))
+      if (engine_->in_system() == 0 || (now >= drain_deadline && engine_->actions_in_flight() == 0))
         break;
     }
   }
   // Anything still waiting (never launched) is answered, never lost.
-  for (auto& [cookie, done] : waiting_) {
+  for (auto& [cookie, waiting] : waiting_) {
+    payloads_->Release(waiting.payload);
     InferOutcome out;
     out.status = UnavailableError("server shut down before the request was served");
-    done(std::move(out));
+    waiting.done(std::move(out));
   }
   waiting_.clear();
 }

@@ -7,6 +7,12 @@
 // emulated executor is the simulator's ProfileExecutor: it posts each action's result
 // for the moment the profile says it ends, so no CPU is burnt and large suites can be
 // served here.
+//
+// Payloads: the runtime owns a PayloadStore. Admit() puts each request's input tensors
+// there and the engine carries the handle (Query::payload); an executor resolves it,
+// puts its outputs there and returns their handles in ActionResult::outputs. Answer()
+// copies the outputs into the client's InferOutcome and releases both handles on every
+// path (completed, dropped, shut down), so the store holds only queries in the system.
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -17,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sloserve/core/payload_store.h"
 #include "sloserve/engine/clock.h"
 #include "sloserve/engine/deployment.h"
 #include "sloserve/engine/driver.h"
@@ -45,6 +52,17 @@ struct RuntimeOptions {
   bool deferred_init = false;
   // Progress lines of a deferred start (default: stderr, at most one every 2 s).
   std::function<void(const std::string&)> log;
+  // Bound on the bytes of tensors held for queries in the system (inputs and outputs,
+  // see PayloadStore); a request that does not fit is answered RESOURCE_EXHAUSTED.
+  // Checked in Create: [1 KiB, 1 TiB].
+  size_t payload_bytes = size_t{256} << 20;
+  // Builds the executor (default: the emulated ProfileExecutor, which reads no payloads).
+  // A real executor resolves Query::payload in `payloads`, puts each query's outputs
+  // there and returns their handles in ActionResult::outputs, one per query and only on
+  // an OK result (the engine ignores the outputs of a failed result, so they would stay
+  // in the store). It may post results from its own threads (ResultSink::Post) and must
+  // have posted every result before the runtime is destroyed.
+  std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)> make_executor;
 };
 
 class EngineRuntime : public InferenceBackend {
@@ -74,6 +92,8 @@ class EngineRuntime : public InferenceBackend {
   MetricsSummary Summary();
   const ProfileSuite& suite() const { return *suite_; }
   const Deployment& deployment() const { return deployment_; }
+  // The tensors of the queries in the system (thread-safe).
+  PayloadStore* payloads() { return payloads_.get(); }
 
  private:
   struct Pending {
@@ -104,7 +124,8 @@ class EngineRuntime : public InferenceBackend {
   std::vector<TaskInfo> tasks_;
   SteadyClock clock_;
   std::unique_ptr<Driver> driver_;
-  std::unique_ptr<ProfileExecutor> executor_;
+  std::unique_ptr<PayloadStore> payloads_;  // before executor_: it may point here
+  std::unique_ptr<WorkerExecutor> executor_;
   // Until Initialize(): the policies and engine options it needs.
   std::unique_ptr<PolicySet> pending_policies_;
   EngineOptions engine_options_;
@@ -116,7 +137,11 @@ class EngineRuntime : public InferenceBackend {
   std::chrono::steady_clock::time_point progress_started_{}, last_progress_log_{};
   std::unique_ptr<Engine> engine_;  // engine thread only (and Summary under engine_mu_)
   mutable std::mutex engine_mu_;    // held by the engine thread while it works
-  std::unordered_map<uint64_t, std::function<void(InferOutcome)>> waiting_;  // engine thread
+  struct Waiting {
+    std::function<void(InferOutcome)> done;
+    PayloadHandle payload = 0;  // its input tensors, released when it is answered
+  };
+  std::unordered_map<uint64_t, Waiting> waiting_;  // engine thread
   uint64_t next_cookie_ = 1;
   std::unordered_map<std::string, AppId> apps_;  // engine thread
   size_t profiled_apps_ = 0;           // apps with an execution-time profile (ids below this)
@@ -125,7 +150,7 @@ class EngineRuntime : public InferenceBackend {
 
   mutable std::mutex inbox_mu_;  // the runtime's state; the driver has its own inbox
   bool accepting_ = false;       // guarded by inbox_mu_
-  bool stopping_ = false;       // guarded by inbox_mu_
+  bool stopping_ = false;        // guarded by inbox_mu_
   bool drain_deadline_set_ = false;
   TimePoint drain_deadline_{};
   std::thread thread_;
