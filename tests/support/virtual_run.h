@@ -90,11 +90,16 @@ class VirtualRun {
     return handled;
   }
 
-  // An arrival at `at` (>= now): everything due until then is handled first (the driver
-  // puts results, timers and plan ticks before arrivals of the same instant).
+  // An arrival at `at` (>= now), through the driver's inbox: everything due until `at` is
+  // handled first, and at `at` the driver's order puts results, timers and plan ticks
+  // before it. Returns the id the engine gave the query.
   QueryId Submit(Query q, TimePoint at) {
     RunUntil(at);
-    return engine_->Submit(q, clock_.Now());
+    QueryId id = 0;
+    driver_.PostArrival([&id, q](Engine& e, TimePoint now) { id = e.Submit(q, now); });
+    clock_.Set(std::max(clock_.Now(), at));
+    driver_.Step(clock_.Now());
+    return id;
   }
 
   void SetArrivals(ArrivalSource* arrivals) {

@@ -1,0 +1,422 @@
+// The one driver (driver.h): its single order for same-time events, the same whether
+// time is virtual (sim: a ManualClock) or real (serve: other threads post into the inbox,
+// the driver's thread sleeps in WaitForWork and runs Step); offline jobs delivered after
+// their virtual delay, or on the driver's thread after the pool ran them. Only manual
+// clocks are read in assertions: no test depends on how long anything takes.
+#include "sloserve/engine/driver.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sloserve/engine/clock.h"
+#include "sloserve/engine/engine.h"
+#include "support/puppet_executor.h"
+#include "support/test_policies.h"
+#include "support/test_suite.h"
+#include "support/virtual_run.h"
+
+namespace sloserve {
+namespace {
+
+using testing::PuppetExecutor;
+using Trace = std::vector<std::string>;
+
+// The instant at which everything is due in the same-instant tests: far enough in the
+// future that, in real time, nothing becomes due by itself while the test sets up.
+constexpr TimePoint kT = kTimeZero + Seconds(3600);
+
+std::vector<WorkerSpec> TwoWorkers() {
+  std::vector<WorkerSpec> w(2);
+  w[0].name = "w0";
+  w[1].name = "w1";
+  return w;
+}
+
+// Policies that write every engine call they see into `trace`: dispatch by app (app k
+// to worker k); batching runs the whole queue on "fast", except that worker 1's first
+// decision is to wait until kT (so an engine timer is due at kT); every batch result and
+// every plan tick are recorded too.
+PolicySet TracingPolicies(Trace* trace) {
+  auto waited = std::make_shared<bool>(false);
+  return testing::MakeSet(
+      testing::Route([](const Query& q, const std::vector<WorkerView>&) { return q.app; }),
+      [trace, waited](const WorkerView& w, const QueueView& q, TimePoint, BatchDecision* d) {
+        trace->push_back("next w" + std::to_string(w.id));
+        d->Clear();
+        if (w.id == 1 && !*waited) {
+          *waited = true;
+          d->kind = BatchDecision::Kind::kWaitUntil;
+          d->wait_until = kT;
+          return;
+        }
+        d->kind = BatchDecision::Kind::kRun;
+        d->variant = 0;
+        for (uint32_t i = 0; i < q.size(); ++i) d->take.push_back(i);
+      },
+      [trace](const PlanningInput&, DeploymentPlan*) { trace->push_back("plan"); }, {},
+      [trace](const BatchCompletion& c) { trace->push_back("done w" + std::to_string(c.worker)); });
+}
+
+Driver::EngineStep Arrival(Trace* trace, AppId app) {
+  return [trace, app](Engine& e, TimePoint now) {
+    trace->push_back("arrival");
+    Query q;
+    q.app = app;
+    q.deadline = now + Seconds(10);
+    e.Submit(q, now);
+  };
+}
+
+// One arrival at `at`, as the simulator's arrival source gives them.
+class OneArrival : public ArrivalSource {
+ public:
+  OneArrival(TimePoint at, Driver::EngineStep admit) : at_(at), admit_(std::move(admit)) {}
+  TimePoint NextArrival() const override { return at_; }
+  void AdmitNext(Engine& engine, TimePoint now) override {
+    at_ = kTimeInfinite;
+    admit_(engine, now);
+  }
+
+ private:
+  TimePoint at_;
+  Driver::EngineStep admit_;
+};
+
+const Trace kSetup = {"arrival", "next w0", "arrival", "next w1"};
+// The documented order: results, offline jobs, control messages, timers, the plan tick,
+// arrivals (and what each causes, before the next item).
+const Trace kAtT = {"done w0", "offline", "control", "next w1", "plan", "arrival", "next w0"};
+
+struct SameInstant {
+  Trace setup, at_t;
+};
+
+// Virtual time: everything due at kT is known to the driver in advance; one Step(kT).
+SameInstant RunVirtual() {
+  SameInstant out;
+  Trace trace;
+  const ProfileSuite suite = testing::SmallSuite();
+  DriverOptions opts;
+  opts.plan_interval = kT - kTimeZero;  // the first tick is at kT
+  opts.offline_delay = kT - kTimeZero;  // a job submitted at 0 publishes at kT
+  Driver driver(opts);
+  PuppetExecutor exec;
+  EngineOptions eopts;
+  eopts.submit_offline = driver.OfflineSubmitter();
+  auto engine = Engine::Create(&suite, TwoWorkers(), TracingPolicies(&trace), &exec, eopts, 1);
+  EXPECT_TRUE(engine.ok());
+  if (!engine.ok()) return out;
+  driver.Bind(engine->get(), &exec);
+  ManualClock clock;
+
+  driver.PostArrival(Arrival(&trace, 0));
+  driver.PostArrival(Arrival(&trace, 1));
+  driver.Step(clock.Now());
+  out.setup = trace;
+  trace.clear();
+  EXPECT_EQ(exec.Runs().size(), 1u);
+  if (exec.Runs().empty()) return out;
+
+  // The simulated executor knows when its batch ends: kT.
+  exec.sink()->PostAt(exec.Result(exec.Runs()[0], OkStatus(), clock.Now(), kT), kT);
+  bool work_ran = false;
+  driver.OfflineSubmitter()(OfflineJob{"job", [&] {
+                                         work_ran = true;  // inline, at submission
+                                         return [&] { trace.push_back("offline"); };
+                                       }});
+  EXPECT_TRUE(work_ran);
+  OneArrival source(kT, Arrival(&trace, 0));
+  driver.SetArrivals(&source);
+  const TimePoint next = driver.NextDue();
+  EXPECT_EQ(next, kT);
+  clock.Set(next);
+  driver.PostControl([&](Engine&, TimePoint) { trace.push_back("control"); });
+  EXPECT_EQ(driver.Step(clock.Now()), 6);
+  out.at_t = trace;
+  EXPECT_EQ(driver.NextDue(), kT + (kT - kTimeZero));  // only the next plan tick is left
+  EXPECT_EQ(driver.offline_pending(), 0u);
+  return out;
+}
+
+// Real time: the steady clock runs on its own; other threads post the result, the
+// control message and the arrival into the inbox (in the reverse of the driver's order),
+// the offline job finishes on the pool; the driver's thread waits in WaitForWork and then
+// handles the instant kT with Step(kT), as it would when it woke late at kT.
+SameInstant RunRealTime() {
+  SameInstant out;
+  Trace trace;
+  const ProfileSuite suite = testing::SmallSuite();
+  DriverOptions opts;
+  opts.plan_interval = kT - kTimeZero;
+  opts.offline_threads_enabled = true;
+  opts.offline_threads = 2;
+  Driver driver(opts);
+  PuppetExecutor exec;
+  EngineOptions eopts;
+  eopts.submit_offline = driver.OfflineSubmitter();
+  auto engine = Engine::Create(&suite, TwoWorkers(), TracingPolicies(&trace), &exec, eopts, 1);
+  EXPECT_TRUE(engine.ok());
+  if (!engine.ok()) return out;
+  driver.Bind(engine->get(), &exec);
+  const SteadyClock clock;
+
+  std::thread frontend([&] {
+    driver.PostArrival(Arrival(&trace, 0));
+    driver.PostArrival(Arrival(&trace, 1));
+  });
+  frontend.join();
+  driver.WaitForWork(clock, kTimeInfinite);
+  driver.Step(clock.Now());
+  out.setup = trace;
+  trace.clear();
+  EXPECT_EQ(exec.Runs().size(), 1u);
+  if (exec.Runs().empty()) return out;
+
+  // The offline job runs on the pool; WaitForWork returns once its result is in the inbox
+  // (nothing else is due before kT, an hour of steady time away).
+  std::atomic<bool> work_done{false};
+  const std::thread::id driver_thread = std::this_thread::get_id();
+  std::thread::id work_thread;
+  driver.OfflineSubmitter()(OfflineJob{"job", [&] {
+                                         work_thread = std::this_thread::get_id();
+                                         work_done = true;
+                                         return [&] {
+                                           EXPECT_TRUE(work_done.load());
+                                           EXPECT_EQ(std::this_thread::get_id(), driver_thread);
+                                           trace.push_back("offline");
+                                         };
+                                       }});
+  driver.WaitForWork(clock, kTimeInfinite);
+  EXPECT_TRUE(work_done.load());
+  EXPECT_TRUE(trace.empty());  // delivered only by Step, on this thread
+  ActionResult result = exec.Result(exec.Runs()[0]);
+  std::thread poster([&driver, &trace, result = std::move(result)]() mutable {
+    driver.PostArrival(Arrival(&trace, 0));
+    driver.PostControl([&trace](Engine&, TimePoint) { trace.push_back("control"); });
+    driver.Post(std::move(result));
+  });
+  poster.join();
+  driver.WaitForWork(clock, kTimeInfinite);
+  EXPECT_EQ(driver.Step(kT), 6);
+  EXPECT_NE(work_thread, driver_thread);
+  out.at_t = trace;
+  EXPECT_EQ(driver.offline_pending(), 0u);
+  return out;
+}
+
+TEST(DriverTest, SameInstantEventsInTheDocumentedOrderInVirtualTime) {
+  const SameInstant v = RunVirtual();
+  EXPECT_EQ(v.setup, kSetup);
+  EXPECT_EQ(v.at_t, kAtT);
+}
+
+TEST(DriverTest, SameInstantEventsInTheSameOrderInRealTime) {
+  const SameInstant r = RunRealTime();
+  EXPECT_EQ(r.setup, kSetup);
+  EXPECT_EQ(r.at_t, kAtT);
+  const SameInstant v = RunVirtual();
+  EXPECT_EQ(r.setup, v.setup);
+  EXPECT_EQ(r.at_t, v.at_t);
+}
+
+// "After each handled item it starts again from 1": a result an arrival caused at the
+// same instant (an executor that answers in no time) is handled before the next arrival.
+TEST(DriverTest, AResultCausedAtAnInstantComesBeforeTheNextArrival) {
+  const ProfileSuite suite = testing::SmallSuite();
+  Trace trace;
+  ServiceTimeOptions instant;
+  instant.time_scale = 0;  // every action ends when it starts
+  testing::VirtualRun run;
+  ASSERT_TRUE(
+      run.Start(&suite, TwoWorkers(),
+                testing::MakeSet(
+                    testing::Route(
+                        [](const Query&, const std::vector<WorkerView>&) { return WorkerId{0}; }),
+                    [&](const WorkerView& w, const QueueView& q, TimePoint, BatchDecision* d) {
+                      trace.push_back("next w" + std::to_string(w.id) + " q" +
+                                      std::to_string(q.size()));
+                      testing::TakeFront(8, 0)(w, q, TimePoint{}, d);
+                    },
+                    {}, {},
+                    [&](const BatchCompletion& c) {
+                      trace.push_back("done " + std::to_string(c.requests.size()));
+                    }),
+                nullptr, {}, 1, instant)
+          .ok());
+  run.RunUntil(kTimeZero + Millis(5));
+  run.driver().PostArrival(Arrival(&trace, 0));
+  run.driver().PostArrival(Arrival(&trace, 0));
+  run.driver().Step(run.now());
+  // Without the restart, the second arrival would queue behind the first batch and the
+  // two would finish as one batch of 2.
+  EXPECT_EQ(trace, (Trace{"arrival", "next w0 q1", "done 1", "arrival", "next w0 q1", "done 1"}));
+  EXPECT_EQ(run.engine().in_system(), 0u);
+}
+
+// Offline jobs in virtual time: the work runs at submission, its publish step exactly
+// offline_delay later in the driver's time, and not before.
+class JobBatching : public BatchingPolicy {
+ public:
+  explicit JobBatching(const ManualClock* clock) : clock_(clock) {}
+  Status Init(const PolicyContext& ctx) override {
+    submit_ = ctx.submit_offline;
+    return submit_ ? OkStatus() : FailedPreconditionError("no submit_offline");
+  }
+  void NextBatch(const WorkerView& w, const QueueView& q, TimePoint now,
+                 BatchDecision* d) override {
+    if (!submitted) {
+      submitted = true;
+      submit_(OfflineJob{"generate", [this, now] {
+                           work_at = now;
+                           work_clock = clock_->Now();
+                           return [this] { published_at = clock_->Now(); };
+                         }});
+    }
+    testing::TakeFront(8, 0)(w, q, now, d);
+  }
+  bool submitted = false;
+  TimePoint work_at{kTimeInfinite}, work_clock{kTimeInfinite}, published_at{kTimeInfinite};
+
+ private:
+  const ManualClock* clock_;
+  std::function<void(OfflineJob)> submit_;
+};
+
+TEST(DriverTest, AVirtualOfflineJobPublishesAfterItsDelayAndNotBefore) {
+  const ProfileSuite suite = testing::SmallSuite();
+  DriverOptions opts;
+  opts.offline_delay = Millis(50);
+  testing::VirtualRun run(opts);
+  PolicySet set = testing::MakeSet(
+      testing::Route([](const Query&, const std::vector<WorkerView>&) { return WorkerId{0}; }),
+      testing::TakeFront(1, 0));
+  auto policy = std::make_unique<JobBatching>(&run.clock());
+  JobBatching* job = policy.get();
+  set.batching = std::move(policy);
+  ASSERT_TRUE(run.Start(&suite, TwoWorkers(), std::move(set)).ok());
+  Query q;
+  q.deadline = kTimeZero + Seconds(1);
+  run.Submit(q, kTimeZero + Millis(10));
+  ASSERT_TRUE(job->submitted);
+  EXPECT_EQ(job->work_at, kTimeZero + Millis(10));  // ran inline, at once
+  EXPECT_EQ(run.driver().offline_pending(), 1u);
+  run.RunUntil(kTimeZero + Millis(60) - Micros(1));
+  EXPECT_EQ(job->published_at, kTimeInfinite) << "published before its delay";
+  EXPECT_EQ(run.engine().in_system(), 0u);  // the batch (10 ms) came back meanwhile
+  EXPECT_EQ(run.driver().NextDue(), kTimeZero + Millis(60));
+  run.RunUntil(kTimeZero + Millis(60));
+  EXPECT_EQ(job->published_at, kTimeZero + Millis(60));
+  EXPECT_EQ(run.driver().offline_pending(), 0u);
+  EXPECT_EQ(run.driver().NextDue(), kTimeInfinite);
+}
+
+// Thread-pool mode: the work runs on a pool thread; the publish step only on the driver's
+// thread, in Step, after the work has finished.
+TEST(DriverTest, APooledOfflineJobPublishesOnTheDriversThreadAfterItsWork) {
+  const ProfileSuite suite = testing::SmallSuite();
+  DriverOptions opts;
+  opts.offline_threads_enabled = true;
+  opts.offline_threads = 2;
+  Driver driver(opts);
+  PuppetExecutor exec;
+  EngineOptions eopts;
+  eopts.submit_offline = driver.OfflineSubmitter();
+  auto engine = Engine::Create(
+      &suite, TwoWorkers(), testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(1, 0)),
+      &exec, eopts, 1);
+  ASSERT_TRUE(engine.ok());
+  driver.Bind(engine->get(), &exec);
+  const SteadyClock clock;
+  const std::thread::id driver_thread = std::this_thread::get_id();
+  std::atomic<bool> first_done{false};
+  std::atomic<int> works{0};
+  std::thread::id work_thread, publish_thread;
+  bool published = false, done_when_published = false;
+  for (int i = 0; i < 3; ++i) {
+    driver.OfflineSubmitter()(OfflineJob{"job", [&, i]() -> std::function<void()> {
+                                           ++works;
+                                           if (i != 0) return {};  // no publish step
+                                           work_thread = std::this_thread::get_id();
+                                           first_done = true;  // the work's last act
+                                           return [&] {
+                                             published = true;
+                                             publish_thread = std::this_thread::get_id();
+                                             done_when_published = first_done.load();
+                                           };
+                                         }});
+  }
+  EXPECT_EQ(driver.offline_pending(), 3u);
+  while (driver.offline_pending() > 0) {
+    driver.WaitForWork(clock, kTimeInfinite);
+    driver.Step(clock.Now());
+  }
+  EXPECT_EQ(works.load(), 3);
+  EXPECT_TRUE(published);
+  EXPECT_TRUE(done_when_published);
+  EXPECT_EQ(publish_thread, driver_thread);
+  EXPECT_NE(work_thread, driver_thread);
+}
+
+// An executor that learns of a result when it happens posts it with Post(), even from
+// inside Send (here: at once, on the driver's thread). Step starts again from its first
+// step after each item, draining the inbox, so the result is handled in the same Step.
+class PostingExecutor : public WorkerExecutor {
+ public:
+  Duration Send(const WorkerAction& a) override {
+    ActionResult r;
+    r.id = IdOf(a);
+    r.worker = std::visit([](const auto& x) { return x.worker; }, a);
+    sink_->Post(std::move(r));
+    return Duration(0);
+  }
+};
+
+TEST(DriverTest, AResultPostedWhileAStepRunsIsHandledInThatStep) {
+  const ProfileSuite suite = testing::SmallSuite();
+  PostingExecutor exec;
+  testing::VirtualRun run;
+  ASSERT_TRUE(run.Start(&suite, TwoWorkers(),
+                        testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(1, 0)),
+                        &exec)
+                  .ok());
+  testing::RecordLog log;
+  run.engine().set_sink(log.Sink());
+  Query q;
+  q.deadline = kTimeZero + Seconds(1);
+  run.Submit(q, kTimeZero + Millis(1));  // one Step: the arrival, then the posted result
+  EXPECT_EQ(run.engine().in_system(), 0u);
+  EXPECT_EQ(run.engine().actions_in_flight(), 0u);
+  ASSERT_EQ(log.records.size(), 1u);
+  EXPECT_EQ(log.records[0].finish, kTimeZero + Millis(1));
+  EXPECT_EQ(run.driver().NextDue(), kTimeInfinite);
+}
+
+// The plan tick comes every plan_interval of the driver's time, from Bind.
+TEST(DriverTest, PlanTicksEveryIntervalAndOnlyWithAPlanningPolicy) {
+  const ProfileSuite suite = testing::SmallSuite();
+  std::vector<TimePoint> ticks;
+  DriverOptions opts;
+  opts.plan_interval = Millis(100);
+  testing::VirtualRun run(opts);
+  ASSERT_TRUE(run.Start(&suite, TwoWorkers(),
+                        testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(1, 0),
+                                         [&](const PlanningInput& in, DeploymentPlan*) {
+                                           ticks.push_back(in.now);
+                                         }))
+                  .ok());
+  run.RunUntil(kTimeZero + Millis(350));
+  EXPECT_EQ(ticks, (std::vector<TimePoint>{kTimeZero + Millis(100), kTimeZero + Millis(200),
+                                           kTimeZero + Millis(300)}));
+  testing::VirtualRun none(opts);
+  ASSERT_TRUE(none.Start(&suite, TwoWorkers(),
+                         testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(1, 0)))
+                  .ok());
+  EXPECT_EQ(none.driver().NextDue(), kTimeInfinite);
+}
+
+}  // namespace
+}  // namespace sloserve
