@@ -230,7 +230,7 @@ QueryId Engine::Submit(Query q, TimePoint now) {
       if (d.prefetch_worker >= views_.size() || d.prefetch_variant >= suite_->variants().size()) {
         Invalid(options_.names.placement, "prefetch of an unknown worker or variant");
       } else if (!views_[d.prefetch_worker].busy &&
-                 views_[d.prefetch_worker].phase != WorkerPhase::kRetired &&
+                 views_[d.prefetch_worker].phase == WorkerPhase::kActive &&
                  views_[d.prefetch_worker].residency[d.prefetch_variant] == Residency::kAbsent) {
         ++counters_.prefetches;
         SendLoad(d.prefetch_worker, d.prefetch_variant, now);
@@ -751,6 +751,9 @@ void Engine::OnLifecycleResult(WorkerId w, const PendingLifecycle& p, const Acti
   if (view.residency[p.variant] == Residency::kLoading) {
     SetResidency(w, p.variant, r.status.ok() ? Residency::kReady : Residency::kAbsent);
   }
+  // A load that lands on a worker retired meanwhile gives its memory back.
+  if (view.phase == WorkerPhase::kRetired && view.residency[p.variant] == Residency::kReady)
+    SendUnload(w, p.variant, now);
   if (st.start_loads > 0 && --st.start_loads == 0) {
     if (r.status.ok() || view.pinned == kNoId) {
       view.phase = st.removing ? WorkerPhase::kDraining : WorkerPhase::kActive;
