@@ -34,8 +34,8 @@ class SteadyClock : public Clock {
         std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - epoch_));
   }
   std::chrono::steady_clock::time_point ToSteady(TimePoint t) const {
-    return epoch_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                        t.time_since_epoch());
+    return epoch_ +
+           std::chrono::duration_cast<std::chrono::steady_clock::duration>(t.time_since_epoch());
   }
 
  private:

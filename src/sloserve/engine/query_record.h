@@ -9,11 +9,11 @@ namespace sloserve {
 
 enum class DropReason : uint8_t {
   kNone = 0,
-  kQueueFull,   // admission: the central or worker queue was at its bound
-  kPolicy,      // the batching policy dropped it (e.g. expired, cannot meet deadline)
-  kUnservable,  // no variant/profile can serve it (too many rows, task not profiled)
-  kShutdown,    // the engine stopped before serving it
-  kInternal,    // a policy returned an invalid decision for it (logged, naming the policy)
+  kQueueFull,      // admission: the central or worker queue was at its bound
+  kPolicy,         // the batching policy dropped it (e.g. expired, cannot meet deadline)
+  kUnservable,     // no variant/profile can serve it (too many rows, task not profiled)
+  kShutdown,       // the engine stopped before serving it
+  kInternal,       // a policy returned an invalid decision for it (logged, naming the policy)
   kExecutorError,  // its batch (or the load before it) failed on every attempt allowed
   kExpired,        // its batch failed or could not start, and its deadline had passed
 };

@@ -61,12 +61,12 @@ inline ActionId IdOf(const WorkerAction& a) {
 struct ActionResult {
   ActionId id = 0;
   WorkerId worker = 0;
-  Status status;  // kDeadlineExceeded: could not start by latest_start; others: failed
+  Status status;      // kDeadlineExceeded: could not start by latest_start; others: failed
   TimePoint begin{};  // measured by the executor
   TimePoint end{};
   // RunBatch only, one per query in launch order, each optional (empty = not known):
-  std::vector<Duration> solo;            // each query's execution time alone (ORLOJ)
-  std::vector<PayloadHandle> outputs;    // each query's output tensors in the payload store
+  std::vector<Duration> solo;          // each query's execution time alone (ORLOJ)
+  std::vector<PayloadHandle> outputs;  // each query's output tensors in the payload store
 };
 
 // Where executors deliver results. The engine's driver implements it.

@@ -1,9 +1,9 @@
 #pragma once
 // How long a batch takes, drawn from the profile: the latency of (hardware, variant,
 // rows), plus the data-loading component when the profile has one (Kairos); and how long
-// loading a variant takes (its profiled load time). Two modes: a fixed quantile of the samples (RAMSIS simulates with p95,
-// deterministic) or a random sample per batch. `time_scale` multiplies every duration
-// (0 makes an executor that answers at once, for measuring server overhead).
+// loading a variant takes (its profiled load time). Two modes: a fixed quantile of the samples
+// (RAMSIS simulates with p95, deterministic) or a random sample per batch. `time_scale` multiplies
+// every duration (0 makes an executor that answers at once, for measuring server overhead).
 //
 // Dynamic models (ORLOJ): when the suite has exec_hist records for the batch's variant
 // and the launch carries its queries, each query's execution time alone l_r is drawn
