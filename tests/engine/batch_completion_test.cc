@@ -81,7 +81,7 @@ class RecordingExecutor : public WorkerExecutor, public ResultSink {
     if (run) launched[by_action_[run->id]].duration = d;
     return d;
   }
-  void PostAt(ActionResult r, TimePoint at) override {
+  void PostAt(ActionResult&& r, TimePoint at) override {
     auto it = by_action_.find(r.id);
     if (it != by_action_.end()) launched[it->second].solo = r.solo;
     sink_->PostAt(std::move(r), at);

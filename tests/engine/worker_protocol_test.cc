@@ -692,7 +692,9 @@ class CaptureSink : public ResultSink {
     TimePoint at;
     bool timed;
   };
-  void PostAt(ActionResult r, TimePoint at) override { posted.push_back({std::move(r), at, true}); }
+  void PostAt(ActionResult&& r, TimePoint at) override {
+    posted.push_back({std::move(r), at, true});
+  }
   void Post(ActionResult r) override { posted.push_back({std::move(r), TimePoint{}, false}); }
   std::vector<Posted> posted;
 };

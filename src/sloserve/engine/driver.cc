@@ -70,7 +70,7 @@ void Driver::PoolLoop() {
   }
 }
 
-void Driver::PostAt(ActionResult result, TimePoint at) {
+void Driver::PostAt(ActionResult&& result, TimePoint at) {
   uint32_t index;
   if (free_results_.empty()) {
     index = static_cast<uint32_t>(result_slab_.size());
@@ -162,12 +162,7 @@ int64_t Driver::Step(TimePoint now) {
     ++handled;
     // 1. results
     if (!timed_results_.empty() && timed_results_.top().at <= now) {
-      const uint32_t index = timed_results_.top().index;
-      timed_results_.pop();
-      // Moved out: the engine may post results while handling it, growing the slab.
-      ActionResult r = std::move(result_slab_[index]);
-      free_results_.push_back(index);
-      engine.OnResult(r, now);
+      HandleTimedResult(engine, now);
       continue;
     }
     if (!posted_results_.empty()) {
@@ -178,10 +173,7 @@ int64_t Driver::Step(TimePoint now) {
     }
     // 2. finished offline jobs
     if (!timed_jobs_.empty() && timed_jobs_.top().at <= now) {
-      std::function<void()> publish = std::move(const_cast<TimedJob&>(timed_jobs_.top()).publish);
-      timed_jobs_.pop();
-      --offline_pending_;
-      if (publish) publish();
+      HandleTimedJob();
       continue;
     }
     if (!finished_jobs_.empty()) {
@@ -223,6 +215,59 @@ int64_t Driver::Step(TimePoint now) {
     --handled;
     return handled;
   }
+}
+
+void Driver::HandleTimedResult(Engine& engine, TimePoint now) {
+  const uint32_t index = timed_results_.top().index;
+  timed_results_.pop();
+  // Handled in place (the deque keeps it where it is while the engine posts more) and
+  // only then is its slot reused.
+  engine.OnResult(result_slab_[index], now);
+  free_results_.push_back(index);
+}
+
+void Driver::HandleTimedJob() {
+  // top() is const; the element is popped right after, so moving its closure out is safe.
+  std::function<void()> publish = std::move(const_cast<TimedJob&>(timed_jobs_.top()).publish);
+  timed_jobs_.pop();
+  --offline_pending_;
+  if (publish) publish();
+}
+
+int64_t Driver::RunVirtual(ManualClock* clock) {
+  Engine& engine = *engine_;
+  int64_t handled = 0;
+  while (true) {
+    if (inbox_nonempty_.load(std::memory_order_acquire) || !posted_results_.empty() ||
+        !finished_jobs_.empty() || !controls_.empty() || !arrivals_in_.empty()) {
+      handled += Step(now_);  // something posted from outside: the general path
+      continue;
+    }
+    const TimePoint tr = timed_results_.empty() ? kTimeInfinite : timed_results_.top().at;
+    const TimePoint tj = timed_jobs_.empty() ? kTimeInfinite : timed_jobs_.top().at;
+    const TimePoint tw = engine.NextWakeup();
+    const TimePoint ta = arrivals_ ? arrivals_->NextArrival() : kTimeInfinite;
+    const TimePoint others = std::min(std::min(tr, tj), std::min(tw, ta));
+    if (others == kTimeInfinite) break;  // only plan ticks would be left
+    const TimePoint t = std::min(others, next_plan_);
+    if (t > now_) now_ = t;
+    clock->Set(now_);
+    ++handled;
+    // Step's order at one instant: results, offline jobs, timers, plan tick, arrival.
+    if (tr <= now_) {
+      HandleTimedResult(engine, now_);
+    } else if (tj <= now_) {
+      HandleTimedJob();
+    } else if (tw <= now_) {
+      engine.OnTimer(now_);
+    } else if (next_plan_ <= now_) {
+      engine.OnPlanTick(now_);
+      next_plan_ = now_ + options_.plan_interval;
+    } else {
+      arrivals_->AdmitNext(engine, now_);
+    }
+  }
+  return handled;
 }
 
 void Driver::WaitForWork(const SteadyClock& clock, TimePoint limit) {

@@ -67,8 +67,8 @@ class Driver : public ResultSink {
   void SetArrivals(ArrivalSource* arrivals) { arrivals_ = arrivals; }
 
   // ResultSink.
-  void PostAt(ActionResult result, TimePoint at) override;  // driver thread
-  void Post(ActionResult result) override;                  // any thread
+  void PostAt(ActionResult&& result, TimePoint at) override;  // driver thread
+  void Post(ActionResult result) override;                    // any thread
   // Any thread: an arrival (step 6) or a control message (step 3), run on the driver's
   // thread with the engine and the time.
   void PostArrival(EngineStep step);
@@ -78,6 +78,10 @@ class Driver : public ResultSink {
   TimePoint NextDue() const;
   // Handles everything due at or before `now`; returns how many items it handled.
   int64_t Step(TimePoint now);
+  // Virtual time (sim): moves `clock` from event to event, handling each in Step's order,
+  // until nothing but plan ticks is left; returns the number of items handled. The same
+  // order as Step in one pass per item (the simulator's hot loop).
+  int64_t RunVirtual(ManualClock* clock);
   // Real time: sleeps until NextDue(), `limit`, the inbox getting something, or Wake().
   void WaitForWork(const SteadyClock& clock, TimePoint limit);
   void Wake();
@@ -106,6 +110,8 @@ class Driver : public ResultSink {
   };
 
   void SubmitOffline(OfflineJob job);
+  void HandleTimedResult(Engine& engine, TimePoint now);
+  void HandleTimedJob();
   bool DrainInbox();
   void PoolLoop();
 
@@ -116,7 +122,7 @@ class Driver : public ResultSink {
   TimePoint next_plan_{kTimeInfinite};
   uint64_t seq_ = 0;
   std::priority_queue<TimedResult, std::vector<TimedResult>, Later> timed_results_;
-  std::vector<ActionResult> result_slab_;
+  std::deque<ActionResult> result_slab_;  // a deque: growing it moves no result
   std::vector<uint32_t> free_results_;
   std::priority_queue<TimedJob, std::vector<TimedJob>, Later> timed_jobs_;
   // Drained from the inbox, handled on the driver's thread.

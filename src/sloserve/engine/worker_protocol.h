@@ -75,7 +75,7 @@ class ResultSink {
   virtual ~ResultSink() = default;
   // From the driver's thread, for executors that know when the action will finish
   // (simulated and emulated): delivered when the driver's clock reaches `at`.
-  virtual void PostAt(ActionResult result, TimePoint at) = 0;
+  virtual void PostAt(ActionResult&& result, TimePoint at) = 0;
   // From any thread, for executors that learn it when it happens (real, remote):
   // delivered on the driver's thread as soon as it wakes.
   virtual void Post(ActionResult result) = 0;

@@ -126,22 +126,10 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
       });
   driver.Bind(engine.get(), &executor);
   driver.SetArrivals(&source);
-  // Virtual time: jump to the next thing due and handle everything due then.
+  // Virtual time: the driver jumps the clock from event to event.
   ManualClock clock;
-  int64_t events = 0;
-  TimePoint now = kTimeZero;
-  while (true) {
-    const TimePoint next = driver.NextDue();
-    if (next == kTimeInfinite) break;
-    // Planning ticks forever: stop once nothing else is left.
-    if (engine->has_planning() && engine->in_system() == 0 && engine->actions_in_flight() == 0 &&
-        source.NextArrival() == kTimeInfinite && driver.offline_pending() == 0) {
-      break;
-    }
-    now = std::max(now, next);
-    clock.Set(now);
-    events += driver.Step(clock.Now());
-  }
+  const int64_t events = driver.RunVirtual(&clock);
+  const TimePoint now = clock.Now();
   if (engine->in_system() != 0) {
     return InternalError("simulation ended with " + std::to_string(engine->in_system()) +
                          " queries neither completed nor dropped");
