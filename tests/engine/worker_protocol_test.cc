@@ -747,3 +747,53 @@ TEST(ProfileExecutorTest, AnswersEachActionOnceForTheTimeItEnds) {
 
 }  // namespace
 }  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+// Outputs of results the engine cannot attribute (failed, stale, not one per query) go
+// back to their owner through EngineOptions::release_output: nothing stored leaks.
+TEST(WorkerProtocolTest, OutputsOfDiscardedResultsAreReleased) {
+  const ProfileSuite suite = testing::SmallSuite();
+  Rig rig;
+  std::vector<PayloadHandle> released;
+  EngineOptions opts;
+  opts.release_output = [&](PayloadHandle h) { released.push_back(h); };
+  ASSERT_TRUE(rig.Start(&suite, Workers(1), ByApp(kFast, 1), std::move(opts)).ok());
+  Engine& e = rig.e();
+  e.Submit(Due(Ms(100)), kTimeZero);
+  e.Submit(Due(Ms(100)), AtMicros(1));
+  ASSERT_EQ(rig.exec.Runs().size(), 1u);
+
+  // A failed result with outputs: released, and the query is re-queued.
+  ActionResult failed = rig.exec.Result(0, UnavailableError("gpu fell off"), kTimeZero, Ms(1));
+  failed.outputs = {11};
+  e.OnResult(failed, Ms(1));
+  EXPECT_EQ(released, (std::vector<PayloadHandle>{11}));
+
+  // An OK result whose outputs are not one per query: none is attributed, all released.
+  ASSERT_EQ(rig.exec.Runs().size(), 2u);
+  ActionResult odd = rig.exec.Result(1, OkStatus(), Ms(1), Ms(2));
+  odd.outputs = {21, 22};
+  e.OnResult(odd, Ms(2));
+  EXPECT_EQ(released, (std::vector<PayloadHandle>{11, 21, 22}));
+  ASSERT_NE(rig.log.Find(1), nullptr);  // the re-queued q1 ran first (same deadline, lower id)
+  EXPECT_EQ(rig.log.Find(1)->output, 0u);
+
+  // A good one: its output travels with the record, nothing released.
+  ASSERT_EQ(rig.exec.Runs().size(), 3u);
+  ActionResult good = rig.exec.Result(2, OkStatus(), Ms(2), Ms(3));
+  good.outputs = {31};
+  e.OnResult(good, Ms(3));
+  ASSERT_NE(rig.log.Find(2), nullptr);
+  EXPECT_EQ(rig.log.Find(2)->output, 31u);
+  EXPECT_EQ(released.size(), 3u);
+
+  // Its duplicate is stale: released, nothing finishes twice.
+  e.OnResult(good, Ms(4));
+  EXPECT_EQ(released, (std::vector<PayloadHandle>{11, 21, 22, 31}));
+  EXPECT_TRUE(rig.log.EachEndedOnce(2));
+}
+
+}  // namespace
+}  // namespace sloserve

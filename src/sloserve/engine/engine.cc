@@ -712,6 +712,7 @@ void Engine::OnResult(const ActionResult& r, TimePoint now) {
     ++counters_.stale_results;
     Warn("engine: result of action " + std::to_string(r.id) + " names unknown worker " +
          std::to_string(r.worker));
+    ReleaseOutputs(r);
     return;
   }
   WorkerState& st = states_[r.worker];
@@ -730,6 +731,14 @@ void Engine::OnResult(const ActionResult& r, TimePoint now) {
     return;
   }
   ++counters_.stale_results;  // a duplicate, or a result for an action never sent
+  ReleaseOutputs(r);
+}
+
+void Engine::ReleaseOutputs(const ActionResult& r) {
+  if (!options_.release_output) return;
+  for (PayloadHandle h : r.outputs) {
+    if (h != 0) options_.release_output(h);
+  }
 }
 
 void Engine::OnLifecycleResult(WorkerId w, const PendingLifecycle& p, const ActionResult& r,
@@ -820,6 +829,7 @@ void Engine::OnRunResult(WorkerId w, const ActionResult& r, TimePoint now) {
   WorkerView& view = views_[w];
   if (!r.status.ok()) {
     ++counters_.failed_results;
+    ReleaseOutputs(r);
     FailBatch(w, r.status, now);
     return;
   }
@@ -830,6 +840,7 @@ void Engine::OnRunResult(WorkerId w, const ActionResult& r, TimePoint now) {
   // The policy's view of the batch, taken before Finish frees the slots.
   const bool have_solo = r.solo.size() == slots.size();
   const bool have_outputs = r.outputs.size() == slots.size();
+  if (!have_outputs) ReleaseOutputs(r);  // not one per query: none is attributed
   completed_.clear();
   for (size_t i = 0; i < slots.size(); ++i) {
     const Query& q = table_[slots[i]];

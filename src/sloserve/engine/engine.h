@@ -55,6 +55,9 @@ struct EngineOptions {
   std::function<void(OfflineJob)> submit_offline;              // see PolicyContext
   std::function<void(const std::string&, int, int)> progress;  // see PolicyContext
   PolicyNames names;
+  // Outputs of results the engine discards (failed, stale, or not one per query): the
+  // owner of the payload store releases them so nothing leaks. Empty = none kept.
+  std::function<void(PayloadHandle)> release_output;
   // Warnings (an invalid policy decision, a stale result). Empty = stderr.
   std::function<void(const std::string&)> log;
 };
@@ -160,6 +163,7 @@ class Engine {
   void SendLoad(WorkerId w, VariantId v, TimePoint now);
   void SendUnload(WorkerId w, VariantId v, TimePoint now);
   void OnRunResult(WorkerId w, const ActionResult& r, TimePoint now);
+  void ReleaseOutputs(const ActionResult& r);
   void OnLifecycleResult(WorkerId w, const PendingLifecycle& p, const ActionResult& r,
                          TimePoint now);
   // The queries of a batch that failed or could not start: re-queued, or dropped as

@@ -39,6 +39,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   eopts.slo = rt->deployment_.slo;
   eopts.submit_offline = rt->driver_->OfflineSubmitter();
   eopts.names = PolicyNamesOf(options.policy);
+  eopts.release_output = [store = rt->payloads_.get()](PayloadHandle h) { store->Release(h); };
   eopts.progress = [self = rt.get()](const std::string& what, int done, int total) {
     self->ReportProgress(what, done, total);
   };
