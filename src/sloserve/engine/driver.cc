@@ -13,11 +13,11 @@ Driver::Driver(DriverOptions options) : options_(std::move(options)) {
 
 Driver::~Driver() {
   {
-    std::lock_guard<std::mutex> lock(pool_mu_);
+    MutexLock lock(pool_mu_);
     pool_stop_ = true;
     pool_queue_.clear();  // not started: dropped (their publish would find no engine)
   }
-  pool_cv_.notify_all();
+  pool_cv_.NotifyAll();
   for (std::thread& t : pool_) t.join();
 }
 
@@ -44,29 +44,30 @@ void Driver::SubmitOffline(OfflineJob job) {
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(pool_mu_);
+    MutexLock lock(pool_mu_);
     pool_queue_.push_back(std::move(job));
   }
-  pool_cv_.notify_one();
+  pool_cv_.NotifyOne();
 }
 
 void Driver::PoolLoop() {
   while (true) {
     OfflineJob job;
     {
-      std::unique_lock<std::mutex> lock(pool_mu_);
-      pool_cv_.wait(lock, [&] { return pool_stop_ || !pool_queue_.empty(); });
+      MutexLock lock(pool_mu_);
+      pool_cv_.Wait(pool_mu_,
+                    [&]() REQUIRES(pool_mu_) { return pool_stop_ || !pool_queue_.empty(); });
       if (pool_stop_) return;
       job = std::move(pool_queue_.front());
       pool_queue_.pop_front();
     }
     std::function<void()> publish = job.work();
     {
-      std::lock_guard<std::mutex> lock(inbox_mu_);
+      MutexLock lock(inbox_mu_);
       inbox_jobs_.push_back(publish ? std::move(publish) : [] {});
       inbox_nonempty_.store(true, std::memory_order_release);
     }
-    inbox_cv_.notify_one();
+    inbox_cv_.NotifyOne();
   }
 }
 
@@ -89,44 +90,44 @@ void Driver::PostAt(ActionResult&& result, TimePoint at) {
 
 void Driver::Post(ActionResult result) {
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     inbox_results_.push_back(std::move(result));
     inbox_nonempty_.store(true, std::memory_order_release);
   }
-  inbox_cv_.notify_one();
+  inbox_cv_.NotifyOne();
 }
 
 void Driver::PostArrival(EngineStep step) {
   bool first;
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     first = !inbox_nonempty_.load(std::memory_order_relaxed);
     inbox_arrivals_.push_back(std::move(step));
     inbox_nonempty_.store(true, std::memory_order_release);
   }
-  if (first) inbox_cv_.notify_one();  // later ones find the driver awake already
+  if (first) inbox_cv_.NotifyOne();  // later ones find the driver awake already
 }
 
 void Driver::PostControl(EngineStep step) {
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     inbox_controls_.push_back(std::move(step));
     inbox_nonempty_.store(true, std::memory_order_release);
   }
-  inbox_cv_.notify_one();
+  inbox_cv_.NotifyOne();
 }
 
 void Driver::Wake() {
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     woken_ = true;
   }
-  inbox_cv_.notify_one();
+  inbox_cv_.NotifyOne();
 }
 
 bool Driver::DrainInbox() {
   if (!inbox_nonempty_.load(std::memory_order_acquire)) return false;
-  std::lock_guard<std::mutex> lock(inbox_mu_);
+  MutexLock lock(inbox_mu_);
   for (ActionResult& r : inbox_results_) posted_results_.push_back(std::move(r));
   for (auto& j : inbox_jobs_) finished_jobs_.push_back(std::move(j));
   for (auto& c : inbox_controls_) controls_.push_back(std::move(c));
@@ -271,14 +272,16 @@ int64_t Driver::RunVirtual(ManualClock* clock) {
 }
 
 void Driver::WaitForWork(const SteadyClock& clock, TimePoint limit) {
-  std::unique_lock<std::mutex> lock(inbox_mu_);
+  MutexLock lock(inbox_mu_);
   const TimePoint next = std::min(NextDue(), limit);
-  auto ready = [&] { return woken_ || inbox_nonempty_.load(std::memory_order_relaxed); };
+  auto ready = [&]() REQUIRES(inbox_mu_) {
+    return woken_ || inbox_nonempty_.load(std::memory_order_relaxed);
+  };
   if (!ready() && next > clock.Now()) {
     if (next == kTimeInfinite) {
-      inbox_cv_.wait(lock, ready);
+      inbox_cv_.Wait(inbox_mu_, ready);
     } else {
-      inbox_cv_.wait_until(lock, clock.ToSteady(next), ready);
+      inbox_cv_.WaitUntil(inbox_mu_, clock.ToSteady(next), ready);
     }
   }
   woken_ = false;

@@ -19,14 +19,13 @@
 // run inline in virtual time (their results delivered after a configurable virtual
 // duration) or on a bounded pool of threads in real time.
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <queue>
 #include <thread>
 #include <vector>
 
+#include "sloserve/core/mutex.h"
 #include "sloserve/engine/clock.h"
 #include "sloserve/engine/engine.h"
 #include "sloserve/engine/worker_protocol.h"
@@ -67,12 +66,12 @@ class Driver : public ResultSink {
   void SetArrivals(ArrivalSource* arrivals) { arrivals_ = arrivals; }
 
   // ResultSink.
-  void PostAt(ActionResult&& result, TimePoint at) override;  // driver thread
-  void Post(ActionResult result) override;                    // any thread
+  void PostAt(ActionResult&& result, TimePoint at) override;    // driver thread
+  void Post(ActionResult result) override EXCLUDES(inbox_mu_);  // any thread
   // Any thread: an arrival (step 6) or a control message (step 3), run on the driver's
   // thread with the engine and the time.
-  void PostArrival(EngineStep step);
-  void PostControl(EngineStep step);
+  void PostArrival(EngineStep step) EXCLUDES(inbox_mu_);
+  void PostControl(EngineStep step) EXCLUDES(inbox_mu_);
 
   // The earliest time something is due (kTimeInfinite: nothing but the inbox can come).
   TimePoint NextDue() const;
@@ -83,8 +82,8 @@ class Driver : public ResultSink {
   // order as Step in one pass per item (the simulator's hot loop).
   int64_t RunVirtual(ManualClock* clock);
   // Real time: sleeps until NextDue(), `limit`, the inbox getting something, or Wake().
-  void WaitForWork(const SteadyClock& clock, TimePoint limit);
-  void Wake();
+  void WaitForWork(const SteadyClock& clock, TimePoint limit) EXCLUDES(inbox_mu_);
+  void Wake() EXCLUDES(inbox_mu_);
   // Offline jobs submitted and not yet delivered.
   size_t offline_pending() const { return offline_pending_; }
 
@@ -109,11 +108,11 @@ class Driver : public ResultSink {
     }
   };
 
-  void SubmitOffline(OfflineJob job);
+  void SubmitOffline(OfflineJob job) EXCLUDES(pool_mu_);
   void HandleTimedResult(Engine& engine, TimePoint now);
   void HandleTimedJob();
-  bool DrainInbox();
-  void PoolLoop();
+  bool DrainInbox() EXCLUDES(inbox_mu_);
+  void PoolLoop() EXCLUDES(pool_mu_, inbox_mu_);
 
   DriverOptions options_;
   Engine* engine_ = nullptr;
@@ -133,20 +132,20 @@ class Driver : public ResultSink {
   size_t offline_pending_ = 0;
 
   // The inbox, filled from any thread.
-  std::mutex inbox_mu_;
-  std::condition_variable inbox_cv_;
-  std::atomic<bool> inbox_nonempty_{false};
-  bool woken_ = false;                             // guarded by inbox_mu_
-  std::vector<ActionResult> inbox_results_;        // guarded by inbox_mu_
-  std::vector<std::function<void()>> inbox_jobs_;  // guarded by inbox_mu_
-  std::vector<EngineStep> inbox_controls_;         // guarded by inbox_mu_
-  std::vector<EngineStep> inbox_arrivals_;         // guarded by inbox_mu_
+  Mutex inbox_mu_;
+  CondVar inbox_cv_;
+  std::atomic<bool> inbox_nonempty_{false};  // set under inbox_mu_, read without it
+  bool woken_ GUARDED_BY(inbox_mu_) = false;
+  std::vector<ActionResult> inbox_results_ GUARDED_BY(inbox_mu_);
+  std::vector<std::function<void()>> inbox_jobs_ GUARDED_BY(inbox_mu_);
+  std::vector<EngineStep> inbox_controls_ GUARDED_BY(inbox_mu_);
+  std::vector<EngineStep> inbox_arrivals_ GUARDED_BY(inbox_mu_);
 
   // The offline pool (real time only).
-  std::mutex pool_mu_;
-  std::condition_variable pool_cv_;
-  std::deque<OfflineJob> pool_queue_;  // guarded by pool_mu_
-  bool pool_stop_ = false;             // guarded by pool_mu_
+  Mutex pool_mu_;
+  CondVar pool_cv_;
+  std::deque<OfflineJob> pool_queue_ GUARDED_BY(pool_mu_);
+  bool pool_stop_ GUARDED_BY(pool_mu_) = false;
   std::vector<std::thread> pool_;
 };
 

@@ -51,8 +51,8 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     rt->apps_.emplace(app, static_cast<AppId>(rt->apps_.size()));
   rt->profiled_apps_ = rt->apps_.size();
 
-  rt->by_type_.resize(suite->hardware().size());
-  for (const WorkerSpec& w : rt->deployment_.workers) ++rt->by_type_[w.hardware].workers;
+  std::vector<TypeCounters> by_type(suite->hardware().size());
+  for (const WorkerSpec& w : rt->deployment_.workers) ++by_type[w.hardware].workers;
 
   // Every task with a variant profiled on some worker's hardware is served (a
   // heterogeneous deployment has several types; the engine routes each variant).
@@ -61,8 +61,8 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     TaskInfo info;
     info.name = spec.name;
     for (VariantId v : suite->VariantsOfTask(t)) {
-      for (HardwareId h = 0; h < rt->by_type_.size(); ++h) {
-        if (rt->by_type_[h].workers > 0 && !suite->BatchSizes(h, v).empty()) {
+      for (HardwareId h = 0; h < by_type.size(); ++h) {
+        if (by_type[h].workers > 0 && !suite->BatchSizes(h, v).empty()) {
           info.variants.push_back(suite->variants()[v].name);
           break;
         }
@@ -77,12 +77,16 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     info.default_slo = t == rt->deployment_.task ? rt->deployment_.slo : spec.default_slo;
     rt->tasks_.push_back(std::move(info));
   }
+  {
+    MutexLock lock(rt->engine_mu_);
+    rt->by_type_ = std::move(by_type);
+  }
   return rt;
 }
 
 Status EngineRuntime::Initialize() {
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     progress_started_ = std::chrono::steady_clock::now();
   }
   auto engine = Engine::Create(suite_, deployment_.workers, std::move(*pending_policies_),
@@ -90,26 +94,27 @@ Status EngineRuntime::Initialize() {
   pending_policies_.reset();
   Status status = engine.status();
   if (engine.ok()) {
-    std::lock_guard<std::mutex> lock(engine_mu_);
+    MutexLock lock(engine_mu_);
     engine_ = std::move(engine).value();
-    engine_->set_sink([this](const QueryRecord& r) { Answer(r); });
+    // Runs inside engine calls, which the engine thread makes holding engine_mu_.
+    engine_->set_sink([this](const QueryRecord& r) REQUIRES(engine_mu_) { Answer(r); });
     driver_->Bind(engine_.get(), executor_.get());
   }
-  std::lock_guard<std::mutex> lock(inbox_mu_);
+  MutexLock lock(inbox_mu_);
   initialized_ = true;
   init_status_ = status;
-  init_cv_.notify_all();
+  init_cv_.NotifyAll();
   return status;
 }
 
 bool EngineRuntime::Initialized() const {
-  std::lock_guard<std::mutex> lock(inbox_mu_);
+  MutexLock lock(inbox_mu_);
   return initialized_;
 }
 
 Status EngineRuntime::WaitUntilInitialized() {
-  std::unique_lock<std::mutex> lock(inbox_mu_);
-  init_cv_.wait(lock, [&] { return initialized_; });
+  MutexLock lock(inbox_mu_);
+  init_cv_.Wait(inbox_mu_, [&]() REQUIRES(inbox_mu_) { return initialized_; });
   return init_status_;
 }
 
@@ -117,7 +122,7 @@ void EngineRuntime::ReportProgress(const std::string& what, int done, int total)
   const auto now = std::chrono::steady_clock::now();
   std::string line = what + ": " + std::to_string(done) + "/" + std::to_string(total);
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     const double elapsed = std::chrono::duration<double>(now - progress_started_).count();
     if (done > 0 && total > done) {  // estimate of the total grows as sets are refined
       char eta[64];
@@ -148,19 +153,19 @@ TimePoint EngineRuntime::Now() const {
 }
 
 void EngineRuntime::Start() {
-  std::lock_guard<std::mutex> lock(inbox_mu_);
+  MutexLock lock(inbox_mu_);
   if (thread_.joinable() || stopping_) return;
   accepting_ = true;
   thread_ = std::thread([this] { Loop(); });
 }
 
 bool EngineRuntime::Ready() const {
-  std::lock_guard<std::mutex> lock(inbox_mu_);
+  MutexLock lock(inbox_mu_);
   return accepting_ && initialized_ && init_status_.ok();
 }
 
 std::string EngineRuntime::NotReadyReason() const {
-  std::lock_guard<std::mutex> lock(inbox_mu_);
+  MutexLock lock(inbox_mu_);
   if (stopping_) return "shutting down";
   if (!initialized_) return "starting: " + starting_what_;
   if (!init_status_.ok()) return "failed to start: " + init_status_.message();
@@ -170,12 +175,15 @@ std::string EngineRuntime::NotReadyReason() const {
 
 void EngineRuntime::Submit(InferRequest request, std::function<void(InferOutcome)> done) {
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     if (accepting_ && initialized_ && init_status_.ok()) {
       // Posted under inbox_mu_, so Stop() (which clears accepting_ under it) happens after
       // and the engine thread's last steps still admit and answer it.
-      driver_->PostArrival([this, p = Pending{std::move(request), std::move(done)}](
-                               Engine&, TimePoint now) mutable { Admit(std::move(p), now); });
+      driver_->PostArrival(
+          [this, p = Pending{std::move(request), std::move(done)}](Engine&, TimePoint now) mutable {
+            engine_mu_.AssertHeld();  // the engine thread runs driver steps holding it
+            Admit(std::move(p), now);
+          });
       return;
     }
   }
@@ -188,7 +196,7 @@ void EngineRuntime::Submit(InferRequest request, std::function<void(InferOutcome
 
 void EngineRuntime::Stop(Duration grace) {
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     if (!thread_.joinable()) {
       accepting_ = false;
       return;
@@ -298,7 +306,7 @@ void EngineRuntime::Loop() {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   bool initialized = false;
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     initialized = initialized_;
   }
   // A deferred start initialises here, off the network threads; a failed one leaves
@@ -309,18 +317,18 @@ void EngineRuntime::Loop() {
     bool stopping = false;
     TimePoint drain_deadline{};
     {
-      std::lock_guard<std::mutex> lock(inbox_mu_);
+      MutexLock lock(inbox_mu_);
       stopping = stopping_;
       drain_deadline = drain_deadline_;
     }
     // Sleeps until a result, timer or plan tick is due, a request arrives, or Stop().
     driver_->WaitForWork(clock_, stopping ? drain_deadline : kTimeInfinite);
     {
-      std::lock_guard<std::mutex> lock(inbox_mu_);
+      MutexLock lock(inbox_mu_);
       stopping = stopping_;
       drain_deadline = drain_deadline_;
     }
-    std::lock_guard<std::mutex> engine_lock(engine_mu_);
+    MutexLock engine_lock(engine_mu_);
     const TimePoint now = Now();
     driver_->Step(now);
     if (stopping) {
@@ -341,7 +349,7 @@ void EngineRuntime::Loop() {
 }
 
 MetricsSummary EngineRuntime::Summary() {
-  std::lock_guard<std::mutex> lock(engine_mu_);
+  MutexLock lock(engine_mu_);
   return engine_ ? engine_->Summarize(Now()) : MetricsSummary{};
 }
 
@@ -356,7 +364,7 @@ std::string EngineRuntime::PrometheusMetrics() const {
   std::vector<TypeCounters> by_type;
   int64_t unknown_apps = 0;
   {
-    std::lock_guard<std::mutex> lock(engine_mu_);
+    MutexLock lock(engine_mu_);
     if (!engine_) return "";  // still starting: nothing measured yet
     m = engine_->Summarize(Now());
     counters = engine_->counters();

@@ -13,16 +13,15 @@
 // puts its outputs there and returns their handles in ActionResult::outputs. Answer()
 // copies the outputs into the client's InferOutcome and releases both handles on every
 // path (completed, dropped, shut down), so the store holds only queries in the system.
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <queue>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "sloserve/core/mutex.h"
 #include "sloserve/core/payload_store.h"
 #include "sloserve/engine/clock.h"
 #include "sloserve/engine/deployment.h"
@@ -106,8 +105,8 @@ class EngineRuntime : public InferenceBackend {
   void ReportProgress(const std::string& what, int done, int total);
   TimePoint Now() const;
   void Loop();
-  void Admit(Pending p, TimePoint now);
-  void Answer(const QueryRecord& r);
+  void Admit(Pending p, TimePoint now) REQUIRES(engine_mu_);
+  void Answer(const QueryRecord& r) REQUIRES(engine_mu_);
 
   // Completed queries per hardware type (heterogeneous deployments: where queries ran).
   struct TypeCounters {
@@ -129,14 +128,17 @@ class EngineRuntime : public InferenceBackend {
   // Until Initialize(): the policies and engine options it needs.
   std::unique_ptr<PolicySet> pending_policies_;
   EngineOptions engine_options_;
-  // Start-up state, guarded by inbox_mu_: done, outcome, what is being done.
-  bool initialized_ = false;
-  Status init_status_;
-  std::string starting_what_ = "initialising the policies";
-  std::condition_variable init_cv_;
-  std::chrono::steady_clock::time_point progress_started_{}, last_progress_log_{};
+  // The runtime's state (the driver has its own inbox); declared first: fields name it.
+  mutable Mutex inbox_mu_;
+  // Start-up state: done, outcome, what is being done.
+  bool initialized_ GUARDED_BY(inbox_mu_) = false;
+  Status init_status_ GUARDED_BY(inbox_mu_);
+  std::string starting_what_ GUARDED_BY(inbox_mu_) = "initialising the policies";
+  CondVar init_cv_;
+  std::chrono::steady_clock::time_point progress_started_ GUARDED_BY(inbox_mu_){};
+  std::chrono::steady_clock::time_point last_progress_log_ GUARDED_BY(inbox_mu_){};
+  mutable Mutex engine_mu_;         // held by the engine thread while it works
   std::unique_ptr<Engine> engine_;  // engine thread only (and Summary under engine_mu_)
-  mutable std::mutex engine_mu_;    // held by the engine thread while it works
   struct Waiting {
     std::function<void(InferOutcome)> done;
     PayloadHandle payload = 0;  // its input tensors, released when it is answered
@@ -144,15 +146,15 @@ class EngineRuntime : public InferenceBackend {
   std::unordered_map<uint64_t, Waiting> waiting_;  // engine thread
   uint64_t next_cookie_ = 1;
   std::unordered_map<std::string, AppId> apps_;  // engine thread
-  size_t profiled_apps_ = 0;           // apps with an execution-time profile (ids below this)
-  int64_t unknown_app_queries_ = 0;    // queries with no or an unprofiled app; under engine_mu_
-  std::vector<TypeCounters> by_type_;  // by HardwareId; under engine_mu_
+  size_t profiled_apps_ = 0;  // apps with an execution-time profile (ids below this)
+  // Queries with no or an unprofiled app.
+  int64_t unknown_app_queries_ GUARDED_BY(engine_mu_) = 0;
+  std::vector<TypeCounters> by_type_ GUARDED_BY(engine_mu_);  // by HardwareId
 
-  mutable std::mutex inbox_mu_;  // the runtime's state; the driver has its own inbox
-  bool accepting_ = false;       // guarded by inbox_mu_
-  bool stopping_ = false;        // guarded by inbox_mu_
-  bool drain_deadline_set_ = false;
-  TimePoint drain_deadline_{};
+  bool accepting_ GUARDED_BY(inbox_mu_) = false;
+  bool stopping_ GUARDED_BY(inbox_mu_) = false;
+  bool drain_deadline_set_ GUARDED_BY(inbox_mu_) = false;
+  TimePoint drain_deadline_ GUARDED_BY(inbox_mu_){};
   std::thread thread_;
 };
 
