@@ -1,5 +1,7 @@
 #include "sloserve/policy/selection/ramsis.h"
 
+#include "sloserve/core/mutex.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -29,15 +31,18 @@ StatusOr<std::vector<mdp::Policy>> SharedPolicySet(const ProfileSuite& suite,
                                                    const mdp::PolicySetOptions& set,
                                                    const std::string& cache_dir,
                                                    const mdp::PolicySetProgress& progress) {
-  static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<const std::vector<mdp::Policy>>> sets;
+  struct Shared {
+    Mutex mu;
+    std::map<std::string, std::shared_ptr<const std::vector<mdp::Policy>>> sets GUARDED_BY(mu);
+  };
+  static Shared* shared = new Shared;  // never destroyed: runs may outlive static teardown
   ASSIGN_OR_RETURN(std::string key, mdp::PolicySetKey(suite, m, set));
-  std::lock_guard<std::mutex> lock(mu);  // held while generating: others wait for it
-  auto it = sets.find(key);
-  if (it != sets.end()) return *it->second;
+  MutexLock lock(shared->mu);  // held while generating: others wait for it (Init only)
+  auto it = shared->sets.find(key);
+  if (it != shared->sets.end()) return *it->second;
   ASSIGN_OR_RETURN(std::vector<mdp::Policy> policies,
                    mdp::LoadOrGeneratePolicySet(suite, m, set, cache_dir, progress));
-  sets[key] = std::make_shared<const std::vector<mdp::Policy>>(policies);
+  shared->sets[key] = std::make_shared<const std::vector<mdp::Policy>>(policies);
   return policies;
 }
 
