@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <atomic>
 #include <string>
 #include <thread>
@@ -95,8 +97,10 @@ struct SameInstant {
   Trace setup, at_t;
 };
 
-// Virtual time: everything due at kT is known to the driver in advance; one Step(kT).
-SameInstant RunVirtual() {
+// Virtual time: everything due at kT is known to the driver in advance; one Step(kT),
+// or (`simulator_loop`) the simulator's Driver::RunVirtual, which has no inbox items
+// (so no control message).
+SameInstant RunVirtual(bool simulator_loop = false) {
   SameInstant out;
   Trace trace;
   const ProfileSuite suite = testing::SmallSuite();
@@ -133,6 +137,12 @@ SameInstant RunVirtual() {
   driver.SetArrivals(&source);
   const TimePoint next = driver.NextDue();
   EXPECT_EQ(next, kT);
+  if (simulator_loop) {
+    EXPECT_EQ(driver.RunVirtual(&clock), 5);  // stops when only plan ticks are left
+    EXPECT_EQ(clock.Now(), kT);
+    out.at_t = trace;
+    return out;
+  }
   clock.Set(next);
   driver.PostControl([&](Engine&, TimePoint) { trace.push_back("control"); });
   EXPECT_EQ(driver.Step(clock.Now()), 6);
@@ -212,6 +222,14 @@ TEST(DriverTest, SameInstantEventsInTheDocumentedOrderInVirtualTime) {
   const SameInstant v = RunVirtual();
   EXPECT_EQ(v.setup, kSetup);
   EXPECT_EQ(v.at_t, kAtT);
+}
+
+TEST(DriverTest, TheSimulatorsLoopKeepsTheSameOrder) {
+  const SameInstant loop = RunVirtual(/*simulator_loop=*/true);
+  EXPECT_EQ(loop.setup, kSetup);
+  Trace expected = kAtT;
+  expected.erase(std::find(expected.begin(), expected.end(), "control"));
+  EXPECT_EQ(loop.at_t, expected);
 }
 
 TEST(DriverTest, SameInstantEventsInTheSameOrderInRealTime) {
