@@ -48,16 +48,17 @@ Status Run(const Args& args) {
   if (args.Has("threads")) sets.push_back("server.threads=" + args.Get("threads"));
   ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 0));
   if (duration < 0) return InvalidArgumentError("--duration: must be positive");
-  ASSIGN_OR_RETURN(ServeSetup setup,
-                   BuildServeSetup(args.positionals().empty() ? "" : args.positionals()[0], sets,
-                                   /*deferred_init=*/true));
-
-  // Block the stop signals before any thread starts, then wait for them here.
+  // Block the stop signals before any thread starts (the runtime's offline pool starts
+  // with it, in BuildServeSetup), so every thread inherits the mask and only the sigwait
+  // below receives them; a thread started earlier would die of the default action.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  ASSIGN_OR_RETURN(ServeSetup setup,
+                   BuildServeSetup(args.positionals().empty() ? "" : args.positionals()[0], sets,
+                                   /*deferred_init=*/true));
 
   // Bind first, then initialise the policies on the engine thread: the port answers at
   // once (/v2/health/ready is 503 with the progress as the reason) while, e.g., a RAMSIS

@@ -34,24 +34,27 @@ struct MachineView {
 
 // A worker as policies see it.
 struct WorkerView {
+  // What dispatchers scan for every query first, together in the first cache line.
   WorkerId id = 0;
   HardwareId hardware = 0;
-  MachineId machine = 0;
-  std::string name;
-  int cores = 0;  // cores given to this worker (a plan may change them)
-  bool busy = false;       // running a batch, or loading the variant its next batch needs
-  TimePoint busy_until{};  // expected completion of the running batch (if busy)
-  VariantId last_variant = kNoId;
-  size_t queue_length = 0;  // queries in the worker's local queue
-  int64_t queued_rows = 0;  // sum of their sizes
-  std::vector<Residency> residency;  // indexed by VariantId
+  bool busy = false;   // running a batch, or loading the variant its next batch needs
+  bool active = true;  // phase == kActive: receives new queries
   WorkerPhase phase = WorkerPhase::kActive;
-  bool active = true;        // phase == kActive: receives new queries
+  VariantId last_variant = kNoId;
+  size_t queue_length = 0;   // queries in the worker's local queue
+  int64_t queued_rows = 0;   // sum of their sizes
+  TimePoint busy_until{};    // expected completion of the running batch (if busy)
   VariantId pinned = kNoId;  // a plan pinned the variant it serves (kNoId: any)
-  double quota = 0;          // its share of the load under a quota plan (0: none)
+  MachineId machine = 0;
+  double quota = 0;                  // its share of the load under a quota plan (0: none)
+  int cores = 0;                     // cores given to this worker (a plan may change them)
+  std::vector<Residency> residency;  // indexed by VariantId
+  std::string name;
 
   // Resident: a batch on `v` starts without a cold start.
-  bool ready(VariantId v) const { return v < residency.size() && residency[v] == Residency::kReady; }
+  bool ready(VariantId v) const {
+    return v < residency.size() && residency[v] == Residency::kReady;
+  }
 };
 
 // A queue of queries, ordered by (deadline, id): earliest deadline first.
