@@ -14,8 +14,8 @@ struct Query {
   AppId app = 0;
   int32_t size = 1;  // rows in the request (Kairos' "query batch size"); 1 for RAMSIS/ORLOJ
   TimePoint arrival{};
-  TimePoint deadline{};  // arrival + SLO
-  uint64_t cookie = 0;   // frontend's handle to answer the client; 0 in simulation
+  TimePoint deadline{};       // arrival + SLO
+  uint64_t cookie = 0;        // frontend's handle to answer the client; 0 in simulation
   PayloadHandle payload = 0;  // input tensors in the payload store; 0 = none (simulation)
 
   Duration slo() const { return deadline - arrival; }

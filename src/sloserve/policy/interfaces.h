@@ -157,13 +157,13 @@ struct PlanningInput {
 // results of loading `load` (default: its pinned variant) have come back.
 struct WorkerPlan {
   WorkerId worker = kNoId;
-  bool active = true;   // false: drains (no new queries) and can be reactivated
-  bool remove = false;  // drains, then is retired for good (ids are never reused)
-  HardwareId hardware = 0;    // new workers
-  MachineId machine = kNoId;  // new workers: kNoId = a machine of its own
-  int cores = 0;              // 0 = keep (new workers: the hardware's cores)
-  VariantId pinned = kNoId;   // the variant its batches run (kNoId: the policies choose)
-  double quota = 0;           // share of the load for quota dispatchers (0: none)
+  bool active = true;           // false: drains (no new queries) and can be reactivated
+  bool remove = false;          // drains, then is retired for good (ids are never reused)
+  HardwareId hardware = 0;      // new workers
+  MachineId machine = kNoId;    // new workers: kNoId = a machine of its own
+  int cores = 0;                // 0 = keep (new workers: the hardware's cores)
+  VariantId pinned = kNoId;     // the variant its batches run (kNoId: the policies choose)
+  double quota = 0;             // share of the load for quota dispatchers (0: none)
   std::vector<VariantId> load;  // new workers: variants to load before serving
 };
 
