@@ -15,15 +15,22 @@ void JoinShortestQueueDispatch::Assign(const QueueView& pending,
   for (size_t i = 0; i < pending.size(); ++i) {
     size_t best = n;
     size_t best_load = 0;
-    for (size_t k = 1; k <= n; ++k) {
-      size_t w = (last_ + k) % n;
-      if (!workers[w].active) continue;
-      size_t load = workers[w].queue_length + (workers[w].busy ? 1 : 0) + extra_[w];
-      if (best == n || load < best_load) {
-        best = w;
-        best_load = load;
+    // Workers in turn from the one after the last chosen (ties go to the earliest in
+    // that order); two plain ranges rather than `% n` per worker, which dominated.
+    auto scan = [&](size_t from, size_t to) {
+      for (size_t w = from; w < to; ++w) {
+        const WorkerView& v = workers[w];
+        if (!v.active) continue;
+        const size_t load = v.queue_length + (v.busy ? 1 : 0) + extra_[w];
+        if (best == n || load < best_load) {
+          best = w;
+          best_load = load;
+        }
       }
-    }
+    };
+    const size_t start = (last_ + 1) % n;
+    scan(start, n);
+    scan(0, start);
     if (best == n) return;  // no active worker: queries stay central
     ++extra_[best];
     last_ = best;
