@@ -88,6 +88,18 @@ class OneArrival : public ArrivalSource {
   Driver::EngineStep admit_;
 };
 
+// Two workers with the tracing policies, offline jobs through `driver`, bound to it.
+std::unique_ptr<Engine> TracingEngine(const ProfileSuite& suite, Driver* driver,
+                                      PuppetExecutor* exec, Trace* trace) {
+  EngineOptions eopts;
+  eopts.submit_offline = driver->OfflineSubmitter();
+  auto engine = Engine::Create(&suite, TwoWorkers(), TracingPolicies(trace), exec, eopts, 1);
+  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
+  if (!engine.ok()) return nullptr;
+  driver->Bind(engine->get(), exec);
+  return std::move(*engine);
+}
+
 const Trace kSetup = {"arrival", "next w0", "arrival", "next w1"};
 // The documented order: results, offline jobs, control messages, timers, the plan tick,
 // arrivals (and what each causes, before the next item).
@@ -109,12 +121,8 @@ SameInstant RunVirtual(bool simulator_loop = false) {
   opts.offline_delay = kT - kTimeZero;  // a job submitted at 0 publishes at kT
   Driver driver(opts);
   PuppetExecutor exec;
-  EngineOptions eopts;
-  eopts.submit_offline = driver.OfflineSubmitter();
-  auto engine = Engine::Create(&suite, TwoWorkers(), TracingPolicies(&trace), &exec, eopts, 1);
-  EXPECT_TRUE(engine.ok());
-  if (!engine.ok()) return out;
-  driver.Bind(engine->get(), &exec);
+  auto engine = TracingEngine(suite, &driver, &exec, &trace);
+  if (!engine) return out;
   ManualClock clock;
 
   driver.PostArrival(Arrival(&trace, 0));
@@ -166,12 +174,8 @@ SameInstant RunRealTime() {
   opts.offline_threads = 2;
   Driver driver(opts);
   PuppetExecutor exec;
-  EngineOptions eopts;
-  eopts.submit_offline = driver.OfflineSubmitter();
-  auto engine = Engine::Create(&suite, TwoWorkers(), TracingPolicies(&trace), &exec, eopts, 1);
-  EXPECT_TRUE(engine.ok());
-  if (!engine.ok()) return out;
-  driver.Bind(engine->get(), &exec);
+  auto engine = TracingEngine(suite, &driver, &exec, &trace);
+  if (!engine) return out;
   const SteadyClock clock;
 
   std::thread frontend([&] {

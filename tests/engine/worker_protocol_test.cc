@@ -464,22 +464,27 @@ TEST(WorkerProtocolTest, ResidencyCyclesAndTheLeastRecentlyUsedVariantIsEvicted)
 
 // ---------------------------------------------------------------- plans
 
+// A planning function that adds a new worker (hardware 0) pinned to `v`: at every tick,
+// or (`once`) at the first only.
+std::function<void(const PlanningInput&, DeploymentPlan*)> AddPinnedWorker(VariantId v, bool once) {
+  return [v, once, plans = 0](const PlanningInput&, DeploymentPlan* out) mutable {
+    if (once && plans++ > 0) return;
+    WorkerPlan p;  // worker = kNoId: a new one
+    p.hardware = 0;
+    p.pinned = v;
+    out->workers.push_back(p);
+    out->change = true;
+  };
+}
+
 TEST(WorkerProtocolTest, AnAddedWorkerServesOnlyAfterItsLoadResult) {
   const ProfileSuite suite = testing::SmallSuite();
   Rig rig;
-  int plans = 0;
   std::vector<WorkerSpec> workers = Workers(1);
   workers[0].preload = {kFast};
   ASSERT_TRUE(rig.Start(&suite, workers,
                         testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(1, kFast),
-                                         [&](const PlanningInput&, DeploymentPlan* out) {
-                                           if (plans++ > 0) return;
-                                           WorkerPlan p;  // worker = kNoId: a new one
-                                           p.hardware = 0;
-                                           p.pinned = kSlow;
-                                           out->workers.push_back(p);
-                                           out->change = true;
-                                         }))
+                                         AddPinnedWorker(kSlow, /*once=*/true)))
                   .ok());
   Engine& e = rig.e();
   e.OnPlanTick(Ms(1000));
@@ -518,12 +523,7 @@ TEST(WorkerProtocolTest, AnAddedWorkerWhosePinnedLoadFailsIsRetired) {
   Rig rig;
   ASSERT_TRUE(rig.Start(&suite, Workers(1),
                         testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(1, kFast),
-                                         [&](const PlanningInput&, DeploymentPlan* out) {
-                                           WorkerPlan p;
-                                           p.pinned = kSlow;
-                                           out->workers.push_back(p);
-                                           out->change = true;
-                                         }))
+                                         AddPinnedWorker(kSlow, /*once=*/false)))
                   .ok());
   Engine& e = rig.e();
   e.OnPlanTick(Ms(1000));
@@ -595,26 +595,18 @@ TEST(WorkerProtocolTest, ARemovedWorkerDrainsItsQueueThenIsRetiredAndUnloads) {
 TEST(WorkerProtocolTest, APrefetchDoesNotStandInForAStartingWorkersOwnLoad) {
   const ProfileSuite suite = testing::SmallSuite();
   Rig rig;
-  int plans = 0;
   ASSERT_TRUE(rig.Start(&suite, Workers(1),
-                        testing::MakeSet(
-                            testing::RoundRobinActive(), testing::TakeFront(1, kFast),
-                            [&](const PlanningInput&, DeploymentPlan* out) {
-                              if (plans++ > 0) return;
-                              WorkerPlan p;
-                              p.pinned = kSlow;
-                              out->workers.push_back(p);
-                              out->change = true;
-                            },
-                            [](const Query&, const std::vector<WorkerView>& w,
-                               const std::vector<MachineView>&, TimePoint) {
-                              PlacementDecision d;
-                              if (w.size() > 1) {
-                                d.prefetch_worker = 1;
-                                d.prefetch_variant = kFast;
-                              }
-                              return d;
-                            }))
+                        testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(1, kFast),
+                                         AddPinnedWorker(kSlow, /*once=*/true),
+                                         [](const Query&, const std::vector<WorkerView>& w,
+                                            const std::vector<MachineView>&, TimePoint) {
+                                           PlacementDecision d;
+                                           if (w.size() > 1) {
+                                             d.prefetch_worker = 1;
+                                             d.prefetch_variant = kFast;
+                                           }
+                                           return d;
+                                         }))
                   .ok());
   Engine& e = rig.e();
   e.OnPlanTick(Ms(1000));

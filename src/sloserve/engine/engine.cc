@@ -59,15 +59,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
     const std::string machine = spec.machine.empty() ? "m-" + v.name : spec.machine;
     auto found = std::find(machine_names.begin(), machine_names.end(), machine);
     if (found == machine_names.end()) {
-      MachineView m;
-      m.id = static_cast<MachineId>(e->machines_.size());
-      m.name = machine;
-      m.hardware = spec.hardware;
-      m.memory_mb = hw.memory_gb * 1024.0;
-      m.cores = hw.cores;
-      e->machines_.push_back(m);
+      v.machine = e->NewMachine(machine, spec.hardware);
       machine_names.push_back(machine);
-      v.machine = m.id;
     } else {
       v.machine = static_cast<MachineId>(found - machine_names.begin());
       if (e->machines_[v.machine].hardware != spec.hardware) {
@@ -423,6 +416,19 @@ void Engine::ApplyPlan(TimePoint now) {
   Redispatch(now);
 }
 
+MachineId Engine::NewMachine(std::string name, HardwareId hardware) {
+  // A machine of the hardware's size: its memory bounds the variants resident on it.
+  const HardwareSpec& hw = suite_->hardware()[hardware];
+  MachineView m;
+  m.id = static_cast<MachineId>(machines_.size());
+  m.name = std::move(name);
+  m.hardware = hardware;
+  m.memory_mb = hw.memory_gb * 1024.0;
+  m.cores = hw.cores;
+  machines_.push_back(std::move(m));
+  return machines_.back().id;
+}
+
 WorkerId Engine::AddWorker(const WorkerPlan& p, TimePoint now) {
   if (p.hardware >= suite_->hardware().size()) {
     Invalid(options_.names.planning,
@@ -440,14 +446,7 @@ WorkerId Engine::AddWorker(const WorkerPlan& p, TimePoint now) {
     v.machine = p.machine;
   } else {
     if (p.machine != kNoId) Invalid(options_.names.planning, "new worker on an unknown machine");
-    MachineView m;
-    m.id = static_cast<MachineId>(machines_.size());
-    m.name = "m-" + v.name;
-    m.hardware = p.hardware;
-    m.memory_mb = hw.memory_gb * 1024.0;
-    m.cores = hw.cores;
-    machines_.push_back(m);
-    v.machine = m.id;
+    v.machine = NewMachine("m-" + v.name, p.hardware);
   }
   v.residency.assign(suite_->variants().size(), Residency::kAbsent);
   v.pinned = p.pinned < suite_->variants().size() ? p.pinned : kNoId;

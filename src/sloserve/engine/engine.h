@@ -171,6 +171,7 @@ class Engine {
   void FailBatch(WorkerId w, const Status& status, TimePoint now);
   void BecomeIdle(WorkerId w, TimePoint now);
   WorkerId AddWorker(const WorkerPlan& p, TimePoint now);
+  MachineId NewMachine(std::string name, HardwareId hardware);
   void ApplyPlan(TimePoint now);
   void MaybeRetire(WorkerId w, TimePoint now);
   void Invalid(const std::string& policy, const std::string& what);
