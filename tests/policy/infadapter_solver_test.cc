@@ -1,0 +1,252 @@
+// InfAdapter's Eq. 1: the GLPK MILP solver against the exhaustive enumerator on seeded
+// random small instances and on the paper's setting (5 ResNets, B = 20 cores, SLO
+// 750 ms, lambda 10..150 rps, beta = 0.05), the plan's invariants (quotas sum to lambda,
+// lambda_m <= th_m(n_m), cores within the budget), overload (the highest-capacity plan
+// and its shortfall), and bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "sloserve/policy/planning/infadapter_capacity.h"
+#include "sloserve/policy/planning/infadapter_exhaustive.h"
+#include "sloserve/policy/planning/infadapter_milp.h"
+#include "sloserve/policy/planning/infadapter_problem.h"
+#include "sloserve/profile/profile.h"
+
+namespace sloserve {
+namespace {
+
+const InfAdapterCapacityModel& ResNetModel() {
+  static const InfAdapterCapacityModel model = [] {
+    auto suite = LoadSuite("infadapter-resnet");
+    EXPECT_TRUE(suite.ok()) << suite.status().ToString();
+    auto m = BuildInfAdapterCapacity(*suite);
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+    return std::move(m).value();
+  }();
+  return model;
+}
+
+InfAdapterProblem PaperProblem(double lambda, std::set<VariantId> loaded = {}) {
+  InfAdapterRequest r;
+  r.lambda_rps = lambda;
+  r.budget_cores = 20;
+  r.loaded = std::move(loaded);
+  auto p = MakeInfAdapterProblem(ResNetModel(), r);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return std::move(p).value();
+}
+
+// Invariants of any plan; `target` = what the quotas must sum to.
+void ExpectValidPlan(const InfAdapterProblem& p, const InfAdapterPlan& plan, double target) {
+  ASSERT_EQ(plan.allocations.size(), p.variants.size());
+  double sum = 0;
+  int cores = 0;
+  for (size_t m = 0; m < p.variants.size(); ++m) {
+    const InfAdapterAllocation& a = plan.allocations[m];
+    EXPECT_GE(a.quota_rps, 0);
+    cores += a.cores;
+    if (a.cores == 0) {
+      EXPECT_EQ(a.quota_rps, 0);
+      continue;
+    }
+    const auto& opts = p.variants[m].options;
+    auto it = std::find_if(opts.begin(), opts.end(),
+                           [&](const InfAdapterCoreOption& o) { return o.cores == a.cores; });
+    ASSERT_NE(it, opts.end()) << p.variants[m].name << " at " << a.cores << " cores not allowed";
+    EXPECT_DOUBLE_EQ(a.capacity_rps, it->throughput_rps);
+    EXPECT_LE(a.quota_rps, a.capacity_rps * (1 + 1e-12));
+    sum += a.quota_rps;
+  }
+  EXPECT_LE(cores, p.budget_cores);
+  EXPECT_EQ(cores, plan.total_cores);
+  EXPECT_NEAR(sum, target, 1e-9 * std::max(1.0, target));
+  EXPECT_NEAR(plan.served_rps, sum, 1e-9 * std::max(1.0, target));
+}
+
+void ExpectSameObjective(const InfAdapterProblem& p, const std::string& what) {
+  auto milp = SolveInfAdapterMilp(p);
+  ASSERT_TRUE(milp.ok()) << what << ": " << milp.status().ToString();
+  auto oracle = SolveInfAdapterExhaustive(p);
+  ASSERT_TRUE(oracle.ok()) << what << ": " << oracle.status().ToString();
+  EXPECT_TRUE(milp->optimal) << what;
+  EXPECT_NEAR(milp->objective, oracle->objective, 1e-6 * std::max(1.0, std::abs(oracle->objective)))
+      << what;
+  EXPECT_NEAR(milp->shortfall_rps, oracle->shortfall_rps, 1e-6 * std::max(1.0, p.lambda_rps))
+      << what;
+  ExpectValidPlan(p, *milp, milp->served_rps);
+  if (oracle->shortfall_rps == 0) ExpectValidPlan(p, *milp, p.lambda_rps);
+}
+
+TEST(InfAdapterSolver, MatchesEnumeratorOnRandomInstances) {
+  std::mt19937_64 rng(20230508);
+  int overloaded = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::uniform_int_distribution<int> nvar(2, 4), budget(4, 12);
+    std::uniform_real_distribution<double> u(0, 1);
+    InfAdapterProblem p;
+    p.budget_cores = budget(rng);
+    const int n = nvar(rng);
+    for (int m = 0; m < n; ++m) {
+      InfAdapterCandidate c;
+      c.name = "v" + std::to_string(m);
+      c.accuracy = 60 + 20 * u(rng);
+      c.load_time_s = 5 + 4 * u(rng);
+      c.loaded = u(rng) < 0.3;
+      const double a = -5 + 10 * u(rng), b = 3 + 20 * u(rng);
+      for (int k = 1; k <= p.budget_cores; ++k) {
+        if (u(rng) < 0.25) continue;  // p_m(k) above the SLO
+        c.options.push_back({k, std::max(0.0, 0.8 * (a + b * k + 2 * (u(rng) - 0.5)))});
+      }
+      p.variants.push_back(std::move(c));
+    }
+    p.weights.beta = 0.2 * u(rng);
+    p.weights.gamma = 0.05 * u(rng);
+    auto cap = InfAdapterMaxCapacity(p);
+    ASSERT_TRUE(cap.ok()) << cap.status().ToString();
+    p.lambda_rps = (0.05 + 1.25 * u(rng)) * std::max(1.0, *cap);
+    overloaded += p.lambda_rps > *cap;
+    ExpectSameObjective(p, "trial " + std::to_string(trial));
+  }
+  EXPECT_GT(overloaded, 10);  // the overload path was exercised
+}
+
+TEST(InfAdapterSolver, MatchesEnumeratorOnPaperSetting) {
+  for (double lambda = 10; lambda <= 150; lambda += 10) {
+    ExpectSameObjective(PaperProblem(lambda), "lambda " + std::to_string(lambda));
+    // With resnet50 deployed already, loading it again costs nothing.
+    ExpectSameObjective(PaperProblem(lambda, {2}), "lambda " + std::to_string(lambda) + " r50");
+  }
+}
+
+TEST(InfAdapterSolver, PaperPlansServeLambdaWithinTheBudget) {
+  for (double lambda = 10; lambda <= 150; lambda += 10) {
+    const InfAdapterProblem p = PaperProblem(lambda);
+    auto plan = SolveInfAdapterMilp(p);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    ExpectValidPlan(p, *plan, lambda);
+    EXPECT_EQ(plan->shortfall_rps, 0) << lambda;
+    EXPECT_GT(plan->average_accuracy, 69.7);
+    EXPECT_LE(plan->total_cores, 20);
+  }
+}
+
+TEST(InfAdapterSolver, OverloadGivesTheMaxCapacityPlanAndShortfall) {
+  const InfAdapterProblem p = PaperProblem(1000);
+  auto cap = InfAdapterMaxCapacity(p);
+  ASSERT_TRUE(cap.ok());
+  // resnet18 on all 20 cores: 0.8 (a + 20 b) = 386.2 rps beats any split.
+  EXPECT_NEAR(*cap, 386.2065, 1e-3);
+  auto plan = SolveInfAdapterMilp(p);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_NEAR(plan->capacity_rps, *cap, 1e-9);
+  EXPECT_NEAR(plan->served_rps, *cap, 1e-6);
+  EXPECT_NEAR(plan->shortfall_rps, 1000 - *cap, 1e-6);
+  EXPECT_EQ(plan->allocations[0].cores, 20);
+  ExpectValidPlan(p, *plan, plan->served_rps);
+  ExpectSameObjective(p, "lambda 1000");
+  // No allowed option at all: nothing served.
+  InfAdapterProblem none = p;
+  none.budget_cores = 0;
+  for (auto& v : none.variants) v.options.clear();
+  auto empty = SolveInfAdapterMilp(none);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_EQ(empty->total_cores, 0);
+  EXPECT_EQ(empty->shortfall_rps, 1000);
+}
+
+TEST(InfAdapterSolver, ZeroLambdaUsesNothing) {
+  auto plan = SolveInfAdapterMilp(PaperProblem(0));
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->total_cores, 0);
+  EXPECT_EQ(plan->objective, 0);
+}
+
+TEST(InfAdapterSolver, LoadingCostFavoursTheLoadedVariant) {
+  // Two equal variants but one loaded: a large gamma picks the loaded one.
+  InfAdapterProblem p;
+  p.budget_cores = 4;
+  p.lambda_rps = 10;
+  p.weights.gamma = 10;
+  for (int m = 0; m < 2; ++m) {
+    InfAdapterCandidate c;
+    c.name = "v" + std::to_string(m);
+    c.accuracy = 70;
+    c.load_time_s = 5;
+    c.loaded = m == 1;
+    c.options = {{1, 20}, {2, 40}};
+    p.variants.push_back(c);
+  }
+  auto plan = SolveInfAdapterMilp(p);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->allocations[0].cores, 0);
+  EXPECT_EQ(plan->allocations[1].cores, 1);
+  EXPECT_EQ(plan->load_cost_s, 0);
+}
+
+void ExpectInvalid(const StatusOr<InfAdapterPlan>& r, const std::string& field) {
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find(field), std::string::npos) << r.status().ToString();
+}
+
+TEST(InfAdapterSolver, BadInputIsInvalidArgumentNamingTheField) {
+  InfAdapterProblem p = PaperProblem(50);
+  p.budget_cores = -1;
+  ExpectInvalid(SolveInfAdapterMilp(p), "budget_cores");
+  ExpectInvalid(SolveInfAdapterExhaustive(p), "budget_cores");
+  p = PaperProblem(50);
+  p.lambda_rps = -3;
+  ExpectInvalid(SolveInfAdapterMilp(p), "lambda_rps");
+  p = PaperProblem(50);
+  p.variants.clear();
+  ExpectInvalid(SolveInfAdapterMilp(p), "variants");
+  p = PaperProblem(50);
+  p.variants[1].options = {{2, 10}, {2, 12}};
+  ExpectInvalid(SolveInfAdapterMilp(p), "options");
+  p = PaperProblem(50);
+  p.weights.beta = -1;
+  ExpectInvalid(SolveInfAdapterMilp(p), "weights.beta");
+
+  InfAdapterRequest r;
+  r.lambda_rps = 50;
+  r.budget_cores = -4;
+  EXPECT_NE(MakeInfAdapterProblem(ResNetModel(), r).status().message().find("budget_cores"),
+            std::string::npos);
+  r.budget_cores = 20;
+  InfAdapterCapacityModel bad = ResNetModel();
+  bad.headroom = 1.5;
+  auto made = MakeInfAdapterProblem(bad, r);
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(made.status().message().find("headroom"), std::string::npos);
+  bad = ResNetModel();
+  bad.variants.clear();
+  made = MakeInfAdapterProblem(bad, r);
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(made.status().message().find("variants"), std::string::npos);
+}
+
+TEST(InfAdapterSolver, ProblemFromCapacityModelRespectsCoreRange) {
+  InfAdapterRequest r;
+  r.lambda_rps = 50;
+  r.budget_cores = 20;
+  r.min_cores = 2;
+  r.max_cores = 8;
+  auto p = MakeInfAdapterProblem(ResNetModel(), r);
+  ASSERT_TRUE(p.ok());
+  for (const auto& v : p->variants) {
+    for (const auto& o : v.options) {
+      EXPECT_GE(o.cores, 2);
+      EXPECT_LE(o.cores, 8);
+    }
+  }
+  EXPECT_DOUBLE_EQ(p->variants[4].load_time_s, 8.52);
+  EXPECT_DOUBLE_EQ(InfAdapterLoadScale(*p), 8.52);
+  EXPECT_DOUBLE_EQ(InfAdapterCoreScale(*p), 20);
+}
+
+}  // namespace
+}  // namespace sloserve
