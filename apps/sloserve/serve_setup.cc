@@ -60,8 +60,8 @@ StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
   for (const auto& [k, v] : f) {
     if (k.rfind("server.", 0) != 0) continue;
     static const std::vector<std::string> kServerKeys = {
-        "server.host",       "server.port",      "server.threads",    "server.max_body_mb",
-        "server.max_slo_ms", "server.max_queue", "server.input_shape"};
+        "server.host",       "server.port",      "server.threads",     "server.max_body_mb",
+        "server.max_slo_ms", "server.max_queue", "server.input_shape", "server.payload_mb"};
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
                                   "server keys: " + JoinNames(kServerKeys) +
@@ -88,6 +88,11 @@ StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
   ASSIGN_OR_RETURN(double max_queue, ServerNumber(f, "server.max_queue", 100000));
   if (max_queue < 1) return InvalidArgumentError("'server.max_queue': must be >= 1");
   ro.max_queue = static_cast<size_t>(max_queue);
+  // Input and output tensors of the queries in the system (beyond it: 429).
+  ASSIGN_OR_RETURN(double payload_mb, ServerNumber(f, "server.payload_mb", 256));
+  if (payload_mb < 1 || payload_mb > 1024 * 1024)
+    return InvalidArgumentError("'server.payload_mb': must be 1..1048576 (MiB)");
+  ro.payload_bytes = static_cast<size_t>(payload_mb * 1024 * 1024);
   if (auto it = f.find("server.input_shape"); it != f.end()) {
     ASSIGN_OR_RETURN(ro.input_shape, ParseShapeList(it->second));
   }

@@ -102,6 +102,9 @@ TEST(CliE2eTest, BadConfigsFailWithOneLineNamingTheProblem) {
   r = RunProcess({kBin, "serve", "--set", "slo_ms=0.001"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("impossible SLO"), std::string::npos) << r.err;
+  r = RunProcess({kBin, "serve", "--set", "server.payload_mb=0"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("'server.payload_mb': must be 1..1048576"), std::string::npos) << r.err;
 }
 
 // Issue 9: what a new user mistypes is named, with the valid names and a suggestion.
