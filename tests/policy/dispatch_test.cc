@@ -5,6 +5,7 @@
 #include "policy/policy_test_util.h"
 #include "sloserve/policy/dispatch/central_queue.h"
 #include "sloserve/policy/dispatch/join_shortest_queue.h"
+#include "sloserve/policy/dispatch/quota.h"
 #include "sloserve/policy/dispatch/round_robin.h"
 #include "sloserve/policy/dispatch/slo_partition.h"
 
@@ -45,6 +46,61 @@ TEST(JoinShortestQueueTest, PicksFewestOutstandingCountingBusyAndThisCall) {
   int loads[3] = {2 + count[0], 1 + count[1], 0 + count[2]};
   EXPECT_EQ(*std::max_element(loads, loads + 3) - *std::min_element(loads, loads + 3), 1);
   EXPECT_LE(count[0], 1);
+}
+
+// The workers `n` queries dispatched in one call go to, in order.
+std::vector<WorkerId> Dispatched(DispatchPolicy& p, const std::vector<WorkerView>& workers, int n) {
+  QueueFixture q;
+  for (int i = 0; i < n; ++i) q.Add(i, 100);
+  std::vector<Assignment> out;
+  p.Assign(q.View(), workers, kTimeZero, &out);
+  std::vector<WorkerId> got;
+  for (const Assignment& a : out) got.push_back(a.worker);
+  return got;
+}
+
+TEST(QuotaDispatchTest, SmoothWeightedRoundRobinByQuota) {
+  auto p = QuotaDispatch::Create({}).value();
+  auto workers = MakeWorkers(3);
+  workers[0].quota = 30;  // rps, as a planner sets them: only the ratio matters
+  workers[1].quota = 10;
+  workers[2].quota = 0;  // active but without a quota: nothing while others have one
+  // Credits (0,0) -> +(3,1): w0 (-1,1) -> w0 (-2,2) -> w1 (1,-1) -> w0 (0,0): a cycle of 4.
+  EXPECT_EQ(Dispatched(*p, workers, 8), (std::vector<WorkerId>{0, 0, 1, 0, 0, 0, 1, 0}));
+  // Calls continue the same cycle (one query per call, as arrivals come).
+  std::vector<WorkerId> one_by_one;
+  for (int i = 0; i < 4; ++i) one_by_one.push_back(Dispatched(*p, workers, 1)[0]);
+  EXPECT_EQ(one_by_one, (std::vector<WorkerId>{0, 0, 1, 0}));
+}
+
+TEST(QuotaDispatchTest, SharesTrackQuotasAndANewPlanStartsAfresh) {
+  auto p = QuotaDispatch::Create({}).value();
+  auto workers = MakeWorkers(4);
+  const double quotas[4] = {12.5, 50, 25, 12.5};
+  for (int w = 0; w < 4; ++w) workers[w].quota = quotas[w];
+  std::map<WorkerId, int> count;
+  for (WorkerId w : Dispatched(*p, workers, 800)) ++count[w];
+  for (int w = 0; w < 4; ++w) EXPECT_EQ(count[w], static_cast<int>(quotas[w] * 8)) << w;
+  // A plan moves the load: w1 inactive (draining), w3 takes its share.
+  workers[1].active = false;
+  workers[3].quota = 62.5;
+  count.clear();
+  for (WorkerId w : Dispatched(*p, workers, 100)) ++count[w];
+  EXPECT_NEAR(count[0], 12.5, 1);  // within one query of the share over any window
+  EXPECT_EQ(count[1], 0);
+  EXPECT_NEAR(count[2], 25, 1);
+  EXPECT_NEAR(count[3], 62.5, 1);
+  EXPECT_EQ(count[0] + count[2] + count[3], 100);
+}
+
+TEST(QuotaDispatchTest, WithoutQuotasItIsRoundRobinOverActiveWorkers) {
+  auto p = QuotaDispatch::Create({}).value();
+  auto workers = MakeWorkers(3);
+  workers[1].active = false;
+  workers[1].quota = 5;  // inactive: its quota does not count
+  EXPECT_EQ(Dispatched(*p, workers, 4), (std::vector<WorkerId>{0, 2, 0, 2}));
+  for (WorkerView& w : workers) w.active = false;
+  EXPECT_TRUE(Dispatched(*p, workers, 2).empty());  // nobody active: they stay central
 }
 
 TEST(CentralQueueTest, OnlyIdleEmptyActiveWorkersGrabInDeadlineOrder) {

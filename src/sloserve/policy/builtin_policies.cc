@@ -10,6 +10,7 @@
 #include "sloserve/policy/dispatch/drs.h"
 #include "sloserve/policy/dispatch/join_shortest_queue.h"
 #include "sloserve/policy/dispatch/kairos.h"
+#include "sloserve/policy/dispatch/quota.h"
 #include "sloserve/policy/dispatch/ribbon.h"
 #include "sloserve/policy/dispatch/round_robin.h"
 #include "sloserve/policy/dispatch/shared_queue.h"
@@ -57,6 +58,8 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
                  RoundRobinDispatch::Create);
   r->AddDispatch("jsq", "each arrival to the worker with the fewest outstanding queries",
                  JoinShortestQueueDispatch::Create);
+  r->AddDispatch("quota", "arrivals in proportion to the workers' plan quotas (smooth WRR)",
+                 QuotaDispatch::Create);
   r->AddDispatch("central", "queries wait centrally; idle workers take up to central_batch",
                  CentralQueueDispatch::Create);
   r->AddDispatch("shared", "queries stay central; idle workers batch straight from it",
