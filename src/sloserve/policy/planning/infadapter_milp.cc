@@ -2,6 +2,8 @@
 
 #include <glpk.h>
 
+#include <algorithm>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -13,11 +15,17 @@ struct ProbDeleter {
 };
 using Prob = std::unique_ptr<glp_prob, ProbDeleter>;
 
-// Column numbers of the y_{m,k} binaries, in the same layout for both models.
+// The assignment columns of one variant: y[i] = 1 iff it runs with exactly cores[i]
+// cores (at most one is 1). (An incremental form, x[i] = "at least cores[i] cores" with
+// x[i] <= x[i-1], has the same LP bound but branched 2-4x slower in GLPK here.)
+struct VariantColumns {
+  std::vector<int> option;        // option[i] = index into variants[m].options
+  std::vector<double> cores, th;  // of option[i]; th capped
+  std::vector<int> y;             // GLPK columns (1-based)
+};
+
 struct Layout {
-  std::vector<std::vector<int>> y;  // y[m][j] = GLPK column (1-based)
-  std::vector<int> lambda;          // lambda[m] = column, 0 = none (no options)
-  int load = 0;                     // L, 0 = none
+  std::vector<VariantColumns> v;
 };
 
 // Sparse matrix in GLPK's 1-based triplet form.
@@ -31,29 +39,39 @@ struct Triplets {
   }
 };
 
-// Adds y columns, the one-count-per-variant rows and the budget row.
-Layout AddAssignment(glp_prob* lp, const InfAdapterProblem& p, Triplets& t) {
+// Adds the assignment columns, their one-count rows and the budget row. Throughputs are
+// capped at `cap` (no variant can take more than lambda: a tighter LP relaxation), and
+// an option is left out when one with fewer cores has at least its capped throughput
+// (it can never be better: the same quotas fit, with fewer cores and the same loading
+// cost), which also drops every core count above the first whose throughput covers
+// lambda. Both are exact, and leave cores and th strictly increasing.
+Layout AddAssignment(glp_prob* lp, const InfAdapterProblem& p, double cap, Triplets& t) {
   Layout l;
-  l.y.resize(p.variants.size());
+  l.v.resize(p.variants.size());
   for (size_t m = 0; m < p.variants.size(); ++m) {
-    for (size_t j = 0; j < p.variants[m].options.size(); ++j) {
+    VariantColumns& vc = l.v[m];
+    double best = 0;  // highest capped throughput kept so far (options ascend in cores)
+    const auto& opts = p.variants[m].options;
+    for (size_t j = 0; j < opts.size(); ++j) {
+      const double th = std::min(opts[j].throughput_rps, cap);
+      if (th <= best) continue;
+      best = th;
+      vc.option.push_back(static_cast<int>(j));
+      vc.cores.push_back(opts[j].cores);
+      vc.th.push_back(th);
       const int col = glp_add_cols(lp, 1);
       glp_set_col_kind(lp, col, GLP_BV);
-      l.y[m].push_back(col);
+      vc.y.push_back(col);
     }
-  }
-  for (size_t m = 0; m < p.variants.size(); ++m) {
-    if (l.y[m].empty()) continue;
-    const int row = glp_add_rows(lp, 1);
+    if (vc.y.empty()) continue;
+    const int row = glp_add_rows(lp, 1);  // sum_i y[i] <= 1
     glp_set_row_bnds(lp, row, GLP_UP, 0, 1);
-    for (int col : l.y[m]) t.Add(row, col, 1);
+    for (int col : vc.y) t.Add(row, col, 1);
   }
   const int budget = glp_add_rows(lp, 1);
   glp_set_row_bnds(lp, budget, GLP_UP, 0, p.budget_cores);
-  for (size_t m = 0; m < p.variants.size(); ++m) {
-    for (size_t j = 0; j < l.y[m].size(); ++j) {
-      t.Add(budget, l.y[m][j], p.variants[m].options[j].cores);
-    }
+  for (const VariantColumns& vc : l.v) {
+    for (size_t i = 0; i < vc.y.size(); ++i) t.Add(budget, vc.y[i], vc.cores[i]);
   }
   return l;
 }
@@ -70,11 +88,17 @@ StatusOr<SolveResult> Solve(glp_prob* lp, const Layout& l, const InfAdapterMilpO
   glp_init_iocp(&parm);
   parm.presolve = GLP_ON;  // also reports an infeasible LP relaxation as GLP_ENOPFS
   parm.msg_lev = GLP_MSG_OFF;
+  // Branch on the first fractional y (variants in order, fewest cores first), best
+  // local bound backtracking, no cuts: on the 20 variants x 64 cores benchmark this is
+  // 2-4x faster than GLPK's default Driebeck-Tomlin branching, and MIR / Gomory /
+  // cover / clique cuts, the feasibility pump and proximity search only slowed it.
+  parm.br_tech = GLP_BR_FFV;
+  parm.bt_tech = GLP_BT_BLB;
   parm.tm_lim = o.time_limit_ms;
   const int rc = glp_intopt(lp, &parm);
   SolveResult r;
   if (rc == GLP_ENOPFS) return r;  // the LP relaxation is infeasible (presolver)
-  if (rc != 0 && rc != GLP_ETMLIM) {
+  if (rc != 0 && rc != GLP_ETMLIM && rc != GLP_EMIPGAP) {
     return InternalError("GLPK glp_intopt failed with code " + std::to_string(rc));
   }
   const int status = glp_mip_status(lp);
@@ -89,10 +113,11 @@ StatusOr<SolveResult> Solve(glp_prob* lp, const Layout& l, const InfAdapterMilpO
   r.feasible = true;
   r.optimal = status == GLP_OPT;
   r.objective = glp_mip_obj_val(lp);
-  r.pick.assign(l.y.size(), -1);
-  for (size_t m = 0; m < l.y.size(); ++m) {
-    for (size_t j = 0; j < l.y[m].size(); ++j) {
-      if (glp_mip_col_val(lp, l.y[m][j]) > 0.5) r.pick[m] = static_cast<int>(j);
+  r.pick.assign(l.v.size(), -1);
+  for (size_t m = 0; m < l.v.size(); ++m) {
+    const VariantColumns& vc = l.v[m];
+    for (size_t i = 0; i < vc.y.size(); ++i) {
+      if (glp_mip_col_val(lp, vc.y[i]) > 0.5) r.pick[m] = vc.option[i];
     }
   }
   return r;
@@ -104,49 +129,42 @@ StatusOr<SolveResult> SolveEq1(const InfAdapterProblem& p, double target,
   Prob lp(glp_create_prob());
   glp_set_obj_dir(lp.get(), GLP_MAX);
   Triplets t;
-  Layout l = AddAssignment(lp.get(), p, t);
+  const Layout l = AddAssignment(lp.get(), p, target, t);
   const double core_coef = p.weights.beta / InfAdapterCoreScale(p);
   const double load_coef = p.weights.gamma / InfAdapterLoadScale(p);
-  l.lambda.assign(p.variants.size(), 0);
-  bool any_unloaded = false;
+  std::vector<int> lambda;  // the lambda_m columns
+  std::vector<size_t> unloaded;
   for (size_t m = 0; m < p.variants.size(); ++m) {
     const InfAdapterCandidate& c = p.variants[m];
-    if (l.y[m].empty()) continue;
-    double max_th = 0;
-    for (size_t j = 0; j < c.options.size(); ++j) {
-      glp_set_obj_coef(lp.get(), l.y[m][j], -core_coef * c.options[j].cores);
-      max_th = std::max(max_th, c.options[j].throughput_rps);
+    const VariantColumns& vc = l.v[m];
+    if (vc.y.empty()) continue;
+    for (size_t i = 0; i < vc.y.size(); ++i) {
+      glp_set_obj_coef(lp.get(), vc.y[i], -core_coef * vc.cores[i]);
     }
     const int col = glp_add_cols(lp.get(), 1);
-    glp_set_col_bnds(lp.get(), col, max_th > 0 ? GLP_DB : GLP_FX, 0, max_th);
+    glp_set_col_bnds(lp.get(), col, GLP_DB, 0, vc.th.back());
     glp_set_obj_coef(lp.get(), col, p.weights.alpha * c.accuracy / target);
-    l.lambda[m] = col;
-    // lambda_m - sum_k th_m(k) y_{m,k} <= 0
+    lambda.push_back(col);
+    // lambda_m - sum_i th[i] y[i] <= 0
     const int cap = glp_add_rows(lp.get(), 1);
     glp_set_row_bnds(lp.get(), cap, GLP_UP, 0, 0);
     t.Add(cap, col, 1);
-    for (size_t j = 0; j < c.options.size(); ++j) {
-      t.Add(cap, l.y[m][j], -c.options[j].throughput_rps);
-    }
-    any_unloaded |= !c.loaded && c.load_time_s > 0;
+    for (size_t i = 0; i < vc.y.size(); ++i) t.Add(cap, vc.y[i], -vc.th[i]);
+    if (!c.loaded && c.load_time_s > 0) unloaded.push_back(m);
   }
-  const int sum = glp_add_rows(lp.get(), 1);
+  const int sum = glp_add_rows(lp.get(), 1);  // sum_m lambda_m = lambda
   glp_set_row_bnds(lp.get(), sum, GLP_FX, target, target);
-  for (int col : l.lambda) {
-    if (col != 0) t.Add(sum, col, 1);
-  }
-  if (any_unloaded) {
-    l.load = glp_add_cols(lp.get(), 1);
-    glp_set_col_bnds(lp.get(), l.load, GLP_LO, 0, 0);
-    glp_set_obj_coef(lp.get(), l.load, -load_coef);
-    for (size_t m = 0; m < p.variants.size(); ++m) {
-      const InfAdapterCandidate& c = p.variants[m];
-      if (l.y[m].empty() || c.loaded || c.load_time_s <= 0) continue;
-      // L - load_m * sum_k y_{m,k} >= 0
+  for (int col : lambda) t.Add(sum, col, 1);
+  if (!unloaded.empty()) {
+    const int load = glp_add_cols(lp.get(), 1);  // L
+    glp_set_col_bnds(lp.get(), load, GLP_LO, 0, 0);
+    glp_set_obj_coef(lp.get(), load, -load_coef);
+    for (size_t m : unloaded) {
+      // L - load_m * sum_i y[i] >= 0
       const int row = glp_add_rows(lp.get(), 1);
       glp_set_row_bnds(lp.get(), row, GLP_LO, 0, 0);
-      t.Add(row, l.load, 1);
-      for (int y : l.y[m]) t.Add(row, y, -c.load_time_s);
+      t.Add(row, load, 1);
+      for (int col : l.v[m].y) t.Add(row, col, -p.variants[m].load_time_s);
     }
   }
   glp_load_matrix(lp.get(), static_cast<int>(t.ia.size()) - 1, t.ia.data(), t.ja.data(),
@@ -161,11 +179,11 @@ StatusOr<double> InfAdapterMaxCapacity(const InfAdapterProblem& p, const InfAdap
   Prob lp(glp_create_prob());
   glp_set_obj_dir(lp.get(), GLP_MAX);
   Triplets t;
-  const Layout l = AddAssignment(lp.get(), p, t);
+  const Layout l = AddAssignment(lp.get(), p, std::numeric_limits<double>::infinity(), t);
   bool any = false;
-  for (size_t m = 0; m < p.variants.size(); ++m) {
-    for (size_t j = 0; j < l.y[m].size(); ++j) {
-      glp_set_obj_coef(lp.get(), l.y[m][j], p.variants[m].options[j].throughput_rps);
+  for (const VariantColumns& vc : l.v) {
+    for (size_t i = 0; i < vc.y.size(); ++i) {
+      glp_set_obj_coef(lp.get(), vc.y[i], vc.th[i]);
       any = true;
     }
   }
