@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "progress_bar.h"
 #include "sloserve/mdp/synthetic.h"
+#include "sloserve/policy/planning/infadapter_capacity.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/load_latency_profile.h"
 
@@ -49,7 +50,10 @@ void PrintHelp() {
       "ModelSwitching's offline profiling: it simulates each variant alone at each worker\n"
       "count and load and writes the p99 response latencies (the model_switching policy's\n"
       "`table`). `synthetic` writes a suite of models interpolated along the Pareto front\n"
-      "(RAMSIS appendix E: 9 image models at a 0.5-point step give 60).\n\noptions:\n%s",
+      "(RAMSIS appendix E: 9 image models at a 0.5-point step give 60). For a suite with\n"
+      "capacity records (infadapter-resnet) `show` also prints InfAdapter's capacity line\n"
+      "per variant (least squares at 1, 2, 4, 8, 16 cores, the task's SLO) and its error\n"
+      "(docs/infadapter.md).\n\noptions:\n%s",
       FlagsHelp(kFlags).c_str());
 }
 
@@ -209,6 +213,28 @@ Status Run(const Args& a) {
                                  {"p95_ms_max_batch", ToMillis(hi->Quantile(0.95))}});
     }
   }
+  // InfAdapter's capacity fits (docs/infadapter.md), for suites with capacity records.
+  std::string capacity_note;
+  if (!suite->capacity_points().empty() && !suite->tasks().empty()) {
+    InfAdapterCapacityOptions co;
+    co.slo = suite->tasks().front().default_slo;
+    auto model = BuildInfAdapterCapacity(*suite, co);
+    if (!model.ok()) {
+      capacity_note = model.status().ToString();
+    } else {
+      out["capacity_fits"] = nlohmann::json::array();
+      for (const InfAdapterVariantCapacity& v : model->variants) {
+        out["capacity_fits"].push_back({{"variant", v.name},
+                                        {"slo_ms", ToMillis(model->slo)},
+                                        {"fit_cores", co.fit_cores},
+                                        {"intercept_rps", v.fit.intercept},
+                                        {"slope_rps_per_core", v.fit.slope},
+                                        {"rmse_rps", v.fit.rmse},
+                                        {"max_relative_error", v.fit.max_relative_error},
+                                        {"headroom", model->headroom}});
+      }
+    }
+  }
   if (args->Has("json")) {
     std::cout << out.dump(2) << std::endl;
     return OkStatus();
@@ -223,6 +249,21 @@ Status Run(const Args& a) {
                 row["accuracy"].get<double>(), row["max_batch"].get<int>(),
                 row["p95_ms_min_batch"].get<double>(), row["p50_ms_max_batch"].get<double>(),
                 row["p95_ms_max_batch"].get<double>());
+  }
+  if (out.contains("capacity_fits")) {
+    std::printf(
+        "\nInfAdapter capacity fits (th(n) = a + b n rps at SLO %.0f ms, least squares at "
+        "cores 1,2,4,8,16; used at 80%%)\n",
+        ToMillis(suite->tasks().front().default_slo));
+    std::printf("%-24s %10s %10s %10s %10s\n", "variant", "a rps", "b rps/core", "rmse rps",
+                "max rel%");
+    for (const auto& row : out["capacity_fits"]) {
+      std::printf("%-24s %10.3f %10.3f %10.3f %10.2f\n", row["variant"].get<std::string>().c_str(),
+                  row["intercept_rps"].get<double>(), row["slope_rps_per_core"].get<double>(),
+                  row["rmse_rps"].get<double>(), 100 * row["max_relative_error"].get<double>());
+    }
+  } else if (!capacity_note.empty()) {
+    std::printf("\nno InfAdapter capacity fit: %s\n", capacity_note.c_str());
   }
   return OkStatus();
 }
