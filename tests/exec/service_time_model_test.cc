@@ -102,3 +102,39 @@ TEST(ServiceTimeModelTest, LoadTakesTheProfiledLoadTimeScaled) {
 
 }  // namespace
 }  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+// Capacity mode: a batch of r rows takes r / the saturation throughput recorded for its
+// (hardware, variant), the largest over the SLA rows; without a record, the quantile.
+TEST(ServiceTimeModelTest, CapacityModeServesAtTheSaturationThroughput) {
+  auto parsed = ParseServiceTimeMode("capacity");
+  ASSERT_TRUE(parsed.ok());
+  auto suite = LoadSuite("infadapter-resnet");
+  ASSERT_TRUE(suite.ok()) << suite.status().ToString();
+  const ProfileSuite& s = *suite;
+  double saturation = 0;
+  for (const CapacityPoint& c : s.capacity_points()) {
+    if (c.hardware == 0 && c.variant == 0) saturation = std::max(saturation, c.saturation_rps);
+  }
+  ASSERT_GT(saturation, 0);
+  ServiceTimeModel m(&s, *parsed, 1);
+  RunBatch b;
+  b.hardware = 0;
+  b.variant = 0;
+  b.rows = 1;
+  EXPECT_EQ(m.BatchDuration(b), SecondsF(1 / saturation));
+  b.rows = 3;
+  EXPECT_EQ(m.BatchDuration(b), SecondsF(3 / saturation));
+  // A suite without capacity records: the profile's quantile as in kQuantile.
+  ProfileSuite plain = testing::DynamicSuite();
+  ServiceTimeModel q(&plain, ServiceTimeOptions{}, 1), c(&plain, *parsed, 1);
+  RunBatch pb;
+  pb.rows = 1;
+  EXPECT_EQ(c.BatchDuration(pb), q.BatchDuration(pb));
+  EXPECT_FALSE(ParseServiceTimeMode("capacities").ok());
+}
+
+}  // namespace
+}  // namespace sloserve

@@ -13,6 +13,10 @@ StatusOr<ServiceTimeOptions> ParseServiceTimeMode(const std::string& text) {
     o.mode = ServiceTimeOptions::Mode::kSample;
     return o;
   }
+  if (text == "capacity") {
+    o.mode = ServiceTimeOptions::Mode::kCapacity;
+    return o;
+  }
   if (text.size() >= 2 && text[0] == 'p') {
     const char* s = text.c_str() + 1;
     char* end = nullptr;
@@ -25,7 +29,7 @@ StatusOr<ServiceTimeOptions> ParseServiceTimeMode(const std::string& text) {
     }
   }
   return InvalidArgumentError("executor latency mode '" + text +
-                              "': expected 'sample' or a percentile such as 'p95'");
+                              "': expected 'sample', 'capacity' or a percentile such as 'p95'");
 }
 
 ServiceTimeModel::ServiceTimeModel(const ProfileSuite* suite, ServiceTimeOptions options,
@@ -33,7 +37,15 @@ ServiceTimeModel::ServiceTimeModel(const ProfileSuite* suite, ServiceTimeOptions
     : suite_(suite),
       options_(options),
       rng_(MakeRng(seed, "service-time")),
-      exec_(ExecTimeTable::Build(*suite)) {}
+      exec_(ExecTimeTable::Build(*suite)) {
+  if (options_.mode != ServiceTimeOptions::Mode::kCapacity) return;
+  saturation_rps_.assign(suite->hardware().size(),
+                         std::vector<double>(suite->variants().size(), 0.0));
+  for (const CapacityPoint& c : suite->capacity_points()) {
+    double& s = saturation_rps_[c.hardware][c.variant];
+    s = std::max(s, c.saturation_rps);
+  }
+}
 
 bool ServiceTimeModel::DynamicCompute(const RunBatch& b, std::vector<Duration>* solo,
                                       Duration* compute) {
@@ -65,7 +77,7 @@ bool ServiceTimeModel::DynamicCompute(const RunBatch& b, std::vector<Duration>* 
 Duration ServiceTimeModel::Draw(const LatencyDistribution* d) {
   if (!d || d->empty()) return Duration(0);
   if (options_.mode == ServiceTimeOptions::Mode::kSample) return d->Sample(rng_);
-  return d->Quantile(options_.quantile);
+  return d->Quantile(options_.quantile);  // kQuantile, and kCapacity's fallback
 }
 
 Duration ServiceTimeModel::Scaled(Duration d) const {
@@ -79,6 +91,10 @@ Duration ServiceTimeModel::LoadDuration(const LoadVariant& load) const {
 }
 
 Duration ServiceTimeModel::BatchDuration(const RunBatch& b, std::vector<Duration>* solo) {
+  if (!saturation_rps_.empty()) {
+    const double rps = saturation_rps_[b.hardware][b.variant];
+    if (rps > 0) return Scaled(SecondsF(std::max(b.rows, 1) / rps));
+  }
   Duration compute{0};
   if (DynamicCompute(b, solo, &compute)) return Scaled(compute);
   // ServiceLatency pairs compute and data-loading samples as the Kairos authors do.

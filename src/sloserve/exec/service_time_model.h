@@ -27,13 +27,19 @@
 namespace sloserve {
 
 struct ServiceTimeOptions {
-  enum class Mode { kQuantile, kSample };
+  // kCapacity (suites with capacity records, InfAdapter's): a worker serves a batch of r
+  // rows in r / saturation_rps(hardware, variant) seconds, one batch at a time, so it
+  // sustains the measured saturation throughput of its core count and its latency
+  // includes queueing, rising as the load nears capacity. (The profile's latency is the
+  // p99 measured at the capacity rate, queueing included: taken as a service time it
+  // would count queueing twice.) Pairs without a capacity record fall back to kQuantile.
+  enum class Mode { kQuantile, kSample, kCapacity };
   Mode mode = Mode::kQuantile;
   double quantile = 0.95;
   double time_scale = 1.0;
 };
 
-// Parses "p95", "p50", "p99.9", "mean"->no, "sample" into options.
+// Parses "p95", "p50", "p99.9", "sample", "capacity" into options.
 StatusOr<ServiceTimeOptions> ParseServiceTimeMode(const std::string& text);
 
 class ServiceTimeModel {
@@ -51,6 +57,8 @@ class ServiceTimeModel {
   bool DynamicCompute(const RunBatch& b, std::vector<Duration>* solo, Duration* compute);
   Duration Scaled(Duration d) const;
   Duration Draw(const LatencyDistribution* d);
+  // kCapacity: the largest saturation throughput recorded per [hardware][variant] (0: none).
+  std::vector<std::vector<double>> saturation_rps_;
   const ProfileSuite* suite_;
   ServiceTimeOptions options_;
   Rng rng_;

@@ -17,6 +17,7 @@
 #include "sloserve/policy/dispatch/slo_partition.h"
 #include "sloserve/policy/placement/model_aware_placement.h"
 #include "sloserve/policy/placement/random_placement.h"
+#include "sloserve/policy/planning/infadapter_planning.h"
 #include "sloserve/policy/planning/rate_planning.h"
 #include "sloserve/policy/planning/static_planning.h"
 #include "sloserve/policy/registry.h"
@@ -82,6 +83,9 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
   r->AddPlacement("model_aware", "prefer the least loaded worker already holding the model",
                   ModelAwarePlacement::Create);
   r->AddPlanning("static", "keep the configured deployment", StaticPlanning::Create);
+  r->AddPlanning("infadapter",
+                 "InfAdapter: variants, cores and quotas by MILP on the forecast load",
+                 InfAdapterPlanning::Create);
   r->AddPlanning("rate", "keep enough workers active for the observed rate", RatePlanning::Create);
 }
 

@@ -1,0 +1,213 @@
+#include "sloserve/policy/planning/infadapter_planning.h"
+
+#include <algorithm>
+
+#include "sloserve/policy/planning/infadapter_milp.h"
+
+namespace sloserve {
+
+StatusOr<std::unique_ptr<PlanningPolicy>> InfAdapterPlanning::Create(const PolicyParams& p) {
+  Options o;
+  ASSIGN_OR_RETURN(double interval_s, p.GetDouble("interval_s", 30));
+  ASSIGN_OR_RETURN(int64_t budget, p.GetInt("budget_cores", 20));
+  ASSIGN_OR_RETURN(int64_t min_cores, p.GetInt("min_cores", 1));
+  ASSIGN_OR_RETURN(int64_t max_cores, p.GetInt("max_cores", 0));
+  ASSIGN_OR_RETURN(o.headroom, p.GetDouble("headroom", 0.8));
+  ASSIGN_OR_RETURN(o.weights.beta, p.GetDouble("beta", 0.05));
+  ASSIGN_OR_RETURN(o.weights.gamma, p.GetDouble("gamma", 0.001));
+  ASSIGN_OR_RETURN(o.margin, p.GetDouble("margin", 0.1));
+  ASSIGN_OR_RETURN(o.forecaster.kind, p.GetString("forecaster", "moving_max"));
+  ASSIGN_OR_RETURN(int64_t window, p.GetInt("forecast_window_s", 60));
+  ASSIGN_OR_RETURN(o.forecaster.ewma_alpha, p.GetDouble("ewma_alpha", 0.1));
+  ASSIGN_OR_RETURN(double stabilization_s, p.GetDouble("stabilization_s", 60));
+  ASSIGN_OR_RETURN(double timeout_s, p.GetDouble("rollout_timeout_s", 120));
+  auto bad = [](const std::string& what) { return InvalidArgumentError("infadapter: " + what); };
+  if (!(interval_s >= 1 && interval_s <= 86400)) return bad("option 'interval_s' must be 1..86400");
+  if (budget < 1 || budget > 4096) return bad("option 'budget_cores' must be 1..4096");
+  if (min_cores < 1 || min_cores > budget) return bad("option 'min_cores' must be 1..budget_cores");
+  if (max_cores < 0 || (max_cores > 0 && max_cores < min_cores))
+    return bad("option 'max_cores' must be 0 (the budget) or >= min_cores");
+  if (!(o.headroom > 0 && o.headroom <= 1)) return bad("option 'headroom' must be in (0, 1]");
+  if (!(o.weights.beta >= 0)) return bad("option 'beta' must be >= 0");
+  if (!(o.weights.gamma >= 0)) return bad("option 'gamma' must be >= 0");
+  if (!(o.margin >= 0 && o.margin <= 10)) return bad("option 'margin' must be 0..10");
+  if (window < 1 || window > 86400) return bad("option 'forecast_window_s' must be 1..86400");
+  if (!(stabilization_s >= 0 && stabilization_s <= 86400))
+    return bad("option 'stabilization_s' must be 0..86400");
+  if (!(timeout_s >= 1 && timeout_s <= 86400))
+    return bad("option 'rollout_timeout_s' must be 1..86400");
+  o.interval = SecondsF(interval_s);
+  o.budget_cores = static_cast<int>(budget);
+  o.min_cores = static_cast<int>(min_cores);
+  o.max_cores = static_cast<int>(max_cores);
+  o.forecaster.window_s = static_cast<int>(window);
+  o.stabilization = SecondsF(stabilization_s);
+  o.rollout_timeout = SecondsF(timeout_s);
+  auto forecaster = MakeLoadForecaster(o.forecaster);
+  if (!forecaster.ok()) return bad(forecaster.status().message());
+  return std::unique_ptr<PlanningPolicy>(new InfAdapterPlanning(std::move(o)));
+}
+
+Status InfAdapterPlanning::Init(const PolicyContext& ctx) {
+  const ProfileSuite& suite = *ctx.suite;
+  ASSIGN_OR_RETURN(forecaster_, MakeLoadForecaster(options_.forecaster));
+  InfAdapterCapacityOptions co;
+  co.slo = ctx.slo;
+  co.headroom = options_.headroom;
+  if (ctx.task < suite.tasks().size()) co.task = suite.tasks()[ctx.task].name;
+  auto model = BuildInfAdapterCapacity(suite, co);
+  if (!model.ok()) return model.status().WithPrefix("infadapter");
+  model_ = std::move(*model);
+  // A variant runs with k cores on the hardware type that has k (infadapter-resnet:
+  // cpu-<k>c); core counts without one are not offered to the solver.
+  hardware_by_cores_.assign(static_cast<size_t>(options_.budget_cores) + 1, kNoId);
+  bool any = false;
+  for (HardwareId h = 0; h < suite.hardware().size(); ++h) {
+    const int k = suite.hardware()[h].cores;
+    if (k >= 1 && k <= options_.budget_cores && hardware_by_cores_[k] == kNoId) {
+      hardware_by_cores_[k] = h;
+      any = true;
+    }
+  }
+  if (!any) {
+    return InvalidArgumentError("infadapter: suite " + suite.name() +
+                                " has no hardware type with 1..budget_cores (" +
+                                std::to_string(options_.budget_cores) + ") cores");
+  }
+  return OkStatus();
+}
+
+WorkerId InfAdapterPlanning::Serving(const Target& t, const std::vector<WorkerView>& workers,
+                                     const std::vector<bool>& taken) {
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const WorkerView& w = workers[i];
+    if (taken[i] || w.pinned != t.variant || w.hardware != t.hardware) continue;
+    if (w.phase == WorkerPhase::kStarting || w.phase == WorkerPhase::kActive)
+      return static_cast<WorkerId>(i);
+  }
+  return kNoId;
+}
+
+void InfAdapterPlanning::Finalize(const std::vector<WorkerView>& workers, DeploymentPlan* out) {
+  std::vector<bool> taken(workers.size(), false);
+  for (const Target& t : targets_) {
+    const WorkerId w = Serving(t, workers, taken);
+    if (w == kNoId) continue;  // its load failed: the next solve replaces it
+    taken[w] = true;
+    WorkerPlan p;
+    p.worker = workers[w].id;
+    p.pinned = t.variant;
+    p.quota = t.quota_rps;
+    out->workers.push_back(p);
+  }
+  for (size_t i = 0; i < workers.size(); ++i) {
+    if (taken[i] || workers[i].phase == WorkerPhase::kRetired) continue;
+    WorkerPlan p;
+    p.worker = workers[i].id;
+    p.remove = true;  // drains its queue, then is retired
+    p.pinned = workers[i].pinned;
+    out->workers.push_back(p);
+  }
+  out->change = true;
+  rolling_out_ = false;
+}
+
+void InfAdapterPlanning::Plan(const PlanningInput& input, DeploymentPlan* out) {
+  const std::vector<WorkerView>& workers = *input.workers;
+  if (rolling_out_) {
+    // Create before delete: the old deployment serves until every new worker is active.
+    std::vector<bool> taken(workers.size(), false);
+    bool all_active = true;
+    for (const Target& t : targets_) {
+      const WorkerId w = Serving(t, workers, taken);
+      if (w == kNoId || workers[w].phase != WorkerPhase::kActive) {
+        all_active = false;
+        break;
+      }
+      taken[w] = true;
+    }
+    if (all_active || input.now - rollout_started_ >= options_.rollout_timeout) {
+      Finalize(workers, out);
+    }
+    return;
+  }
+  if (input.now < next_solve_) return;
+  next_solve_ = input.now + options_.interval;
+  SolveAndRollOut(input, out);
+}
+
+void InfAdapterPlanning::SolveAndRollOut(const PlanningInput& input, DeploymentPlan* out) {
+  const std::vector<WorkerView>& workers = *input.workers;
+  // The rate to provision for: the forecast with its margin; scale-down waits for the
+  // stabilisation window (the largest such rate within it).
+  const double forecast = forecaster_->Forecast(input.rate_history) * (1 + options_.margin);
+  recent_forecasts_.emplace_back(input.now, forecast);
+  while (!recent_forecasts_.empty() &&
+         recent_forecasts_.front().first < input.now - options_.stabilization) {
+    recent_forecasts_.pop_front();
+  }
+  double lambda = 0;
+  for (const auto& [at, f] : recent_forecasts_) lambda = std::max(lambda, f);
+  lambda = std::max(lambda, 1.0);  // always keep a variant deployed (1 rps at least)
+
+  InfAdapterRequest r;
+  r.lambda_rps = lambda;
+  r.budget_cores = options_.budget_cores;
+  r.min_cores = options_.min_cores;
+  r.max_cores = options_.max_cores;
+  r.weights = options_.weights;
+  for (const WorkerView& w : workers) {
+    if (w.phase == WorkerPhase::kActive && w.pinned != kNoId) r.loaded.insert(w.pinned);
+  }
+  auto problem = MakeInfAdapterProblem(model_, r);
+  if (!problem.ok()) return;  // options were checked at Create: keep the deployment
+  for (InfAdapterCandidate& c : problem->variants) {
+    std::erase_if(c.options, [&](const InfAdapterCoreOption& o) {
+      return o.cores >= static_cast<int>(hardware_by_cores_.size()) ||
+             hardware_by_cores_[o.cores] == kNoId;
+    });
+  }
+  auto plan = SolveInfAdapterMilp(*problem);
+  if (!plan.ok()) return;
+  solves_.push_back({input.now, lambda, *plan});
+
+  targets_.clear();
+  for (size_t m = 0; m < plan->allocations.size(); ++m) {
+    const InfAdapterAllocation& a = plan->allocations[m];
+    if (a.cores <= 0) continue;
+    Target t;
+    t.variant = model_.variants[m].variant;
+    t.cores = a.cores;
+    t.hardware = hardware_by_cores_[a.cores];
+    t.quota_rps = a.quota_rps;
+    targets_.push_back(t);
+  }
+  // Workers to add: targets no current worker serves.
+  std::vector<bool> taken(workers.size(), false);
+  bool adding = false;
+  for (const Target& t : targets_) {
+    const WorkerId w = Serving(t, workers, taken);
+    if (w != kNoId) {
+      taken[w] = true;
+      // Still starting (from a rollout that timed out): wait for it like for a new one.
+      adding = adding || workers[w].phase == WorkerPhase::kStarting;
+      continue;
+    }
+    WorkerPlan p;  // worker = kNoId: a new one, serving after its pinned variant loads
+    p.hardware = t.hardware;
+    p.cores = t.cores;
+    p.pinned = t.variant;
+    p.quota = t.quota_rps;
+    out->workers.push_back(p);
+    adding = true;
+  }
+  if (!adding) {
+    Finalize(workers, out);  // only quotas change, or workers go away
+    return;
+  }
+  out->change = true;
+  rolling_out_ = true;
+  rollout_started_ = input.now;
+}
+
+}  // namespace sloserve

@@ -1,0 +1,91 @@
+#pragma once
+// InfAdapter's adapter loop (EuroMLSys'23, section 4; docs/infadapter.md) as a planning
+// policy. Every `interval_s` it forecasts the load, solves Eq. 1 (SolveInfAdapterMilp)
+// for that rate within the core budget, and turns the solution into a deployment: one
+// worker per variant used, on the hardware type with that many cores (the suite's
+// cpu-<N>c), pinned to the variant, with the variant's quota (for the `quota`
+// dispatcher). Reconfiguration is create-before-delete: workers the new solution needs
+// are added first and serve only after their load result (the engine's lifecycle); only
+// once all of them are active do the old ones drain and get removed, and the quotas
+// switch. Scale-down is delayed by a stabilisation window: the rate solved for is the
+// largest forecast of the last `stabilization_s` seconds.
+// Options (defaults: the paper's and its reference code's):
+//   interval_s         seconds between solves (30)
+//   budget_cores       B, the core budget (20)
+//   min_cores          smallest core count of a used variant (1)
+//   max_cores          largest (0 = the budget)
+//   headroom           fraction of the fitted capacity used (0.8)
+//   beta, gamma        weights of cores and loading cost (0.05, 0.001; alpha is 1)
+//   margin             the forecast is scaled by 1 + margin before the solver (0.1)
+//   forecaster         moving_max | last_value | ewma (moving_max; load_forecaster.h)
+//   forecast_window_s  moving_max's window (60)
+//   stabilization_s    scale-down delay (60; 0 = none)
+//   rollout_timeout_s  give up waiting for new workers after this (120)
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "sloserve/policy/interfaces.h"
+#include "sloserve/policy/planning/infadapter_capacity.h"
+#include "sloserve/policy/planning/infadapter_problem.h"
+#include "sloserve/policy/planning/load_forecaster.h"
+
+namespace sloserve {
+
+class InfAdapterPlanning : public PlanningPolicy {
+ public:
+  struct Options {
+    Duration interval = Seconds(30);
+    int budget_cores = 20;
+    int min_cores = 1;
+    int max_cores = 0;
+    double headroom = 0.8;
+    InfAdapterWeights weights;
+    double margin = 0.1;
+    ForecasterOptions forecaster;
+    Duration stabilization = Seconds(60);
+    Duration rollout_timeout = Seconds(120);
+  };
+  // One solve, for tests and reports.
+  struct Solve {
+    TimePoint at{};
+    double forecast_rps = 0;  // after the margin and the stabilisation window
+    InfAdapterPlan plan;
+  };
+
+  static StatusOr<std::unique_ptr<PlanningPolicy>> Create(const PolicyParams& params);
+  explicit InfAdapterPlanning(Options o) : options_(std::move(o)) {}
+  Status Init(const PolicyContext& ctx) override;
+  void Plan(const PlanningInput& input, DeploymentPlan* out) override;
+
+  const std::vector<Solve>& solves() const { return solves_; }
+
+ private:
+  // One worker of the target deployment.
+  struct Target {
+    VariantId variant = kNoId;
+    int cores = 0;
+    HardwareId hardware = 0;
+    double quota_rps = 0;
+  };
+  // The worker of `workers` that serves `t` (pinned to its variant, on its hardware;
+  // starting or active), skipping those in `taken`; kNoId if none.
+  static WorkerId Serving(const Target& t, const std::vector<WorkerView>& workers,
+                          const std::vector<bool>& taken);
+  // Sets the targets' quotas and removes every other worker that is not retired.
+  void Finalize(const std::vector<WorkerView>& workers, DeploymentPlan* out);
+  void SolveAndRollOut(const PlanningInput& input, DeploymentPlan* out);
+
+  Options options_;
+  std::unique_ptr<LoadForecaster> forecaster_;
+  InfAdapterCapacityModel model_;
+  std::vector<HardwareId> hardware_by_cores_;  // [k] = hardware with k cores, or kNoId
+  TimePoint next_solve_{};
+  std::deque<std::pair<TimePoint, double>> recent_forecasts_;  // for the stabilisation window
+  std::vector<Target> targets_;
+  bool rolling_out_ = false;
+  TimePoint rollout_started_{};
+  std::vector<Solve> solves_;
+};
+
+}  // namespace sloserve
