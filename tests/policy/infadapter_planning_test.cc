@@ -153,6 +153,49 @@ TEST(InfAdapterPlanningTest, ScaleDownWaitsForTheStabilisationWindow) {
   EXPECT_LT(p->solves()[2].plan.total_cores, p->solves()[0].plan.total_cores);
 }
 
+// MS+ runs one variant at a time; VPA+ one fixed variant with the fewest cores whose
+// capacity covers the rate it provisions for.
+TEST(InfAdapterPlanningTest, BaselinesMsPlusAndVpaPlus) {
+  std::vector<WorkerView> workers = {Worker(0, 19, kNoId, WorkerPhase::kActive)};
+  PolicyContext ctx;
+  ctx.suite = &ResNets();
+  ctx.slo = Millis(750);
+  ctx.workers = workers;
+  const std::map<std::string, std::string> opts = {
+      {"forecaster", "last_value"}, {"margin", "0"}, {"stabilization_s", "0"}};
+  auto ms = InfAdapterPlanning::CreateMsPlus(PolicyParams("ms_plus", opts)).value();
+  ASSERT_TRUE(ms->Init(ctx).ok());
+  Tick t;
+  t.history.assign(10, 60.0);
+  t.Run(static_cast<InfAdapterPlanning&>(*ms), 30, workers);
+  ASSERT_EQ(t.plan.workers.size(), 1u);  // one variant, one worker
+  EXPECT_NEAR(t.plan.workers[0].quota, 60.0, 1e-6);
+
+  auto vpa_opts = opts;
+  vpa_opts["variant"] = "resnet50";
+  auto vpa = InfAdapterPlanning::CreateVpaPlus(PolicyParams("vpa_plus", vpa_opts)).value();
+  ASSERT_TRUE(vpa->Init(ctx).ok());
+  auto model = BuildInfAdapterCapacity(ResNets(), {}).value();
+  const InfAdapterVariantCapacity& r50 = model.variants[2];
+  ASSERT_EQ(r50.name, "resnet50");
+  int fewest = 0;
+  for (int k = 1; k <= 20 && fewest == 0; ++k) {
+    if (r50.Feasible(k, Millis(750)) && r50.Throughput(k) >= 60.0) fewest = k;
+  }
+  ASSERT_GT(fewest, 0);
+  t.Run(static_cast<InfAdapterPlanning&>(*vpa), 30, workers);
+  ASSERT_EQ(t.plan.workers.size(), 1u);
+  EXPECT_EQ(t.plan.workers[0].pinned, r50.variant);
+  EXPECT_EQ(t.plan.workers[0].cores, fewest);
+
+  // VPA+ needs its variant, and one the suite has.
+  EXPECT_FALSE(InfAdapterPlanning::CreateVpaPlus(PolicyParams("vpa_plus", {})).ok());
+  auto typo = InfAdapterPlanning::CreateVpaPlus(PolicyParams("vpa_plus", {{"variant", "resnet5"}}));
+  ASSERT_TRUE(typo.ok());
+  const Status s = (*typo)->Init(ctx);
+  EXPECT_NE(s.message().find("'resnet5' is not a variant"), std::string::npos) << s.ToString();
+}
+
 TEST(InfAdapterPlanningTest, ForecastersAndTheirOptions) {
   const std::vector<double> h = {10, 40, 20, 30};
   auto last = MakeLoadForecaster({"last_value", 60, 0.1}).value();

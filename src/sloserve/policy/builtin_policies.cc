@@ -86,6 +86,10 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
   r->AddPlanning("infadapter",
                  "InfAdapter: variants, cores and quotas by MILP on the forecast load",
                  InfAdapterPlanning::Create);
+  r->AddPlanning("ms_plus", "InfAdapter's MS+ baseline: one variant at a time and its cores",
+                 InfAdapterPlanning::CreateMsPlus);
+  r->AddPlanning("vpa_plus", "InfAdapter's VPA+ baseline: one fixed variant, cores to the rate",
+                 InfAdapterPlanning::CreateVpaPlus);
   r->AddPlanning("rate", "keep enough workers active for the observed rate", RatePlanning::Create);
 }
 

@@ -1,13 +1,40 @@
 #include "sloserve/policy/planning/infadapter_planning.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "sloserve/policy/planning/infadapter_milp.h"
 
 namespace sloserve {
 
 StatusOr<std::unique_ptr<PlanningPolicy>> InfAdapterPlanning::Create(const PolicyParams& p) {
+  ASSIGN_OR_RETURN(Options o, ParseOptions(p, Method::kInfAdapter));
+  return std::unique_ptr<PlanningPolicy>(new InfAdapterPlanning(std::move(o)));
+}
+
+StatusOr<std::unique_ptr<PlanningPolicy>> InfAdapterPlanning::CreateMsPlus(const PolicyParams& p) {
+  ASSIGN_OR_RETURN(Options o, ParseOptions(p, Method::kMsPlus));
+  return std::unique_ptr<PlanningPolicy>(new InfAdapterPlanning(std::move(o)));
+}
+
+StatusOr<std::unique_ptr<PlanningPolicy>> InfAdapterPlanning::CreateVpaPlus(const PolicyParams& p) {
+  ASSIGN_OR_RETURN(Options o, ParseOptions(p, Method::kVpaPlus));
+  return std::unique_ptr<PlanningPolicy>(new InfAdapterPlanning(std::move(o)));
+}
+
+StatusOr<InfAdapterPlanning::Options> InfAdapterPlanning::ParseOptions(const PolicyParams& p,
+                                                                       Method method) {
+  const bool vpa = method == Method::kVpaPlus;
+  const std::string name = method == Method::kInfAdapter ? "infadapter"
+                           : method == Method::kMsPlus   ? "ms_plus"
+                                                         : "vpa_plus";
   Options o;
+  o.method = method;
+  if (vpa) {
+    ASSIGN_OR_RETURN(o.variant, p.GetString("variant", ""));
+    if (o.variant.empty())
+      return InvalidArgumentError("vpa_plus: option 'variant' is required (the variant it scales)");
+  }
   ASSIGN_OR_RETURN(double interval_s, p.GetDouble("interval_s", 30));
   ASSIGN_OR_RETURN(int64_t budget, p.GetInt("budget_cores", 20));
   ASSIGN_OR_RETURN(int64_t min_cores, p.GetInt("min_cores", 1));
@@ -15,13 +42,13 @@ StatusOr<std::unique_ptr<PlanningPolicy>> InfAdapterPlanning::Create(const Polic
   ASSIGN_OR_RETURN(o.headroom, p.GetDouble("headroom", 0.8));
   ASSIGN_OR_RETURN(o.weights.beta, p.GetDouble("beta", 0.05));
   ASSIGN_OR_RETURN(o.weights.gamma, p.GetDouble("gamma", 0.001));
-  ASSIGN_OR_RETURN(o.margin, p.GetDouble("margin", 0.1));
-  ASSIGN_OR_RETURN(o.forecaster.kind, p.GetString("forecaster", "moving_max"));
+  ASSIGN_OR_RETURN(o.margin, p.GetDouble("margin", vpa ? 0.15 : 0.1));
+  ASSIGN_OR_RETURN(o.forecaster.kind, p.GetString("forecaster", vpa ? "last_value" : "moving_max"));
   ASSIGN_OR_RETURN(int64_t window, p.GetInt("forecast_window_s", 60));
   ASSIGN_OR_RETURN(o.forecaster.ewma_alpha, p.GetDouble("ewma_alpha", 0.1));
-  ASSIGN_OR_RETURN(double stabilization_s, p.GetDouble("stabilization_s", 60));
+  ASSIGN_OR_RETURN(double stabilization_s, p.GetDouble("stabilization_s", vpa ? 300 : 60));
   ASSIGN_OR_RETURN(double timeout_s, p.GetDouble("rollout_timeout_s", 120));
-  auto bad = [](const std::string& what) { return InvalidArgumentError("infadapter: " + what); };
+  auto bad = [&](const std::string& what) { return InvalidArgumentError(name + ": " + what); };
   if (!(interval_s >= 1 && interval_s <= 86400)) return bad("option 'interval_s' must be 1..86400");
   if (budget < 1 || budget > 4096) return bad("option 'budget_cores' must be 1..4096");
   if (min_cores < 1 || min_cores > budget) return bad("option 'min_cores' must be 1..budget_cores");
@@ -45,7 +72,7 @@ StatusOr<std::unique_ptr<PlanningPolicy>> InfAdapterPlanning::Create(const Polic
   o.rollout_timeout = SecondsF(timeout_s);
   auto forecaster = MakeLoadForecaster(o.forecaster);
   if (!forecaster.ok()) return bad(forecaster.status().message());
-  return std::unique_ptr<PlanningPolicy>(new InfAdapterPlanning(std::move(o)));
+  return o;
 }
 
 Status InfAdapterPlanning::Init(const PolicyContext& ctx) {
@@ -58,6 +85,19 @@ Status InfAdapterPlanning::Init(const PolicyContext& ctx) {
   auto model = BuildInfAdapterCapacity(suite, co);
   if (!model.ok()) return model.status().WithPrefix("infadapter");
   model_ = std::move(*model);
+  if (options_.method == Method::kVpaPlus) {
+    vpa_variant_ = model_.variants.size();
+    for (size_t m = 0; m < model_.variants.size(); ++m) {
+      if (model_.variants[m].name == options_.variant) vpa_variant_ = m;
+    }
+    if (vpa_variant_ == model_.variants.size()) {
+      std::string names;
+      for (const auto& v : model_.variants) names += (names.empty() ? "" : ", ") + v.name;
+      return InvalidArgumentError("vpa_plus: option 'variant': '" + options_.variant +
+                                  "' is not a variant of suite " + suite.name() +
+                                  " (variants: " + names + ")");
+    }
+  }
   // A variant runs with k cores on the hardware type that has k (infadapter-resnet:
   // cpu-<k>c); core counts without one are not offered to the solver.
   hardware_by_cores_.assign(static_cast<size_t>(options_.budget_cores) + 1, kNoId);
@@ -167,7 +207,7 @@ void InfAdapterPlanning::SolveAndRollOut(const PlanningInput& input, DeploymentP
              hardware_by_cores_[o.cores] == kNoId;
     });
   }
-  auto plan = SolveInfAdapterMilp(*problem);
+  auto plan = Decide(*problem);
   if (!plan.ok()) return;
   solves_.push_back({input.now, lambda, *plan});
 
@@ -208,6 +248,54 @@ void InfAdapterPlanning::SolveAndRollOut(const PlanningInput& input, DeploymentP
   out->change = true;
   rolling_out_ = true;
   rollout_started_ = input.now;
+}
+
+StatusOr<InfAdapterPlan> InfAdapterPlanning::Decide(const InfAdapterProblem& problem) const {
+  switch (options_.method) {
+    case Method::kInfAdapter:
+      return SolveInfAdapterMilp(problem);
+    case Method::kMsPlus: {
+      // One variant at a time: each solved alone; the best keeps the least shortfall,
+      // then the highest objective.
+      std::optional<InfAdapterPlan> best;
+      for (size_t m = 0; m < problem.variants.size(); ++m) {
+        if (problem.variants[m].options.empty()) continue;
+        InfAdapterProblem alone = problem;
+        for (size_t j = 0; j < alone.variants.size(); ++j) {
+          if (j != m) alone.variants[j].options.clear();
+        }
+        ASSIGN_OR_RETURN(InfAdapterPlan plan, SolveInfAdapterMilp(alone));
+        if (!best || plan.shortfall_rps < best->shortfall_rps - 1e-9 ||
+            (plan.shortfall_rps <= best->shortfall_rps + 1e-9 &&
+             plan.objective > best->objective)) {
+          best = std::move(plan);
+        }
+      }
+      if (!best) return FailedPreconditionError("ms_plus: no variant can meet the SLO");
+      return *best;
+    }
+    case Method::kVpaPlus: {
+      // The fewest cores whose capacity covers the rate; all of them when none does.
+      const std::vector<InfAdapterCoreOption>& opts = problem.variants[vpa_variant_].options;
+      if (opts.empty()) {
+        return FailedPreconditionError("vpa_plus: variant '" + options_.variant +
+                                       "' meets the SLO at no core count within the budget");
+      }
+      int pick = static_cast<int>(opts.size()) - 1;
+      for (size_t i = 0; i < opts.size(); ++i) {
+        if (opts[i].throughput_rps >= problem.lambda_rps) {
+          pick = static_cast<int>(i);
+          break;
+        }
+      }
+      std::vector<int> choice(problem.variants.size(), -1);
+      choice[vpa_variant_] = pick;
+      InfAdapterPlan plan = EvaluateInfAdapterChoice(problem, choice, problem.lambda_rps);
+      plan.shortfall_rps = std::max(0.0, problem.lambda_rps - plan.served_rps);
+      return plan;
+    }
+  }
+  return InternalError("infadapter: unknown method");
 }
 
 }  // namespace sloserve

@@ -9,6 +9,7 @@
 // once all of them are active do the old ones drain and get removed, and the quotas
 // switch. Scale-down is delayed by a stabilisation window: the rate solved for is the
 // largest forecast of the last `stabilization_s` seconds.
+// Registered as `infadapter`, `ms_plus` and `vpa_plus` (Method below).
 // Options (defaults: the paper's and its reference code's):
 //   interval_s         seconds between solves (30)
 //   budget_cores       B, the core budget (20)
@@ -21,6 +22,9 @@
 //   forecast_window_s  moving_max's window (60)
 //   stabilization_s    scale-down delay (60; 0 = none)
 //   rollout_timeout_s  give up waiting for new workers after this (120)
+//   variant            vpa_plus only: the variant it scales (required)
+// vpa_plus's defaults differ where VPA's do: forecaster last_value, margin 0.15 (VPA's
+// safety margin), stabilization_s 300.
 #include <deque>
 #include <memory>
 #include <vector>
@@ -34,7 +38,17 @@ namespace sloserve {
 
 class InfAdapterPlanning : public PlanningPolicy {
  public:
+  // What decides the deployment at each solve (the rollout is the same for all three):
+  //   kInfAdapter  Eq. 1 over every variant (a set of variants)
+  //   kMsPlus      the paper's MS+ baseline: Eq. 1 restricted to one variant at a time
+  //                (each variant solved alone, the best objective kept)
+  //   kVpaPlus     the paper's VPA+ baseline: one fixed variant (`variant`), its cores
+  //                the fewest whose capacity covers the recommended rate (a VPA-style
+  //                recommender: the forecast of the observed rate plus `margin`)
+  enum class Method { kInfAdapter, kMsPlus, kVpaPlus };
   struct Options {
+    Method method = Method::kInfAdapter;
+    std::string variant;  // kVpaPlus
     Duration interval = Seconds(30);
     int budget_cores = 20;
     int min_cores = 1;
@@ -54,6 +68,9 @@ class InfAdapterPlanning : public PlanningPolicy {
   };
 
   static StatusOr<std::unique_ptr<PlanningPolicy>> Create(const PolicyParams& params);
+  static StatusOr<std::unique_ptr<PlanningPolicy>> CreateMsPlus(const PolicyParams& params);
+  static StatusOr<std::unique_ptr<PlanningPolicy>> CreateVpaPlus(const PolicyParams& params);
+  static StatusOr<Options> ParseOptions(const PolicyParams& params, Method method);
   explicit InfAdapterPlanning(Options o) : options_(std::move(o)) {}
   Status Init(const PolicyContext& ctx) override;
   void Plan(const PlanningInput& input, DeploymentPlan* out) override;
@@ -75,10 +92,13 @@ class InfAdapterPlanning : public PlanningPolicy {
   // Sets the targets' quotas and removes every other worker that is not retired.
   void Finalize(const std::vector<WorkerView>& workers, DeploymentPlan* out);
   void SolveAndRollOut(const PlanningInput& input, DeploymentPlan* out);
+  // The method's plan for `problem` (core options already limited to deployable ones).
+  StatusOr<InfAdapterPlan> Decide(const InfAdapterProblem& problem) const;
 
   Options options_;
   std::unique_ptr<LoadForecaster> forecaster_;
   InfAdapterCapacityModel model_;
+  size_t vpa_variant_ = 0;                     // kVpaPlus: index of `variant` in model_.variants
   std::vector<HardwareId> hardware_by_cores_;  // [k] = hardware with k cores, or kNoId
   TimePoint next_solve_{};
   std::deque<std::pair<TimePoint, double>> recent_forecasts_;  // for the stabilisation window
