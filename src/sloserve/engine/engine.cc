@@ -335,6 +335,7 @@ void Engine::AccrueCost(TimePoint now) {
   double dt = ToSeconds(now - cost_clock_);
   cost_usd_ += active_price_per_hour_ * dt / 3600.0;
   core_seconds_ += active_cores_ * dt;
+  metrics_.OnCoreTime(cost_clock_, now, active_cores_);
   cost_clock_ = now;
 }
 
@@ -955,6 +956,10 @@ void Engine::Finish(uint32_t slot, QueryRecord& r) {
   --in_system_;
   FreeSlot(slot);
   if (sink_) sink_(r);
+}
+
+void Engine::CloseSeries(TimePoint end) {
+  AccrueCost(end);
 }
 
 MetricsSummary Engine::Summarize(TimePoint end) const {

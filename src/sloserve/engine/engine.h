@@ -112,6 +112,9 @@ class Engine {
   const MetricsCollector& metrics() const { return metrics_; }
   const EngineCounters& counters() const { return counters_; }
   MetricsSummary Summarize(TimePoint end) const;
+  // Accounts the cores provisioned up to `end` in the time series (its last intervals'
+  // core_seconds); the simulator calls it once when the run is over.
+  void CloseSeries(TimePoint end);
   const ProfileSuite& suite() const { return *suite_; }
 
  private:

@@ -34,6 +34,26 @@ IntervalStats& MetricsCollector::Slot(TimePoint t) {
   return series_[i];
 }
 
+void MetricsCollector::OnCoreTime(TimePoint from, TimePoint to, int cores) {
+  if (cores <= 0) return;
+  while (from < to) {
+    const int64_t us = from.time_since_epoch().count();
+    const int64_t slot_end = (std::max<int64_t>(us, 0) / interval_.count() + 1) * interval_.count();
+    const TimePoint end = std::min(to, TimePoint(Duration(slot_end)));
+    const size_t slot = static_cast<size_t>(std::max<int64_t>(us, 0) / interval_.count());
+    if (slot >= core_seconds_.size()) core_seconds_.resize(slot + 1, 0.0);
+    core_seconds_[slot] += cores * ToSeconds(end - from);
+    from = end;
+  }
+}
+
+std::vector<IntervalStats> MetricsCollector::series() const {
+  std::vector<IntervalStats> out = series_;
+  for (size_t i = 0; i < out.size() && i < core_seconds_.size(); ++i)
+    out[i].core_seconds = core_seconds_[i];
+  return out;
+}
+
 void MetricsCollector::OnArrival(TimePoint now) {
   ++total_.arrived;
   ++Slot(now).arrived;

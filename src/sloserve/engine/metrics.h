@@ -24,6 +24,7 @@ struct IntervalStats {
   int64_t late = 0;
   int64_t dropped = 0;
   double accuracy_sum = 0;  // over met queries
+  double core_seconds = 0;  // cores of the active and starting workers x time in the interval
 };
 
 struct MetricsSummary {
@@ -60,10 +61,13 @@ class MetricsCollector {
     busy_us_ += busy.count();
   }
   void OnColdStart() { ++cold_starts_; }
+  // `cores` were provisioned over [from, to): spread over the intervals it covers.
+  void OnCoreTime(TimePoint from, TimePoint to, int cores);
 
   // Aggregates over [0, end]; cost fields are left for the engine to fill.
   MetricsSummary Summarize(TimePoint end, int workers) const;
-  const std::vector<IntervalStats>& series() const { return series_; }
+  // The intervals from 0 to the last arrival's, with their core_seconds.
+  std::vector<IntervalStats> series() const;
   Duration interval() const { return interval_; }
 
  private:
@@ -72,6 +76,7 @@ class MetricsCollector {
   Duration interval_;
   IntervalStats total_;
   std::vector<IntervalStats> series_;
+  std::vector<double> core_seconds_;  // per interval; may run past the last arrival
   LatencyHistogram latency_;
   int64_t latency_us_sum_ = 0;
   int64_t queue_us_sum_ = 0;

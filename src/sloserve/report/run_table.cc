@@ -152,7 +152,9 @@ nlohmann::json RunsJson(const std::string& experiment, const std::vector<RunResu
              {"met", s.met},
              {"late", s.late},
              {"dropped", s.dropped},
-             {"accuracy", s.met > 0 ? s.accuracy_sum / static_cast<double>(s.met) : 0.0}});
+             {"accuracy", s.met > 0 ? s.accuracy_sum / static_cast<double>(s.met) : 0.0},
+             // mean cores provisioned over the interval (active and starting workers)
+             {"cores", s.core_seconds / ToSeconds(r.series_interval)}});
       }
     }
     out["series"] = std::move(series);

@@ -136,6 +136,7 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   }
   // Elapsed = the arrival horizon, or later if the backlog drained after it.
   TimePoint end = std::max(now, TimePoint(horizon));
+  engine->CloseSeries(end);
   result.summary = engine->Summarize(end);
   result.series = engine->metrics().series();
   result.series_interval = spec.series_interval;
