@@ -7,17 +7,13 @@
 
 #include "sloserve/policy/planning/infadapter_capacity.h"
 #include "sloserve/profile/profile.h"
+#include "support/test_suite.h"
 
 namespace sloserve {
 namespace {
 
 const ProfileSuite& ResNets() {
-  static const ProfileSuite suite = [] {
-    auto s = LoadSuite("infadapter-resnet");
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return std::move(s).value();
-  }();
-  return suite;
+  return testing::EmbeddedSuite("infadapter-resnet");
 }
 
 const InfAdapterVariantCapacity& Variant(const InfAdapterCapacityModel& m,

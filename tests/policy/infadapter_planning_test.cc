@@ -10,17 +10,13 @@
 #include "sloserve/policy/planning/infadapter_planning.h"
 #include "sloserve/policy/planning/load_forecaster.h"
 #include "sloserve/profile/profile.h"
+#include "support/test_suite.h"
 
 namespace sloserve {
 namespace {
 
 const ProfileSuite& ResNets() {
-  static const ProfileSuite suite = [] {
-    auto s = LoadSuite("infadapter-resnet");
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return std::move(s).value();
-  }();
-  return suite;
+  return testing::EmbeddedSuite("infadapter-resnet");
 }
 
 std::unique_ptr<InfAdapterPlanning> Adapter(std::map<std::string, std::string> options,

@@ -14,15 +14,14 @@
 #include "sloserve/policy/planning/infadapter_milp.h"
 #include "sloserve/policy/planning/infadapter_problem.h"
 #include "sloserve/profile/profile.h"
+#include "support/test_suite.h"
 
 namespace sloserve {
 namespace {
 
 const InfAdapterCapacityModel& ResNetModel() {
   static const InfAdapterCapacityModel model = [] {
-    auto suite = LoadSuite("infadapter-resnet");
-    EXPECT_TRUE(suite.ok()) << suite.status().ToString();
-    auto m = BuildInfAdapterCapacity(*suite);
+    auto m = BuildInfAdapterCapacity(testing::EmbeddedSuite("infadapter-resnet"));
     EXPECT_TRUE(m.ok()) << m.status().ToString();
     return std::move(m).value();
   }();

@@ -5,6 +5,8 @@
 // with fewer evaluations than random search.
 #include <gtest/gtest.h>
 
+#include "support/test_suite.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -23,7 +25,7 @@ namespace sloserve {
 namespace {
 
 const ProfileSuite& Suite() {
-  static const ProfileSuite* suite = new ProfileSuite(LoadSuite("kairos-recsys").value());
+  static const ProfileSuite* suite = &testing::EmbeddedSuite("kairos-recsys");
   return *suite;
 }
 

@@ -3,6 +3,8 @@
 // configuration: RM2 on 3 x g4dn.xlarge + 1 x c5n.2xlarge + 3 x r5n.large).
 #include <gtest/gtest.h>
 
+#include "support/test_suite.h"
+
 #include <algorithm>
 #include <map>
 
@@ -18,7 +20,7 @@ namespace sloserve {
 namespace {
 
 const ProfileSuite& Suite() {
-  static const ProfileSuite* suite = new ProfileSuite(LoadSuite("kairos-recsys").value());
+  static const ProfileSuite* suite = &testing::EmbeddedSuite("kairos-recsys");
   return *suite;
 }
 

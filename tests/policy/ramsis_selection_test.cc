@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/test_suite.h"
+
 #include <filesystem>
 #include <map>
 
@@ -16,7 +18,7 @@ using testing::MakeWorkers;
 using testing::QueueFixture;
 
 TEST(RamsisSelectionTest, GeneratesAPolicyOffTheDecisionPathWhenNoneCoversTheLoad) {
-  static const ProfileSuite* suite = new ProfileSuite(LoadSuite("ramsis-image").value());
+  static const ProfileSuite* suite = &testing::EmbeddedSuite("ramsis-image");
   const testing::ScopedTempDir temp("ramsis-selection");
   const std::string cache = temp.File("cache");
   PolicyParams params("t", {{"min_qps", "50"},
@@ -93,7 +95,7 @@ std::unique_ptr<SelectionPolicy> SmallRamsis(const ProfileSuite* suite, const st
 }
 
 TEST(RamsisSelectionTest, AStalePublishStepIsHarmless) {
-  static const ProfileSuite* suite = new ProfileSuite(LoadSuite("ramsis-image").value());
+  static const ProfileSuite* suite = &testing::EmbeddedSuite("ramsis-image");
   const testing::ScopedTempDir temp("ramsis-stale");
   std::vector<OfflineJob> offline;
   PolicyContext ctx;
@@ -122,7 +124,7 @@ TEST(RamsisSelectionTest, AStalePublishStepIsHarmless) {
 }
 
 TEST(RamsisSelectionTest, WorkersAddedAfterInitServeTheFirstClass) {
-  static const ProfileSuite* suite = new ProfileSuite(LoadSuite("ramsis-image").value());
+  static const ProfileSuite* suite = &testing::EmbeddedSuite("ramsis-image");
   const testing::ScopedTempDir temp("ramsis-added");
   std::vector<OfflineJob> offline;
   PolicyContext ctx;

@@ -3,11 +3,23 @@
 // variants ("fast": 10 ms + 2 ms per extra row, 70%; "slow": 30 ms + 5 ms per extra
 // row, 80%), batch 1..8, on hardware "hw" ($1/h, 4 cores). Latencies are constant
 // (every sample equal) so expected times can be computed by hand.
+#include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "sloserve/profile/profile.h"
 
 namespace sloserve::testing {
+
+// An embedded suite (profiles/<name>.prof), loaded once per test binary. A load error
+// aborts with its message (StatusOr::value): every test using it would fail anyway.
+inline const ProfileSuite& EmbeddedSuite(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<ProfileSuite>> loaded;
+  std::unique_ptr<ProfileSuite>& s = loaded[name];
+  if (!s) s = std::make_unique<ProfileSuite>(LoadSuite(name).value());
+  return *s;
+}
 
 inline ProfileSuite SmallSuite(int max_batch = 8) {
   ProfileSuite s;
