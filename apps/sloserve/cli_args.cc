@@ -68,7 +68,9 @@ StatusOr<double> Args::GetDouble(const std::string& name, double fallback) const
 
 StatusOr<int64_t> Args::GetInt(const std::string& name, int64_t fallback) const {
   ASSIGN_OR_RETURN(double v, GetDouble(name, static_cast<double>(fallback)));
-  if (v != std::floor(v)) return InvalidArgumentError("--" + name + ": expected an integer");
+  // Beyond 2^53 a double is no longer every integer, and the cast could overflow.
+  if (v != std::floor(v) || std::fabs(v) > 9e15)
+    return InvalidArgumentError("--" + name + ": expected an integer, got \"" + Get(name) + "\"");
   return static_cast<int64_t>(v);
 }
 

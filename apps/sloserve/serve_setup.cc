@@ -1,7 +1,10 @@
 #include "serve_setup.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "default_config.h"
 #include "sloserve/core/did_you_mean.h"
@@ -11,13 +14,20 @@
 namespace sloserve::cli {
 namespace {
 
-StatusOr<double> ServerNumber(const FlatConfig& f, const std::string& key, double fallback) {
+// A server.* number in [lo, hi]: finite (nan and inf are refused, not cast), and a
+// whole number when `integer`. The error names the key, the range and the value.
+StatusOr<double> ServerNumber(const FlatConfig& f, const std::string& key, double fallback,
+                              double lo, double hi, bool integer = false) {
   auto it = f.find(key);
   if (it == f.end()) return fallback;
   char* end = nullptr;
-  double v = std::strtod(it->second.c_str(), &end);
-  if (it->second.empty() || *end != '\0') {
-    return InvalidArgumentError("'" + key + "': expected a number, got \"" + it->second + "\"");
+  errno = 0;
+  const double v = std::strtod(it->second.c_str(), &end);
+  const bool number = !it->second.empty() && *end == '\0' && errno == 0 && std::isfinite(v);
+  if (!number || v < lo || v > hi || (integer && v != std::floor(v))) {
+    char range[96];
+    std::snprintf(range, sizeof range, "%s%.10g..%.10g", integer ? "a whole number " : "", lo, hi);
+    return InvalidArgumentError("'" + key + "': must be " + range + ", got \"" + it->second + "\"");
   }
   return v;
 }
@@ -85,13 +95,10 @@ StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
   ro.seed = spec.seed;
   ro.plan_interval = spec.plan_interval;
   ro.deferred_init = deferred_init;
-  ASSIGN_OR_RETURN(double max_queue, ServerNumber(f, "server.max_queue", 100000));
-  if (max_queue < 1) return InvalidArgumentError("'server.max_queue': must be >= 1");
+  ASSIGN_OR_RETURN(double max_queue, ServerNumber(f, "server.max_queue", 100000, 1, 1e8, true));
   ro.max_queue = static_cast<size_t>(max_queue);
   // Input and output tensors of the queries in the system (beyond it: 429).
-  ASSIGN_OR_RETURN(double payload_mb, ServerNumber(f, "server.payload_mb", 256));
-  if (payload_mb < 1 || payload_mb > 1024 * 1024)
-    return InvalidArgumentError("'server.payload_mb': must be 1..1048576 (MiB)");
+  ASSIGN_OR_RETURN(double payload_mb, ServerNumber(f, "server.payload_mb", 256, 1, 1048576));
   ro.payload_bytes = static_cast<size_t>(payload_mb * 1024 * 1024);
   if (auto it = f.find("server.input_shape"); it != f.end()) {
     ASSIGN_OR_RETURN(ro.input_shape, ParseShapeList(it->second));
@@ -100,17 +107,13 @@ StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
 
   auto host = f.find("server.host");
   if (host != f.end()) setup.http.host = host->second;
-  ASSIGN_OR_RETURN(double port, ServerNumber(f, "server.port", 8000));
-  if (port < 0 || port > 65535) return InvalidArgumentError("'server.port': must be 0..65535");
+  ASSIGN_OR_RETURN(double port, ServerNumber(f, "server.port", 8000, 0, 65535, true));
   setup.http.port = static_cast<uint16_t>(port);
-  ASSIGN_OR_RETURN(double threads, ServerNumber(f, "server.threads", 2));
-  if (threads < 1 || threads > 256) return InvalidArgumentError("'server.threads': must be 1..256");
+  ASSIGN_OR_RETURN(double threads, ServerNumber(f, "server.threads", 2, 1, 256, true));
   setup.http.threads = static_cast<int>(threads);
-  ASSIGN_OR_RETURN(double body_mb, ServerNumber(f, "server.max_body_mb", 16));
-  if (body_mb <= 0) return InvalidArgumentError("'server.max_body_mb': must be positive");
+  ASSIGN_OR_RETURN(double body_mb, ServerNumber(f, "server.max_body_mb", 16, 0.001, 4096));
   setup.http.max_body_bytes = static_cast<size_t>(body_mb * 1024 * 1024);
-  ASSIGN_OR_RETURN(double max_slo_ms, ServerNumber(f, "server.max_slo_ms", 60000));
-  if (max_slo_ms <= 0) return InvalidArgumentError("'server.max_slo_ms': must be positive");
+  ASSIGN_OR_RETURN(double max_slo_ms, ServerNumber(f, "server.max_slo_ms", 60000, 1, 86400000));
   setup.http.max_slo = MillisF(max_slo_ms);
 
   const Deployment& d = setup.runtime->deployment();

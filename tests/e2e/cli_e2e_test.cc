@@ -102,9 +102,18 @@ TEST(CliE2eTest, BadConfigsFailWithOneLineNamingTheProblem) {
   r = RunProcess({kBin, "serve", "--set", "slo_ms=0.001"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("impossible SLO"), std::string::npos) << r.err;
-  r = RunProcess({kBin, "serve", "--set", "server.payload_mb=0"});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("'server.payload_mb': must be 1..1048576"), std::string::npos) << r.err;
+  // Server numbers: range-checked, nan and inf refused (never cast), the key named.
+  const std::vector<std::pair<std::string, std::string>> bad_numbers = {
+      {"server.payload_mb=0", "'server.payload_mb': must be 1..1048576, got \"0\""},
+      {"server.port=nan", "'server.port': must be a whole number 0..65535, got \"nan\""},
+      {"server.max_queue=1e30", "'server.max_queue': must be a whole number 1..100000000"},
+      {"server.max_body_mb=inf", "'server.max_body_mb': must be 0.001..4096, got \"inf\""},
+      {"server.threads=2.5", "'server.threads': must be a whole number 1..256"}};
+  for (const auto& [set, expect] : bad_numbers) {
+    r = RunProcess({kBin, "serve", "--set", set});
+    EXPECT_EQ(r.exit_code, 1) << set;
+    EXPECT_NE(r.err.find(expect), std::string::npos) << set << ": " << r.err;
+  }
 }
 
 // Issue 9: what a new user mistypes is named, with the valid names and a suggestion.
