@@ -220,10 +220,12 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
     return;
   }
   q.task = *task;
-  auto [it, inserted] = apps_.emplace(p.request.app, static_cast<AppId>(apps_.size()));
-  q.app = it->second;
-  // A dynamic model's request without a profiled app runs on the variant's pooled
-  // execution-time distribution (executor and ORLOJ alike); /metrics says how many.
+  // Apps are the profiled ones; every other name (clients choose them) shares one
+  // "unprofiled" id, so the set stays bounded whatever clients send. A dynamic model's
+  // query of that id runs on the variant's pooled execution-time distribution (executor
+  // and ORLOJ alike); /metrics says how many.
+  const auto app = apps_.find(p.request.app);
+  q.app = app != apps_.end() ? app->second : static_cast<AppId>(profiled_apps_);
   if (profiled_apps_ > 0 && q.app >= profiled_apps_) ++unknown_app_queries_;
   q.size = std::max<int32_t>(1, p.request.rows);
   Duration slo = p.request.slo;

@@ -145,7 +145,7 @@ class EngineRuntime : public InferenceBackend {
   };
   std::unordered_map<uint64_t, Waiting> waiting_;  // engine thread
   uint64_t next_cookie_ = 1;
-  std::unordered_map<std::string, AppId> apps_;  // engine thread
+  std::unordered_map<std::string, AppId> apps_;  // the profiled apps; read-only once created
   size_t profiled_apps_ = 0;  // apps with an execution-time profile (ids below this)
   // Queries with no or an unprofiled app.
   int64_t unknown_app_queries_ GUARDED_BY(engine_mu_) = 0;
