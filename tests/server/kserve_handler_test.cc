@@ -1,5 +1,6 @@
 // KServeHandler and ParseInferRequest without sockets.
 #include "sloserve/server/kserve_handler.h"
+#include "sloserve/server/json_util.h"
 
 #include <gtest/gtest.h>
 
@@ -267,6 +268,39 @@ TEST(KServeHandlerTest, RendersOutputsWhenTheOutcomeHasThem) {
   EXPECT_EQ(zeros["outputs"][0]["name"], "output");
   EXPECT_EQ(zeros["outputs"][0]["shape"], json({2, 1}));
   EXPECT_EQ(zeros["outputs"][0]["data"], json({0.0, 0.0}));
+}
+
+}  // namespace
+}  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+// Error bodies echo client text (a URL's model name): any bytes must still give valid
+// JSON. Well-formed UTF-8 is kept, every other byte becomes U+FFFD.
+TEST(JsonUtilTest, ErrorBodiesAreValidJsonWhateverTheBytes) {
+  const std::string valid = "mod\xC3\xA9le-\xE2\x82\xAC-\xF0\x9F\x98\x80";  // é, €, an emoji
+  const std::vector<std::string> invalid = {
+      "a\xFF"
+      "b",
+      "\xC3",
+      "\xC0\xAF",
+      "\xED\xA0\x80",
+      "\xF4\x90\x80\x80",
+      "\xE2\x82",
+      "\x80x"};
+  auto parsed = nlohmann::json::parse(ErrorJson("unknown model '" + valid + "'"));
+  EXPECT_EQ(parsed["error"], "unknown model '" + valid + "'");
+  for (const std::string& bad : invalid) {
+    const std::string body = ErrorJson(bad);
+    nlohmann::json doc;
+    ASSERT_NO_THROW(doc = nlohmann::json::parse(body)) << body;
+    EXPECT_NE(doc["error"].get<std::string>().find("\xEF\xBF\xBD"), std::string::npos) << body;
+  }
+  EXPECT_EQ(nlohmann::json::parse(ErrorJson("a\xFF"
+                                            "b"))["error"],
+            "a\xEF\xBF\xBD"
+            "b");
 }
 
 }  // namespace
