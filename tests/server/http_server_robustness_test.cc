@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -120,6 +121,37 @@ TEST_F(HttpServerRobustnessTest, ExpectContinueIsHonoured) {
   ASSERT_TRUE(raw.ok());
   EXPECT_EQ(StatusLine(*raw), "HTTP/1.1 100 Continue") << *raw;
   EXPECT_NE(raw->find("HTTP/1.1 200 OK"), std::string::npos) << *raw;
+}
+
+// Chunked is the only transfer coding understood: another (alone or before chunked) is
+// refused with 501 instead of its body being read as if it were plain.
+TEST_F(HttpServerRobustnessTest, UnknownTransferCodingsGet501) {
+  StartServer();
+  const std::string body = InferBody(1);
+  char size[16];
+  std::snprintf(size, sizeof size, "%zx", body.size());
+  const std::string chunked = std::string(size) + "\r\n" + body + "\r\n0\r\n\r\n";
+  struct Case {
+    std::string coding, payload;
+    int status;
+  };
+  const std::vector<Case> cases = {
+      {"gzip", body, 501}, {"gzip, chunked", chunked, 501}, {"chunked", chunked, 200}};
+  for (const Case& c : cases) {
+    TestHttpClient client(Seconds(5));
+    ASSERT_TRUE(client.Connect(port_).ok());
+    auto raw = client.SendRaw(
+        "POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + c.coding +
+        "\r\nConnection: close\r\n\r\n" + c.payload);
+    ASSERT_TRUE(raw.ok()) << c.coding;
+    EXPECT_EQ(StatusLine(*raw), "HTTP/1.1 " + std::to_string(c.status) +
+                                    (c.status == 200 ? " OK" : " Not Implemented"))
+        << c.coding << ": " << *raw;
+    if (c.status == 501) {
+      EXPECT_NE(raw->find("only chunked"), std::string::npos) << *raw;
+    }
+  }
+  EXPECT_EQ(Get("/v2/health/live").status, 200);
 }
 
 TEST_F(HttpServerRobustnessTest, ManyConcurrentRequestsAllAnsweredOnce) {

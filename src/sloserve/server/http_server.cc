@@ -134,6 +134,18 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnHeader(beast::error_code ec, size_t /*bytes*/) {
     if (state_ == State::kClosed) return;
     if (ec) return OnReadError(ec);
+    // Only the chunked transfer coding is understood; a body in another one (gzip, ...)
+    // would be read as if it were plain, so it is refused up front (RFC 9112 6.1: 501).
+    beast::string_view te = parser_->get()[http::field::transfer_encoding];
+    while (!te.empty() && (te.front() == ' ' || te.front() == '\t')) te.remove_prefix(1);
+    while (!te.empty() && (te.back() == ' ' || te.back() == '\t')) te.remove_suffix(1);
+    if (!te.empty() && !beast::iequals(te, "chunked")) {
+      version_ = parser_->get().version();
+      keep_alive_ = false;
+      linger_ = true;  // the peer may still be sending the body we will not read
+      return Write({501, ErrorJson("transfer coding '" + std::string(te) +
+                                   "' is not supported (only chunked)")});
+    }
     if (parser_->is_done()) return OnRead({}, 0);
     const auto expect = parser_->get()[http::field::expect];
     if (beast::iequals(expect, "100-continue")) {
