@@ -102,7 +102,15 @@ Status Run(const Args& args) {
     server->Stop();
     return init_status.WithPrefix("start-up failed");
   }
-  std::fprintf(stderr, "sloserve: stopping\n");
+  std::fprintf(stderr, "sloserve: stopping (a second SIGINT/SIGTERM exits at once)\n");
+  // Draining is bounded, but an operator who signals again means "now".
+  std::thread([stop_signals] {
+    int again = 0;
+    sigwait(&stop_signals, &again);
+    std::fprintf(stderr, "sloserve: second signal: exiting without draining\n");
+    std::fflush(stderr);
+    std::_Exit(130);
+  }).detach();
   // The engine drains first (up to 5 s, then answers what is left with 503), so the
   // HTTP server's stop, which waits for every in-flight answer, is prompt.
   setup.runtime->Stop(Seconds(5));

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <thread>
 
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
@@ -211,6 +212,29 @@ TEST(CliE2eTest, ServeAndLoadgenAsSeparateProcesses) {
   auto metrics = nlohmann::json::parse(done.out);
   EXPECT_EQ(metrics["arrived"], report["sent"]);
   EXPECT_EQ(metrics["dropped"], 0);
+}
+
+// Issue 16: draining is bounded, but a second SIGTERM means "now": exit 130 at once,
+// even with a batch running that would hold the drain for seconds.
+TEST(CliE2eTest, ASecondSignalExitsWithoutDraining) {
+  Subprocess server({kBin, "serve", "--port", "0", "--duration", "600", "--set", "workers=1",
+                     "--set", "policy.selection=fixed", "--set", "policy.variant=efficientnet_b0",
+                     "--set", "executor.time_scale=100"});  // batches of seconds
+  ASSERT_TRUE(server.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << server.err();
+  std::smatch m;
+  const std::string err = server.err();
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) << err;
+  Subprocess load({kBin, "loadgen", "--port", m[1], "--model", "image", "--qps", "20", "--duration",
+                   "3", "--suite", "ramsis-image"});
+  // Wait until the server has work in hand (a request reached it), then stop it twice.
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  server.Signal(SIGTERM);
+  ASSERT_TRUE(server.WaitForStderr("sloserve: stopping", std::chrono::seconds(30))) << server.err();
+  server.Signal(SIGTERM);
+  const auto done = server.Wait();
+  EXPECT_EQ(done.exit_code, 130) << done.err;
+  EXPECT_NE(done.err.find("second signal: exiting without draining"), std::string::npos)
+      << done.err;
 }
 
 }  // namespace
