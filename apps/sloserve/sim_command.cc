@@ -49,6 +49,10 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(ExperimentConfig config, LoadExperimentConfig(args.positionals()[0]));
   RETURN_IF_ERROR(ApplyOverrides(&config, args.GetAll("set")));
   ASSIGN_OR_RETURN(std::vector<RunSpec> runs, ExpandRuns(config));
+  // The series' per-interval p99 keeps every latency until a run ends: only on request.
+  if (args.Has("series")) {
+    for (RunSpec& r : runs) r.series_latency = true;
+  }
   ASSIGN_OR_RETURN(int64_t jobs,
                    args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
   if (jobs < 1) return InvalidArgumentError("--jobs: must be >= 1");

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "sloserve/core/embedded_files.h"
 #include "sloserve/sim/sweep.h"
@@ -64,6 +66,43 @@ TEST(SimulationTest, EveryArrivalIsAccountedForExactlyOnce) {
   EXPECT_EQ(m.met + m.late, m.completed);
   EXPECT_GT(m.dropped, 0);
   EXPECT_GT(m.violation_rate, 0.5);
+}
+
+TEST(SimulationTest, SeriesP99IsEachIntervalsP99OfItsCompletedArrivals) {
+  // Overloaded, with drops, so late intervals have long queues and a different p99 each.
+  RunSpec spec = TextSpec(2500, "bert_base");
+  spec.max_worker_queue = 50;
+  auto off = RunSimulation(spec, TextSuite());
+  ASSERT_TRUE(off.ok());
+  EXPECT_TRUE(off->series_p99_ms.empty()) << "only on request (sim --series)";
+  spec.series_latency = true;
+  std::map<size_t, std::vector<double>> by_interval;  // latency ms by arrival interval
+  SimHooks hooks;
+  hooks.on_record = [&](const QueryRecord& r) {
+    if (r.dropped) return;
+    by_interval[static_cast<size_t>(r.arrival.time_since_epoch() / spec.series_interval)].push_back(
+        static_cast<double>(r.latency().count()) * 1e-3);
+  };
+  auto r = RunSimulation(spec, TextSuite(), hooks);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->series_p99_ms.size(), r->series.size());
+  EXPECT_EQ(r->summary.p99_ms, off->summary.p99_ms) << "the run itself is unchanged";
+  std::set<double> distinct;
+  for (size_t i = 0; i < r->series.size(); ++i) {
+    std::vector<double>& v = by_interval[i];
+    ASSERT_EQ(static_cast<int64_t>(v.size()), r->series[i].completed) << i;
+    double want = 0;
+    if (!v.empty()) {  // numpy's default: linear between order statistics
+      std::sort(v.begin(), v.end());
+      const double pos = 0.99 * static_cast<double>(v.size() - 1);
+      const size_t lo = static_cast<size_t>(pos);
+      const double hi = lo + 1 < v.size() ? v[lo + 1] : v[lo];
+      want = v[lo] + (hi - v[lo]) * (pos - static_cast<double>(lo));
+    }
+    EXPECT_NEAR(r->series_p99_ms[i], want, 1e-9) << "interval " << i;
+    distinct.insert(r->series_p99_ms[i]);
+  }
+  EXPECT_GT(distinct.size(), 3u);
 }
 
 TEST(SimulationTest, MoreAccurateVariantCostsLatencyAtModerateLoad) {

@@ -99,6 +99,8 @@ class Engine {
   // this every plan interval.
   void OnPlanTick(TimePoint now);
   bool has_planning() const { return policies_.planning != nullptr; }
+  // The planning policy (nullptr without one), for tests and reports to read its state.
+  const PlanningPolicy* planning() const { return policies_.planning.get(); }
   TimePoint NextWakeup() const;
   // Drops everything still queued (kShutdown); running batches still complete.
   void DropAllQueued(TimePoint now);

@@ -155,6 +155,8 @@ nlohmann::json RunsJson(const std::string& experiment, const std::vector<RunResu
              {"accuracy", s.met > 0 ? s.accuracy_sum / static_cast<double>(s.met) : 0.0},
              // mean cores provisioned over the interval (active and starting workers)
              {"cores", s.core_seconds / ToSeconds(r.series_interval)}});
+        // p99 of the interval's completed queries, when the run computed it
+        if (k < r.series_p99_ms.size()) series.back()["p99_ms"] = r.series_p99_ms[k];
       }
     }
     out["series"] = std::move(series);

@@ -32,6 +32,9 @@ struct RunSpec {
   PolicySpec policy;
   size_t max_worker_queue = 1'000'000;
   Duration series_interval = Seconds(1);
+  // Also compute each series interval's p99 latency (RunResult::series_p99_ms). Keeps every
+  // completed query's latency until the run ends, so only `sim --series` turns it on.
+  bool series_latency = false;
   Duration plan_interval = Seconds(1);  // planning policy tick (when one is configured)
   // Virtual time an offline job (e.g. generating a missing RAMSIS policy) takes before its
   // result reaches the policy; 0 = at once.

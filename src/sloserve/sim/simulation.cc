@@ -9,6 +9,7 @@
 #include "sloserve/engine/engine.h"
 #include "sloserve/exec/profile_executor.h"
 #include "sloserve/profile/exec_time_model.h"
+#include "sloserve/sim/interval_latency.h"
 #include "sloserve/workload/query_size_sampler.h"
 
 namespace sloserve {
@@ -68,9 +69,19 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   eopts.slo = dep.slo;
   eopts.submit_offline = driver.OfflineSubmitter();  // inline, result after offline_delay
   eopts.names = PolicyNamesOf(spec.policy);
+  // Declared before the engine so it outlives the engine's sink.
+  std::optional<IntervalLatencies> interval_latency;
   ASSIGN_OR_RETURN(auto engine, Engine::Create(&suite, dep.workers, std::move(policies), &executor,
                                                eopts, spec.seed));
-  if (hooks.on_record) engine->set_sink(hooks.on_record);
+  if (spec.series_latency) {
+    interval_latency.emplace(spec.series_interval);
+    engine->set_sink([&](const QueryRecord& r) {
+      interval_latency->Add(r);
+      if (hooks.on_record) hooks.on_record(r);
+    });
+  } else if (hooks.on_record) {
+    engine->set_sink(hooks.on_record);
+  }
 
   Rng size_rng = MakeRng(spec.seed, "workload/sizes");
   // Multiple SLOs: each query's SLO drawn from the mix by weight.
@@ -124,6 +135,7 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
           }
         }
       });
+  if (hooks.on_engine) hooks.on_engine(*engine);
   driver.Bind(engine.get(), &executor);
   driver.SetArrivals(&source);
   // Virtual time: the driver jumps the clock from event to event.
@@ -140,6 +152,8 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   result.summary = engine->Summarize(end);
   result.series = engine->metrics().series();
   result.series_interval = spec.series_interval;
+  if (interval_latency)
+    result.series_p99_ms = interval_latency->QuantileMs(0.99, result.series.size());
   result.events = events;
   result.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

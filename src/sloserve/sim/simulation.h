@@ -14,12 +14,17 @@
 
 namespace sloserve {
 
+class Engine;
+
 struct RunResult {
   RunSpec spec;
   double load_qps = 0;  // mean offered load of the arrival process
   MetricsSummary summary;
   std::vector<IntervalStats> series;
   Duration series_interval{};
+  // p99 latency (ms) of the completed queries that arrived in each series interval,
+  // parallel to `series`; empty unless spec.series_latency.
+  std::vector<double> series_p99_ms;
   int64_t events = 0;  // arrivals + completions + timer wake-ups processed
   double wall_s = 0;   // wall time of the run
 };
@@ -27,6 +32,9 @@ struct RunResult {
 struct SimHooks {
   // Every finished query, in completion order (optional; e.g. --records).
   std::function<void(const QueryRecord&)> on_record;
+  // Called once with the engine before the run starts, so a test can watch its workers
+  // and policies (e.g. from on_record); the engine lives until RunSimulation returns.
+  std::function<void(const Engine&)> on_engine;
   // Fraction of the arrival horizon simulated so far, called about 100 times per run.
   std::function<void(double)> on_progress;
 };
