@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli_args.h"
+#include "cluster_sim_command.h"
 #include "commands.h"
 #include "progress_bar.h"
 #include "sloserve/report/run_table.h"
@@ -46,6 +47,11 @@ Status Run(const Args& args) {
     return InvalidArgumentError("expected exactly one CONFIG.yaml (see sloserve sim --help)");
   }
   if (args.Has("series") && !args.Has("json")) return InvalidArgumentError("--series needs --json");
+  // A `cluster:` section: model-aware placement on machines (docs/model-aware.md).
+  if (IsClusterConfigFile(args.positionals()[0])) {
+    return RunClusterSim(args.positionals()[0], args.GetAll("set"), args.Has("json"),
+                         args.Has("records") ? args.Get("records") : "");
+  }
   ASSIGN_OR_RETURN(ExperimentConfig config, LoadExperimentConfig(args.positionals()[0]));
   RETURN_IF_ERROR(ApplyOverrides(&config, args.GetAll("set")));
   ASSIGN_OR_RETURN(std::vector<RunSpec> runs, ExpandRuns(config));

@@ -1,0 +1,60 @@
+#pragma once
+// Discrete-event simulation of model-aware placement on a cluster (docs/model-aware.md):
+// requests arrive at a central scheduler, which spawns each on a machine with free cores
+// (reserved until it exits) and points it at a proxy; the proxy serves one request at a
+// time, FIFO, loading the model first when it is not cached (a cold start). Deterministic
+// for a config and seed.
+#include <string>
+#include <vector>
+
+#include "sloserve/cluster/analytical_model.h"
+#include "sloserve/cluster/cluster_config.h"
+#include "sloserve/core/status.h"
+
+namespace sloserve {
+
+enum class ClusterPolicy {
+  kRandom,           // the thesis' default scheduler: any machine with free cores
+  kColocation,       // warm machine if one is free, else start cold elsewhere
+  kColocationQueue,  // wait for a warm machine
+  kRegistry,         // any machine; query a warm proxy under the target, over the network
+  kAdaptive,         // per request, the least of the analytical model's three estimates
+  kPrefetch,         // colocation + loading popular models on idle machines ahead of demand
+  kMultiplexed,      // Ray Serve multiplexing: model-id routing, at most K models a replica
+};
+
+const std::vector<std::string>& ClusterPolicyNames();
+StatusOr<ClusterPolicy> ParseClusterPolicy(const std::string& name);
+const char* ClusterPolicyName(ClusterPolicy p);
+
+struct ClusterRequestRecord {
+  int id = 0;
+  int model = 0;
+  int machine = -1;  // where it was spawned
+  int proxy = -1;    // whose proxy served it
+  bool cold = false;
+  bool refused = false;
+  std::string refusal;
+  double arrival_s = 0, spawn_s = 0, exit_s = 0;
+  double latency_s() const { return exit_s - arrival_s; }
+  // adaptive: the estimates at its arrival (first decision), and the policy it took.
+  LatencyEstimates estimates;
+  ClusterPolicy chosen = ClusterPolicy::kRandom;
+};
+
+struct ClusterResult {
+  ClusterPolicy policy = ClusterPolicy::kRandom;
+  int requests = 0;
+  int refused = 0;
+  int cold_starts = 0;     // loads a request waited for
+  int prefetch_loads = 0;  // loads ahead of demand
+  int evictions = 0;
+  double makespan_s = 0;  // first arrival to last exit (the thesis' "end-to-end latency")
+  double mean_latency_s = 0, p50_latency_s = 0, p99_latency_s = 0;
+  int chose_colocation = 0, chose_queue = 0, chose_registry = 0;  // adaptive
+  std::vector<ClusterRequestRecord> records;
+};
+
+StatusOr<ClusterResult> RunCluster(const ClusterConfig& config, ClusterPolicy policy);
+
+}  // namespace sloserve
