@@ -3,9 +3,9 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <thread>
 
+#include "support/listen_port.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -183,10 +183,9 @@ TEST(CliE2eTest, ServeAndLoadgenAsSeparateProcesses) {
                      "--set", "policy.selection=fixed", "--set", "policy.variant=efficientnet_b0",
                      "--json"});
   ASSERT_TRUE(server.WaitForStderr("listening on", std::chrono::seconds(30))) << server.err();
-  std::smatch m;
-  std::string err = server.err();
-  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) << err;
-  const std::string port = m[1];
+  const uint16_t listen_port = testing::ListenPort(server.err());
+  ASSERT_NE(listen_port, 0) << server.err();
+  const std::string port = std::to_string(listen_port);
   auto load = RunProcess({kBin, "loadgen", "--port", port, "--model", "image", "--qps", "100",
                           "--duration", "2", "--suite", "ramsis-image", "--json"});
   ASSERT_EQ(load.exit_code, 0) << load.err;
@@ -221,11 +220,10 @@ TEST(CliE2eTest, ASecondSignalExitsWithoutDraining) {
                      "--set", "policy.selection=fixed", "--set", "policy.variant=efficientnet_b0",
                      "--set", "executor.time_scale=100"});  // batches of seconds
   ASSERT_TRUE(server.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << server.err();
-  std::smatch m;
-  const std::string err = server.err();
-  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) << err;
-  Subprocess load({kBin, "loadgen", "--port", m[1], "--model", "image", "--qps", "20", "--duration",
-                   "3", "--suite", "ramsis-image"});
+  const uint16_t port = testing::ListenPort(server.err());
+  ASSERT_NE(port, 0) << server.err();
+  Subprocess load({kBin, "loadgen", "--port", std::to_string(port), "--model", "image", "--qps",
+                   "20", "--duration", "3", "--suite", "ramsis-image"});
   // Wait until the server has work in hand (a request reached it), then stop it twice.
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
   server.Signal(SIGTERM);

@@ -3,11 +3,12 @@
 // once and says why it is not ready yet, and the demo shows variants switching with load.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "support/http_get.h"
+#include "support/listen_port.h"
 #include "support/subprocess.h"
 
 namespace sloserve {
@@ -35,8 +36,18 @@ std::string FreshDir(const std::string& name) {
 TEST(FirstHourE2eTest, VersionNamesTheRelease) {
   auto r = RunProcess({kBin, "--version"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^sloserve \d+\.\d+\.\d+ \(git \S+\)\n$)")))
+  // "sloserve X.Y.Z (git REV)\n"
+  int major = -1, minor = -1, patch = -1;
+  char rev[64] = {};
+  ASSERT_EQ(
+      std::sscanf(r.out.c_str(), "sloserve %d.%d.%d (git %63[^ )])", &major, &minor, &patch, rev),
+      4)
       << r.out;
+  EXPECT_GE(major, 0);
+  EXPECT_GE(minor, 0);
+  EXPECT_GE(patch, 0);
+  EXPECT_EQ(r.out.substr(r.out.size() - 2), ")\n") << r.out;
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
 }
 
 // Suites and traces are compiled in, and paths in a config resolve against the config's
@@ -74,10 +85,8 @@ TEST(FirstHourE2eTest, ServeBindsAtOnceAndSaysWhyItIsNotReady) {
   Subprocess server({"/usr/bin/env", "SLOSERVE_CACHE_DIR=" + cache, kBin, "serve", "--port", "0",
                      "--duration", "600", "--set", "slo_ms=149"});  // no shipped set for 149
   ASSERT_TRUE(server.WaitForStderr("listening on", std::chrono::seconds(60))) << server.err();
-  std::smatch m;
-  const std::string err = server.err();
-  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) << err;
-  const auto port = static_cast<uint16_t>(std::stoi(m[1]));
+  const uint16_t port = testing::ListenPort(server.err());
+  ASSERT_NE(port, 0) << server.err();
   const auto ready = nlohmann::json::parse(testing::HttpGetBody(port, "/v2/health/ready"), nullptr,
                                            /*allow_exceptions=*/false);
   ASSERT_TRUE(ready.is_object()) << "no JSON from /v2/health/ready";

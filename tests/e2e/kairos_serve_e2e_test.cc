@@ -17,10 +17,10 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 
 #include "support/http_get.h"
+#include "support/listen_port.h"
 #include "support/subprocess.h"
 
 namespace sloserve {
@@ -63,11 +63,7 @@ LiveServer StartServer(const std::string& config, const std::string& dispatch) {
                                "--port", "0", "--duration", "120", "--json"});
   EXPECT_TRUE(s.process->WaitForStderr("listening on", std::chrono::seconds(30)))
       << s.process->err();
-  std::smatch m;
-  const std::string err = s.process->err();
-  if (std::regex_search(err, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) {
-    s.port = static_cast<uint16_t>(std::stoi(m[1]));
-  }
+  s.port = testing::ListenPort(s.process->err());
   return s;
 }
 
