@@ -13,6 +13,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "progress_bar.h"
+#include "torch_commands.h"
 #include "sloserve/mdp/synthetic.h"
 #include "sloserve/policy/planning/infadapter_capacity.h"
 #include "sloserve/profile/profile.h"
@@ -43,7 +44,8 @@ void PrintHelp() {
   std::printf(
       "usage: sloserve profile show SUITE [options]\n"
       "       sloserve profile load-latency SUITE [options]\n"
-      "       sloserve profile synthetic SUITE [options]\n\n"
+      "       sloserve profile synthetic SUITE [options]\n"
+      "       sloserve profile measure --model-repository DIR [options]   (see its --help)\n\n"
       "SUITE is an embedded suite (ramsis-image, ramsis-text, kairos-recsys, infadapter-resnet)\n"
       "or a path. `show` prints tasks, hardware, and per variant its accuracy and p50/p95\n"
       "latency at batch 1 and at its largest profiled batch. `load-latency` is\n"
@@ -271,6 +273,8 @@ Status Run(const Args& a) {
 }  // namespace
 
 int ProfileCommand(const std::vector<std::string>& argv) {
+  if (!argv.empty() && argv[0] == "measure")  // its own flags (torch_commands.cc)
+    return ProfileMeasureCommand({argv.begin() + 1, argv.end()});
   return RunSubcommand("profile", argv, kFlags, PrintHelp, Run);
 }
 

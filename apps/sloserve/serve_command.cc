@@ -10,6 +10,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "serve_setup.h"
+#include "torch_commands.h"
 #include "sloserve/report/run_table.h"
 
 namespace sloserve::cli {
@@ -21,6 +22,10 @@ const std::vector<FlagSpec> kFlags = {
     {"port", "N", "listen port, 0 = any free port (default from config: 8000)"},
     {"threads", "N", "HTTP io threads (default 2)"},
     {"duration", "SECONDS", "stop by itself after this long (default: run until SIGINT/SIGTERM)"},
+    {"model-repository", "DIR",
+     "execute the repository's TorchScript variants with LibTorch (docs/torch.md); schedules "
+     "with DIR/<task>/profile.prof"},
+    {"oversubscribe", "", "with --model-repository: allow more workers' cores than the machine has"},
     {"json", "", "print the final metrics as JSON"},
     {"help", "", "show this help"},
 };
@@ -56,9 +61,34 @@ Status Run(const Args& args) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Real models: the repository's measured profile and task go first, so the config's
+  // and --set's keys still win; its input shape replaces any declared one.
+  TorchServing torch;
+  if (args.Has("model-repository")) {
+    ASSIGN_OR_RETURN(torch, PrepareTorchServing(args.Get("model-repository")));
+    std::vector<std::string> first = {"suite=" + torch.profile_path, "task=" + torch.task,
+                                      "server.input_shape="};
+    if (args.positionals().empty()) {
+      // The embedded default's deployment is for ramsis-image; serve one 1-core worker
+      // on the measured hardware with the task's SLO instead.
+      first.insert(first.end(), {"hardware=", "workers=1", "slo_ms="});
+    }
+    sets.insert(sets.begin(), first.begin(), first.end());
+  } else if (args.Has("oversubscribe")) {
+    return InvalidArgumentError("--oversubscribe: only with --model-repository");
+  }
   ASSIGN_OR_RETURN(ServeSetup setup,
                    BuildServeSetup(args.positionals().empty() ? "" : args.positionals()[0], sets,
-                                   /*deferred_init=*/true));
+                                   /*deferred_init=*/true, torch.make_executor));
+  if (torch.make_executor) {
+    int cores = 0;
+    for (const WorkerSpec& w : setup.runtime->deployment().workers)
+      cores += setup.suite->hardware()[w.hardware].cores;
+    RETURN_IF_ERROR(CheckTorchCores(cores, args.Has("oversubscribe")));
+    // The engine starts with its preloaded variants resident: load them for real first.
+    RETURN_IF_ERROR(
+        PreloadTorchWorkers(torch, *setup.suite, setup.runtime->deployment().workers));
+  }
 
   // Bind first, then initialise the policies on the engine thread: the port answers at
   // once (/v2/health/ready is 503 with the progress as the reason) while, e.g., a RAMSIS

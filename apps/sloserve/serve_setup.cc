@@ -54,8 +54,10 @@ StatusOr<std::vector<int64_t>> ParseShapeList(const std::string& text) {
   return shape;
 }
 
-StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
-                                     const std::vector<std::string>& sets, bool deferred_init) {
+StatusOr<ServeSetup> BuildServeSetup(
+    const std::string& config_path, const std::vector<std::string>& sets, bool deferred_init,
+    std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>
+        make_executor) {
   ExperimentConfig config;
   if (config_path.empty()) {
     ASSIGN_OR_RETURN(config, ParseExperimentConfig(kDefaultServeConfig, kDefaultServeConfigName));
@@ -95,6 +97,7 @@ StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
   ro.seed = spec.seed;
   ro.plan_interval = spec.plan_interval;
   ro.deferred_init = deferred_init;
+  ro.make_executor = std::move(make_executor);
   ASSIGN_OR_RETURN(double max_queue, ServerNumber(f, "server.max_queue", 100000, 1, 1e8, true));
   ro.max_queue = static_cast<size_t>(max_queue);
   // Input and output tensors of the queries in the system (beyond it: 429).

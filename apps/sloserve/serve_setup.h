@@ -1,6 +1,7 @@
 #pragma once
 // Shared by `serve` and `demo`: a config (a file, or the embedded default) with --set
 // overrides becomes a profile suite, an engine runtime and HTTP server options.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,8 +25,12 @@ StatusOr<std::vector<int64_t>> ParseShapeList(const std::string& text);
 // `config_path` empty = the embedded default (examples/serve_image.yaml).
 // `deferred_init`: the policies initialise on the engine thread after Start() (serve binds
 // its port at once and reports progress); otherwise before this returns.
-StatusOr<ServeSetup> BuildServeSetup(const std::string& config_path,
-                                     const std::vector<std::string>& sets,
-                                     bool deferred_init = false);
+// `make_executor`: the runtime's executor (default: the emulated one); serve
+// --model-repository passes the LibTorch executor's factory.
+StatusOr<ServeSetup> BuildServeSetup(
+    const std::string& config_path, const std::vector<std::string>& sets,
+    bool deferred_init = false,
+    std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>
+        make_executor = {});
 
 }  // namespace sloserve::cli

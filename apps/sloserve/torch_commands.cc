@@ -1,0 +1,192 @@
+// `sloserve profile measure` and the setup of `serve --model-repository` (issue 11).
+#include "torch_commands.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli_args.h"
+#include "sloserve/torch/model_repository.h"
+#include "sloserve/torch/profile_measure.h"
+#include "sloserve/torch/torch_executor.h"
+
+namespace sloserve::cli {
+namespace {
+
+const std::vector<FlagSpec> kMeasureFlags = {
+    {"model-repository", "DIR", "the model repository to measure (required)"},
+    {"out", "FILE", "write the suite here (default: DIR/<task>/profile.prof)"},
+    {"batch", "LIST", "batch sizes, a,b,c or from:to (default 1,2,4,8,16,32; range 1..256)"},
+    {"cores", "LIST", "core counts, one hardware type local-<N>c each (default 1)"},
+    {"samples", "N", "latency samples kept per batch size (default 30; 1..10000)"},
+    {"warmup", "N", "batches run and dropped before the samples (default 5; 0..1000)"},
+    {"loads", "N", "cold starts measured per variant (default 3; 1..100)"},
+    {"slo-ms", "MS", "the task's default SLO written into the suite (default 50)"},
+    {"variants", "LIST", "only these variants (default: all)"},
+    {"help", "", "show this help"}};
+
+void PrintMeasureHelp() {
+  std::printf(
+      "usage: sloserve profile measure --model-repository DIR [options]\n\n"
+      "Measures every variant of the repository on this machine through the LibTorch\n"
+      "executor and writes a profile suite (docs/profiles.md): raw latency samples per\n"
+      "batch size and core count (after warm-up), the accuracy measured on the task's\n"
+      "heldout.json, the median cold start (load + warm-up) and the resident memory. The\n"
+      "simulator and every policy read the result like any other suite; `serve\n"
+      "--model-repository DIR` schedules with DIR/<task>/profile.prof. docs/torch.md.\n\n"
+      "options:\n%s",
+      FlagsHelp(kMeasureFlags).c_str());
+}
+
+// "1,2,4" or "1:32" (every integer); each in [lo, hi].
+StatusOr<std::vector<int>> IntList(const std::string& flag, const std::string& text, int lo,
+                                   int hi) {
+  std::vector<int> out;
+  auto parse = [&](const std::string& item) -> StatusOr<int> {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < lo || v > hi) {
+      return InvalidArgumentError("--" + flag + ": '" + item + "' must be a whole number in " +
+                                  std::to_string(lo) + ".." + std::to_string(hi));
+    }
+    return static_cast<int>(v);
+  };
+  if (size_t colon = text.find(':'); colon != std::string::npos) {
+    ASSIGN_OR_RETURN(int a, parse(text.substr(0, colon)));
+    ASSIGN_OR_RETURN(int b, parse(text.substr(colon + 1)));
+    if (b < a) return InvalidArgumentError("--" + flag + ": empty range " + text);
+    for (int i = a; i <= b; ++i) out.push_back(i);
+    return out;
+  }
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    ASSIGN_OR_RETURN(int v, parse(item));
+    out.push_back(v);
+  }
+  if (out.empty()) return InvalidArgumentError("--" + flag + ": empty list");
+  return out;
+}
+
+StatusOr<int> IntFlag(const Args& args, const std::string& flag, int fallback, int lo, int hi) {
+  ASSIGN_OR_RETURN(int64_t v, args.GetInt(flag, fallback));
+  if (v < lo || v > hi) {
+    return InvalidArgumentError("--" + flag + ": must be " + std::to_string(lo) + ".." +
+                                std::to_string(hi) + ", got " + std::to_string(v));
+  }
+  return static_cast<int>(v);
+}
+
+Status Measure(const Args& args) {
+  if (!args.positionals().empty())
+    return InvalidArgumentError("unexpected argument '" + args.positionals()[0] + "'");
+  if (!args.Has("model-repository"))
+    return InvalidArgumentError("--model-repository DIR is required");
+  ASSIGN_OR_RETURN(ModelRepository repo, LoadModelRepository(args.Get("model-repository")));
+  MeasureOptions o;
+  if (args.Has("batch")) {
+    ASSIGN_OR_RETURN(o.batch_sizes, IntList("batch", args.Get("batch"), 1, 256));
+  }
+  if (args.Has("cores")) {
+    ASSIGN_OR_RETURN(o.cores, IntList("cores", args.Get("cores"), 1, 1024));
+  }
+  ASSIGN_OR_RETURN(o.samples, IntFlag(args, "samples", 30, 1, 10000));
+  ASSIGN_OR_RETURN(o.warmup, IntFlag(args, "warmup", 5, 0, 1000));
+  ASSIGN_OR_RETURN(o.loads, IntFlag(args, "loads", 3, 1, 100));
+  ASSIGN_OR_RETURN(double slo_ms, args.GetDouble("slo-ms", 50));
+  if (!(slo_ms > 0 && slo_ms <= 3.6e6))
+    return InvalidArgumentError("--slo-ms: must be in (0, 3600000], got " + args.Get("slo-ms"));
+  o.slo = MillisF(slo_ms);
+  if (args.Has("variants")) {
+    std::stringstream ss(args.Get("variants"));
+    for (std::string v; std::getline(ss, v, ',');) {
+      if (!repo.FindVariant(v))
+        return InvalidArgumentError("--variants: no variant '" + v + "' in " + repo.root);
+      o.variants.push_back(v);
+    }
+  }
+  o.progress = [](const std::string& line) { std::fprintf(stderr, "measured %s\n", line.c_str()); };
+  ASSIGN_OR_RETURN(ProfileSuite suite, MeasureRepositoryProfile(repo, o));
+  const std::string out = args.Get("out", repo.tasks.front().dir + "/profile.prof");
+  suite.set_name(std::filesystem::path(out).stem().string() == "profile"
+                     ? repo.tasks.front().name + "-measured"
+                     : std::filesystem::path(out).stem().string());
+  std::ofstream file(out);
+  if (!file) return UnavailableError("--out: cannot write " + out);
+  file << WriteProfileText(suite);
+  std::fprintf(stderr, "wrote %zu variants to %s\n", suite.variants().size(), out.c_str());
+  return OkStatus();
+}
+
+}  // namespace
+
+int ProfileMeasureCommand(const std::vector<std::string>& argv) {
+  return RunSubcommand("profile measure", argv, kMeasureFlags, PrintMeasureHelp, Measure);
+}
+
+StatusOr<TorchServing> PrepareTorchServing(const std::string& repository_dir) {
+  ASSIGN_OR_RETURN(ModelRepository loaded, LoadModelRepository(repository_dir));
+  if (loaded.tasks.size() != 1) {
+    return InvalidArgumentError("--model-repository: " + repository_dir + " has " +
+                                std::to_string(loaded.tasks.size()) +
+                                " tasks; serve runs one task (one per repository)");
+  }
+  auto repo = std::make_shared<ModelRepository>(std::move(loaded));
+  TorchServing s;
+  s.task = repo->tasks.front().name;
+  s.profile_path = repo->tasks.front().dir + "/profile.prof";
+  if (!std::filesystem::is_regular_file(s.profile_path)) {
+    return FailedPreconditionError("--model-repository: " + s.profile_path +
+                                   " does not exist; measure it first: sloserve profile measure "
+                                   "--model-repository " +
+                                   repository_dir);
+  }
+  s.make_executor = [repo, slot = s.executor](
+                        const ProfileSuite& suite,
+                        PayloadStore* payloads) -> std::unique_ptr<WorkerExecutor> {
+    auto e = std::make_unique<TorchExecutor>(repo.get(), &suite, payloads);
+    *slot = e.get();
+    return e;
+  };
+  return s;
+}
+
+Status CheckTorchCores(int total_cores, bool oversubscribe) {
+  return CheckCoreBudget(total_cores, 0, oversubscribe,
+                         [](const std::string& m) { std::fprintf(stderr, "%s\n", m.c_str()); });
+}
+
+}  // namespace sloserve::cli
+
+namespace sloserve::cli {
+
+Status PreloadTorchWorkers(const TorchServing& torch, const ProfileSuite& suite,
+                           const std::vector<WorkerSpec>& workers) {
+  auto* exec = dynamic_cast<TorchExecutor*>(*torch.executor);
+  if (!exec) return InternalError("--model-repository: the runtime has no LibTorch executor");
+  for (WorkerId w = 0; w < workers.size(); ++w) {
+    const WorkerSpec& spec = workers[w];
+    if (spec.preload_none) continue;
+    std::vector<VariantId> load = spec.preload;
+    if (load.empty()) {
+      for (VariantId v = 0; v < suite.variants().size(); ++v) {
+        if (!suite.BatchSizes(spec.hardware, v).empty()) load.push_back(v);
+      }
+    }
+    std::string line;
+    for (VariantId v : load) {
+      StatusOr<Duration> t = exec->Preload(w, spec.hardware, v);
+      if (!t.ok()) return t.status().WithPrefix("preloading " + suite.variants()[v].name);
+      char item[128];
+      std::snprintf(item, sizeof item, "%s%s %.1f ms", line.empty() ? "" : ", ",
+                    suite.variants()[v].name.c_str(), ToMillis(*t));
+      line += item;
+    }
+    std::fprintf(stderr, "sloserve: worker %s loaded (cold starts measured): %s\n",
+                 spec.name.c_str(), line.c_str());
+  }
+  return OkStatus();
+}
+
+}  // namespace sloserve::cli

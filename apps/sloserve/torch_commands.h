@@ -1,0 +1,39 @@
+#pragma once
+// The CLI's real-model parts (issue 11), built only with LibTorch (SLOSERVE_WITH_TORCH;
+// torch_commands_off.cc answers them with an error in builds without it).
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/payload_store.h"
+#include "sloserve/core/status.h"
+#include "sloserve/engine/engine.h"
+#include "sloserve/engine/worker_protocol.h"
+#include "sloserve/profile/profile.h"
+
+namespace sloserve::cli {
+
+// `sloserve profile measure --model-repository DIR ...`.
+int ProfileMeasureCommand(const std::vector<std::string>& argv);
+
+// What `serve --model-repository DIR` needs: the profile to schedule with and a factory of
+// TorchExecutors over the repository (kept alive by the factory).
+struct TorchServing {
+  std::string profile_path;  // DIR/<task>/profile.prof
+  std::string task;
+  std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)> make_executor;
+  // The executor make_executor built (owned by the runtime), for PreloadTorchWorkers.
+  std::shared_ptr<WorkerExecutor*> executor = std::make_shared<WorkerExecutor*>(nullptr);
+};
+// Loads and checks the repository (refused at start naming the path) and finds its profile.
+StatusOr<TorchServing> PrepareTorchServing(const std::string& repository_dir);
+// The deployment's cores in total, checked against the machine unless `oversubscribe`.
+Status CheckTorchCores(int total_cores, bool oversubscribe);
+// Loads what the engine starts with as resident on each worker (its preload: the
+// deployment's list, or every variant profiled on the worker's hardware) before serving;
+// one line per worker with the measured cold starts goes to stderr.
+Status PreloadTorchWorkers(const TorchServing& torch, const ProfileSuite& suite,
+                           const std::vector<WorkerSpec>& workers);
+
+}  // namespace sloserve::cli

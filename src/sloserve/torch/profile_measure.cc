@@ -1,0 +1,315 @@
+#include "sloserve/torch/profile_measure.h"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <random>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "sloserve/core/mutex.h"
+#include "sloserve/torch/torch_executor.h"
+
+namespace sloserve {
+namespace {
+
+// Results posted from the executor's worker threads; Wait blocks for one by id.
+class BlockingSink : public ResultSink {
+ public:
+  void PostAt(ActionResult&& r, TimePoint) override { Post(std::move(r)); }
+  void Post(ActionResult r) override EXCLUDES(mu_) {
+    {
+      MutexLock lock(mu_);
+      results_.push_back(std::move(r));
+    }
+    cv_.NotifyAll();
+  }
+  ActionResult Wait(ActionId id) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    while (true) {
+      for (auto it = results_.begin(); it != results_.end(); ++it) {
+        if (it->id != id) continue;
+        ActionResult r = std::move(*it);
+        results_.erase(it);
+        return r;
+      }
+      cv_.Wait(mu_);
+    }
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<ActionResult> results_ GUARDED_BY(mu_);
+};
+
+// Drives one executor action at a time, synchronously.
+class Bench {
+ public:
+  Bench(const ModelRepository* repo, const ProfileSuite* suite)
+      : store_(size_t{1} << 30), exec_(repo, suite, &store_) {
+    exec_.Attach(&sink_);
+  }
+
+  StatusOr<Duration> Load(WorkerId w, HardwareId hw, VariantId v) {
+    LoadVariant a;
+    a.id = next_++;
+    a.worker = w;
+    a.hardware = hw;
+    a.variant = v;
+    exec_.Send(a);
+    ActionResult r = sink_.Wait(a.id);
+    if (!r.status.ok()) return r.status;
+    return r.end - r.begin;
+  }
+
+  Status Unload(WorkerId w, HardwareId hw, VariantId v) {
+    UnloadVariant a;
+    a.id = next_++;
+    a.worker = w;
+    a.hardware = hw;
+    a.variant = v;
+    exec_.Send(a);
+    return sink_.Wait(a.id).status;
+  }
+
+  // One batch of `rows` one-row queries; returns its duration and each query's output.
+  StatusOr<Duration> Run(WorkerId w, HardwareId hw, VariantId v, const RepoTensorSpec& input,
+                         const std::vector<std::vector<float>>& rows,
+                         std::vector<std::vector<float>>* outputs) {
+    std::vector<Query> qs;
+    for (const std::vector<float>& row : rows) {
+      Tensor t;
+      t.name = input.name;
+      t.datatype = "FP32";
+      t.shape = input.shape;
+      t.shape[0] = 1;
+      t.data.resize(row.size() * sizeof(float));
+      std::memcpy(t.data.data(), row.data(), t.data.size());
+      ASSIGN_OR_RETURN(PayloadHandle h, store_.Put({std::move(t)}));
+      Query q;
+      q.id = qs.size() + 1;
+      q.payload = h;
+      qs.push_back(q);
+    }
+    RunBatch a;
+    a.id = next_++;
+    a.worker = w;
+    a.hardware = hw;
+    a.variant = v;
+    a.queries = qs;
+    a.rows = static_cast<int32_t>(qs.size());
+    exec_.Send(a);
+    ActionResult r = sink_.Wait(a.id);
+    for (const Query& q : qs) store_.Release(q.payload);
+    if (outputs) outputs->clear();
+    for (PayloadHandle h : r.outputs) {
+      if (outputs) {
+        auto set = store_.Get(h);
+        std::vector<float> y;
+        if (set && !set->empty()) {
+          y.resize((*set)[0].data.size() / sizeof(float));
+          std::memcpy(y.data(), (*set)[0].data.data(), y.size() * sizeof(float));
+        }
+        outputs->push_back(std::move(y));
+      }
+      store_.Release(h);
+    }
+    if (!r.status.ok()) return r.status;
+    return r.end - r.begin;
+  }
+
+  int64_t ResidentBytes(WorkerId w) const { return exec_.ResidentBytes(w); }
+
+ private:
+  PayloadStore store_;
+  BlockingSink sink_;
+  TorchExecutor exec_;
+  ActionId next_ = 1;
+};
+
+int64_t Median(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+StatusOr<HeldoutSet> LoadHeldoutSet(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFoundError("held-out set " + path + ": cannot open");
+  HeldoutSet set;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    const auto& input = j.at("input");
+    set.input_name = input.at("name").get<std::string>();
+    if (input.at("datatype").get<std::string>() != "FP32")
+      return InvalidArgumentError("held-out set " + path + ": only FP32 inputs are supported");
+    set.shape = input.at("shape").get<std::vector<int64_t>>();
+    int64_t elements = 1;
+    for (int64_t d : set.shape) elements *= d;
+    for (const auto& s : j.at("samples")) {
+      std::vector<float> data = s.at("data").get<std::vector<float>>();
+      if (static_cast<int64_t>(data.size()) != elements) {
+        return InvalidArgumentError(
+            "held-out set " + path + ": sample " + std::to_string(set.inputs.size()) + " has " +
+            std::to_string(data.size()) + " values, expected " + std::to_string(elements));
+      }
+      set.inputs.push_back(std::move(data));
+      set.labels.push_back(s.at("label").get<int>());
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgumentError("held-out set " + path + ": " + e.what());
+  }
+  if (set.inputs.empty()) return InvalidArgumentError("held-out set " + path + ": no samples");
+  return set;
+}
+
+StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
+                                                const MeasureOptions& o) {
+  if (o.batch_sizes.empty() || o.cores.empty() || o.samples < 1 || o.warmup < 0 || o.loads < 1)
+    return InvalidArgumentError("profile measure: empty batch sizes or cores, or samples < 1");
+  // `probe` names the variants and hardware for the executor while measuring; `suite` is
+  // built after, in the same order (same ids), with the measured figures.
+  ProfileSuite probe;
+  ProfileSuite suite;
+  suite.set_name("measured");
+  std::string accuracy_source;
+  std::vector<HardwareId> hw;
+  for (int c : o.cores) {
+    const HardwareSpec spec{"local-" + std::to_string(c) + "c", 0, c, 0};
+    hw.push_back(probe.AddHardware(spec));
+    suite.AddHardware(spec);
+  }
+  struct Planned {
+    VariantId id;
+    const RepoVariant* cfg;
+  };
+  std::vector<Planned> planned;
+  for (const RepoTask& t : repo.tasks) {
+    TaskSpec task;
+    task.name = t.name;
+    task.default_slo = o.slo;
+    task.input_name = t.variants[0].input.name;
+    task.input_datatype = t.variants[0].input.datatype;
+    task.input_shape = t.variants[0].input.shape;
+    const TaskId tid = probe.AddTask(task);
+    suite.AddTask(task);
+    for (const RepoVariant& v : t.variants) {
+      if (!o.variants.empty() &&
+          std::find(o.variants.begin(), o.variants.end(), v.name) == o.variants.end())
+        continue;
+      planned.push_back({probe.AddVariant(VariantSpec{v.name, tid, v.accuracy, 0, {}}), &v});
+    }
+  }
+  if (planned.empty()) return InvalidArgumentError("profile measure: no variant to measure");
+
+  Bench bench(&repo, &probe);
+  struct Measured {
+    VariantSpec spec;
+    std::vector<std::tuple<HardwareId, int, std::vector<int64_t>>> latency;
+  };
+  std::vector<Measured> measured;
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> pixel(0, 16);
+  for (const Planned& p : planned) {
+    const RepoVariant& cfg = *p.cfg;
+    for (int d : cfg.input.shape) {
+      if (d == 0) return InvalidArgumentError("profile measure: zero dimension");
+    }
+    int64_t row_elements = 1;
+    for (size_t i = 1; i < cfg.input.shape.size(); ++i) {
+      if (cfg.input.shape[i] < 0)
+        return InvalidArgumentError("profile measure: " + cfg.name +
+                                    " has a variable non-batch dimension");
+      row_elements *= cfg.input.shape[i];
+    }
+    Measured m;
+    VariantSpec& spec = m.spec;
+    spec = probe.variants()[p.id];
+    for (size_t h = 0; h < hw.size(); ++h) {
+      const WorkerId w = static_cast<WorkerId>(h);
+      // Cold starts: load and unload, `loads` times; the last load stays for the batches.
+      std::vector<int64_t> loads;
+      for (int i = 0; i < o.loads; ++i) {
+        if (i > 0) RETURN_IF_ERROR(bench.Unload(w, hw[h], p.id));
+        ASSIGN_OR_RETURN(Duration t, bench.Load(w, hw[h], p.id));
+        loads.push_back(t.count());
+      }
+      if (h == 0) {
+        spec.load_time = Micros(Median(loads));
+        spec.memory_mb = static_cast<double>(bench.ResidentBytes(w)) / (1024.0 * 1024.0);
+      }
+      for (int rows : o.batch_sizes) {
+        std::vector<std::vector<float>> inputs(static_cast<size_t>(rows));
+        for (auto& r : inputs) {
+          r.resize(static_cast<size_t>(row_elements));
+          for (float& x : r) x = static_cast<float>(pixel(rng));
+        }
+        std::vector<int64_t> samples;
+        for (int i = 0; i < o.warmup + o.samples; ++i) {
+          ASSIGN_OR_RETURN(Duration t, bench.Run(w, hw[h], p.id, cfg.input, inputs, nullptr));
+          if (i >= o.warmup) samples.push_back(t.count());
+        }
+        m.latency.emplace_back(hw[h], rows, std::move(samples));
+      }
+      // Accuracy on the held-out set, on the first hardware type.
+      if (h == 0) {
+        StatusOr<HeldoutSet> held = LoadHeldoutSet(repo.FindTask(cfg.task)->dir + "/heldout.json");
+        if (held.ok()) {
+          int correct = 0;
+          const size_t n = held->inputs.size();
+          for (size_t i = 0; i < n; i += 32) {
+            std::vector<std::vector<float>> chunk(
+                held->inputs.begin() + static_cast<long>(i),
+                held->inputs.begin() + static_cast<long>(std::min(n, i + 32)));
+            std::vector<std::vector<float>> out;
+            ASSIGN_OR_RETURN(Duration ignored, bench.Run(w, hw[h], p.id, cfg.input, chunk, &out));
+            (void)ignored;
+            for (size_t k = 0; k < out.size(); ++k) {
+              const auto best = std::max_element(out[k].begin(), out[k].end()) - out[k].begin();
+              correct += best == held->labels[i + k];
+            }
+          }
+          spec.accuracy = 100.0 * correct / static_cast<double>(n);
+          accuracy_source = "accuracy = top-1 measured on <task>/heldout.json through the executor";
+        } else if (accuracy_source.empty()) {
+          accuracy_source = "accuracy = the variant config's figure (no heldout.json)";
+        }
+      }
+      RETURN_IF_ERROR(bench.Unload(w, hw[h], p.id));
+    }
+    if (o.progress) {
+      char line[256];
+      const LatencyDistribution one(std::get<2>(m.latency.front()));
+      std::snprintf(line, sizeof line,
+                    "%s: accuracy %.2f%%, load %.1f ms, %.3f MB, p50 %.3f ms at batch %d",
+                    cfg.name.c_str(), spec.accuracy, ToMillis(spec.load_time), spec.memory_mb,
+                    ToMillis(one.Quantile(0.5)), o.batch_sizes.front());
+      o.progress(line);
+    }
+    measured.push_back(std::move(m));
+  }
+  for (Measured& m : measured) {
+    const VariantId v = suite.AddVariant(m.spec);
+    for (auto& [h, rows, samples] : m.latency)
+      suite.AddLatency(h, v, rows, LatencyDistribution(std::move(samples)));
+  }
+  std::string batches;
+  for (int b : o.batch_sizes) batches += (batches.empty() ? "" : ",") + std::to_string(b);
+  suite.set_provenance(
+      "measured by `sloserve profile measure` from model repository " + repo.root +
+      " through the LibTorch executor; hardware local-<N>c = N cores of this machine (intra-op "
+      "threads), price 0; latency = one batch of one-row queries of random pixels 0..16 per "
+      "sample (stack, forward, split), " +
+      std::to_string(o.samples) + " samples after " + std::to_string(o.warmup) +
+      " dropped warm-up batches, batch sizes " + batches + "; load_time = median of " +
+      std::to_string(o.loads) +
+      " cold starts (torch::jit::load + warm-up); memory = parameters and buffers; " +
+      accuracy_source);
+  return suite;
+}
+
+}  // namespace sloserve

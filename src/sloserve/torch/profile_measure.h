@@ -1,0 +1,49 @@
+#pragma once
+// `sloserve profile measure`: a profile suite measured on this machine from a model
+// repository, through the TorchExecutor and the worker protocol (so a sample is what a
+// worker's batch takes in `serve`: stacking, forward, splitting into the payload store).
+//
+// Per task: one hardware type "local-<N>c" per core count asked for (price 0), one variant
+// per repository variant with
+//   accuracy     top-1 measured on <task>/heldout.json when the task has one (else the
+//                config's figure; the provenance says which)
+//   memory_mb    the executor's accounted bytes once loaded (parameters and buffers)
+//   load_time    the median of `loads` measured cold starts (load + warm-up)
+//   latency      `samples` batches of random pixel inputs per batch size, after `warmup`
+//                batches that are not kept
+// Only the first core count's load times are kept (a suite has one per variant).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/status.h"
+#include "sloserve/profile/profile.h"
+#include "sloserve/torch/model_repository.h"
+
+namespace sloserve {
+
+struct MeasureOptions {
+  std::vector<int> batch_sizes = {1, 2, 4, 8, 16, 32};
+  std::vector<int> cores = {1};
+  int samples = 30;  // kept per (hardware, variant, batch size)
+  int warmup = 5;    // batches run first and dropped
+  int loads = 3;     // cold starts measured per variant
+  Duration slo = Millis(50);
+  std::vector<std::string> variants;                 // empty = all
+  std::function<void(const std::string&)> progress;  // one line per variant measured
+};
+
+StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
+                                                const MeasureOptions& options);
+
+// The held-out set written by tools/train_digits_family.py: inputs (FP32, the task's input
+// shape less the batch dimension) and their labels.
+struct HeldoutSet {
+  std::string input_name;
+  std::vector<int64_t> shape;  // one sample's shape, e.g. {1, 8, 8}
+  std::vector<std::vector<float>> inputs;
+  std::vector<int> labels;
+};
+StatusOr<HeldoutSet> LoadHeldoutSet(const std::string& path);
+
+}  // namespace sloserve

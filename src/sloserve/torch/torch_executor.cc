@@ -1,0 +1,435 @@
+// The only translation unit that includes LibTorch's headers (they cost seconds each).
+#include "sloserve/torch/torch_executor.h"
+
+#include <ATen/Parallel.h>
+#include <torch/script.h>
+
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "sloserve/core/mutex.h"
+
+namespace sloserve {
+namespace {
+
+StatusOr<c10::ScalarType> TorchType(const std::string& datatype) {
+  if (datatype == "FP32") return c10::ScalarType::Float;
+  if (datatype == "FP64") return c10::ScalarType::Double;
+  if (datatype == "FP16") return c10::ScalarType::Half;
+  if (datatype == "BF16") return c10::ScalarType::BFloat16;
+  if (datatype == "INT64") return c10::ScalarType::Long;
+  if (datatype == "INT32") return c10::ScalarType::Int;
+  if (datatype == "INT16") return c10::ScalarType::Short;
+  if (datatype == "INT8") return c10::ScalarType::Char;
+  if (datatype == "UINT8") return c10::ScalarType::Byte;
+  if (datatype == "BOOL") return c10::ScalarType::Bool;
+  return InvalidArgumentError("datatype " + datatype + " has no LibTorch equivalent");
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// A c10::Error's what() carries a C++ backtrace; the first line is the model's message.
+std::string ModelMessage(const std::exception& e) {
+  if (const auto* c10e = dynamic_cast<const c10::Error*>(&e)) return c10e->what_without_backtrace();
+  return e.what();
+}
+
+int64_t ModuleBytes(const torch::jit::Module& m) {
+  int64_t bytes = 0;
+  for (const at::Tensor& p : m.parameters()) bytes += static_cast<int64_t>(p.nbytes());
+  for (const at::Tensor& b : m.buffers()) bytes += static_cast<int64_t>(b.nbytes());
+  return bytes;
+}
+
+// LibTorch's inter-op pool is process-wide and can be sized once, before first use.
+void SetInteropThreadsOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    try {
+      at::set_num_interop_threads(1);
+    } catch (const std::exception&) {
+      // Already sized (or used) by the host process: keep its setting.
+    }
+  });
+}
+
+struct Job {
+  WorkerAction action;
+  std::vector<Query> queries;  // RunBatch: a copy (the action's span dies with Send)
+  // Preload: the result goes here instead of the sink (the engine sent no action).
+  std::promise<ActionResult>* done = nullptr;
+};
+
+}  // namespace
+
+struct TorchExecutor::Impl {
+  struct Resident {
+    std::shared_ptr<torch::jit::Module> module;
+    int64_t bytes = 0;
+  };
+
+  // One worker: a thread and its queue. `resident` is the thread's own; its byte total
+  // is mirrored in `resident_bytes` for readers on other threads.
+  struct Worker {
+    int cores = 1;
+    Mutex mu;
+    CondVar cv;
+    std::deque<Job> jobs GUARDED_BY(mu);
+    bool stop GUARDED_BY(mu) = false;
+    std::unordered_map<VariantId, Resident> resident;  // worker thread only
+    std::atomic<int64_t> resident_bytes{0};
+    std::thread thread;
+  };
+
+  Impl(const ModelRepository* r, const ProfileSuite* s, PayloadStore* p, TorchExecutorOptions o)
+      : repo(r), suite(s), payloads(p), options(std::move(o)) {
+    if (options.machine_cores <= 0)
+      options.machine_cores = static_cast<int>(std::thread::hardware_concurrency());
+    if (!options.warn)
+      options.warn = [](const std::string& m) { std::fprintf(stderr, "%s\n", m.c_str()); };
+    if (!options.clock) {
+      own_clock = std::make_unique<SteadyClock>();
+      options.clock = own_clock.get();
+    }
+    by_variant.resize(suite->variants().size(), nullptr);
+    for (size_t v = 0; v < suite->variants().size(); ++v)
+      by_variant[v] = repo->FindVariant(suite->variants()[v].name);
+    SetInteropThreadsOnce();
+  }
+
+  TimePoint Now() const { return options.clock->Now(); }
+
+  Worker* WorkerFor(WorkerId id, HardwareId hw) EXCLUDES(workers_mu) {
+    MutexLock lock(workers_mu);
+    auto it = workers.find(id);
+    if (it != workers.end()) return it->second.get();
+    auto w = std::make_unique<Worker>();
+    w->cores = hw < suite->hardware().size() ? std::max(1, suite->hardware()[hw].cores) : 1;
+    cores_in_use += w->cores;
+    if (cores_in_use > options.machine_cores && !warned) {
+      warned = true;
+      options.warn("sloserve: warning: the torch workers use " + std::to_string(cores_in_use) +
+                   " cores but the machine has " + std::to_string(options.machine_cores) +
+                   ": they oversubscribe it and their latencies will not match the profile");
+    }
+    Worker* raw = w.get();
+    raw->thread = std::thread([this, raw] { Loop(raw); });
+    workers.emplace(id, std::move(w));
+    return raw;
+  }
+
+  void Loop(Worker* w) EXCLUDES(w->mu) {
+    // First let LibTorch initialise this thread's pool size from its global, then set this
+    // worker's own (the OpenMP team size is per calling thread).
+    at::internal::lazy_init_num_threads();
+    at::set_num_threads(w->cores);
+    while (true) {
+      Job job;
+      {
+        MutexLock lock(w->mu);
+        w->cv.Wait(w->mu, [&]() REQUIRES(w->mu) { return w->stop || !w->jobs.empty(); });
+        if (w->jobs.empty()) break;
+        job = std::move(w->jobs.front());
+        w->jobs.pop_front();
+      }
+      ActionResult r = std::visit([&](const auto& a) { return Handle(w, a, job); }, job.action);
+      if (job.done) {
+        job.done->set_value(std::move(r));
+      } else {
+        sink->Post(std::move(r));
+      }
+    }
+    w->resident.clear();
+    w->resident_bytes = 0;
+  }
+
+  ActionResult Begin(const auto& a) {
+    ActionResult r;
+    r.id = a.id;
+    r.worker = a.worker;
+    r.begin = Now();
+    return r;
+  }
+
+  ActionResult Handle(Worker* w, const LoadVariant& a, const Job&) {
+    ActionResult r = Begin(a);
+    r.status = Load(w, a.variant);
+    r.end = Now();
+    return r;
+  }
+
+  ActionResult Handle(Worker* w, const UnloadVariant& a, const Job&) {
+    ActionResult r = Begin(a);
+    auto it = w->resident.find(a.variant);
+    if (it != w->resident.end()) {
+      w->resident_bytes -= it->second.bytes;
+      w->resident.erase(it);
+    }
+    r.end = Now();
+    return r;
+  }
+
+  ActionResult Handle(Worker* w, const RunBatch& a, const Job& job) {
+    ActionResult r = Begin(a);
+    if (r.begin > a.latest_start) {
+      r.status = Status(StatusCode::kDeadlineExceeded, "batch could not start by its latest start");
+    } else {
+      StatusOr<std::vector<PayloadHandle>> outputs = Run(w, a.variant, job.queries);
+      if (outputs.ok()) {
+        r.outputs = std::move(*outputs);
+      } else {
+        r.status = outputs.status();
+      }
+    }
+    r.end = Now();
+    return r;
+  }
+
+  const RepoVariant* Config(VariantId v) const {
+    return v < by_variant.size() ? by_variant[v] : nullptr;
+  }
+
+  std::string VariantName(VariantId v) const {
+    return v < suite->variants().size() ? suite->variants()[v].name : std::to_string(v);
+  }
+
+  Status Load(Worker* w, VariantId v) {
+    if (w->resident.count(v)) return OkStatus();
+    const RepoVariant* cfg = Config(v);
+    if (!cfg) {
+      return NotFoundError("variant " + VariantName(v) + " is not in the model repository " +
+                           repo->root);
+    }
+    auto module = std::make_shared<torch::jit::Module>();
+    try {
+      *module = torch::jit::load(cfg->model_path);
+    } catch (const std::exception& e) {
+      std::string msg = ModelMessage(e);
+      if (size_t nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
+      return InvalidArgumentError("loading " + cfg->model_path +
+                                  ": not a loadable TorchScript file (" + msg + ")");
+    }
+    module->eval();
+    ASSIGN_OR_RETURN(c10::ScalarType type, TorchType(cfg->input.datatype));
+    std::vector<int64_t> shape = cfg->input.shape;
+    for (int64_t& d : shape) d = d < 0 ? 1 : d;
+    try {
+      c10::InferenceMode guard;
+      at::Tensor zeros = torch::zeros(shape, torch::TensorOptions().dtype(type));
+      for (int i = 0; i < options.warmup_runs; ++i) module->forward({zeros});
+    } catch (const std::exception& e) {
+      return InvalidArgumentError("warm-up of " + cfg->model_path + " on a zero input of shape " +
+                                  ShapeText(shape) + " failed: " + ModelMessage(e));
+    }
+    Resident res;
+    res.module = std::move(module);
+    res.bytes = ModuleBytes(*res.module);
+    w->resident_bytes += res.bytes;
+    w->resident.emplace(v, std::move(res));
+    return OkStatus();
+  }
+
+  // The input tensor of one query, viewed (not copied) as a LibTorch tensor; `keep` holds
+  // the bytes alive.
+  StatusOr<at::Tensor> InputOf(const Query& q, const RepoVariant& cfg, c10::ScalarType type,
+                               std::vector<std::shared_ptr<const TensorSet>>* keep) {
+    std::shared_ptr<const TensorSet> set = payloads->Get(q.payload);
+    if (!set) return InvalidArgumentError("query " + std::to_string(q.id) + " has no input tensor");
+    const Tensor* t = nullptr;
+    for (const Tensor& x : *set) {
+      if (x.name == cfg.input.name) t = &x;
+    }
+    if (!t) return InvalidArgumentError("query has no input named " + cfg.input.name);
+    const std::vector<int64_t>& want = cfg.input.shape;
+    bool shape_ok = t->datatype == cfg.input.datatype && t->shape.size() == want.size() &&
+                    !t->shape.empty() && t->shape[0] == q.size;
+    for (size_t i = 1; shape_ok && i < want.size(); ++i)
+      shape_ok = want[i] < 0 || t->shape[i] == want[i];
+    if (!shape_ok) {
+      return InvalidArgumentError("input " + cfg.input.name + ": got " + t->datatype + " " +
+                                  ShapeText(t->shape) + ", variant " + cfg.name + " expects " +
+                                  cfg.input.datatype + " " + ShapeText(want));
+    }
+    int64_t elements = 1;
+    for (int64_t d : t->shape) elements *= d;
+    if (static_cast<size_t>(elements) * DatatypeSize(t->datatype) != t->data.size()) {
+      return InvalidArgumentError("input " + cfg.input.name + ": " +
+                                  std::to_string(t->data.size()) + " bytes for shape " +
+                                  ShapeText(t->shape));
+    }
+    keep->push_back(set);
+    return torch::from_blob(const_cast<uint8_t*>(t->data.data()), t->shape,
+                            torch::TensorOptions().dtype(type));
+  }
+
+  StatusOr<std::vector<PayloadHandle>> Run(Worker* w, VariantId v,
+                                           const std::vector<Query>& queries) {
+    auto it = w->resident.find(v);
+    if (it == w->resident.end()) {
+      return FailedPreconditionError("variant " + VariantName(v) + " is not loaded on this worker");
+    }
+    const RepoVariant& cfg = *Config(v);
+    ASSIGN_OR_RETURN(c10::ScalarType in_type, TorchType(cfg.input.datatype));
+    ASSIGN_OR_RETURN(c10::ScalarType out_type, TorchType(cfg.output.datatype));
+    std::vector<std::shared_ptr<const TensorSet>> keep;
+    std::vector<at::Tensor> inputs;
+    int64_t rows = 0;
+    for (const Query& q : queries) {
+      ASSIGN_OR_RETURN(at::Tensor t, InputOf(q, cfg, in_type, &keep));
+      inputs.push_back(std::move(t));
+      rows += q.size;
+    }
+    at::Tensor out;
+    try {
+      c10::InferenceMode guard;
+      at::Tensor batch = inputs.size() == 1 ? inputs[0] : torch::cat(inputs, 0);
+      c10::IValue y = it->second.module->forward({batch});
+      if (!y.isTensor()) {
+        return InternalError("variant " + cfg.name + " returned " + y.tagKind() + ", not a tensor");
+      }
+      out = y.toTensor().to(out_type).contiguous();
+    } catch (const std::exception& e) {
+      return InternalError("variant " + cfg.name + ": " + ModelMessage(e));
+    }
+    if (out.dim() < 1 || out.size(0) != rows) {
+      return InternalError("variant " + cfg.name + " returned shape " +
+                           ShapeText(out.sizes().vec()) + " for " + std::to_string(rows) +
+                           " input rows");
+    }
+    std::vector<PayloadHandle> handles;
+    int64_t row = 0;
+    const size_t row_bytes = out.numel() == 0 ? 0 : out.nbytes() / static_cast<size_t>(rows);
+    for (const Query& q : queries) {
+      Tensor t;
+      t.name = cfg.output.name;
+      t.datatype = cfg.output.datatype;
+      t.shape = out.sizes().vec();
+      t.shape[0] = q.size;
+      const auto* base = static_cast<const uint8_t*>(out.data_ptr()) + row * row_bytes;
+      t.data.assign(base, base + q.size * row_bytes);
+      row += q.size;
+      StatusOr<PayloadHandle> h = payloads->Put({std::move(t)});
+      if (!h.ok()) {
+        for (PayloadHandle done : handles) payloads->Release(done);
+        return h.status();
+      }
+      handles.push_back(*h);
+    }
+    return handles;
+  }
+
+  const ModelRepository* repo;
+  const ProfileSuite* suite;
+  PayloadStore* payloads;
+  TorchExecutorOptions options;
+  std::unique_ptr<SteadyClock> own_clock;
+  std::vector<const RepoVariant*> by_variant;  // by suite VariantId; nullptr = not in repo
+  ResultSink* sink = nullptr;
+
+  mutable Mutex workers_mu;
+  std::unordered_map<WorkerId, std::unique_ptr<Worker>> workers GUARDED_BY(workers_mu);
+  int cores_in_use GUARDED_BY(workers_mu) = 0;
+  bool warned GUARDED_BY(workers_mu) = false;
+};
+
+TorchExecutor::TorchExecutor(const ModelRepository* repo, const ProfileSuite* suite,
+                             PayloadStore* payloads, TorchExecutorOptions options)
+    : impl_(std::make_unique<Impl>(repo, suite, payloads, std::move(options))) {}
+
+TorchExecutor::~TorchExecutor() {
+  std::vector<Impl::Worker*> workers;
+  {
+    MutexLock lock(impl_->workers_mu);
+    for (auto& [id, w] : impl_->workers) workers.push_back(w.get());
+  }
+  for (Impl::Worker* w : workers) {
+    {
+      MutexLock lock(w->mu);
+      w->stop = true;
+    }
+    w->cv.NotifyAll();
+  }
+  for (Impl::Worker* w : workers) w->thread.join();
+}
+
+Duration TorchExecutor::Send(const WorkerAction& action) {
+  impl_->sink = sink_;
+  Job job;
+  job.action = action;
+  WorkerId worker = 0;
+  HardwareId hw = 0;
+  std::visit(
+      [&](const auto& a) {
+        worker = a.worker;
+        hw = a.hardware;
+      },
+      action);
+  if (const auto* run = std::get_if<RunBatch>(&action)) {
+    job.queries.assign(run->queries.begin(), run->queries.end());
+    std::get<RunBatch>(job.action).queries = {};
+  }
+  Impl::Worker* w = impl_->WorkerFor(worker, hw);
+  {
+    MutexLock lock(w->mu);
+    w->jobs.push_back(std::move(job));
+  }
+  w->cv.NotifyOne();
+  return Duration(0);
+}
+
+StatusOr<Duration> TorchExecutor::Preload(WorkerId worker, HardwareId hardware, VariantId variant) {
+  LoadVariant load;
+  load.worker = worker;
+  load.hardware = hardware;
+  load.variant = variant;
+  std::promise<ActionResult> done;
+  std::future<ActionResult> result = done.get_future();
+  Job job;
+  job.action = load;
+  job.done = &done;
+  Impl::Worker* w = impl_->WorkerFor(worker, hardware);
+  {
+    MutexLock lock(w->mu);
+    w->jobs.push_back(std::move(job));
+  }
+  w->cv.NotifyOne();
+  ActionResult r = result.get();
+  if (!r.status.ok()) return r.status;
+  return r.end - r.begin;
+}
+
+int64_t TorchExecutor::ResidentBytes(WorkerId worker) const {
+  MutexLock lock(impl_->workers_mu);
+  auto it = impl_->workers.find(worker);
+  return it == impl_->workers.end() ? 0 : it->second->resident_bytes.load();
+}
+
+int TorchExecutor::CoresInUse() const {
+  MutexLock lock(impl_->workers_mu);
+  return impl_->cores_in_use;
+}
+
+Status CheckCoreBudget(int total_cores, int machine_cores, bool allow,
+                       const std::function<void(const std::string&)>& warn) {
+  if (machine_cores <= 0) machine_cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (total_cores <= machine_cores) return OkStatus();
+  const std::string what = "the workers' cores add up to " + std::to_string(total_cores) +
+                           " but this machine has " + std::to_string(machine_cores);
+  if (!allow) {
+    return InvalidArgumentError(what +
+                                " (fewer workers or cores, or executor.oversubscribe: true)");
+  }
+  if (warn) warn("sloserve: warning: " + what + "; they oversubscribe it (executor.oversubscribe)");
+  return OkStatus();
+}
+
+}  // namespace sloserve

@@ -1,0 +1,270 @@
+// The LibTorch executor on the committed family's smallest variants (pooled_linear,
+// mlp_small): real loads, real forward calls, outputs checked against LibTorch called
+// directly. This file and torch_executor.cc are the only ones that include torch headers.
+#include "sloserve/torch/torch_executor.h"
+
+#include <gtest/gtest.h>
+#include <torch/script.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/temp_dir.h"
+#include "torch/torch_test_util.h"
+
+namespace sloserve {
+namespace {
+
+using testing::DigitInput;
+using testing::FloatsOf;
+
+class TorchExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto repo = LoadModelRepository(testing::CommittedRepository());
+    ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+    repo_ = std::move(*repo);
+  }
+
+  void Make(const ModelRepository* repo, std::vector<std::string> variants,
+            TorchExecutorOptions o = {}) {
+    suite_ = testing::DigitsSuite(variants);
+    exec_ = std::make_unique<TorchExecutor>(repo, &suite_, &store_, std::move(o));
+    exec_->Attach(&sink_);
+  }
+
+  ActionResult Load(VariantId v, WorkerId w = 0) {
+    LoadVariant a;
+    a.id = next_id_++;
+    a.worker = w;
+    a.variant = v;
+    a.expected = Seconds(100);  // the profile's figure: the executor must not report it
+    exec_->Send(a);
+    return sink_.Wait(a.id);
+  }
+
+  ActionResult Unload(VariantId v, WorkerId w = 0) {
+    UnloadVariant a;
+    a.id = next_id_++;
+    a.worker = w;
+    a.variant = v;
+    exec_->Send(a);
+    return sink_.Wait(a.id);
+  }
+
+  // Puts one query per tensor into the store and runs them as one batch.
+  ActionResult Run(VariantId v, std::vector<Tensor> inputs, WorkerId w = 0,
+                   TimePoint latest_start = kTimeInfinite) {
+    std::vector<Query> qs;
+    int32_t rows = 0;
+    for (Tensor& t : inputs) {
+      Query q;
+      q.id = static_cast<QueryId>(qs.size() + 1);
+      q.size = static_cast<int32_t>(t.shape.empty() ? 1 : t.shape[0]);
+      auto h = store_.Put({std::move(t)});
+      EXPECT_TRUE(h.ok());
+      q.payload = *h;
+      rows += q.size;
+      qs.push_back(q);
+    }
+    RunBatch a;
+    a.id = next_id_++;
+    a.worker = w;
+    a.variant = v;
+    a.queries = qs;
+    a.rows = rows;
+    a.latest_start = latest_start;
+    exec_->Send(a);
+    ActionResult r = sink_.Wait(a.id);
+    for (const Query& q : qs) store_.Release(q.payload);
+    return r;
+  }
+
+  Tensor Output(PayloadHandle h) {
+    auto set = store_.Get(h);
+    EXPECT_TRUE(set && set->size() == 1);
+    Tensor t = (*set)[0];
+    store_.Release(h);
+    return t;
+  }
+
+  // The variant's module called directly on `input`.
+  std::vector<float> Direct(const std::string& variant, const Tensor& input) {
+    torch::jit::Module m = torch::jit::load(repo_.FindVariant(variant)->model_path);
+    m.eval();
+    c10::InferenceMode guard;
+    std::vector<float> copy = FloatsOf(input);
+    at::Tensor x = torch::from_blob(copy.data(), input.shape, torch::kFloat32).clone();
+    at::Tensor y = m.forward({x}).toTensor().contiguous();
+    return std::vector<float>(y.data_ptr<float>(), y.data_ptr<float>() + y.numel());
+  }
+
+  ModelRepository repo_;
+  ProfileSuite suite_;
+  PayloadStore store_{size_t{64} << 20};
+  testing::WaitingSink sink_;
+  std::unique_ptr<TorchExecutor> exec_;
+  ActionId next_id_ = 1;
+};
+
+TEST_F(TorchExecutorTest, BatchOutputsEqualADirectForwardCallAndSplitPerQuery) {
+  Make(&repo_, {"mlp_small"});
+  ASSERT_TRUE(Load(0).status.ok());
+  // Three queries of 1, 3 and 2 rows in one batch.
+  std::vector<Tensor> inputs = {DigitInput(1, 1), DigitInput(3, 2), DigitInput(2, 3)};
+  ActionResult r = Run(0, inputs);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  ASSERT_EQ(r.outputs.size(), 3u);
+  // The whole batch equals one direct forward call on the stacked input, bit for bit.
+  Tensor stacked = DigitInput(6, 0);
+  stacked.data.clear();
+  for (const Tensor& t : inputs)
+    stacked.data.insert(stacked.data.end(), t.data.begin(), t.data.end());
+  const std::vector<float> all = Direct("mlp_small", stacked);
+  std::vector<float> got;
+  for (size_t i = 0; i < 3; ++i) {
+    Tensor y = Output(r.outputs[i]);
+    EXPECT_EQ(y.name, "scores");
+    EXPECT_EQ(y.datatype, "FP32");
+    EXPECT_EQ(y.shape, (std::vector<int64_t>{inputs[i].shape[0], 10})) << i;
+    std::vector<float> v = FloatsOf(y);
+    // Each query gets its own rows: the module on that query alone gives the same scores.
+    std::vector<float> alone = Direct("mlp_small", inputs[i]);
+    ASSERT_EQ(v.size(), alone.size()) << i;
+    for (size_t k = 0; k < v.size(); ++k) EXPECT_NEAR(v[k], alone[k], 1e-4) << i << "," << k;
+    got.insert(got.end(), v.begin(), v.end());
+  }
+  EXPECT_EQ(got, all);
+  EXPECT_EQ(store_.size(), 0u);
+}
+
+TEST_F(TorchExecutorTest, LoadTimeIsMeasuredNotTheProfileFigure) {
+  TorchExecutorOptions slow;
+  slow.warmup_runs = 200;
+  Make(&repo_, {"mlp_small", "pooled_linear"}, slow);
+  ActionResult a = Load(0);
+  ASSERT_TRUE(a.status.ok()) << a.status.ToString();
+  EXPECT_GT(a.end, a.begin);
+  EXPECT_LT(a.end - a.begin, Seconds(100));  // not LoadVariant::expected
+  // Loading what is resident does nothing; its time is not a cold start.
+  ActionResult again = Load(0);
+  ASSERT_TRUE(again.status.ok());
+  EXPECT_LT(again.end - again.begin, a.end - a.begin);
+}
+
+TEST_F(TorchExecutorTest, UnloadFreesTheAccountedMemory) {
+  Make(&repo_, {"mlp_small", "pooled_linear"});
+  EXPECT_EQ(exec_->ResidentBytes(0), 0);
+  ASSERT_TRUE(Load(0).status.ok());
+  const int64_t mlp = repo_.FindVariant("mlp_small")->memory_bytes;
+  const int64_t pooled = repo_.FindVariant("pooled_linear")->memory_bytes;
+  ASSERT_GT(mlp, 0);
+  EXPECT_EQ(exec_->ResidentBytes(0), mlp);  // measured from the module = the config's
+  ASSERT_TRUE(Load(1).status.ok());
+  EXPECT_EQ(exec_->ResidentBytes(0), mlp + pooled);
+  ASSERT_TRUE(Unload(0).status.ok());
+  EXPECT_EQ(exec_->ResidentBytes(0), pooled);
+  // An unloaded variant no longer runs.
+  ActionResult r = Run(0, {DigitInput(1, 1)});
+  EXPECT_EQ(r.status.code(), StatusCode::kFailedPrecondition) << r.status.ToString();
+  ASSERT_TRUE(Unload(1).status.ok());
+  EXPECT_EQ(exec_->ResidentBytes(0), 0);
+}
+
+TEST_F(TorchExecutorTest, ACorruptModelFileFailsItsLoadNamingTheFileAndTheWorkerGoesOn) {
+  testing::ScopedTempDir dir("torch-repo");
+  namespace fs = std::filesystem;
+  fs::create_directories(dir.path() + "/digits/broken");
+  fs::copy(repo_.FindVariant("pooled_linear")->dir, dir.path() + "/digits/pooled_linear");
+  {
+    // pooled_linear's config less its name line (a config's name must match its directory).
+    std::ifstream in(repo_.FindVariant("pooled_linear")->dir + "/config.yaml");
+    std::ofstream out(dir.path() + "/digits/broken/config.yaml");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("name:", 0) != 0) out << line << "\n";
+    }
+  }
+  { std::ofstream(dir.path() + "/digits/broken/model.pt") << "this is not a TorchScript archive"; }
+  auto repo = LoadModelRepository(dir.path());
+  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+  Make(&*repo, {"broken", "pooled_linear"});
+  ActionResult bad = Load(0);
+  EXPECT_EQ(bad.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status.message().find(dir.path() + "/digits/broken/model.pt"), std::string::npos)
+      << bad.status.ToString();
+  EXPECT_NE(bad.status.message().find("TorchScript"), std::string::npos);
+  EXPECT_EQ(exec_->ResidentBytes(0), 0);
+  // The same worker loads and runs another variant.
+  ASSERT_TRUE(Load(1).status.ok());
+  ActionResult r = Run(1, {DigitInput(2, 5)});
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(FloatsOf(Output(r.outputs[0])), Direct("pooled_linear", DigitInput(2, 5)));
+}
+
+TEST_F(TorchExecutorTest, ABadInputFailsItsBatchWithTheExpectedShapeAndTheWorkerGoesOn) {
+  Make(&repo_, {"pooled_linear"});
+  ASSERT_TRUE(Load(0).status.ok());
+  Tensor wrong = DigitInput(1, 1);
+  wrong.shape = {1, 1, 4, 16};
+  ActionResult r = Run(0, {DigitInput(1, 2), wrong});
+  EXPECT_EQ(r.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status.message().find("expects FP32 [-1,1,8,8]"), std::string::npos)
+      << r.status.ToString();
+  EXPECT_TRUE(r.outputs.empty());
+  Tensor misnamed = DigitInput(1, 1, "pixels");
+  r = Run(0, {misnamed});
+  EXPECT_NE(r.status.message().find("no input named input"), std::string::npos);
+  r = Run(0, {DigitInput(1, 3)});
+  EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+  for (PayloadHandle h : r.outputs) store_.Release(h);
+  EXPECT_EQ(store_.size(), 0u);
+}
+
+TEST_F(TorchExecutorTest, ABatchThatCannotStartInItsWindowIsNotRun) {
+  Make(&repo_, {"pooled_linear"});
+  ASSERT_TRUE(Load(0).status.ok());
+  ActionResult r = Run(0, {DigitInput(1, 1)}, 0, TimePoint(Micros(0)) - Micros(1));
+  EXPECT_EQ(r.status.code(), StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(r.outputs.empty());
+}
+
+TEST_F(TorchExecutorTest, AVariantMissingFromTheRepositoryFailsItsLoad) {
+  Make(&repo_, {"no_such_variant"});
+  ActionResult r = Load(0);
+  EXPECT_EQ(r.status.code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status.message().find("no_such_variant"), std::string::npos);
+}
+
+TEST_F(TorchExecutorTest, WorkersAreIndependentAndOversubscriptionIsReported) {
+  std::vector<std::string> warnings;
+  TorchExecutorOptions o;
+  o.machine_cores = 1;
+  o.warn = [&](const std::string& m) { warnings.push_back(m); };
+  Make(&repo_, {"pooled_linear", "mlp_small"}, o);
+  ASSERT_TRUE(Load(0, /*worker=*/0).status.ok());
+  EXPECT_TRUE(warnings.empty());
+  ASSERT_TRUE(Load(1, /*worker=*/1).status.ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("2 cores but the machine has 1"), std::string::npos) << warnings[0];
+  EXPECT_EQ(exec_->CoresInUse(), 2);
+  EXPECT_EQ(exec_->ResidentBytes(0), repo_.FindVariant("pooled_linear")->memory_bytes);
+  EXPECT_EQ(exec_->ResidentBytes(1), repo_.FindVariant("mlp_small")->memory_bytes);
+  // Worker 1 has not loaded pooled_linear.
+  EXPECT_EQ(Run(0, {DigitInput(1, 1)}, /*worker=*/1).status.code(),
+            StatusCode::kFailedPrecondition);
+}
+
+TEST(CoreBudgetTest, RefusesOversubscriptionUnlessAllowedThenWarns) {
+  std::string warned;
+  auto warn = [&](const std::string& m) { warned = m; };
+  EXPECT_TRUE(CheckCoreBudget(2, 2, false, warn).ok());
+  Status s = CheckCoreBudget(3, 2, false, warn);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("add up to 3 but this machine has 2"), std::string::npos);
+  EXPECT_TRUE(warned.empty());
+  EXPECT_TRUE(CheckCoreBudget(3, 2, true, warn).ok());
+  EXPECT_NE(warned.find("oversubscribe"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sloserve
