@@ -72,7 +72,7 @@ Status RunClusterSim(const std::string& path, const std::vector<std::string>& se
       r["mean_latency_s"] = row.mean_latency_s;
       r["p50_latency_s"] = row.p50_latency_s;
       r["p99_latency_s"] = row.p99_latency_s;
-      if (row.policy == "adaptive") {
+      if (row.policy == "adaptive" || row.policy == "prefetch") {
         r["chose_colocation"] = row.chose_colocation;
         r["chose_queue"] = row.chose_queue;
         r["chose_registry"] = row.chose_registry;
@@ -90,7 +90,7 @@ Status RunClusterSim(const std::string& path, const std::vector<std::string>& se
     std::string point;
     for (const auto& [k, v] : row.point) point += (point.empty() ? "" : " ") + k + "=" + v;
     std::string note;
-    if (row.policy == "adaptive") {
+    if (row.policy == "adaptive" || row.policy == "prefetch") {
       note = "chose coloc/queue/registry " + std::to_string(row.chose_colocation) + "/" +
              std::to_string(row.chose_queue) + "/" + std::to_string(row.chose_registry);
     }

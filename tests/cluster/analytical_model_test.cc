@@ -15,14 +15,18 @@ namespace {
 TEST(AnalyticalModelTest, ThesisFormulasWhenTheWarmProxyIsResident) {
   // T_i = 1, T_pre = 0, T_post = 5, T_cs = 3, T_n = 2, n = 2 ongoing.
   const ModelTimes t{1, 0, 5, 3};
-  const WarmProxy warm{2, 0};
-  const LatencyEstimates e = EstimateLatencies(t, 2, &warm, &warm, true);
+  const WarmProxy warm{2, 0, 2 * 1.0};  // backlog: its 2 requests' inference
+  const WarmProxy idle{0, 0, 0};
+  const LatencyEstimates e = EstimateLatencies(t, 2, &warm, &warm, &idle);
   EXPECT_DOUBLE_EQ(e.colocation, std::max(3.0 + 1 + 5, 2 * (1.0 + 5)));  // 12
   EXPECT_DOUBLE_EQ(e.queue, 3 * (1.0 + 5));                              // (n+1)(T_i+T_p)
   EXPECT_DOUBLE_EQ(e.registry, std::max(2.0, 2 * 1.0) + 1 + 5);          // 8
   // Nothing warm: only colocation can be estimated.
-  const LatencyEstimates none = EstimateLatencies(t, 2, nullptr, nullptr, true);
+  const LatencyEstimates none = EstimateLatencies(t, 2, nullptr, nullptr, &idle);
   EXPECT_DOUBLE_EQ(none.colocation, 9);
+  // A cold machine whose proxy has 4 s of other work ahead.
+  const WarmProxy busy{1, 0, 4};
+  EXPECT_DOUBLE_EQ(EstimateLatencies(t, 2, nullptr, nullptr, &busy).colocation, 13);
   EXPECT_TRUE(std::isinf(none.queue));
   EXPECT_TRUE(std::isinf(none.registry));
 }

@@ -19,6 +19,7 @@ struct ModelTimes {
 struct WarmProxy {
   int ongoing = 0;
   double remaining_load = 0;
+  double backlog = 0;  // the proxy's work ahead of a new request (any model), seconds
 };
 
 struct LatencyEstimates {
@@ -30,13 +31,15 @@ struct LatencyEstimates {
 
 // `queue_target`: the warm proxy colocation with queuing would wait for (nullptr: none);
 // `registry_target`: the warm proxy under target_ongoing_requests the registry would
-// query (nullptr: none); `cold_machine_free`: a machine that can start the model cold now.
-//   T_colocation = max(T_cs + T_i + T_p, W)           W = R + n (T_i + T_p)
-//   T_queue      = W + T_i + T_p                       (= (n+1)(T_i + T_p) when R = 0)
-//   T_registry   = max(T_pre + T_n, R + n T_i) + T_i + T_post
-// with R the warm proxy's remaining load (0 in the thesis' setting, where it is resident).
+// query (nullptr: none); `cold_machine`: the free machine colocation would start the
+// model on (nullptr: none), whose proxy backlog B_c delays the cold start.
+//   T_colocation = max(B_c + T_cs + T_i + T_p, W)     W = max(R + n (T_i + T_p), B_q)
+//   T_queue      = W + T_i + T_p                       (= (n+1)(T_i + T_p) when R = B = 0)
+//   T_registry   = max(T_pre + T_n, B_r) + T_i + T_post
+// with R the warm proxy's remaining load (0 in the thesis' setting, where it is resident)
+// and B a proxy's backlog (the thesis' n T_i when its n requests are all of this model).
 LatencyEstimates EstimateLatencies(const ModelTimes& t, double network_s,
                                    const WarmProxy* queue_target, const WarmProxy* registry_target,
-                                   bool cold_machine_free);
+                                   const WarmProxy* cold_machine);
 
 }  // namespace sloserve

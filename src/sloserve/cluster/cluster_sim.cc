@@ -33,6 +33,7 @@ struct MachineState {
   int serving = kNobody;        // proc at the proxy, or kPrefetchLoad
   int loading_model = kNobody;
   TimePoint load_end{};
+  TimePoint busy_until{};    // when the proxy's current load/inference ends
   int ongoing = 0;           // procs pointed at this proxy and not exited (the thesis' count)
   std::vector<int> pending;  // per model: procs pointed here that the proxy has not started
 };
@@ -112,6 +113,18 @@ class Simulator {
     if (!s.cache.Contains(model) && s.pending[model] > 0) return load_[model].Mean();
     return 0;
   }
+  // Seconds of proxy work ahead of a new request: the rest of the current service, then
+  // every request pointed here and not started (a load first when its model is absent).
+  double Backlog(int m, TimePoint now) const {
+    const MachineState& s = machines_[m];
+    double b = s.serving == kNobody ? 0 : std::max(0.0, ToSeconds(s.busy_until - now));
+    for (size_t model = 0; model < s.pending.size(); ++model) {
+      if (s.pending[model] == 0) continue;
+      b += s.pending[model] * infer_[model].Mean();
+      if (!s.cache.Contains(static_cast<int>(model))) b += load_[model].Mean();
+    }
+    return b;
+  }
   ModelTimes TimesOf(int model) const {
     return {infer_[model].Mean(), pre_[model].Mean(), post_[model].Mean(), load_[model].Mean()};
   }
@@ -190,8 +203,7 @@ Decision Simulator::Decide(int p, ClusterPolicy policy, TimePoint now) {
       if (free.empty()) return d;
       return local(PickRandom(free));
     }
-    case ClusterPolicy::kColocation:
-    case ClusterPolicy::kPrefetch: {
+    case ClusterPolicy::kColocation: {
       const std::vector<int> warm = FreeHolding(model, true);
       if (!warm.empty()) return local(LeastOngoing(warm));
       const std::vector<int> free = FreeHolding(model, false);
@@ -240,6 +252,7 @@ Decision Simulator::Decide(int p, ClusterPolicy policy, TimePoint now) {
       return local(LeastOngoing(free));
     }
     case ClusterPolicy::kAdaptive:
+    case ClusterPolicy::kPrefetch:  // routes as adaptive; loads ahead of demand besides
       return DecideAdaptive(p, now);
   }
   return d;
@@ -261,16 +274,30 @@ Decision Simulator::DecideAdaptive(int p, TimePoint now) {
     }
   }
   const int registry_target = RegistryProxy(model);
-  bool cold_free = false;
-  for (int m : FreeHolding(model, false)) cold_free = cold_free || !Holds(m, model);
-  WarmProxy q, r;
-  if (queue_target != kNobody)
-    q = {machines_[queue_target].ongoing, RemainingLoad(queue_target, model, now)};
-  if (registry_target != kNobody)
-    r = {machines_[registry_target].ongoing, RemainingLoad(registry_target, model, now)};
-  const LatencyEstimates e =
-      EstimateLatencies(t, ToSeconds(cfg_.network), queue_target == kNobody ? nullptr : &q,
-                        registry_target == kNobody ? nullptr : &r, cold_free);
+  // The cold machine: a free one without the model whose proxy has the least backlog
+  // (ties: the most free cache, so fewer evictions; then the lowest id).
+  int cold_target = kNobody;
+  double cold_backlog = 0, cold_room = 0;
+  for (int m : FreeHolding(model, false)) {
+    if (Holds(m, model)) continue;
+    const double b = Backlog(m, now);
+    const double room = machines_[m].cache.capacity_mb() - machines_[m].cache.used_mb();
+    if (cold_target == kNobody || b < cold_backlog || (b == cold_backlog && room > cold_room)) {
+      cold_target = m;
+      cold_backlog = b;
+      cold_room = room;
+    }
+  }
+  auto warm = [&](int m) {
+    return WarmProxy{machines_[m].ongoing, RemainingLoad(m, model, now), Backlog(m, now)};
+  };
+  WarmProxy q, r, c;
+  if (queue_target != kNobody) q = warm(queue_target);
+  if (registry_target != kNobody) r = warm(registry_target);
+  if (cold_target != kNobody) c = warm(cold_target);
+  const LatencyEstimates e = EstimateLatencies(
+      t, ToSeconds(cfg_.network), queue_target == kNobody ? nullptr : &q,
+      registry_target == kNobody ? nullptr : &r, cold_target == kNobody ? nullptr : &c);
   // Ties go to the local, warm choice first.
   ClusterPolicy choice = ClusterPolicy::kColocationQueue;
   double best = e.queue;
@@ -287,6 +314,14 @@ Decision Simulator::DecideAdaptive(int p, TimePoint now) {
   if (!procs_[p].estimated) procs_[p].estimates = e;
   procs_[p].estimated = true;
   procs_[p].chosen = choice;
+  if (choice == ClusterPolicy::kColocation && cold_target != kNobody) {
+    // Start cold where the estimate assumed; a free warm machine still comes first.
+    const std::vector<int> warm_free = FreeHolding(model, true);
+    Decision d;
+    d.place = true;
+    d.machine = d.proxy = warm_free.empty() ? cold_target : LeastOngoing(warm_free);
+    return d;
+  }
   return Decide(p, choice, now);
 }
 
@@ -298,7 +333,7 @@ void Simulator::Place(int p, const Decision& d, TimePoint now) {
   machines_[d.machine].cores_free -= cfg_.workload.proc_cores;
   machines_[d.proxy].ongoing += 1;
   machines_[d.proxy].pending[proc.model] += 1;
-  if (policy_ == ClusterPolicy::kAdaptive) {
+  if (policy_ == ClusterPolicy::kAdaptive || policy_ == ClusterPolicy::kPrefetch) {
     if (proc.chosen == ClusterPolicy::kColocation) ++result_.chose_colocation;
     if (proc.chosen == ClusterPolicy::kColocationQueue) ++result_.chose_queue;
     if (proc.chosen == ClusterPolicy::kRegistry) ++result_.chose_registry;
@@ -331,7 +366,8 @@ void Simulator::TryServe(int m, TimePoint now) {
   if (s.cache.Contains(model)) {
     s.cache.Touch(model);
     s.cache.Pin(model);
-    Push(now + spec.infer_time, EventType::kInferDone, m);
+    s.busy_until = now + spec.infer_time;
+    Push(s.busy_until, EventType::kInferDone, m);
     return;
   }
   std::vector<int> evicted;
@@ -359,6 +395,7 @@ void Simulator::TryServe(int m, TimePoint now) {
   ++result_.cold_starts;
   s.loading_model = model;
   s.load_end = now + spec.load_time;
+  s.busy_until = s.load_end + spec.infer_time;
   Push(s.load_end, EventType::kLoadDone, m);
 }
 
@@ -394,6 +431,7 @@ void Simulator::MaybePrefetch(int model, TimePoint now) {
   s.serving = kPrefetchLoad;
   s.loading_model = model;
   s.load_end = now + spec.load_time;
+  s.busy_until = s.load_end;
   ++result_.prefetch_loads;
   Push(s.load_end, EventType::kLoadDone, best);
 }

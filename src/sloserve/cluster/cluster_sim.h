@@ -19,7 +19,7 @@ enum class ClusterPolicy {
   kColocationQueue,  // wait for a warm machine
   kRegistry,         // any machine; query a warm proxy under the target, over the network
   kAdaptive,         // per request, the least of the analytical model's three estimates
-  kPrefetch,         // colocation + loading popular models on idle machines ahead of demand
+  kPrefetch,         // adaptive + loading popular models on idle machines ahead of demand
   kMultiplexed,      // Ray Serve multiplexing: model-id routing, at most K models a replica
 };
 
