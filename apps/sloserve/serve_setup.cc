@@ -98,6 +98,9 @@ StatusOr<ServeSetup> BuildServeSetup(
   ro.plan_interval = spec.plan_interval;
   ro.deferred_init = deferred_init;
   ro.make_executor = std::move(make_executor);
+  // Overload protection is on when serving unless the config says engine.admission: off.
+  ro.admission.enabled = spec.admission.value_or(true);
+  ro.admission.max_queued_rows = spec.admission_queue;
   ASSIGN_OR_RETURN(double max_queue, ServerNumber(f, "server.max_queue", 100000, 1, 1e8, true));
   ro.max_queue = static_cast<size_t>(max_queue);
   // Input and output tensors of the queries in the system (beyond it: 429).

@@ -59,8 +59,11 @@ struct LiveServer {
 LiveServer StartServer(const std::string& config, const std::string& dispatch) {
   LiveServer s;
   s.process = std::make_unique<Subprocess>(
+      // Admission off, as in sim (its default there): live and simulated runs must serve
+      // every query the same way to be compared (docs/admission.md).
       std::vector<std::string>{kBin, "serve", config, "--set", "policy.dispatch=" + dispatch,
-                               "--port", "0", "--duration", "120", "--json"});
+                               "--set", "engine.admission=off", "--port", "0", "--duration", "120",
+                               "--json"});
   EXPECT_TRUE(s.process->WaitForStderr("listening on", std::chrono::seconds(30)))
       << s.process->err();
   s.port = testing::ListenPort(s.process->err());

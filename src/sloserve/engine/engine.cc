@@ -42,7 +42,11 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   if (options.max_attempts < 1 || options.max_attempts > 100) {
     return InvalidArgumentError("engine: max_attempts must be in [1, 100]");
   }
+  if (options.admission.max_queued_rows < 0) {
+    return InvalidArgumentError("engine: admission max_queued_rows must be >= 0");
+  }
   std::unique_ptr<Engine> e(new Engine(suite, std::move(policies), executor, options));
+  e->admission_ = AdmissionControl(*suite, options.task, options.slo, options.admission);
   const size_t num_variants = suite->variants().size();
   std::vector<std::string> machine_names;
   for (size_t i = 0; i < workers.size(); ++i) {
@@ -206,9 +210,15 @@ QueryId Engine::Submit(Query q, TimePoint now) {
   if (q.deadline < now) q.deadline = now;
   metrics_.OnArrival(now);
   ++in_system_;
+  system_rows_ += q.size;
   uint32_t slot = AllocSlot(q);
   if (q.task >= suite_->tasks().size()) {
     DropSlot(slot, DropReason::kUnservable, now);
+    return q.id;
+  }
+  if (admission_.enabled() &&
+      !admission_.Admit(system_rows_ - running_rows_ - q.size, q.size, now, q.deadline)) {
+    DropSlot(slot, DropReason::kShed, now);
     return q.id;
   }
   if (central_.size() >= options_.max_central_queue) {
@@ -343,11 +353,14 @@ void Engine::RecomputeActiveCost() {
   // Workers that receive queries or are starting up cost money; drained ones are off.
   active_price_per_hour_ = 0;
   active_cores_ = 0;
+  std::vector<std::pair<WorkerId, HardwareId>> serving;  // admission: workers taking queries
   for (const WorkerView& v : views_) {
+    if (v.active) serving.emplace_back(v.id, v.hardware);
     if (!v.active && v.phase != WorkerPhase::kStarting) continue;
     active_price_per_hour_ += suite_->hardware()[v.hardware].price_per_hour;
     active_cores_ += v.cores;
   }
+  admission_.SetActiveWorkers(serving);
 }
 
 void Engine::OnPlanTick(TimePoint now) {
@@ -578,6 +591,7 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
   std::deque<uint32_t>& queue = shared ? central_ : st.queue;
   // Bounded: every round starts a batch, waits, idles, or drops at least one query.
   while (!view.busy && !queue.empty()) {
+    if (admission_.enabled() && DropExpiredHead(&queue, w, shared, now)) continue;
     BatchDecision& d = decision_;
     d.Clear();
     const bool ordered = shared ? central_arrival_ordered_ : st.arrival_ordered;
@@ -660,7 +674,11 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
       for (uint32_t s : take_slots) DropSlot(s, DropReason::kInternal, now);
       continue;
     }
+    if (admission_.enabled() && DropLateFromBatch(&take_slots, view.hardware, v, now)) {
+      if (take_slots.empty()) continue;  // every query would have been late: ask again
+    }
     st.batch_slots.swap(take_slots);  // take_slots is scratch: no copy needed
+    running_rows_ += RowsOf(st.batch_slots);
     st.batch_variant = v;
     st.batch_formed = now;
     st.lru[v] = ++use_clock_;
@@ -720,6 +738,7 @@ void Engine::SendRun(WorkerId w, TimePoint now) {
   st.running = a.id;
   ++counters_.actions_sent;
   ++in_flight_;
+  admission_.OnBatch(w, rows, a.expected);
   const Duration estimate = executor_->Send(a);
   view.busy_until = now + (estimate > Duration(0) ? estimate : a.expected);
 }
@@ -817,6 +836,7 @@ void Engine::FailBatch(WorkerId w, const Status& status, TimePoint now) {
   WorkerState& st = states_[w];
   std::vector<uint32_t> slots;
   slots.swap(st.batch_slots);
+  running_rows_ -= RowsOf(slots);
   BecomeIdle(w, now);
   Warn("engine: batch on " + views_[w].name + " failed (" + status.ToString() + "); " +
        std::to_string(slots.size()) + " queries re-queued or dropped");
@@ -854,6 +874,7 @@ void Engine::OnRunResult(WorkerId w, const ActionResult& r, TimePoint now) {
   metrics_.OnBatch(n, now - st.batch_formed);
   std::vector<uint32_t> slots;
   slots.swap(st.batch_slots);
+  running_rows_ -= RowsOf(slots);
   // The policy's view of the batch, taken before Finish frees the slots.
   const bool have_solo = r.solo.size() == slots.size();
   const bool have_outputs = r.outputs.size() == slots.size();
@@ -919,6 +940,67 @@ void Engine::DropAllQueued(TimePoint now) {
   }
 }
 
+bool Engine::DropExpiredHead(std::deque<uint32_t>* queue, WorkerId w, bool shared, TimePoint now) {
+  // Queues are in deadline order: the expired ones are at the front.
+  bool dropped = false;
+  while (!queue->empty() && admission_.Expired(table_[queue->front()].deadline, now)) {
+    const uint32_t slot = queue->front();
+    queue->pop_front();
+    if (!shared) {
+      views_[w].queue_length = queue->size();
+      views_[w].queued_rows -= table_[slot].size;
+    }
+    DropSlot(slot, DropReason::kExpired, now);
+    dropped = true;
+  }
+  return dropped;
+}
+
+bool Engine::DropLateFromBatch(std::vector<uint32_t>* slots, HardwareId h, VariantId v,
+                               TimePoint now) {
+  // The batch's expected end by the profile (what RunBatch::expected will say): a query
+  // due before it would only be answered late, so it is dropped before it holds a worker.
+  const TimePoint end = now + ExpectedBatch(h, v, static_cast<int32_t>(RowsOf(*slots)));
+  size_t kept = 0;
+  bool dropped = false;
+  for (uint32_t s : *slots) {
+    if (table_[s].deadline < end) {
+      DropSlot(s, DropReason::kExpired, now);
+      dropped = true;
+    } else {
+      (*slots)[kept++] = s;
+    }
+  }
+  slots->resize(kept);
+  return dropped;
+}
+
+int64_t Engine::RowsOf(const std::vector<uint32_t>& slots) const {
+  int64_t rows = 0;
+  for (uint32_t s : slots) rows += table_[s].size;
+  return rows;
+}
+
+bool Engine::Cancel(QueryId id, TimePoint now) {
+  // Rare (a client disconnected): a scan of the queues is cheap enough.
+  auto take = [&](std::deque<uint32_t>* queue, WorkerId w) {
+    for (size_t i = 0; i < queue->size(); ++i) {
+      const uint32_t slot = (*queue)[i];
+      if (table_[slot].id != id) continue;
+      queue->erase(queue->begin() + static_cast<ptrdiff_t>(i));
+      if (w != kNoId) SyncQueueView(w);
+      DropSlot(slot, DropReason::kCancelled, now);
+      return true;
+    }
+    return false;
+  };
+  if (take(&central_, kNoId)) return true;
+  for (WorkerId w = 0; w < states_.size(); ++w) {
+    if (take(&states_[w].queue, w)) return true;
+  }
+  return false;
+}
+
 void Engine::DropSlot(uint32_t slot, DropReason reason, TimePoint now) {
   QueryRecord r = RecordOf(table_[slot]);
   r.start = now;
@@ -954,6 +1036,7 @@ void Engine::Finish(uint32_t slot, QueryRecord& r) {
   double acc = r.variant < variant_accuracy_.size() ? variant_accuracy_[r.variant] : 0.0;
   metrics_.OnDone(r, acc);
   --in_system_;
+  system_rows_ -= r.size;
   FreeSlot(slot);
   if (sink_) sink_(r);
 }

@@ -16,6 +16,7 @@
 
 #include "sloserve/core/query.h"
 #include "sloserve/core/status.h"
+#include "sloserve/engine/admission.h"
 #include "sloserve/engine/metrics.h"
 #include "sloserve/engine/query_record.h"
 #include "sloserve/engine/worker_protocol.h"
@@ -52,6 +53,8 @@ struct EngineOptions {
   // Attempts a query gets when its batch (or the load before it) fails; then it is
   // dropped as executor_error.
   int max_attempts = 2;
+  // Overload protection (admission.h, docs/admission.md); off unless enabled.
+  AdmissionOptions admission;
   std::function<void(OfflineJob)> submit_offline;              // see PolicyContext
   std::function<void(const std::string&, int, int)> progress;  // see PolicyContext
   PolicyNames names;
@@ -112,6 +115,9 @@ class Engine {
   const std::vector<WorkerView>& workers() const { return views_; }
   const std::vector<MachineView>& machines() const { return machines_; }
   const MetricsCollector& metrics() const { return metrics_; }
+  const AdmissionControl& admission() const { return admission_; }
+  // Drops query `id` if it is still queued (its client went away): true if it was.
+  bool Cancel(QueryId id, TimePoint now);
   const EngineCounters& counters() const { return counters_; }
   MetricsSummary Summarize(TimePoint end) const;
   // Accounts the cores provisioned up to `end` in the time series (its last intervals'
@@ -227,6 +233,15 @@ class Engine {
   ActionId next_action_id_ = 1;
   uint64_t use_clock_ = 0;
   size_t in_system_ = 0;
+  // Admission: rows in the system, and of those in formed batches (the rest wait).
+  AdmissionControl admission_;
+  int64_t system_rows_ = 0;
+  int64_t running_rows_ = 0;
+  // Drops the queue's head while its deadline can no longer be met (admission).
+  bool DropExpiredHead(std::deque<uint32_t>* queue, WorkerId w, bool shared, TimePoint now);
+  int64_t RowsOf(const std::vector<uint32_t>& slots) const;
+  // Drops the formed batch's queries that would finish past their deadline (admission).
+  bool DropLateFromBatch(std::vector<uint32_t>* slots, HardwareId h, VariantId v, TimePoint now);
   size_t in_flight_ = 0;
   int64_t warnings_ = 0;
 

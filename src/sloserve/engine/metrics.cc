@@ -23,6 +23,10 @@ const char* DropReasonName(DropReason r) {
       return "executor_error";
     case DropReason::kExpired:
       return "expired";
+    case DropReason::kShed:
+      return "shed";
+    case DropReason::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }
@@ -65,6 +69,10 @@ void MetricsCollector::OnDone(const QueryRecord& r, double accuracy) {
   for (IntervalStats* st : {&s, &total_}) {
     if (r.dropped) {
       ++st->dropped;
+      // Overload shedding is counted apart from SLO misses (docs/admission.md).
+      if (r.drop_reason == DropReason::kShed || r.drop_reason == DropReason::kQueueFull) ++st->shed;
+      if (r.drop_reason == DropReason::kExpired) ++st->expired;
+      if (r.drop_reason == DropReason::kCancelled) ++st->cancelled;
       continue;
     }
     ++st->completed;
@@ -89,13 +97,22 @@ MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers) const {
   m.met = total_.met;
   m.late = total_.late;
   m.dropped = total_.dropped;
+  m.shed = total_.shed;
+  m.expired = total_.expired;
+  m.cancelled = total_.cancelled;
+  m.admitted = m.arrived - m.shed;
   m.accuracy = m.met > 0 ? total_.accuracy_sum / static_cast<double>(m.met) : 0;
   if (m.arrived > 0) {
     m.violation_rate = static_cast<double>(m.late + m.dropped) / static_cast<double>(m.arrived);
     m.finish_rate = static_cast<double>(m.met) / static_cast<double>(m.arrived);
   }
   m.elapsed_s = std::max(0.0, ToSeconds(end.time_since_epoch()));
-  if (m.elapsed_s > 0) m.throughput_qps = static_cast<double>(m.completed) / m.elapsed_s;
+  if (m.elapsed_s > 0) {
+    m.throughput_qps = static_cast<double>(m.completed) / m.elapsed_s;
+    m.goodput_qps = static_cast<double>(m.met) / m.elapsed_s;
+  }
+  if (m.admitted > 0)
+    m.admitted_met_rate = static_cast<double>(m.met) / static_cast<double>(m.admitted);
   m.p50_ms = latency_.QuantileUs(0.50) * 1e-3;
   m.p95_ms = latency_.QuantileUs(0.95) * 1e-3;
   m.p99_ms = latency_.QuantileUs(0.99) * 1e-3;

@@ -5,6 +5,10 @@
 //   violation_rate  (late + dropped) / arrived
 //   finish_rate     met SLO / arrived
 //   throughput_qps  completed / elapsed
+//   goodput_qps     met SLO / elapsed
+//   shed            refused by admission (kShed, kQueueFull): part of `dropped`, never late
+//   admitted        arrived - shed; admitted_met_rate = met / admitted
+//   expired         dropped before running, deadline no longer reachable (part of dropped)
 //   latency pXX     arrival -> completion of completed queries (dropped excluded), from a
 //                   bounded histogram (exact below 2 ms, 0.1% buckets above)
 #include <cstdint>
@@ -23,6 +27,9 @@ struct IntervalStats {
   int64_t met = 0;
   int64_t late = 0;
   int64_t dropped = 0;
+  int64_t shed = 0;         // of dropped: refused by admission
+  int64_t expired = 0;      // of dropped: deadline passed before it ran
+  int64_t cancelled = 0;    // of dropped: its client went away
   double accuracy_sum = 0;  // over met queries
   double core_seconds = 0;  // cores of the active and starting workers x time in the interval
 };
@@ -33,6 +40,9 @@ struct MetricsSummary {
   int64_t met = 0;
   int64_t late = 0;
   int64_t dropped = 0;
+  int64_t shed = 0, expired = 0, cancelled = 0, admitted = 0;  // see the header comment
+  double goodput_qps = 0;
+  double admitted_met_rate = 0;
   double accuracy = 0;
   double violation_rate = 0;
   double finish_rate = 0;

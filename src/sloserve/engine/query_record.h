@@ -15,7 +15,9 @@ enum class DropReason : uint8_t {
   kShutdown,       // the engine stopped before serving it
   kInternal,       // a policy returned an invalid decision for it (logged, naming the policy)
   kExecutorError,  // its batch (or the load before it) failed on every attempt allowed
-  kExpired,        // its batch failed or could not start, and its deadline had passed
+  kExpired,        // its deadline passed before it could run (a failed batch, or admission)
+  kShed,           // admission refused it: its deadline could not be met given the queue
+  kCancelled,      // its client went away while it was queued
 };
 const char* DropReasonName(DropReason r);
 

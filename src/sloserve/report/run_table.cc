@@ -40,6 +40,8 @@ const Column kColumns[] = {
     {"util", "utilization", "%.3f"},
     {"$/h", "cost_per_hour", "%.2f"},
     {"cold", "cold_starts", "%d"},
+    {"shed", "shed", "%d"},
+    {"goodput", "goodput_qps", "%.1f"},
 };
 
 std::string Cell(const nlohmann::json& row, const Column& c) {
@@ -78,6 +80,12 @@ nlohmann::json SummaryJson(const MetricsSummary& m) {
           {"met", m.met},
           {"late", m.late},
           {"dropped", m.dropped},
+          {"shed", m.shed},
+          {"expired", m.expired},
+          {"cancelled", m.cancelled},
+          {"admitted", m.admitted},
+          {"admitted_met_rate", m.admitted_met_rate},
+          {"goodput_qps", m.goodput_qps},
           {"batches", m.batches},
           {"elapsed_s", m.elapsed_s}};
 }
@@ -87,6 +95,8 @@ std::string SummaryText(const MetricsSummary& m) {
   std::snprintf(
       buf, sizeof buf,
       "queries     %lld arrived, %lld completed (%lld met SLO, %lld late), %lld dropped\n"
+      "overload    %lld shed by admission, %lld expired before running, %lld cancelled; "
+      "%.4f of admitted met the SLO, goodput %.1f queries/s\n"
       "slo         violation rate %.4f, finish rate %.4f\n"
       "accuracy    %.3f%% per satisfied query\n"
       "latency     p50 %.2f ms, p95 %.2f ms, p99 %.2f ms, max %.2f ms (queue mean %.2f ms)\n"
@@ -94,10 +104,11 @@ std::string SummaryText(const MetricsSummary& m) {
       "cost        $%.2f/h for the deployment, $%.4f for this run, %lld cold starts\n",
       static_cast<long long>(m.arrived), static_cast<long long>(m.completed),
       static_cast<long long>(m.met), static_cast<long long>(m.late),
-      static_cast<long long>(m.dropped), m.violation_rate, m.finish_rate, m.accuracy, m.p50_ms,
-      m.p95_ms, m.p99_ms, m.max_ms, m.mean_queue_ms, m.throughput_qps, m.elapsed_s,
-      m.mean_batch_size, m.utilization, m.cost_per_hour, m.cost_usd,
-      static_cast<long long>(m.cold_starts));
+      static_cast<long long>(m.dropped), static_cast<long long>(m.shed),
+      static_cast<long long>(m.expired), static_cast<long long>(m.cancelled), m.admitted_met_rate,
+      m.goodput_qps, m.violation_rate, m.finish_rate, m.accuracy, m.p50_ms, m.p95_ms, m.p99_ms,
+      m.max_ms, m.mean_queue_ms, m.throughput_qps, m.elapsed_s, m.mean_batch_size, m.utilization,
+      m.cost_per_hour, m.cost_usd, static_cast<long long>(m.cold_starts));
   return buf;
 }
 
@@ -152,6 +163,7 @@ nlohmann::json RunsJson(const std::string& experiment, const std::vector<RunResu
              {"met", s.met},
              {"late", s.late},
              {"dropped", s.dropped},
+             {"shed", s.shed},
              {"accuracy", s.met > 0 ? s.accuracy_sum / static_cast<double>(s.met) : 0.0},
              // mean cores provisioned over the interval (active and starting workers)
              {"cores", s.core_seconds / ToSeconds(r.series_interval)}});

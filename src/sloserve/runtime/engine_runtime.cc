@@ -35,6 +35,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   EngineOptions& eopts = rt->engine_options_;
   eopts.max_central_queue = options.max_queue;
   eopts.max_worker_queue = options.max_queue;
+  eopts.admission = options.admission;
   eopts.task = rt->deployment_.task;
   eopts.slo = rt->deployment_.slo;
   eopts.submit_offline = rt->driver_->OfflineSubmitter();
@@ -245,8 +246,27 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
     q.payload = *payload;
   }
   q.cookie = next_cookie_++;
-  waiting_.emplace(q.cookie, Waiting{std::move(p.done), q.payload});
-  engine_->Submit(q, now);
+  waiting_.emplace(q.cookie, Waiting{std::move(p.done), q.payload, 0, p.request.client_gone});
+  const uint64_t cookie = q.cookie;
+  const QueryId id = engine_->Submit(q, now);
+  // Submit may have answered it already (shed); otherwise remember its id for ClientGone.
+  if (auto w = waiting_.find(cookie); w != waiting_.end()) w->second.query = id;
+}
+
+void EngineRuntime::ClientGone() {
+  {
+    MutexLock lock(inbox_mu_);
+    if (!accepting_ && !stopping_) return;
+  }
+  driver_->PostControl([this](Engine& engine, TimePoint now) {
+    engine_mu_.AssertHeld();  // the engine thread runs driver steps holding it
+    // Rare, and waiting_ is bounded by admission: a scan finds every flagged request.
+    std::vector<QueryId> gone;
+    for (const auto& [cookie, w] : waiting_) {
+      if (w.client_gone && w.client_gone->load() && w.query != 0) gone.push_back(w.query);
+    }
+    for (QueryId id : gone) engine.Cancel(id, now);  // running ones finish normally
+  });
 }
 
 void EngineRuntime::Answer(const QueryRecord& r) {
@@ -266,6 +286,13 @@ void EngineRuntime::Answer(const QueryRecord& r) {
     switch (r.drop_reason) {
       case DropReason::kQueueFull:
         out.status = ResourceExhaustedError("queue full: the server is overloaded, retry later");
+        break;
+      case DropReason::kShed:
+        out.status = ResourceExhaustedError(
+            "overloaded: the SLO cannot be met behind the queued requests, retry later");
+        break;
+      case DropReason::kCancelled:
+        out.status = UnavailableError("cancelled: the client disconnected");
         break;
       case DropReason::kShutdown:
         out.status = UnavailableError("server shutting down before the request was served");
@@ -394,6 +421,16 @@ std::string EngineRuntime::PrometheusMetrics() const {
   out += "sloserve_queries_finished_total{outcome=\"met\"} " + std::to_string(m.met) + "\n";
   out += "sloserve_queries_finished_total{outcome=\"late\"} " + std::to_string(m.late) + "\n";
   out += "sloserve_queries_finished_total{outcome=\"dropped\"} " + std::to_string(m.dropped) + "\n";
+  line("sloserve_queries_shed_total", "counter",
+       "Queries refused by admission control (answered 429; not SLO misses).",
+       static_cast<double>(m.shed));
+  line("sloserve_queries_expired_total", "counter",
+       "Queued queries dropped before running: their deadline could no longer be met.",
+       static_cast<double>(m.expired));
+  line("sloserve_queries_cancelled_total", "counter",
+       "Queued queries dropped because their client disconnected.",
+       static_cast<double>(m.cancelled));
+  line("sloserve_goodput_qps", "gauge", "Queries that met their SLO per second.", m.goodput_qps);
   line("sloserve_accuracy_percent", "gauge", "Mean accuracy per query that met its SLO.",
        m.accuracy);
   line("sloserve_slo_violation_ratio", "gauge", "(late + dropped) / arrived.", m.violation_rate);

@@ -39,7 +39,9 @@ struct RuntimeOptions {
   PolicySpec policy;
   ServiceTimeOptions service;  // emulated executor: how long a batch holds its worker
   uint64_t seed = 1;
-  size_t max_queue = 100'000;           // admission bound (central and per worker)
+  size_t max_queue = 100'000;  // admission bound (central and per worker)
+  // Overload protection in the engine (docs/admission.md): shed requests get 429.
+  AdmissionOptions admission;
   Duration plan_interval = Seconds(1);  // planning policy tick (when one is configured)
   // Declared input shape of the deployment's task, replacing the profile's. The emulated
   // executor never reads tensor data, so load tests may declare a small tensor.
@@ -86,6 +88,7 @@ class EngineRuntime : public InferenceBackend {
   std::string NotReadyReason() const override;
   void Submit(InferRequest request, std::function<void(InferOutcome)> done) override;
   std::string PrometheusMetrics() const override;
+  void ClientGone() override;
 
   // Aggregates so far (thread-safe).
   MetricsSummary Summary();
@@ -142,6 +145,8 @@ class EngineRuntime : public InferenceBackend {
   struct Waiting {
     std::function<void(InferOutcome)> done;
     PayloadHandle payload = 0;  // its input tensors, released when it is answered
+    QueryId query = 0;
+    std::shared_ptr<std::atomic<bool>> client_gone;  // set by the frontend
   };
   std::unordered_map<uint64_t, Waiting> waiting_;  // engine thread
   uint64_t next_cookie_ = 1;

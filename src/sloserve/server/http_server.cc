@@ -1,5 +1,7 @@
 #include "sloserve/server/http_server.h"
 
+#include <sys/socket.h>
+
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -10,6 +12,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <optional>
 #include <thread>
@@ -212,6 +215,8 @@ class Session : public std::enable_shared_from_this<Session> {
     call_.request.inputs.clear();
     InferRequest request = call_.request;
     request.inputs = std::move(inputs);
+    client_gone_ = std::make_shared<std::atomic<bool>>(false);
+    request.client_gone = client_gone_;
     // The callback hands its only reference to the posted handler, so nothing of this
     // session outlives the handler however long the backend keeps the std::function.
     server_->backend->Submit(
@@ -221,9 +226,30 @@ class Session : public std::enable_shared_from_this<Session> {
             s->OnOutcome(std::move(o));
           });
         });
+    WatchForDisconnect();
+  }
+
+  // While the backend has the request, a readable socket with nothing to read means the
+  // client closed: the backend is told, so a queued request is dropped instead of run
+  // for nobody (docs/admission.md). Pipelined bytes stop the watch (read after the answer).
+  void WatchForDisconnect() {
+    stream_.socket().async_wait(
+        tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+          if (ec || self->state_ != State::kBackend) return;
+          char byte;
+          const ssize_t n =
+              ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+          if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR))) return;
+          self->client_gone_->store(true);
+          self->server_->backend->ClientGone();
+        });
   }
 
   void OnOutcome(InferOutcome outcome) {
+    if (state_ == State::kBackend) {
+      beast::error_code ec;
+      stream_.socket().cancel(ec);  // the disconnect watch: the only operation pending
+    }
     if (state_ != State::kClosed) Write(server_->handler->RenderOutcome(call_, outcome));
     server_->InferDone();
   }
@@ -287,6 +313,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::response<http::empty_body>> continue_;
   http::response<http::string_body> res_;
   InferCall call_;
+  std::shared_ptr<std::atomic<bool>> client_gone_;  // of the request with the backend
   State state_ = State::kReading;
   unsigned version_ = 11;
   bool keep_alive_ = true;

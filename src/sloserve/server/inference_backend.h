@@ -3,7 +3,9 @@
 // frontend parses and validates a KServe v2 request, then hands an InferRequest to the
 // backend; the backend calls `done` exactly once, from any thread, with the outcome.
 // The frontend never touches engine state.
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,9 @@ struct InferRequest {
   // The input tensors, validated against the task's declared input (element bytes as
   // documented at Tensor). The backend owns them from Submit on.
   TensorSet inputs;
+  // Set by the frontend when the client disconnected before its answer (then it calls
+  // InferenceBackend::ClientGone); a backend may drop the request if it has not run yet.
+  std::shared_ptr<std::atomic<bool>> client_gone;
 };
 
 struct InferOutcome {
@@ -59,6 +64,9 @@ class InferenceBackend {
   virtual void Submit(InferRequest request, std::function<void(InferOutcome)> done) = 0;
   // The backend's own metrics in Prometheus text format, appended to GET /metrics.
   virtual std::string PrometheusMetrics() const { return ""; }
+  // Some request's `client_gone` was set: queued ones may be dropped (their `done` is
+  // still called once). Any thread; default: ignored (the request is served anyway).
+  virtual void ClientGone() {}
 };
 
 }  // namespace sloserve

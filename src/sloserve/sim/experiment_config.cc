@@ -48,6 +48,10 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"executor.latency", "batch latency from the profile: a percentile such as p95, or sample"},
     {"executor.time_scale", "multiply every batch duration (0 = instant)"},
     {"engine.max_worker_queue", "admission bound per worker queue"},
+    {"engine.admission",
+     "overload protection (docs/admission.md): on | off (default: off in sim, on in serve)"},
+    {"engine.admission_queue",
+     "admission: bound on queued rows, 0 = capacity x SLO (default 0; 0..1e9)"},
     {"engine.series_interval_ms", "time-series bucket width in ms (default 1000)"},
     {"engine.plan_interval_ms", "how often the planning policy is asked, in ms (default 1000)"},
     {"engine.offline_delay_ms",
@@ -369,6 +373,17 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   ASSIGN_OR_RETURN(int64_t maxq, Integer(f, "engine.max_worker_queue", 1000000));
   if (maxq < 1) return InvalidArgumentError("'engine.max_worker_queue': must be >= 1");
   r.max_worker_queue = static_cast<size_t>(maxq);
+  if (auto it = f.find("engine.admission"); it != f.end()) {
+    if (it->second != "on" && it->second != "off")
+      return InvalidArgumentError("'engine.admission': must be on or off, got \"" + it->second +
+                                  "\"");
+    r.admission = it->second == "on";
+  }
+  ASSIGN_OR_RETURN(int64_t admission_queue, Integer(f, "engine.admission_queue", 0));
+  if (admission_queue < 0 || admission_queue > 1'000'000'000)
+    return InvalidArgumentError("'engine.admission_queue': must be 0..1000000000, got " +
+                                std::to_string(admission_queue));
+  r.admission_queue = admission_queue;
   ASSIGN_OR_RETURN(double interval_ms, Number(f, "engine.series_interval_ms", 1000));
   if (interval_ms <= 0)
     return InvalidArgumentError("'engine.series_interval_ms': must be positive");

@@ -2,6 +2,7 @@
 // One simulation run, fully resolved: everything the simulator needs and nothing it has
 // to look up in a config again. Built by the experiment config (config.h).
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct RunSpec {
   ServiceTimeOptions service;
   PolicySpec policy;
   size_t max_worker_queue = 1'000'000;
+  // Admission control (docs/admission.md): unset = the face's default (sim off, serve on).
+  std::optional<bool> admission;
+  int64_t admission_queue = 0;  // bound on queued rows; 0 = capacity x SLO
   Duration series_interval = Seconds(1);
   // Also compute each series interval's p99 latency (RunResult::series_p99_ms). Keeps every
   // completed query's latency until the run ends, so only `sim --series` turns it on.

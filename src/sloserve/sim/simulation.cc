@@ -64,6 +64,8 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   Driver driver(dopts);
   EngineOptions eopts;
   eopts.max_worker_queue = spec.max_worker_queue;
+  eopts.admission.enabled = spec.admission.value_or(false);
+  eopts.admission.max_queued_rows = spec.admission_queue;
   eopts.series_interval = spec.series_interval;
   eopts.task = dep.task;
   eopts.slo = dep.slo;

@@ -1,0 +1,117 @@
+#include "sloserve/engine/admission.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sloserve {
+namespace {
+
+// Weight of a new batch in a worker's rate: about the last 20 batches count.
+constexpr double kRateWeight = 0.05;
+
+}  // namespace
+
+AdmissionControl::AdmissionControl(const ProfileSuite& suite, TaskId task, Duration slo,
+                                   AdmissionOptions options)
+    : options_(options), slo_(slo) {
+  const size_t types = suite.hardware().size();
+  capacity_by_hw_.assign(types, 0.0);
+  batch_by_hw_.assign(types, 0.0);
+  min_by_hw_.assign(types, Duration(0));
+  if (task >= suite.tasks().size()) return;
+  for (HardwareId h = 0; h < types; ++h) {
+    double best = 0, best_s = 0, fallback = 0, fallback_s = 0;
+    Duration fastest = Duration(0);
+    for (VariantId v : suite.VariantsOfTask(task)) {
+      for (int b : suite.BatchSizes(h, v)) {
+        const LatencyDistribution* d = suite.Latency(h, v, b);
+        if (d == nullptr || d->empty()) continue;
+        const Duration t = std::max(d->Quantile(0.5), Duration(1));
+        const double rate = b / ToSeconds(t);
+        if (fastest == Duration(0) || t < fastest) fastest = t;
+        if (t * 2 <= slo && rate > best) {
+          best = rate;
+          best_s = ToSeconds(t);
+        }
+        if (fallback == 0 || ToSeconds(t) < fallback_s) {  // no batch fits: the quickest
+          fallback = rate;
+          fallback_s = ToSeconds(t);
+        }
+      }
+    }
+    if (best == 0) {
+      best = fallback;
+      best_s = fallback_s;
+    }
+    capacity_by_hw_[h] = best;
+    batch_by_hw_[h] = best_s;
+    min_by_hw_[h] = fastest;
+  }
+}
+
+void AdmissionControl::SetActiveWorkers(
+    const std::vector<std::pair<WorkerId, HardwareId>>& active) {
+  for (Worker& w : workers_) w.active = false;
+  for (auto [id, h] : active) {
+    if (workers_.size() <= id) workers_.resize(id + 1);
+    Worker& w = workers_[id];
+    if (w.rate == 0 && h < capacity_by_hw_.size()) {  // new: the profile's estimate
+      w.rate = capacity_by_hw_[h];
+      w.batch_s = batch_by_hw_[h];
+    }
+    w.active = true;
+  }
+  min_service_ = Duration(0);
+  for (auto [id, h] : active) {
+    if (h >= min_by_hw_.size() || min_by_hw_[h] == Duration(0)) continue;
+    if (min_service_ == Duration(0) || min_by_hw_[h] < min_service_) min_service_ = min_by_hw_[h];
+  }
+  Recompute();
+}
+
+void AdmissionControl::OnBatch(WorkerId id, int32_t rows, Duration expected) {
+  if (!options_.enabled || id >= workers_.size() || rows <= 0 || expected <= Duration(0)) return;
+  Worker& w = workers_[id];
+  const double rate = rows / ToSeconds(expected);
+  w.rate = w.rate > 0 ? w.rate + kRateWeight * (rate - w.rate) : rate;
+  w.batch_s = w.batch_s > 0 ? w.batch_s + kRateWeight * (ToSeconds(expected) - w.batch_s)
+                            : ToSeconds(expected);
+  if (w.active) Recompute();
+}
+
+void AdmissionControl::Recompute() {
+  capacity_ = 0;
+  batch_sum_ = 0;
+  active_ = 0;
+  for (const Worker& w : workers_) {
+    if (!w.active) continue;
+    capacity_ += w.rate;
+    batch_sum_ += w.batch_s;
+    ++active_;
+  }
+  if (options_.max_queued_rows > 0) {
+    bound_ = options_.max_queued_rows;
+  } else if (capacity_ > 0) {
+    bound_ = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(capacity_ * ToSeconds(slo_))));
+  } else {
+    bound_ = INT64_MAX / 2;  // nothing profiled to size it from: the engine's own bounds
+  }
+}
+
+Duration AdmissionControl::batch_time() const {
+  return active_ > 0 ? SecondsF(batch_sum_ / active_) : Duration(0);
+}
+
+bool AdmissionControl::Admit(int64_t queued_rows, int32_t rows, TimePoint now,
+                             TimePoint deadline) const {
+  if (!options_.enabled) return true;
+  if (queued_rows + rows > bound_) return false;
+  if (capacity_ <= 0) return true;  // nothing profiled to estimate with: the bound only
+  const double wait_s = static_cast<double>(queued_rows + rows) / capacity_;
+  const TimePoint done = now + SecondsF(wait_s) + batch_time();
+  // The estimate is a mean: a query admitted right at its deadline misses it half the
+  // time, so only `target` of the time left may be spent.
+  return done - now <= SecondsF(ToSeconds(deadline - now) * options_.target);
+}
+
+}  // namespace sloserve

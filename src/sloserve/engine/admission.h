@@ -1,0 +1,80 @@
+#pragma once
+// Admission control (docs/admission.md): protects the SLO of the queries the engine
+// accepts when more arrive than the deployment can serve. Rules, all priced with the
+// profile's median batch latency (what the engine sends executors as RunBatch::expected):
+//
+//   1. Early rejection: a query is refused at Submit (`shed`, never `late`) when its
+//      deadline cannot be met behind the rows queued ahead of it:
+//        (queued + its rows) / capacity + batch time > target x (deadline - now).
+//   2. A bounded queue: at most `max_queued_rows` rows wait (default: what the
+//      deployment clears in one SLO, capacity x SLO), whatever the deadlines say.
+//   3. Expired work is dropped before it runs (`expired`): a queue's head whose deadline
+//      is nearer than the fastest single-row latency, and a formed batch's queries due
+//      before the batch's expected end.
+//
+// Capacity follows the policies' own choices: each worker's service rate is the rows
+// per second of the batches its batching/selection policy forms (an exponential moving
+// average of rows / expected duration), starting from the profile's best rows per second
+// among batches no slower than half the SLO (a query waits for the batch in hand, then
+// runs in its own). The deployment's capacity sums its active workers' rates; the batch
+// time averages their batches. Pure arithmetic: no clock, no threads.
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "sloserve/core/ids.h"
+#include "sloserve/core/time.h"
+#include "sloserve/profile/profile.h"
+
+namespace sloserve {
+
+struct AdmissionOptions {
+  bool enabled = false;
+  // Bound on the rows waiting (not running); 0 = capacity x SLO (at least 1).
+  int64_t max_queued_rows = 0;
+  // Share of a query's time to its deadline that its estimated wait and batch may take
+  // (the estimate is a mean; under overload the queue sits at this threshold). (0, 1].
+  double target = 0.75;
+};
+
+class AdmissionControl {
+ public:
+  AdmissionControl() = default;
+  AdmissionControl(const ProfileSuite& suite, TaskId task, Duration slo, AdmissionOptions options);
+
+  bool enabled() const { return options_.enabled; }
+  // The workers taking queries (id, hardware) changed.
+  void SetActiveWorkers(const std::vector<std::pair<WorkerId, HardwareId>>& active);
+  // Worker `w` started a batch of `rows` the profile expects to take `expected`.
+  void OnBatch(WorkerId w, int32_t rows, Duration expected);
+  // Whether a query of `rows` with `deadline` may join `queued_rows` waiting rows.
+  bool Admit(int64_t queued_rows, int32_t rows, TimePoint now, TimePoint deadline) const;
+  // Whether a queued query can no longer meet its deadline even if it started now.
+  bool Expired(TimePoint deadline, TimePoint now) const { return deadline < now + min_service_; }
+
+  double capacity_rows_per_s() const { return capacity_; }
+  int64_t max_queued_rows() const { return bound_; }
+  Duration batch_time() const;
+
+ private:
+  struct Worker {
+    bool active = false;
+    double rate = 0;     // rows/s of its recent batches
+    double batch_s = 0;  // their expected duration
+  };
+  void Recompute();
+
+  AdmissionOptions options_;
+  Duration slo_{};
+  std::vector<double> capacity_by_hw_;  // initial rows/s of one worker of each type
+  std::vector<double> batch_by_hw_;     // and its batch's median latency (s)
+  std::vector<Duration> min_by_hw_;     // fastest single-row median latency
+  std::vector<Worker> workers_;
+  double capacity_ = 0;   // over the active workers
+  double batch_sum_ = 0;  // sum of their batch_s
+  int active_ = 0;
+  Duration min_service_{};  // the fastest single row among them
+  int64_t bound_ = INT64_MAX / 2;
+};
+
+}  // namespace sloserve

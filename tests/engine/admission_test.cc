@@ -1,0 +1,176 @@
+#include "sloserve/engine/admission.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "sloserve/engine/engine.h"
+#include "sloserve/policy/policy_spec.h"
+#include "support/puppet_executor.h"
+#include "support/test_suite.h"
+#include "support/virtual_run.h"
+
+namespace sloserve {
+namespace {
+
+using testing::PuppetExecutor;
+using testing::VirtualRun;
+
+std::vector<WorkerSpec> Workers(int n) {
+  std::vector<WorkerSpec> w(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) w[static_cast<size_t>(i)].name = "w" + std::to_string(i);
+  return w;
+}
+
+PolicySet Policies(const std::string& dispatch, const std::string& batching,
+                   std::map<std::string, std::string> options = {}) {
+  PolicySpec spec;
+  spec.dispatch = dispatch;
+  spec.batching = batching;
+  spec.options = std::move(options);
+  auto set = MakePolicySet(spec);
+  EXPECT_TRUE(set.ok()) << set.status().ToString();
+  return std::move(set).value();
+}
+
+Query At(TimePoint now, Duration slo) {
+  Query q;
+  q.deadline = now + slo;
+  return q;
+}
+
+TEST(AdmissionControlTest, CapacityIsTheBestBatchWithinHalfTheSlo) {
+  // SmallSuite: "fast" takes 10 + 2 (b - 1) ms for b = 1..8; with SLO 100 ms every
+  // batch fits in 50 ms and b = 8 (24 ms) gives the most rows per second.
+  ProfileSuite suite = testing::SmallSuite();
+  AdmissionControl a(suite, 0, Millis(100), AdmissionOptions{true, 0, 1.0});
+  a.SetActiveWorkers({{0, 0}, {1, 0}});
+  EXPECT_NEAR(a.capacity_rows_per_s(), 2 * 8 / 0.024, 1e-6);
+  EXPECT_EQ(a.batch_time(), Millis(24));
+  EXPECT_EQ(a.max_queued_rows(), 67);  // ceil(666.7 rows/s x 0.1 s)
+  // 20 rows ahead: 21 / 666.7 s = 31.5 ms + 24 ms fits in 100 ms; 60 rows do not.
+  EXPECT_TRUE(a.Admit(20, 1, kTimeZero, kTimeZero + Millis(100)));
+  EXPECT_FALSE(a.Admit(60, 1, kTimeZero, kTimeZero + Millis(100)));
+  EXPECT_FALSE(a.Admit(20, 1, kTimeZero, kTimeZero + Millis(40)));    // its own deadline
+  EXPECT_FALSE(a.Admit(67, 1, kTimeZero, kTimeZero + Seconds(100)));  // the bound
+  // A query whose deadline is nearer than the fastest single row (10 ms) has expired.
+  EXPECT_TRUE(a.Expired(kTimeZero + Millis(9), kTimeZero));
+  EXPECT_FALSE(a.Expired(kTimeZero + Millis(10), kTimeZero));
+  // Disabled admits everything.
+  AdmissionControl off(suite, 0, Millis(100), AdmissionOptions{});
+  off.SetActiveWorkers({{0, 0}});
+  EXPECT_TRUE(off.Admit(1'000'000, 1, kTimeZero, kTimeZero));
+}
+
+TEST(AdmissionControlTest, CapacityFollowsThePolicysBatches) {
+  ProfileSuite suite = testing::SmallSuite();
+  AdmissionControl a(suite, 0, Millis(100), AdmissionOptions{true, 0, 1.0});
+  a.SetActiveWorkers({{0, 0}});
+  const double start = a.capacity_rows_per_s();
+  // The policy keeps running single rows of the slow variant (30 ms): 33 rows/s.
+  for (int i = 0; i < 200; ++i) a.OnBatch(0, 1, Millis(30));
+  EXPECT_NEAR(a.capacity_rows_per_s(), 1 / 0.030, 0.5);
+  EXPECT_LT(a.capacity_rows_per_s(), start);
+  // A configured bound replaces capacity x SLO.
+  AdmissionControl fixed(suite, 0, Millis(100), AdmissionOptions{true, 5, 1.0});
+  fixed.SetActiveWorkers({{0, 0}});
+  EXPECT_EQ(fixed.max_queued_rows(), 5);
+}
+
+// The engine under 3x overload in virtual time: without admission nearly every query is
+// late; with it the excess is shed at arrival and most admitted queries meet the SLO.
+MetricsSummary Overload(bool admission, std::map<QueryId, int>* ended) {
+  ProfileSuite suite = testing::SmallSuite();
+  EngineOptions opts;
+  opts.admission.enabled = admission;
+  opts.slo = Millis(100);
+  VirtualRun run;
+  EXPECT_TRUE(run.Start(&suite, Workers(2), Policies("round_robin", "edf", {{"variant", "fast"}}),
+                        nullptr, opts, 3)
+                  .ok());
+  Engine& e = run.engine();
+  e.set_sink([&](const QueryRecord& r) { ++(*ended)[r.id]; });
+  std::mt19937_64 rng(5);
+  std::exponential_distribution<double> gap(3 * 2 * 8 / 0.024);  // 3x the capacity
+  TimePoint now = kTimeZero;
+  for (int i = 0; i < 20000; ++i) {
+    now += Micros(static_cast<int64_t>(gap(rng) * 1e6));
+    run.Submit(At(now, Millis(100)), now);
+  }
+  run.RunToEnd();
+  EXPECT_EQ(e.in_system(), 0u);
+  return e.Summarize(run.now());
+}
+
+TEST(EngineAdmissionTest, ShedsOverloadSoAdmittedQueriesMeetTheSlo) {
+  std::map<QueryId, int> ended_off, ended_on;
+  const MetricsSummary off = Overload(false, &ended_off);
+  const MetricsSummary on = Overload(true, &ended_on);
+  for (const auto* ended : {&ended_off, &ended_on}) {
+    ASSERT_EQ(ended->size(), 20000u);
+    for (const auto& [id, n] : *ended) EXPECT_EQ(n, 1) << "query " << id;
+  }
+  EXPECT_EQ(off.shed, 0);
+  EXPECT_LT(off.admitted_met_rate, 0.2);  // the backlog makes nearly everything late
+  EXPECT_GT(on.shed, 10000);              // about two thirds of the offered load
+  EXPECT_EQ(on.admitted, on.arrived - on.shed);
+  EXPECT_GE(on.admitted_met_rate, 0.9);
+  EXPECT_LE(on.p99_ms, 100.0);
+  EXPECT_GT(on.met, 5 * off.met);
+  EXPECT_EQ(on.dropped, on.shed + on.expired);
+}
+
+TEST(EngineAdmissionTest, ExpiredQueriesAreDroppedBeforeTheyRun) {
+  ProfileSuite suite = testing::SmallSuite();
+  PuppetExecutor exec;
+  EngineOptions opts;
+  opts.admission.enabled = true;
+  opts.admission.max_queued_rows = 100;
+  opts.admission.target = 1.0;
+  opts.slo = Millis(100);
+  auto engine = Engine::Create(
+      &suite, Workers(1), Policies("round_robin", "edf", {{"variant", "fast"}}), &exec, opts, 1);
+  ASSERT_TRUE(engine.ok());
+  Engine& e = **engine;
+  std::vector<QueryRecord> done;
+  e.set_sink([&](const QueryRecord& r) { done.push_back(r); });
+  e.Submit(At(kTimeZero, Millis(100)), kTimeZero);      // runs at once (10 ms)
+  e.Submit(At(AtMicros(1), Millis(40)), AtMicros(1));   // admitted, but waits 60 ms
+  e.Submit(At(AtMicros(2), Millis(100)), AtMicros(2));  // admitted, still feasible
+  ASSERT_EQ(exec.sent.size(), 1u);
+  exec.Answer(e, 0, AtMicros(60000));
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_TRUE(done[0].met_slo);
+  EXPECT_TRUE(done[1].dropped);
+  EXPECT_EQ(done[1].drop_reason, DropReason::kExpired);
+  ASSERT_EQ(exec.sent.size(), 2u);  // the third runs alone
+  EXPECT_EQ(exec.sent[1].ids, (std::vector<QueryId>{3}));
+}
+
+TEST(EngineAdmissionTest, CancelDropsAQueuedQueryOnly) {
+  ProfileSuite suite = testing::SmallSuite();
+  PuppetExecutor exec;
+  auto engine = Engine::Create(&suite, Workers(1),
+                               Policies("round_robin", "edf", {{"variant", "fast"}}), &exec, {}, 1);
+  ASSERT_TRUE(engine.ok());
+  Engine& e = **engine;
+  std::vector<QueryRecord> done;
+  e.set_sink([&](const QueryRecord& r) { done.push_back(r); });
+  const QueryId running = e.Submit(At(kTimeZero, Millis(100)), kTimeZero);
+  const QueryId queued = e.Submit(At(AtMicros(1), Millis(100)), AtMicros(1));
+  EXPECT_FALSE(e.Cancel(running, AtMicros(2)));  // in a batch: it finishes
+  EXPECT_TRUE(e.Cancel(queued, AtMicros(2)));
+  EXPECT_FALSE(e.Cancel(queued, AtMicros(3)));  // already gone
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].id, queued);
+  EXPECT_EQ(done[0].drop_reason, DropReason::kCancelled);
+  EXPECT_EQ(e.workers()[0].queue_length, 0u);
+  exec.Answer(e, 0, AtMicros(10000));
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_TRUE(done[1].met_slo);
+  EXPECT_EQ(e.Summarize(AtMicros(10000)).cancelled, 1);
+}
+
+}  // namespace
+}  // namespace sloserve
