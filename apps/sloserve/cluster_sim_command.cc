@@ -1,6 +1,8 @@
 #include "cluster_sim_command.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -59,7 +61,16 @@ Status RunClusterSim(const std::string& path, const std::vector<std::string>& se
     for (const ClusterRow& row : exp.rows) {
       nlohmann::json r;
       r["policy"] = row.policy;
-      for (const auto& [k, v] : row.point) r[k] = v;
+      for (const auto& [k, v] : row.point) {
+        // Numbers stay numbers, so `sloserve report` can plot against them.
+        char* end = nullptr;
+        const double x = std::strtod(v.c_str(), &end);
+        if (!v.empty() && end != nullptr && *end == '\0') {
+          r[k] = x;
+        } else {
+          r[k] = v;
+        }
+      }
       r["runs"] = row.runs;
       r["requests"] = row.requests;
       r["refused"] = row.refused;
