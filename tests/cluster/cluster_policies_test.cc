@@ -160,6 +160,48 @@ workload:
   }
 }
 
+// Multiplexed: one machine, t5-small, t5-base, t5-small one after another. With at most
+// 1 model per replica each request loads its model (evicting the other): (3 + 1) +
+// (6 + 1.2) + (3 + 1) = 15.2 s, 3 cold starts, 2 evictions; with 2, the third is warm:
+// 4 + 7.2 + 1 = 12.2 s.
+TEST(ClusterPoliciesTest, MultiplexedKeepsAtMostKModelsPerReplica) {
+  const std::string yaml = R"(
+suite: t5-translation
+cluster: {machines: 1}
+workload:
+  phases: [{model: t5-small, count: 1}, {model: t5-base, count: 1}, {model: t5-small, count: 1}]
+)";
+  const ClusterRow one = RunOne(yaml, "multiplexed", {"cluster.max_models_per_replica=1"});
+  EXPECT_NEAR(one.makespan_s, 15.2, 1e-9);
+  EXPECT_DOUBLE_EQ(one.cold_starts, 3);
+  EXPECT_DOUBLE_EQ(one.evictions, 2);
+  const ClusterRow two = RunOne(yaml, "multiplexed", {"cluster.max_models_per_replica=2"});
+  EXPECT_NEAR(two.makespan_s, 12.2, 1e-9);
+  EXPECT_DOUBLE_EQ(two.cold_starts, 2);
+  EXPECT_DOUBLE_EQ(two.evictions, 0);
+}
+
+// Prefetch, window 1: each arrival's model has share 1, so it wants a warm proxy on both
+// machines. Request 1 (t = 0): m0 starts loading ahead of it (3 s); the request, estimated
+// equal everywhere (4 s), queues for m0 and waits for that load (a cold start), ending at
+// 4 s. Request 2 (t = 4): m1 is loaded ahead (a second prefetch nobody waits for); the
+// request runs warm on m0 and ends at 5 s.
+TEST(ClusterPoliciesTest, PrefetchLoadsPopularModelsOnIdleMachines) {
+  const std::string yaml = R"(
+suite: t5-translation
+cluster: {machines: 2, prefetch_window: 1, prefetch_min_share: 0.5}
+workload: {model: t5-small, count: 2}
+)";
+  const ClusterRow r = RunOne(yaml, "prefetch");
+  EXPECT_DOUBLE_EQ(r.makespan_s, 5);
+  EXPECT_DOUBLE_EQ(r.prefetch_loads, 2);
+  EXPECT_DOUBLE_EQ(r.cold_starts, 1);
+  ASSERT_EQ(r.first_run.records.size(), 2u);
+  EXPECT_TRUE(r.first_run.records[0].cold);
+  EXPECT_FALSE(r.first_run.records[1].cold);
+  EXPECT_EQ(r.first_run.records[1].proxy, 0);
+}
+
 // The multi-model workload: every request completes exactly once, caches evict, and the
 // policies run to the end.
 TEST(ClusterPoliciesTest, ZipfWorkloadCompletesEveryRequestUnderEveryPolicy) {

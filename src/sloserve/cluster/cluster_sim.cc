@@ -32,6 +32,7 @@ struct MachineState {
   std::deque<int> proxy_queue;  // procs waiting for the proxy, FIFO
   int serving = kNobody;        // proc at the proxy, or kPrefetchLoad
   int loading_model = kNobody;
+  bool prefetch_waited = false;  // a request waits for the prefetch load under way
   TimePoint load_end{};
   TimePoint busy_until{};    // when the proxy's current load/inference ends
   int ongoing = 0;           // procs pointed at this proxy and not exited (the thesis' count)
@@ -429,6 +430,7 @@ void Simulator::MaybePrefetch(int model, TimePoint now) {
   result_.evictions += static_cast<int>(evicted.size());
   s.cache.Pin(model);
   s.serving = kPrefetchLoad;
+  s.prefetch_waited = false;
   s.loading_model = model;
   s.load_end = now + spec.load_time;
   s.busy_until = s.load_end;
@@ -511,7 +513,15 @@ ClusterResult Simulator::Run() {
         break;
       }
       case EventType::kAtProxy: {
-        machines_[procs_[e.who].proxy].proxy_queue.push_back(e.who);
+        MachineState& s = machines_[procs_[e.who].proxy];
+        // Waiting for a load ahead of demand of its model is a (shorter) cold start:
+        // counted once per load, and the request is marked cold.
+        if (s.serving == kPrefetchLoad && s.loading_model == procs_[e.who].model) {
+          procs_[e.who].cold = true;
+          if (!s.prefetch_waited) ++result_.cold_starts;
+          s.prefetch_waited = true;
+        }
+        s.proxy_queue.push_back(e.who);
         TryServe(procs_[e.who].proxy, now);
         break;
       }

@@ -46,7 +46,7 @@ struct ClusterResult {
   ClusterPolicy policy = ClusterPolicy::kRandom;
   int requests = 0;
   int refused = 0;
-  int cold_starts = 0;     // loads a request waited for
+  int cold_starts = 0;     // loads a request waited for (prefetch loads: once if any did)
   int prefetch_loads = 0;  // loads ahead of demand
   int evictions = 0;
   double makespan_s = 0;  // first arrival to last exit (the thesis' "end-to-end latency")
