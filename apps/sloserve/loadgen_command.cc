@@ -7,6 +7,7 @@
 #include "load_schedule.h"
 #include "progress_bar.h"
 #include "serve_setup.h"
+#include "sloserve/loadgen/labelled_dataset.h"
 #include "sloserve/loadgen/load_generator.h"
 #include "sloserve/loadgen/model_metadata.h"
 
@@ -45,6 +46,9 @@ const std::vector<FlagSpec> kFlags = {
      "      still starting answers 503 with its progress; default 600, 0 = do not wait)"},
     {"seed", "N", "seed of the arrival process and of --sizes, as sim's seed (default 1)"},
     {"suite", "NAME", "profile suite to turn answering variants into accuracy"},
+    {"dataset", "FILE",
+     "send real labelled inputs (e.g. models/digits/heldout.json, cycled; one row each) and "
+     "report the accuracy measured from the responses"},
     {"json", "", "print the report as JSON"},
     {"help", "", "show this help"},
 };
@@ -92,6 +96,19 @@ Status Run(const Args& args) {
     }
   } else {
     o.shape = {sized ? -1 : o.rows, 16};
+  }
+  if (args.Has("dataset")) {
+    if (sized || args.Has("rows") || args.Has("shape")) {
+      return InvalidArgumentError(
+          "--dataset: sends each sample as one row of its own shape; drop --rows, --sizes and "
+          "--shape");
+    }
+    ASSIGN_OR_RETURN(LabelledDataset data, LoadLabelledDataset(args.Get("dataset")));
+    o.shape = {1};
+    o.shape.insert(o.shape.end(), data.shape.begin(), data.shape.end());
+    if (!args.Has("input")) o.input_name = data.input_name;
+    o.dataset_inputs = std::move(data.inputs);
+    o.dataset_labels = std::move(data.labels);
   }
   ASSIGN_OR_RETURN(int64_t conns, args.GetInt("connections", 64));
   ASSIGN_OR_RETURN(int64_t max_conns, args.GetInt("max-connections", 512));

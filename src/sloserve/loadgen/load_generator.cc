@@ -46,9 +46,12 @@ class LoadRun {
  public:
   // `bodies` holds one body per distinct request; `body_of[i]` indexes request i's (empty:
   // every request uses bodies[0]).
+  // `labels[k]`: the label of bodies[k] (-1 or empty: not labelled).
   LoadRun(const LoadOptions& options, std::vector<Duration> schedule, std::vector<uint32_t> body_of,
-          std::vector<std::string> bodies, const LoadProgressFn& progress)
+          std::vector<std::string> bodies, const LoadProgressFn& progress,
+          std::vector<int> labels = {})
       : options_(options),
+        labels_(std::move(labels)),
         schedule_(std::move(schedule)),
         body_of_(std::move(body_of)),
         progress_(progress),
@@ -183,7 +186,8 @@ class LoadRun {
     const auto& res = c->parser->get();
     const int status = static_cast<int>(res.result_int());
     if (status == 200) {
-      RecordOk(res.body(), Since(Scheduled(c->current), now));
+      const size_t k = body_of_.empty() ? 0 : body_of_[c->current];
+      RecordOk(res.body(), Since(Scheduled(c->current), now), k < labels_.size() ? labels_[k] : -1);
     } else {
       recorder_.RecordHttpError(status);
     }
@@ -198,11 +202,15 @@ class LoadRun {
     AfterCompletion();
   }
 
-  void RecordOk(const std::string& body, Duration latency) {
+  void RecordOk(const std::string& body, Duration latency, int label) {
     std::string variant;
     std::string hardware;
     bool met_slo = false;
     const auto doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (label >= 0) {
+      ++labelled_;
+      if (doc.is_object() && ArgmaxOfFirstOutput(doc) == label) ++correct_;
+    }
     if (doc.is_object()) {
       if (const auto params = doc.find("parameters"); params != doc.end() && params->is_object()) {
         if (const auto v = params->find("variant"); v != params->end() && v->is_string()) {
@@ -220,6 +228,31 @@ class LoadRun {
                        hardware);
   }
 
+  // The class a response predicts: the index of the largest value of its first output;
+  // -1 when it has none.
+  static int ArgmaxOfFirstOutput(const nlohmann::json& doc) {
+    const auto outputs = doc.find("outputs");
+    if (outputs == doc.end() || !outputs->is_array() || outputs->empty()) return -1;
+    const auto data = (*outputs)[0].find("data");
+    if (data == (*outputs)[0].end() || !data->is_array()) return -1;
+    int best = -1;
+    double best_value = 0;
+    for (size_t i = 0; i < data->size(); ++i) {
+      if (!(*data)[i].is_number()) continue;
+      const double v = (*data)[i].get<double>();
+      if (best < 0 || v > best_value) {
+        best = static_cast<int>(i);
+        best_value = v;
+      }
+    }
+    return best;
+  }
+
+ public:
+  int64_t labelled() const { return labelled_; }
+  int64_t correct() const { return correct_; }
+
+ private:
   void Fail(const ConnPtr& c, beast::error_code ec) {
     // A reused keep-alive connection the server closed while it sat idle: resend once on
     // another connection (latency still counts from the scheduled time).
@@ -301,6 +334,9 @@ class LoadRun {
 
   asio::io_context ioc_;  // first member: outlives every connection
   const LoadOptions& options_;
+  const std::vector<int> labels_;  // per body; -1 = not labelled
+  int64_t labelled_ = 0;
+  int64_t correct_ = 0;
   const std::vector<Duration> schedule_;
   const std::vector<uint32_t> body_of_;  // request i -> index into requests_
   const LoadProgressFn& progress_;
@@ -330,6 +366,30 @@ const char* ZeroLiteral(const std::string& datatype) {
   if (datatype == "BYTES") return "\"\"";
   if (datatype.starts_with("FP") || datatype == "BF16") return "0.0";
   return "0";
+}
+
+// One row of real FP32 data: `options.shape` with shape[0] = 1, `data` its elements.
+StatusOr<std::string> BuildDataBody(const LoadOptions& options, const std::vector<float>& data) {
+  using nlohmann::json;
+  std::vector<int64_t> shape = options.shape;
+  if (shape.empty()) shape = {1, static_cast<int64_t>(data.size())};
+  shape[0] = 1;
+  int64_t elements = 1;
+  for (int64_t d : shape) elements *= d;
+  if (elements != static_cast<int64_t>(data.size())) {
+    return InvalidArgumentError("loadgen: a dataset sample has " + std::to_string(data.size()) +
+                                " values but the shape " + json(shape).dump() + " holds " +
+                                std::to_string(elements));
+  }
+  json body = {{"inputs", json::array({{{"name", options.input_name},
+                                        {"shape", shape},
+                                        {"datatype", "FP32"},
+                                        {"data", data}}})}};
+  json params = json::object();
+  if (options.slo_ms > 0) params["slo_ms"] = options.slo_ms;
+  if (!options.app.empty()) params["app"] = options.app;
+  if (!params.empty()) body["parameters"] = params;
+  return body.dump();
 }
 
 }  // namespace loadgen_internal
@@ -405,8 +465,26 @@ StatusOr<LoadReport> RunLoad(const LoadOptions& options, const LoadProgressFn& p
 
   std::vector<std::string> bodies;
   std::vector<uint32_t> body_of;
+  std::vector<int> labels;
   double rows_sum = 0;
-  if (!per_request) {
+  if (!options.dataset_inputs.empty()) {
+    if (per_request || options.rows != 1) {
+      return InvalidArgumentError("loadgen: a dataset sends one row per request (no rows/sizes)");
+    }
+    if (options.dataset_labels.size() != options.dataset_inputs.size()) {
+      return InvalidArgumentError("loadgen: dataset_labels must have one label per input");
+    }
+    for (size_t d = 0; d < options.dataset_inputs.size(); ++d) {
+      ASSIGN_OR_RETURN(std::string body,
+                       loadgen_internal::BuildDataBody(options, options.dataset_inputs[d]));
+      bodies.push_back(std::move(body));
+      labels.push_back(options.dataset_labels[d]);
+    }
+    body_of.resize(n);
+    for (size_t k = 0; k < n; ++k)
+      body_of[k] = static_cast<uint32_t>(order[k] % options.dataset_inputs.size());
+    rows_sum = static_cast<double>(n);
+  } else if (!per_request) {
     ASSIGN_OR_RETURN(std::string body, BuildInferBody(options));
     bodies.push_back(std::move(body));
     rows_sum = static_cast<double>(options.rows) * static_cast<double>(n);
@@ -424,10 +502,13 @@ StatusOr<LoadReport> RunLoad(const LoadOptions& options, const LoadProgressFn& p
       body_of[k] = it->second;
     }
   }
-  auto run = std::make_unique<loadgen_internal::LoadRun>(
-      options, std::move(schedule), std::move(body_of), std::move(bodies), progress);
+  auto run =
+      std::make_unique<loadgen_internal::LoadRun>(options, std::move(schedule), std::move(body_of),
+                                                  std::move(bodies), progress, std::move(labels));
   RETURN_IF_ERROR(run->Connect());
   LoadReport report = run->Run();
+  report.labelled = run->labelled();
+  report.correct = run->correct();
   if (!options.sizes_label.empty()) {
     report.sizes = options.sizes_label;
   } else {

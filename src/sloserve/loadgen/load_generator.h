@@ -45,6 +45,11 @@ struct LoadOptions {
   std::vector<Duration> schedule;  // send offsets from the start (sorted if not)
   Duration timeout = Seconds(30);  // per request, from its write to the full response
   Duration progress_interval = Seconds(1);
+  // Real inputs with labels (loadgen --dataset): request i sends sample i mod n as one row
+  // (`shape` with shape[0] = 1, FP32) and the argmax of its response's first output is
+  // compared with the label kept here: LoadReport::labelled / correct. Empty = zeros.
+  std::vector<std::vector<float>> dataset_inputs;
+  std::vector<int> dataset_labels;
 };
 
 struct LoadProgress {

@@ -151,6 +151,11 @@ nlohmann::json LoadReport::ToJson() const {
       {"peak_connections", peak_connections},
       {"client_bottleneck", client_bottleneck.ToJson()},
   };
+  if (labelled > 0) {
+    j["labelled"] = labelled;
+    j["correct"] = correct;
+    j["accuracy_measured"] = 100.0 * static_cast<double>(correct) / static_cast<double>(labelled);
+  }
   if (slo_ms > 0) {
     j["slo_ms"] = slo_ms;
     j["slo_attainment_client"] = slo_attainment_client;
@@ -195,6 +200,13 @@ std::string LoadReport::ToText() const {
                   100 * slo_attainment_server);
   }
   out += buf;
+  if (labelled > 0) {
+    std::snprintf(buf, sizeof(buf),
+                  "accuracy   %.2f%% measured from the responses (%lld of %lld labelled correct)\n",
+                  100.0 * static_cast<double>(correct) / static_cast<double>(labelled),
+                  static_cast<long long>(correct), static_cast<long long>(labelled));
+    out += buf;
+  }
   if (!sizes.empty()) {
     std::snprintf(buf, sizeof(buf), "sizes      %s  (mean %.1f rows per request)\n", sizes.c_str(),
                   rows_mean);

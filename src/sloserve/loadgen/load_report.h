@@ -73,6 +73,10 @@ struct LoadReport {
   double slo_attainment_server = 0;
   int peak_connections = 0;
   ClientBottleneck client_bottleneck;
+  // With a labelled dataset: OK responses whose label was checked, and of those the ones
+  // whose first output's argmax equals the label (accuracy measured from the responses).
+  int64_t labelled = 0;
+  int64_t correct = 0;
 
   int64_t completed() const { return ok + http_errors + timeouts + transport_errors; }
   nlohmann::json ToJson() const;

@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <random>
 #include <tuple>
 
-#include <nlohmann/json.hpp>
-
 #include "sloserve/core/mutex.h"
+#include "sloserve/loadgen/labelled_dataset.h"
 #include "sloserve/torch/torch_executor.h"
 
 namespace sloserve {
@@ -137,36 +135,6 @@ int64_t Median(std::vector<int64_t> v) {
 
 }  // namespace
 
-StatusOr<HeldoutSet> LoadHeldoutSet(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFoundError("held-out set " + path + ": cannot open");
-  HeldoutSet set;
-  try {
-    const nlohmann::json j = nlohmann::json::parse(in);
-    const auto& input = j.at("input");
-    set.input_name = input.at("name").get<std::string>();
-    if (input.at("datatype").get<std::string>() != "FP32")
-      return InvalidArgumentError("held-out set " + path + ": only FP32 inputs are supported");
-    set.shape = input.at("shape").get<std::vector<int64_t>>();
-    int64_t elements = 1;
-    for (int64_t d : set.shape) elements *= d;
-    for (const auto& s : j.at("samples")) {
-      std::vector<float> data = s.at("data").get<std::vector<float>>();
-      if (static_cast<int64_t>(data.size()) != elements) {
-        return InvalidArgumentError(
-            "held-out set " + path + ": sample " + std::to_string(set.inputs.size()) + " has " +
-            std::to_string(data.size()) + " values, expected " + std::to_string(elements));
-      }
-      set.inputs.push_back(std::move(data));
-      set.labels.push_back(s.at("label").get<int>());
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgumentError("held-out set " + path + ": " + e.what());
-  }
-  if (set.inputs.empty()) return InvalidArgumentError("held-out set " + path + ": no samples");
-  return set;
-}
-
 StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
                                                 const MeasureOptions& o) {
   if (o.batch_sizes.empty() || o.cores.empty() || o.samples < 1 || o.warmup < 0 || o.loads < 1)
@@ -257,7 +225,8 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
       }
       // Accuracy on the held-out set, on the first hardware type.
       if (h == 0) {
-        StatusOr<HeldoutSet> held = LoadHeldoutSet(repo.FindTask(cfg.task)->dir + "/heldout.json");
+        StatusOr<LabelledDataset> held =
+            LoadLabelledDataset(repo.FindTask(cfg.task)->dir + "/heldout.json");
         if (held.ok()) {
           int correct = 0;
           const size_t n = held->inputs.size();

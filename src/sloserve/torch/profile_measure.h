@@ -36,14 +36,4 @@ struct MeasureOptions {
 StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
                                                 const MeasureOptions& options);
 
-// The held-out set written by tools/train_digits_family.py: inputs (FP32, the task's input
-// shape less the batch dimension) and their labels.
-struct HeldoutSet {
-  std::string input_name;
-  std::vector<int64_t> shape;  // one sample's shape, e.g. {1, 8, 8}
-  std::vector<std::vector<float>> inputs;
-  std::vector<int> labels;
-};
-StatusOr<HeldoutSet> LoadHeldoutSet(const std::string& path);
-
 }  // namespace sloserve

@@ -1,0 +1,61 @@
+// `profile measure` on the two smallest committed variants: a suite the loader reads back,
+// with raw samples per batch size, the held-out accuracy measured through the executor,
+// measured cold starts and the accounted memory.
+#include "sloserve/torch/profile_measure.h"
+
+#include <gtest/gtest.h>
+
+#include "torch/torch_test_util.h"
+
+namespace sloserve {
+namespace {
+
+TEST(ProfileMeasureTest, MeasuresLatencyAccuracyLoadTimeAndMemory) {
+  auto repo = LoadModelRepository(testing::CommittedRepository());
+  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+  MeasureOptions o;
+  o.batch_sizes = {1, 3};
+  o.cores = {1};
+  o.samples = 4;
+  o.warmup = 1;
+  o.loads = 2;
+  o.variants = {"pooled_linear", "mlp_small"};
+  auto suite = MeasureRepositoryProfile(*repo, o);
+  ASSERT_TRUE(suite.ok()) << suite.status().ToString();
+  ASSERT_EQ(suite->variants().size(), 2u);
+  ASSERT_EQ(suite->hardware().size(), 1u);
+  EXPECT_EQ(suite->hardware()[0].name, "local-1c");
+  EXPECT_EQ(suite->tasks()[0].input_shape, (std::vector<int64_t>{-1, 1, 8, 8}));
+  for (VariantId v = 0; v < 2; ++v) {
+    const VariantSpec& spec = suite->variants()[v];
+    const RepoVariant* cfg = repo->FindVariant(spec.name);
+    ASSERT_NE(cfg, nullptr);
+    // Measured on heldout.json through the executor = the training script's figure.
+    EXPECT_NEAR(spec.accuracy, cfg->accuracy, 0.01) << spec.name;
+    EXPECT_NEAR(spec.memory_mb * 1024 * 1024, static_cast<double>(cfg->memory_bytes), 1)
+        << spec.name;
+    EXPECT_GT(spec.load_time, Duration(0));
+    EXPECT_EQ(suite->BatchSizes(0, v), (std::vector<int>{1, 3}));
+    EXPECT_EQ(suite->Latency(0, v, 1)->size(), 4u);
+    EXPECT_EQ(suite->Latency(0, v, 3)->size(), 4u);
+  }
+  // The text form reads back as the same suite.
+  const std::string text = WriteProfileText(*suite);
+  auto back = ParseProfileText(text, "measured.prof");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(WriteProfileText(*back), text);
+}
+
+TEST(ProfileMeasureTest, RefusesBadOptions) {
+  auto repo = LoadModelRepository(testing::CommittedRepository());
+  ASSERT_TRUE(repo.ok());
+  MeasureOptions o;
+  o.samples = 0;
+  EXPECT_FALSE(MeasureRepositoryProfile(*repo, o).ok());
+  o = {};
+  o.variants = {"absent"};
+  EXPECT_FALSE(MeasureRepositoryProfile(*repo, o).ok());
+}
+
+}  // namespace
+}  // namespace sloserve
