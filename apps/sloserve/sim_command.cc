@@ -34,7 +34,10 @@ void PrintHelp() {
       "usage: sloserve sim CONFIG.yaml [options]\n\n"
       "Runs the trace-driven simulator on an experiment config (schema: docs/sim.md).\n"
       "Lists under `sweep:` (and a `policies:` list) expand into one run per combination;\n"
-      "each run is deterministic for its seed. Prints one row per run.\n\n"
+      "each run is deterministic for its seed. Prints one row per run.\n"
+      "A config with a `cluster:` section is a model-aware placement experiment (machines,\n"
+      "model caches, cold starts; policies random, colocation, colocation_queue, registry,\n"
+      "adaptive, prefetch, multiplexed): its keys are in docs/model-aware.md.\n\n"
       "options:\n%s\nconfig keys:\n",
       FlagsHelp(kFlags).c_str());
   for (const auto& [k, d] : ConfigKeys()) std::printf("  %-26s %s\n", k.c_str(), d.c_str());
