@@ -13,14 +13,14 @@ loads=("$@")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 printf '%-9s %6s %7s %7s %7s %7s %9s %9s %9s\n' admission qps sent ok shed_429 other p99_ms met_ok goodput
-for admission in off on; do
+for admission in ${ADMISSION:-off on}; do
   for qps in "${loads[@]}"; do
     "$bin" serve --port 0 --set "engine.admission=$admission" --json >"$out/serve.json" 2>"$out/serve.err" &
     pid=$!
     for _ in $(seq 100); do grep -q "listening on" "$out/serve.err" 2>/dev/null && break; sleep 0.1; done
     port=$(sed -n 's/.*listening on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$out/serve.err")
     "$bin" loadgen --port "$port" --qps "$qps" --duration "$duration" --max-connections 4096 \
-      --timeout 20 --json >"$out/load.json" 2>/dev/null || true
+      --timeout 20 --slo-ms 150 --json >"$out/load.json" 2>/dev/null || true
     kill -TERM "$pid"; wait "$pid" || true
     python3 - "$admission" "$qps" "$duration" "$out/load.json" <<'PY'
 import json, sys

@@ -620,6 +620,10 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
       for (uint32_t s : scratch_slots_) DropSlot(s, DropReason::kInternal, now);
       continue;
     }
+    if (run && admission_.enabled() &&
+        TrimLateBatch(&queue, w, shared, view.pinned != kNoId ? view.pinned : d.variant, now)) {
+      continue;  // its first query could not make it even alone: dropped, ask again
+    }
     // Resolve positions to slots before the queue changes; a position in both lists runs.
     std::vector<uint32_t>& take_slots = removed_;
     take_slots.clear();
@@ -673,9 +677,6 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
       Invalid(options_.names.batching, "unknown variant " + std::to_string(v));
       for (uint32_t s : take_slots) DropSlot(s, DropReason::kInternal, now);
       continue;
-    }
-    if (admission_.enabled() && DropLateFromBatch(&take_slots, view.hardware, v, now)) {
-      if (take_slots.empty()) continue;  // every query would have been late: ask again
     }
     st.batch_slots.swap(take_slots);  // take_slots is scratch: no copy needed
     running_rows_ += RowsOf(st.batch_slots);
@@ -956,23 +957,32 @@ bool Engine::DropExpiredHead(std::deque<uint32_t>* queue, WorkerId w, bool share
   return dropped;
 }
 
-bool Engine::DropLateFromBatch(std::vector<uint32_t>* slots, HardwareId h, VariantId v,
-                               TimePoint now) {
-  // The batch's expected end by the profile (what RunBatch::expected will say): a query
-  // due before it would only be answered late, so it is dropped before it holds a worker.
-  const TimePoint end = now + ExpectedBatch(h, v, static_cast<int32_t>(RowsOf(*slots)));
-  size_t kept = 0;
-  bool dropped = false;
-  for (uint32_t s : *slots) {
-    if (table_[s].deadline < end) {
-      DropSlot(s, DropReason::kExpired, now);
-      dropped = true;
-    } else {
-      (*slots)[kept++] = s;
-    }
+bool Engine::TrimLateBatch(std::deque<uint32_t>* queue, WorkerId w, bool shared, VariantId v,
+                           TimePoint now) {
+  // `take` is ascending and queues are in deadline order: its first query is due first,
+  // and a batch that ends by that deadline ends by every one of its queries'.
+  std::vector<uint32_t>& take = decision_.take;
+  if (take.empty() || v >= suite_->variants().size()) return false;
+  const HardwareId h = views_[w].hardware;
+  const Query& first = table_[(*queue)[take[0]]];
+  if (first.deadline < now + ExpectedBatch(h, v, first.size)) {
+    // Late even alone on the policy's variant: dropped before it holds the worker.
+    positions_.assign(1, take[0]);
+    RemovePositions(queue, positions_, &scratch_slots_);
+    if (!shared) SyncQueueView(w);
+    DropSlot(scratch_slots_[0], DropReason::kExpired, now);
+    return true;
   }
-  slots->resize(kept);
-  return dropped;
+  // The largest prefix the profile expects to finish by that deadline; the rest of the
+  // batch stays queued for the next one (instead of every query of it ending late).
+  int32_t rows = 0;
+  size_t keep = 0;
+  for (; keep < take.size(); ++keep) {
+    rows += table_[(*queue)[take[keep]]].size;
+    if (keep > 0 && first.deadline < now + ExpectedBatch(h, v, rows)) break;
+  }
+  take.resize(keep);
+  return false;
 }
 
 int64_t Engine::RowsOf(const std::vector<uint32_t>& slots) const {

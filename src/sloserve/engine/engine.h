@@ -240,8 +240,10 @@ class Engine {
   // Drops the queue's head while its deadline can no longer be met (admission).
   bool DropExpiredHead(std::deque<uint32_t>* queue, WorkerId w, bool shared, TimePoint now);
   int64_t RowsOf(const std::vector<uint32_t>& slots) const;
-  // Drops the formed batch's queries that would finish past their deadline (admission).
-  bool DropLateFromBatch(std::vector<uint32_t>* slots, HardwareId h, VariantId v, TimePoint now);
+  // Admission: trims the batching decision's `take` to the queries the profile expects
+  // to finish by their deadlines; true when its first query was dropped (late even alone).
+  bool TrimLateBatch(std::deque<uint32_t>* queue, WorkerId w, bool shared, VariantId v,
+                     TimePoint now);
   size_t in_flight_ = 0;
   int64_t warnings_ = 0;
 

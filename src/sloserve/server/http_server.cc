@@ -38,6 +38,7 @@ using tcp = asio::ip::tcp;
 
 constexpr size_t kHeaderLimit = 64 * 1024;
 constexpr auto kLingerTimeout = std::chrono::seconds(2);
+constexpr auto kDrainReadTimeout = std::chrono::seconds(2);  // Stop(): finish reading
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
 
 class Session;
@@ -55,6 +56,7 @@ struct HttpServer::Impl {
   Impl(Options opts, InferenceBackend* b) : options(std::move(opts)), backend(b) {}
 
   void DoAccept() EXCLUDES(mu);
+  void StartSession(tcp::socket sock) EXCLUDES(mu);
   void RunIoThread() EXCLUDES(mu);
   void Unregister(Session* session) EXCLUDES(mu) {
     MutexLock lock(mu);
@@ -114,10 +116,24 @@ class Session : public std::enable_shared_from_this<Session> {
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->DoRead(); });
   }
 
-  // Stop(): closes the connection unless a request is being served.
+  // Stop(): closes the connection unless a request is being served or being read. A
+  // request whose bytes have arrived (buffered, or waiting in the socket) is read and
+  // answered 503, within kDrainReadTimeout, rather than cut off without a response.
   void CloseIfIdle() {
     asio::post(stream_.get_executor(), [self = shared_from_this()] {
-      if (self->state_ == State::kReading || self->state_ == State::kLingering) self->Close();
+      if (self->state_ == State::kLingering) return self->Close();
+      if (self->state_ != State::kReading) return;
+      char byte;
+      const ssize_t n =
+          ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      // A fresh connection is about to send its first request (a client may send right
+      // after connecting): it gets the same short while. An idle keep-alive connection
+      // is closed at once (a client retries those, RFC 9112 9.3.1).
+      if (self->buffer_.size() > 0 || n > 0 || self->answered_ == 0) {
+        self->stream_.expires_after(kDrainReadTimeout);
+        return;
+      }
+      self->Close();
     });
   }
 
@@ -129,7 +145,9 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->body_limit(server_->options.max_body_bytes);
     parser_->header_limit(kHeaderLimit);
-    stream_.expires_after(server_->options.idle_timeout);
+    // Stopping: a connection accepted late gets a short while to send its request.
+    stream_.expires_after(server_->draining.load() ? kDrainReadTimeout
+                                                   : server_->options.idle_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
   }
@@ -274,6 +292,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnWrite(beast::error_code ec, size_t /*bytes*/) {
     if (ec) return Close();
+    ++answered_;
     if (linger_) return Linger();
     if (!keep_alive_ || server_->draining.load()) return Close();
     DoRead();
@@ -318,29 +337,37 @@ class Session : public std::enable_shared_from_this<Session> {
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool linger_ = false;
+  int64_t answered_ = 0;  // responses written on this connection
 };
 
 }  // namespace http_server_internal
 
 void HttpServer::Impl::DoAccept() {
   acceptor->async_accept(asio::make_strand(*ioc), [this](beast::error_code ec, tcp::socket sock) {
-    if (draining.load() || !acceptor->is_open()) return;
-    if (ec) {  // e.g. out of file descriptors: retry shortly instead of spinning
+    if (ec) {
+      if (draining.load() || !acceptor->is_open()) return;
+      // e.g. out of file descriptors: retry shortly instead of spinning
       accept_timer->expires_after(kAcceptRetryDelay);
       accept_timer->async_wait([this](beast::error_code e) {
         if (!e && !draining.load()) DoAccept();
       });
       return;
     }
-    sock.set_option(tcp::no_delay(true), ec);
-    auto session = std::make_shared<Session>(std::move(sock), this);
-    {
-      MutexLock lock(mu);
-      sessions.emplace(session.get(), session);
-    }
-    session->Start();
-    DoAccept();
+    // Accepted while stopping too: its request is read and answered 503, not reset.
+    StartSession(std::move(sock));
+    if (!draining.load() && acceptor->is_open()) DoAccept();
   });
+}
+
+void HttpServer::Impl::StartSession(tcp::socket sock) {
+  beast::error_code ec;
+  sock.set_option(tcp::no_delay(true), ec);
+  auto session = std::make_shared<Session>(std::move(sock), this);
+  {
+    MutexLock lock(mu);
+    sessions.emplace(session.get(), session);
+  }
+  session->Start();
 }
 
 void HttpServer::Impl::RunIoThread() {
@@ -429,6 +456,14 @@ void HttpServer::Stop() {
   s.draining.store(true);
   asio::post(s.acceptor->get_executor(), [&s] {
     beast::error_code ec;
+    // Connections the kernel has completed but we have not accepted would be reset by
+    // close(): accept them now, so their requests are read and answered 503.
+    s.acceptor->non_blocking(true, ec);
+    for (int i = 0; i < 4096 && !ec; ++i) {
+      tcp::socket sock(asio::make_strand(*s.ioc));
+      s.acceptor->accept(sock, ec);
+      if (!ec) s.StartSession(std::move(sock));
+    }
     s.acceptor->close(ec);
     s.accept_timer->cancel();
   });

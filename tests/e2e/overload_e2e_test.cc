@@ -1,0 +1,214 @@
+// End-to-end overload tests (issue 16, docs/admission.md), 127.0.0.1 only and bounded in
+// time: a small emulated deployment (2 workers of one fixed variant, so capacity is tens
+// of requests per second) under twice its capacity sheds with 429 + Retry-After while
+// the admitted requests meet the SLO; SIGTERM under load answers every request it read.
+// No test asserts throughput: capacity comes from `sloserve sim` of the same config.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/http_get.h"
+#include "support/listen_port.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+namespace sloserve {
+namespace {
+
+using testing::RunProcess;
+using testing::Subprocess;
+
+const std::string kBin = SLOSERVE_BINARY;
+
+std::string WriteConfig(const testing::ScopedTempDir& dir) {
+  const std::string path = dir.File("overload.yaml");
+  std::ofstream(path) << "suite: ramsis-image\n"
+                         "task: image\n"
+                         "hardware: n1-4cpu\n"
+                         "workers: 2\n"
+                         "slo_ms: 150\n"
+                         "seed: 1\n"
+                         "duration_s: 3\n"
+                         "workload: {arrival: poisson, load_qps: 5000}\n"
+                         "executor: {latency: sample}\n"
+                         "policy: {name: fixed, dispatch: round_robin, batching: edf, "
+                         "selection: fixed, variant: efficientnet_b0}\n"
+                         "server: {input_shape: \"-1,16\"}\n";
+  return path;
+}
+
+// One POST over HTTP/1.0 (the server closes after answering): the whole response, or ""
+// when the connection failed or closed without one. `sent` says whether the request
+// was written completely.
+std::string PostInfer(uint16_t port, const std::string& body, bool* sent) {
+  *sent = false;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  std::string response;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request =
+        "POST /v2/models/image/infer HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: "
+        "application/json\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    size_t written = 0;
+    while (written < request.size()) {
+      const ssize_t n = send(fd, request.data() + written, request.size() - written, MSG_NOSIGNAL);
+      if (n <= 0) break;
+      written += static_cast<size_t>(n);
+    }
+    *sent = written == request.size();
+    char buf[4096];
+    for (ssize_t n; *sent && (n = recv(fd, buf, sizeof buf, 0)) > 0;) {
+      response.append(buf, static_cast<size_t>(n));
+    }
+  }
+  close(fd);
+  return response;
+}
+
+std::string InferBody() {
+  nlohmann::json input = {{"name", "input"},
+                          {"shape", {1, 16}},
+                          {"datatype", "FP32"},
+                          {"data", std::vector<double>(16, 0.5)}};
+  return nlohmann::json{{"inputs", {input}}}.dump();
+}
+
+struct Served {
+  std::unique_ptr<Subprocess> process;
+  uint16_t port = 0;
+  std::string body;  // a valid inference request
+};
+
+Served StartServe(const std::string& config) {
+  Served s;
+  s.process = std::make_unique<Subprocess>(
+      std::vector<std::string>{kBin, "serve", config, "--port", "0", "--duration", "60", "--json"});
+  EXPECT_TRUE(s.process->WaitForStderr("sloserve: ready", std::chrono::seconds(30)))
+      << s.process->err();
+  s.port = testing::ListenPort(s.process->err());
+  // The input's name from the model's metadata (the profile's, shape declared -1,16).
+  const auto meta =
+      nlohmann::json::parse(testing::HttpGetBody(s.port, "/v2/models/image"), nullptr, false);
+  EXPECT_FALSE(meta.is_discarded());
+  s.body = InferBody();
+  if (!meta.is_discarded() && meta.contains("inputs")) {
+    auto doc = nlohmann::json::parse(s.body);
+    doc["inputs"][0]["name"] = meta["inputs"][0]["name"];
+    s.body = doc.dump();
+  }
+  return s;
+}
+
+double SaturatedThroughput(const std::string& config) {
+  auto r = RunProcess({kBin, "sim", config, "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  return j["rows"][0]["throughput_qps"].get<double>();
+}
+
+TEST(OverloadE2eTest, TwiceCapacityShedsWithRetryAfterAndAdmittedMeetTheSlo) {
+  testing::ScopedTempDir dir("sloserve-overload");
+  const std::string config = WriteConfig(dir);
+  const double capacity = SaturatedThroughput(config);  // sim at 5000 qps: saturated
+  ASSERT_GT(capacity, 5);
+  Served s = StartServe(config);
+  ASSERT_GT(s.port, 0);
+
+  // While loadgen holds the server at 2x capacity, our own requests must see some 429s,
+  // each with Retry-After.
+  std::atomic<int> refused{0}, refused_with_retry{0};
+  std::thread probe([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    for (int i = 0; i < 60; ++i) {
+      bool sent = false;
+      const std::string response = PostInfer(s.port, s.body, &sent);
+      if (response.rfind("HTTP/1.0 429", 0) == 0 || response.rfind("HTTP/1.1 429", 0) == 0) {
+        ++refused;
+        if (response.find("\r\nRetry-After: ") != std::string::npos) ++refused_with_retry;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  auto load = RunProcess({kBin, "loadgen", "--port", std::to_string(s.port), "--qps",
+                          std::to_string(2 * capacity), "--duration", "3", "--slo-ms", "150",
+                          "--timeout", "20", "--json"});
+  probe.join();
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  const auto l = nlohmann::json::parse(load.out);
+  s.process->Signal(SIGTERM);
+  auto done = s.process->Wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  const auto m = nlohmann::json::parse(done.out);
+
+  EXPECT_GT(refused.load(), 0);
+  EXPECT_EQ(refused_with_retry.load(), refused.load());
+  EXPECT_GT(l["errors_by_status"].value("429", 0), 0) << l.dump();
+  EXPECT_EQ(l["transport_errors"], 0) << l.dump();
+  EXPECT_EQ(l["timeouts"], 0) << l.dump();
+  EXPECT_GT(m["shed"].get<int64_t>(), 0) << m.dump();
+  EXPECT_GT(m["met"].get<int64_t>(), 0) << m.dump();
+  // Wide margins: the server's p99 of answered requests within the SLO (+ 50%), and most
+  // admitted requests on time (sim says ~90%; a shared CI machine adds jitter).
+  EXPECT_LE(m["p99_ms"].get<double>(), 1.5 * 150) << m.dump();
+  EXPECT_GE(m["admitted_met_rate"].get<double>(), 0.6) << m.dump();
+}
+
+TEST(OverloadE2eTest, SigtermUnderLoadAnswersEveryRequestItRead) {
+  testing::ScopedTempDir dir("sloserve-overload");
+  Served s = StartServe(WriteConfig(dir));
+  ASSERT_GT(s.port, 0);
+  // Clients that keep sending one request per connection until the server is gone: every
+  // request written completely gets an HTTP response (200, 429, 503, ...), never a bare
+  // close, while the server drains.
+  std::atomic<bool> stop{false};
+  std::atomic<int> answered{0}, unanswered{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 6; ++c) {
+    clients.emplace_back([&] {
+      while (!stop.load()) {
+        bool sent = false;
+        const std::string response = PostInfer(s.port, s.body, &sent);
+        if (!sent) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));  // refused: stopped
+          continue;
+        }
+        if (response.rfind("HTTP/1.", 0) == 0) {
+          ++answered;
+        } else {
+          ++unanswered;
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  s.process->Signal(SIGTERM);
+  auto done = s.process->Wait();
+  stop.store(true);
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_GT(answered.load(), 0);
+  EXPECT_EQ(unanswered.load(), 0) << answered.load() << " answered";
+}
+
+}  // namespace
+}  // namespace sloserve
