@@ -62,8 +62,8 @@ struct ClusterConfig {
   int target_ongoing_requests = 3;
   Duration network{};  // a remote request's transfer time
   // prefetch: popularity over the last `prefetch_window` arrivals; a model with at least
-  // `prefetch_min_share` of them is loaded on idle machines until it has a warm proxy per
-  // `prefetch_share_per_machine` of share (at least one).
+  // `prefetch_min_share` of them is loaded on idle machines until ceil(share x machines)
+  // proxies hold it.
   int prefetch_window = 50;
   double prefetch_min_share = 0.1;
   // multiplexed (Ray Serve): at most this many models per replica (LRU beyond it).
