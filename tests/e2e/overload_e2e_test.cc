@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -83,6 +84,27 @@ std::string PostInfer(uint16_t port, const std::string& body, bool* sent) {
   }
   close(fd);
   return response;
+}
+
+// Sends one request and closes the connection at once, without reading the answer.
+bool SendAndHangUp(uint16_t port, const std::string& body) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  bool sent = false;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request =
+        "POST /v2/models/image/infer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+        "application/json\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    sent = send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(request.size());
+  }
+  close(fd);
+  return sent;
 }
 
 std::string InferBody() {
@@ -208,6 +230,33 @@ TEST(OverloadE2eTest, SigtermUnderLoadAnswersEveryRequestItRead) {
   EXPECT_EQ(done.exit_code, 0) << done.err;
   EXPECT_GT(answered.load(), 0);
   EXPECT_EQ(unanswered.load(), 0) << answered.load() << " answered";
+}
+
+TEST(OverloadE2eTest, QueuedRequestsOfDisconnectedClientsAreCancelled) {
+  testing::ScopedTempDir dir("sloserve-overload");
+  Served s = StartServe(WriteConfig(dir));
+  ASSERT_GT(s.port, 0);
+  // 2 workers: beyond the first batches, requests wait in the queues when their clients
+  // hang up; the server notices the closed sockets and drops those instead of running them.
+  int sent = 0;
+  for (int i = 0; i < 40; ++i) sent += SendAndHangUp(s.port, s.body) ? 1 : 0;
+  ASSERT_GT(sent, 30);
+  double cancelled = 0;
+  for (int i = 0; i < 100 && cancelled == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const std::string metrics = testing::HttpGetBody(s.port, "/metrics");
+    const std::string key = "\nsloserve_queries_cancelled_total ";
+    const size_t at = metrics.find(key);
+    if (at != std::string::npos) cancelled = std::atof(metrics.c_str() + at + key.size());
+  }
+  EXPECT_GT(cancelled, 0);
+  s.process->Signal(SIGTERM);
+  auto done = s.process->Wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  const auto m = nlohmann::json::parse(done.out);
+  EXPECT_GT(m["cancelled"].get<int64_t>(), 0) << m.dump();
+  EXPECT_EQ(m["arrived"].get<int64_t>(),
+            m["completed"].get<int64_t>() + m["dropped"].get<int64_t>());
 }
 
 }  // namespace
