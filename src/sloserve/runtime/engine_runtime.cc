@@ -250,7 +250,11 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
   const uint64_t cookie = q.cookie;
   const QueryId id = engine_->Submit(q, now);
   // Submit may have answered it already (shed); otherwise remember its id for ClientGone.
-  if (auto w = waiting_.find(cookie); w != waiting_.end()) w->second.query = id;
+  if (auto w = waiting_.find(cookie); w != waiting_.end()) {
+    w->second.query = id;
+    // Its client may have gone before it got here (ClientGone's step ran first).
+    if (w->second.client_gone && w->second.client_gone->load()) engine_->Cancel(id, now);
+  }
 }
 
 void EngineRuntime::ClientGone() {
