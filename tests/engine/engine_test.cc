@@ -7,6 +7,7 @@
 
 #include "sloserve/exec/profile_executor.h"
 #include "sloserve/policy/policy_spec.h"
+#include "support/engine_fixtures.h"
 #include "support/puppet_executor.h"
 #include "support/test_suite.h"
 #include "support/virtual_run.h"
@@ -14,31 +15,11 @@
 namespace sloserve {
 namespace {
 
+using testing::At;
+using testing::Policies;
 using testing::PuppetExecutor;
 using testing::VirtualRun;
-
-std::vector<WorkerSpec> Workers(int n) {
-  std::vector<WorkerSpec> w(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) w[static_cast<size_t>(i)].name = "w" + std::to_string(i);
-  return w;
-}
-
-PolicySet Policies(const std::string& dispatch, const std::string& batching,
-                   std::map<std::string, std::string> options = {}) {
-  PolicySpec spec;
-  spec.dispatch = dispatch;
-  spec.batching = batching;
-  spec.options = std::move(options);
-  auto set = MakePolicySet(spec);
-  EXPECT_TRUE(set.ok()) << set.status().ToString();
-  return std::move(set).value();
-}
-
-Query At(TimePoint now, Duration slo) {
-  Query q;
-  q.deadline = now + slo;
-  return q;
-}
+using testing::Workers;
 
 TEST(EngineTest, RoundRobinSpreadsAndMaximalBatchingTakesWholeQueue) {
   ProfileSuite suite = testing::SmallSuite();

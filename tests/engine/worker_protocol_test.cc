@@ -10,6 +10,7 @@
 
 #include "sloserve/engine/engine.h"
 #include "sloserve/exec/profile_executor.h"
+#include "support/engine_fixtures.h"
 #include "support/puppet_executor.h"
 #include "support/test_policies.h"
 #include "support/test_suite.h"
@@ -20,6 +21,7 @@ namespace {
 using testing::FnPlanning;
 using testing::PuppetExecutor;
 using testing::RecordLog;
+using testing::Workers;
 using Kind = PuppetExecutor::Kind;
 
 constexpr VariantId kFast = 0;  // SmallSuite: "fast" 10 ms, "slow" 30 ms at batch 1
@@ -34,12 +36,6 @@ Query Due(TimePoint deadline, AppId app = 0) {
   q.deadline = deadline;
   q.app = app;
   return q;
-}
-
-std::vector<WorkerSpec> Workers(int n) {
-  std::vector<WorkerSpec> w(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) w[static_cast<size_t>(i)].name = "w" + std::to_string(i);
-  return w;
 }
 
 // Engine + puppet + record log; `warnings` keeps the engine's log lines (never stderr).

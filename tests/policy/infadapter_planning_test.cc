@@ -15,7 +15,7 @@
 namespace sloserve {
 namespace {
 
-const ProfileSuite& ResNets() {
+const ProfileSuite& ResNetSuite() {
   return testing::EmbeddedSuite("infadapter-resnet");
 }
 
@@ -24,7 +24,7 @@ std::unique_ptr<InfAdapterPlanning> Adapter(std::map<std::string, std::string> o
   auto p = InfAdapterPlanning::Create(PolicyParams("infadapter", options));
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   PolicyContext ctx;
-  ctx.suite = &ResNets();
+  ctx.suite = &ResNetSuite();
   ctx.slo = Millis(750);
   ctx.workers = std::move(workers);
   EXPECT_TRUE((*p)->Init(ctx).ok());
@@ -87,7 +87,7 @@ TEST(InfAdapterPlanningTest, SolvesThenCreatesBeforeItDeletes) {
     EXPECT_EQ(w.worker, kNoId);
     EXPECT_FALSE(w.remove);
     ASSERT_NE(w.pinned, kNoId);
-    EXPECT_EQ(ResNets().hardware()[w.hardware].cores, w.cores);
+    EXPECT_EQ(ResNetSuite().hardware()[w.hardware].cores, w.cores);
     const InfAdapterAllocation& a = solved.allocations[w.pinned];
     EXPECT_EQ(a.cores, w.cores);
     EXPECT_DOUBLE_EQ(a.quota_rps, w.quota);
@@ -154,7 +154,7 @@ TEST(InfAdapterPlanningTest, ScaleDownWaitsForTheStabilisationWindow) {
 TEST(InfAdapterPlanningTest, BaselinesMsPlusAndVpaPlus) {
   std::vector<WorkerView> workers = {Worker(0, 19, kNoId, WorkerPhase::kActive)};
   PolicyContext ctx;
-  ctx.suite = &ResNets();
+  ctx.suite = &ResNetSuite();
   ctx.slo = Millis(750);
   ctx.workers = workers;
   const std::map<std::string, std::string> opts = {
@@ -171,7 +171,7 @@ TEST(InfAdapterPlanningTest, BaselinesMsPlusAndVpaPlus) {
   vpa_opts["variant"] = "resnet50";
   auto vpa = InfAdapterPlanning::CreateVpaPlus(PolicyParams("vpa_plus", vpa_opts)).value();
   ASSERT_TRUE(vpa->Init(ctx).ok());
-  auto model = BuildInfAdapterCapacity(ResNets(), {}).value();
+  auto model = BuildInfAdapterCapacity(ResNetSuite(), {}).value();
   const InfAdapterVariantCapacity& r50 = model.variants[2];
   ASSERT_EQ(r50.name, "resnet50");
   int fewest = 0;

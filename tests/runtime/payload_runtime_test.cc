@@ -128,7 +128,7 @@ class DoublingExecutor : public WorkerExecutor {
   std::thread thread_;
 };
 
-RuntimeOptions Options(int workers) {
+RuntimeOptions PayloadOptions(int workers) {
   RuntimeOptions o;
   o.deployment.workers = workers;
   o.policy.options["variant"] = "fast";
@@ -145,7 +145,7 @@ InferRequest Request(const std::vector<float>& input) {
 
 TEST(PayloadRuntimeTest, AnInjectedExecutorReadsInputsAndReturnsOutputs) {
   ProfileSuite suite = testing::SmallSuite();
-  RuntimeOptions o = Options(2);
+  RuntimeOptions o = PayloadOptions(2);
   DoublingExecutor* executor = nullptr;
   PayloadStore* given = nullptr;
   o.make_executor = [&](const ProfileSuite& s,
@@ -198,7 +198,7 @@ TEST(PayloadRuntimeTest, AnInjectedExecutorReadsInputsAndReturnsOutputs) {
 
 TEST(PayloadRuntimeTest, TheEmulatedExecutorAnswersWithoutOutputsAndLeaksNothing) {
   ProfileSuite suite = testing::SmallSuite();
-  RuntimeOptions o = Options(2);
+  RuntimeOptions o = PayloadOptions(2);
   o.service.time_scale = 0.05;
   auto rt = EngineRuntime::Create(&suite, o);
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
@@ -220,7 +220,7 @@ TEST(PayloadRuntimeTest, TheEmulatedExecutorAnswersWithoutOutputsAndLeaksNothing
 
 TEST(PayloadRuntimeTest, AFullStoreAnswersResourceExhausted) {
   ProfileSuite suite = testing::SmallSuite();
-  RuntimeOptions o = Options(1);
+  RuntimeOptions o = PayloadOptions(1);
   o.payload_bytes = 1024;
   auto rt = EngineRuntime::Create(&suite, o);
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
@@ -242,7 +242,7 @@ TEST(PayloadRuntimeTest, AFullStoreAnswersResourceExhausted) {
 
 TEST(PayloadRuntimeTest, ShutdownReleasesTheInputsOfUnservedRequests) {
   ProfileSuite suite = testing::SmallSuite();
-  RuntimeOptions o = Options(1);
+  RuntimeOptions o = PayloadOptions(1);
   o.service.time_scale = 20;  // 200 ms per batch: most requests are still queued at Stop
   auto rt = EngineRuntime::Create(&suite, o);
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
@@ -260,7 +260,7 @@ TEST(PayloadRuntimeTest, ShutdownReleasesTheInputsOfUnservedRequests) {
 
 TEST(PayloadRuntimeTest, PayloadBoundIsRangeChecked) {
   ProfileSuite suite = testing::SmallSuite();
-  RuntimeOptions o = Options(1);
+  RuntimeOptions o = PayloadOptions(1);
   o.payload_bytes = 100;
   auto rt = EngineRuntime::Create(&suite, o);
   ASSERT_FALSE(rt.ok());

@@ -79,7 +79,7 @@ const ProfileSuite& Text() {
 // Text: every BERT (non-monotone profiles: bert_mini meets the SLO only batched, bert_tiny
 // is slower at batch 2 than at 1), 30 workers, SLO 200 ms, a seed and worker count no
 // run was tuned on. Before per-batch Pareto pruning RAMSIS lost 1.4 points at 3,000 qps.
-RunSpec TextSpec(double qps, const std::string& selection) {
+RunSpec RamsisTextSpec(double qps, const std::string& selection) {
   RunSpec spec = Spec(qps, selection, 41);
   spec.suite = "ramsis-text";
   spec.task = "text";
@@ -95,11 +95,11 @@ RunSpec TextSpec(double qps, const std::string& selection) {
 
 TEST(RamsisReproductionTest, NeverLessAccurateOnTheNonMonotoneTextProfiles) {
   for (double qps : {1500.0, 3000.0, 4500.0}) {
-    auto ramsis = RunSimulation(TextSpec(qps, "ramsis"), Text());
+    auto ramsis = RunSimulation(RamsisTextSpec(qps, "ramsis"), Text());
     ASSERT_TRUE(ramsis.ok()) << ramsis.status().ToString();
     EXPECT_LT(ramsis->summary.violation_rate, 0.05) << qps;
     for (const char* baseline : {"jellyfish_plus", "model_switching"}) {
-      auto b = RunSimulation(TextSpec(qps, baseline), Text());
+      auto b = RunSimulation(RamsisTextSpec(qps, baseline), Text());
       ASSERT_TRUE(b.ok()) << b.status().ToString();
       if (b->summary.violation_rate >= 0.05) continue;
       EXPECT_GE(ramsis->summary.accuracy, b->summary.accuracy - 0.1)
