@@ -72,8 +72,9 @@ StatusOr<ServeSetup> BuildServeSetup(
   for (const auto& [k, v] : f) {
     if (k.rfind("server.", 0) != 0) continue;
     static const std::vector<std::string> kServerKeys = {
-        "server.host",       "server.port",      "server.threads",     "server.max_body_mb",
-        "server.max_slo_ms", "server.max_queue", "server.input_shape", "server.payload_mb"};
+        "server.host",        "server.port",       "server.threads",
+        "server.max_body_mb", "server.max_slo_ms", "server.max_queue",
+        "server.input_shape", "server.payload_mb", "server.max_connections"};
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
                                   "server keys: " + JoinNames(kServerKeys) +
@@ -121,6 +122,9 @@ StatusOr<ServeSetup> BuildServeSetup(
   setup.http.max_body_bytes = static_cast<size_t>(body_mb * 1024 * 1024);
   ASSIGN_OR_RETURN(double max_slo_ms, ServerNumber(f, "server.max_slo_ms", 60000, 1, 86400000));
   setup.http.max_slo = MillisF(max_slo_ms);
+  ASSIGN_OR_RETURN(double max_connections,
+                   ServerNumber(f, "server.max_connections", 10000, 1, 1e6, true));
+  setup.http.max_connections = static_cast<size_t>(max_connections);
 
   const Deployment& d = setup.runtime->deployment();
   // "60 x n1-4cpu", or per type in mix order: "1 x g4dn.xlarge + 3 x r5n.large".

@@ -285,5 +285,55 @@ TEST_F(HttpServerRobustnessTest, BindConflictIsAnError) {
   EXPECT_FALSE(port.ok());
 }
 
+// server.max_connections (issue 16): a connection beyond the cap is answered 503 with
+// Retry-After and closed; the connections within it keep working, and a closed one frees
+// its place.
+TEST_F(HttpServerRobustnessTest, ConnectionsBeyondTheCapGet503AndAreClosed) {
+  HttpServer::Options options;
+  options.max_connections = 2;
+  StartServer({}, options);
+  auto held = std::make_unique<TestHttpClient>();
+  TestHttpClient kept;
+  ASSERT_TRUE(held->Connect(port_).ok());
+  ASSERT_TRUE(kept.Connect(port_).ok());
+  auto first = held->Get("/v2/health/live");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->status, 200);
+  auto second = kept.Get("/v2/health/live");
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->status, 200);
+  {
+    TestHttpClient extra(Seconds(5));
+    ASSERT_TRUE(extra.Connect(port_).ok());
+    auto raw = extra.SendRaw("GET /v2/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    ASSERT_TRUE(raw.ok());
+    EXPECT_EQ(StatusLine(*raw), "HTTP/1.1 503 Service Unavailable") << *raw;
+    EXPECT_NE(raw->find("Retry-After: 1\r\n"), std::string::npos) << *raw;
+    EXPECT_NE(raw->find("too many open connections (limit 2)"), std::string::npos) << *raw;
+  }
+  auto again = kept.Get("/v2/health/live");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->status, 200);
+  held.reset();  // frees a place once the server has seen the close
+  int status = 0;
+  for (int i = 0; i < 100 && status != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    TestHttpClient next(Seconds(5));
+    if (!next.Connect(port_).ok()) continue;
+    auto r = next.Get("/v2/health/live");
+    status = r.ok() ? r->status : 0;
+  }
+  EXPECT_EQ(status, 200);
+}
+
+TEST(HttpServerOptionsTest, MaxConnectionsIsRangeChecked) {
+  FakeBackend backend;
+  HttpServer::Options options;
+  options.max_connections = 0;
+  auto server = HttpServer::Create(options, &backend);
+  ASSERT_FALSE(server.ok());
+  EXPECT_NE(server.status().message().find("max_connections"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sloserve

@@ -103,8 +103,8 @@ namespace http_server_internal {
 // All members are touched only on the connection's strand.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket&& socket, HttpServer::Impl* server)
-      : stream_(std::move(socket)), server_(server) {
+  Session(tcp::socket&& socket, HttpServer::Impl* server, bool over_limit = false)
+      : stream_(std::move(socket)), server_(server), over_limit_(over_limit) {
     server_->metrics.ConnectionOpened();
   }
   ~Session() {
@@ -113,7 +113,17 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Start() {
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->DoRead(); });
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      if (!self->over_limit_) return self->DoRead();
+      // Over server.max_connections: answer at once and close (draining what it sends).
+      self->keep_alive_ = false;
+      self->linger_ = true;
+      self->Write(
+          {503,
+           ErrorJson("too many open connections (limit " +
+                     std::to_string(self->server_->options.max_connections) + "); retry later"),
+           "application/json", nullptr, "1"});
+    });
   }
 
   // Stop(): closes the connection unless a request is being served or being read. A
@@ -338,6 +348,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool keep_alive_ = true;
   bool linger_ = false;
   int64_t answered_ = 0;  // responses written on this connection
+  const bool over_limit_;
 };
 
 }  // namespace http_server_internal
@@ -362,9 +373,11 @@ void HttpServer::Impl::DoAccept() {
 void HttpServer::Impl::StartSession(tcp::socket sock) {
   beast::error_code ec;
   sock.set_option(tcp::no_delay(true), ec);
-  auto session = std::make_shared<Session>(std::move(sock), this);
+  std::shared_ptr<Session> session;
   {
     MutexLock lock(mu);
+    const bool over_limit = sessions.size() >= options.max_connections;
+    session = std::make_shared<Session>(std::move(sock), this, over_limit);
     sessions.emplace(session.get(), session);
   }
   session->Start();
@@ -395,6 +408,9 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
   if (backend == nullptr) return InvalidArgumentError("HttpServer: backend is null");
   if (options.threads < 1 || options.threads > 256) {
     return InvalidArgumentError("HttpServer: threads must be in [1, 256]");
+  }
+  if (options.max_connections < 1 || options.max_connections > 1'000'000) {
+    return InvalidArgumentError("HttpServer: max_connections must be in [1, 1000000]");
   }
   if (options.max_body_bytes == 0) {
     return InvalidArgumentError("HttpServer: max_body_bytes must be > 0");

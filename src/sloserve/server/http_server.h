@@ -38,6 +38,9 @@ class HttpServer {
     Duration idle_timeout = Seconds(60);       // keep-alive connection idle limit
     Duration write_timeout = Seconds(30);      // a client that does not read is dropped
     Duration drain_timeout = Seconds(5);       // Stop(): wait for final writes
+    // Open connections beyond this get 503 (+ Retry-After) and are closed, so clients
+    // holding connections open cannot exhaust the process's file descriptors.
+    size_t max_connections = 10000;
   };
 
   // Validates the options; `backend` must outlive the server. The task table is read
