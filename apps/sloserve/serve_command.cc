@@ -141,9 +141,9 @@ Status Run(const Args& args) {
     std::fflush(stderr);
     std::_Exit(130);
   }).detach();
-  // The engine drains first (up to 5 s, then answers what is left with 503), so the
+  // The engine drains first (up to server.drain_s, then 503 for what is left), so the
   // HTTP server's stop, which waits for every in-flight answer, is prompt.
-  setup.runtime->Stop(Seconds(5));
+  setup.runtime->Stop(setup.drain);
   server->Stop();
   MetricsSummary m = setup.runtime->Summary();
   if (args.Has("json")) {

@@ -74,7 +74,8 @@ StatusOr<ServeSetup> BuildServeSetup(
     static const std::vector<std::string> kServerKeys = {
         "server.host",        "server.port",       "server.threads",
         "server.max_body_mb", "server.max_slo_ms", "server.max_queue",
-        "server.input_shape", "server.payload_mb", "server.max_connections"};
+        "server.input_shape", "server.payload_mb", "server.max_connections",
+        "server.drain_s"};
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
                                   "server keys: " + JoinNames(kServerKeys) +
@@ -125,6 +126,9 @@ StatusOr<ServeSetup> BuildServeSetup(
   ASSIGN_OR_RETURN(double max_connections,
                    ServerNumber(f, "server.max_connections", 10000, 1, 1e6, true));
   setup.http.max_connections = static_cast<size_t>(max_connections);
+  ASSIGN_OR_RETURN(double drain_s, ServerNumber(f, "server.drain_s", 5, 0, 3600));
+  setup.drain = SecondsF(drain_s);
+  setup.http.drain_timeout = std::max(setup.drain, Seconds(1));
 
   const Deployment& d = setup.runtime->deployment();
   // "60 x n1-4cpu", or per type in mix order: "1 x g4dn.xlarge + 3 x r5n.large".

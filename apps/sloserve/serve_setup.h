@@ -16,6 +16,9 @@ struct ServeSetup {
   std::unique_ptr<ProfileSuite> suite;
   std::unique_ptr<EngineRuntime> runtime;
   HttpServer::Options http;
+  // Shutdown: how long the engine serves its queued requests before failing the rest
+  // with 503 (server.drain_s); also bounds the HTTP server's final writes.
+  Duration drain = Seconds(5);
   std::string summary;  // one line: suite, workers, policy, SLO
 };
 
