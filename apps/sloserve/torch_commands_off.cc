@@ -23,4 +23,9 @@ Status CheckTorchCores(int, bool) {
   return UnimplementedError(kNoTorch);
 }
 
+Status PreloadTorchWorkers(const TorchServing&, const ProfileSuite&,
+                           const std::vector<WorkerSpec>&) {
+  return UnimplementedError(kNoTorch);
+}
+
 }  // namespace sloserve::cli
