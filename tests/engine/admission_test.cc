@@ -59,6 +59,38 @@ TEST(AdmissionControlTest, CapacityFollowsThePolicysBatches) {
   EXPECT_EQ(fixed.max_queued_rows(), 5);
 }
 
+TEST(AdmissionControlTest, ALoadFollowingSelectionKeepsTheProfilesCapacityAsAFloor) {
+  // A selection that follows the load ran slow single rows while load was light; when
+  // load steps up it switches to fast batches, so the light-load rate must not shed the
+  // step: capacity stays at the profile's best, while a fixed variant's falls.
+  ProfileSuite suite = testing::SmallSuite();
+  AdmissionControl follows(suite, 0, Millis(100), AdmissionOptions{true, 0, 1.0}, true);
+  AdmissionControl fixed(suite, 0, Millis(100), AdmissionOptions{true, 0, 1.0}, false);
+  for (AdmissionControl* a : {&follows, &fixed}) {
+    a->SetActiveWorkers({{0, 0}});
+    for (int i = 0; i < 200; ++i) a->OnBatch(0, 1, Millis(30));
+  }
+  EXPECT_NEAR(follows.capacity_rows_per_s(), 8 / 0.024, 1e-6);
+  EXPECT_EQ(follows.batch_time(), Millis(24));
+  EXPECT_NEAR(fixed.capacity_rows_per_s(), 1 / 0.030, 0.5);
+  // Faster batches than the floor still count.
+  for (int i = 0; i < 200; ++i) follows.OnBatch(0, 20, Millis(20));
+  EXPECT_GT(follows.capacity_rows_per_s(), 8 / 0.024 + 100);
+}
+
+TEST(AdmissionControlTest, PolicySetSaysWhetherItsSelectionFollowsTheLoad) {
+  for (const auto& [selection, follows] :
+       std::vector<std::pair<std::string, bool>>{{"fixed", false}, {"jellyfish_plus", true}}) {
+    PolicySpec spec;
+    spec.dispatch = "round_robin";
+    spec.batching = "edf";
+    spec.selection = selection;
+    auto set = MakePolicySet(spec);
+    ASSERT_TRUE(set.ok()) << set.status().message();
+    EXPECT_EQ(set->variant_follows_load, follows) << selection;
+  }
+}
+
 // The engine under 3x overload in virtual time: without admission nearly every query is
 // late; with it the excess is shed at arrival and most admitted queries meet the SLO.
 MetricsSummary Overload(bool admission, std::map<QueryId, int>* ended) {

@@ -12,8 +12,8 @@ constexpr double kRateWeight = 0.05;
 }  // namespace
 
 AdmissionControl::AdmissionControl(const ProfileSuite& suite, TaskId task, Duration slo,
-                                   AdmissionOptions options)
-    : options_(options), slo_(slo) {
+                                   AdmissionOptions options, bool variant_follows_load)
+    : options_(options), follows_load_(variant_follows_load), slo_(slo) {
   const size_t types = suite.hardware().size();
   capacity_by_hw_.assign(types, 0.0);
   batch_by_hw_.assign(types, 0.0);
@@ -59,6 +59,7 @@ void AdmissionControl::SetActiveWorkers(
       w.rate = capacity_by_hw_[h];
       w.batch_s = batch_by_hw_[h];
     }
+    w.hardware = h;
     w.active = true;
   }
   min_service_ = Duration(0);
@@ -85,8 +86,10 @@ void AdmissionControl::Recompute() {
   active_ = 0;
   for (const Worker& w : workers_) {
     if (!w.active) continue;
-    capacity_ += w.rate;
-    batch_sum_ += w.batch_s;
+    const bool floored = follows_load_ && w.hardware < capacity_by_hw_.size() &&
+                         w.rate < capacity_by_hw_[w.hardware];
+    capacity_ += floored ? capacity_by_hw_[w.hardware] : w.rate;
+    batch_sum_ += floored ? batch_by_hw_[w.hardware] : w.batch_s;
     ++active_;
   }
   if (options_.max_queued_rows > 0) {

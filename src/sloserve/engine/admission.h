@@ -16,7 +16,11 @@
 // per second of the batches its batching/selection policy forms (an exponential moving
 // average of rows / expected duration), starting from the profile's best rows per second
 // among batches no slower than half the SLO (a query waits for the batch in hand, then
-// runs in its own). The deployment's capacity sums its active workers' rates; the batch
+// runs in its own). When the selection follows the load (RAMSIS, Jellyfish+), that
+// profile best is also a floor under the average: at light load such a policy forms slow
+// batches of an accurate variant, and when load steps up it switches to fast ones, so
+// the light-load rate would shed the step (the demo's ramp lost 21% of its 1,600 qps
+// step that way). The deployment's capacity sums its active workers' rates; the batch
 // time averages their batches. Pure arithmetic: no clock, no threads.
 #include <cstdint>
 #include <utility>
@@ -40,7 +44,8 @@ struct AdmissionOptions {
 class AdmissionControl {
  public:
   AdmissionControl() = default;
-  AdmissionControl(const ProfileSuite& suite, TaskId task, Duration slo, AdmissionOptions options);
+  AdmissionControl(const ProfileSuite& suite, TaskId task, Duration slo, AdmissionOptions options,
+                   bool variant_follows_load = false);
 
   bool enabled() const { return options_.enabled; }
   // The workers taking queries (id, hardware) changed.
@@ -59,12 +64,14 @@ class AdmissionControl {
  private:
   struct Worker {
     bool active = false;
+    HardwareId hardware = 0;
     double rate = 0;     // rows/s of its recent batches
     double batch_s = 0;  // their expected duration
   };
   void Recompute();
 
   AdmissionOptions options_;
+  bool follows_load_ = false;
   Duration slo_{};
   std::vector<double> capacity_by_hw_;  // initial rows/s of one worker of each type
   std::vector<double> batch_by_hw_;     // and its batch's median latency (s)

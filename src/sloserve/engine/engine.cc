@@ -46,7 +46,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
     return InvalidArgumentError("engine: admission max_queued_rows must be >= 0");
   }
   std::unique_ptr<Engine> e(new Engine(suite, std::move(policies), executor, options));
-  e->admission_ = AdmissionControl(*suite, options.task, options.slo, options.admission);
+  e->admission_ = AdmissionControl(*suite, options.task, options.slo, options.admission,
+                                   e->policies_.variant_follows_load);
   const size_t num_variants = suite->variants().size();
   std::vector<std::string> machine_names;
   for (size_t i = 0; i < workers.size(); ++i) {

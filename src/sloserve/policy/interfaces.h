@@ -37,6 +37,11 @@ class SelectionPolicy {
     (void)q;
     (void)now;
   }
+  // Whether the variant it picks follows the load (RAMSIS, Jellyfish+, ModelSwitching):
+  // when load rises it moves to faster variants, so admission control prices the queue
+  // with what the deployment clears at its fastest, not with the batches it formed at
+  // the lighter load before (which would shed the very step up it exists to absorb).
+  virtual bool follows_load() const { return false; }
 };
 
 // --- batching: which queued queries form the next batch on a worker ---

@@ -9,9 +9,11 @@ StatusOr<PolicySet> MakePolicySet(const PolicySpec& spec) {
   const PolicyRegistry& reg = PolicyRegistry::Builtin();
   PolicyParams params("policy '" + spec.Label() + "'", spec.options);
   ASSIGN_OR_RETURN(auto selection, reg.MakeSelection(spec.selection, params));
+  const bool follows_load = selection != nullptr && selection->follows_load();
   ASSIGN_OR_RETURN(auto batching, reg.MakeBatching(spec.batching, params, std::move(selection)));
   ASSIGN_OR_RETURN(auto dispatch, reg.MakeDispatch(spec.dispatch, params));
   PolicySet set;
+  set.variant_follows_load = follows_load;
   if (!spec.placement.empty()) {
     ASSIGN_OR_RETURN(set.placement, reg.MakePlacement(spec.placement, params));
   }

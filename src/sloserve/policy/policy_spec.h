@@ -28,6 +28,9 @@ struct PolicySet {
   std::unique_ptr<BatchingPolicy> batching;
   std::unique_ptr<PlacementPolicy> placement;  // optional
   std::unique_ptr<PlanningPolicy> planning;    // optional
+  // The selection inside `batching` moves to faster variants as load rises
+  // (SelectionPolicy::follows_load); admission control prices capacity accordingly.
+  bool variant_follows_load = false;
   // Options none of these policies read but another registered policy does (ignored).
   std::vector<std::string> ignored_options;
 };

@@ -30,6 +30,7 @@ class LoadGranularSelection : public SelectionPolicy {
       : options_(options), monitor_(LoadMonitor::Options{options.window, kTimeZero}) {}
   Status Init(const PolicyContext& ctx) override;
   void OnArrival(const Query&, TimePoint now) override { monitor_.Record(now); }
+  bool follows_load() const override { return true; }
   SelectionDecision Choose(const WorkerView& worker, const QueueView& queue, const Query& head,
                            TimePoint now) final;
 

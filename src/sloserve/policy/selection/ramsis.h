@@ -47,6 +47,7 @@ class RamsisSelection : public SelectionPolicy {
 
   Status Init(const PolicyContext& ctx) override;
   void OnArrival(const Query& q, TimePoint now) override;
+  bool follows_load() const override { return true; }
   SelectionDecision Choose(const WorkerView& worker, const QueueView& queue, const Query& head,
                            TimePoint now) override;
   // The policy set of SLO class `c` (0 when there is one SLO).
