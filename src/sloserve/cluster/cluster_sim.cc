@@ -50,12 +50,6 @@ struct Learned {
   double Mean() const { return sum / n; }
 };
 
-struct Decision {
-  bool place = false;
-  int machine = kNobody;
-  int proxy = kNobody;
-};
-
 enum class EventType { kArrive, kPreDone, kAtProxy, kLoadDone, kInferDone, kExit };
 
 struct Event {
@@ -69,7 +63,10 @@ struct Event {
 class Simulator {
  public:
   Simulator(const ClusterConfig& c, ClusterPolicy p)
-      : cfg_(c), policy_(p), rng_(MakeRng(c.seed, "cluster-placement")) {
+      : cfg_(c),
+        policy_(p),
+        rng_(MakeRng(c.seed, "cluster-placement")),
+        window_(c.prefetch_window) {
     for (const ClusterMachine& m : c.machines) {
       MachineState s;
       s.cores_free = m.cores;
@@ -92,9 +89,10 @@ class Simulator {
   void Push(TimePoint at, EventType t, int who) { events_.push({at, seq_++, t, who}); }
   void Arrive(int model, TimePoint now);
   void Schedule(TimePoint now);
-  Decision Decide(int p, ClusterPolicy policy, TimePoint now);
-  Decision DecideAdaptive(int p, TimePoint now);
-  void Place(int p, const Decision& d, TimePoint now);
+  PlacementChoice Decide(int p, TimePoint now);
+  // The proxies as the shared placement rules see them, for a request of `model`.
+  std::vector<ProxyState> ProxiesFor(int model, TimePoint now) const;
+  void Place(int p, const PlacementChoice& d, TimePoint now);
   void TryServe(int m, TimePoint now);
   void OnExit(int p, TimePoint now);
   void MaybePrefetch(int model, TimePoint now);
@@ -129,34 +127,6 @@ class Simulator {
   ModelTimes TimesOf(int model) const {
     return {infer_[model].Mean(), pre_[model].Mean(), post_[model].Mean(), load_[model].Mean()};
   }
-  int PickRandom(const std::vector<int>& v) {
-    return v[static_cast<size_t>(Uniform01(rng_) * static_cast<double>(v.size()))];
-  }
-  // Among `v`, the fewest ongoing requests (ties: lowest id).
-  int LeastOngoing(const std::vector<int>& v) const {
-    int best = v.front();
-    for (int m : v) {
-      if (machines_[m].ongoing < machines_[best].ongoing) best = m;
-    }
-    return best;
-  }
-  // Free machines that could start the model locally.
-  std::vector<int> FreeHolding(int model, bool warm) const {
-    std::vector<int> out;
-    for (int m = 0; m < static_cast<int>(machines_.size()); ++m) {
-      if (Free(m) && CanHold(m, model) && (!warm || Holds(m, model))) out.push_back(m);
-    }
-    return out;
-  }
-  // The registry's warm proxy (the thesis' LocateModelProxy): the first holder, in machine
-  // order, with fewer than target_ongoing_requests ongoing.
-  int RegistryProxy(int model) const {
-    for (int m = 0; m < static_cast<int>(machines_.size()); ++m) {
-      if (Holds(m, model) && machines_[m].ongoing < cfg_.target_ongoing_requests) return m;
-    }
-    return kNobody;
-  }
-
   const ClusterConfig& cfg_;
   ClusterPolicy policy_;
   Rng rng_;
@@ -166,7 +136,7 @@ class Simulator {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0;
   std::vector<Learned> infer_, pre_, post_, load_;
-  std::deque<int> window_;  // prefetch: the last arrivals' models
+  PopularityWindow window_;  // prefetch: the last arrivals' models
   ClusterResult result_;
   // Phased workload progress.
   size_t phase_ = 0;
@@ -190,143 +160,39 @@ void Simulator::Refuse(int p, std::string why, TimePoint now) {
   OnExit(p, now);
 }
 
-Decision Simulator::Decide(int p, ClusterPolicy policy, TimePoint now) {
+std::vector<ProxyState> Simulator::ProxiesFor(int model, TimePoint now) const {
+  const bool adaptive = policy_ == ClusterPolicy::kAdaptive || policy_ == ClusterPolicy::kPrefetch;
+  std::vector<ProxyState> out(machines_.size());
+  for (int m = 0; m < static_cast<int>(machines_.size()); ++m) {
+    const MachineState& s = machines_[m];
+    ProxyState& p = out[m];
+    p.free = Free(m);
+    p.can_hold = CanHold(m, model);
+    p.holds = Holds(m, model);
+    p.idle = s.ongoing == 0 && s.serving == kNobody;
+    p.ongoing = s.ongoing;
+    p.remaining_load = RemainingLoad(m, model, now);
+    p.backlog = adaptive ? Backlog(m, now) : 0;  // the sum over models only where it is read
+    p.room_mb = s.cache.capacity_mb() - s.cache.used_mb();
+  }
+  return out;
+}
+
+PlacementChoice Simulator::Decide(int p, TimePoint now) {
   const int model = procs_[p].model;
-  Decision d;
-  auto local = [&](int m) {
-    d.place = true;
-    d.machine = d.proxy = m;
-    return d;
-  };
-  switch (policy) {
-    case ClusterPolicy::kRandom: {
-      const std::vector<int> free = FreeHolding(model, false);
-      if (free.empty()) return d;
-      return local(PickRandom(free));
-    }
-    case ClusterPolicy::kColocation: {
-      const std::vector<int> warm = FreeHolding(model, true);
-      if (!warm.empty()) return local(LeastOngoing(warm));
-      const std::vector<int> free = FreeHolding(model, false);
-      if (free.empty()) return d;
-      return local(PickRandom(free));
-    }
-    case ClusterPolicy::kColocationQueue: {
-      bool anyone_holds = false;
-      for (int m = 0; m < static_cast<int>(machines_.size()); ++m) {
-        anyone_holds = anyone_holds || Holds(m, model);
-      }
-      const std::vector<int> warm = FreeHolding(model, true);
-      if (!warm.empty()) return local(LeastOngoing(warm));
-      if (anyone_holds) return d;  // wait for a warm machine
-      const std::vector<int> free = FreeHolding(model, false);
-      if (free.empty()) return d;
-      return local(PickRandom(free));
-    }
-    case ClusterPolicy::kRegistry: {
-      const int proxy = RegistryProxy(model);
-      if (proxy != kNobody) {
-        if (Free(proxy)) return local(proxy);  // the warm machine itself: no transfer
-        std::vector<int> free;
-        for (int m = 0; m < static_cast<int>(machines_.size()); ++m) {
-          if (Free(m)) free.push_back(m);
-        }
-        if (free.empty()) return d;
-        d.place = true;
-        d.machine = PickRandom(free);
-        d.proxy = proxy;
-        return d;
-      }
-      // No warm proxy under the target: the local proxy downloads the model.
-      const std::vector<int> free = FreeHolding(model, false);
-      if (free.empty()) return d;
-      return local(PickRandom(free));
-    }
-    case ClusterPolicy::kMultiplexed: {
-      std::vector<int> warm;
-      for (int m : FreeHolding(model, true)) {
-        if (machines_[m].ongoing < cfg_.target_ongoing_requests) warm.push_back(m);
-      }
-      if (!warm.empty()) return local(LeastOngoing(warm));
-      const std::vector<int> free = FreeHolding(model, false);
-      if (free.empty()) return d;
-      return local(LeastOngoing(free));
-    }
-    case ClusterPolicy::kAdaptive:
-    case ClusterPolicy::kPrefetch:  // routes as adaptive; loads ahead of demand besides
-      return DecideAdaptive(p, now);
+  const PlacementChoice d =
+      DecidePlacement(policy_, ProxiesFor(model, now), TimesOf(model),
+                      {cfg_.target_ongoing_requests, ToSeconds(cfg_.network)}, rng_);
+  if (d.estimated) {
+    // The record keeps the estimates made when the request arrived (its first decision).
+    if (!procs_[p].estimated) procs_[p].estimates = d.estimates;
+    procs_[p].estimated = true;
+    procs_[p].chosen = d.chosen;
   }
   return d;
 }
 
-Decision Simulator::DecideAdaptive(int p, TimePoint now) {
-  const int model = procs_[p].model;
-  // The warm proxy colocation with queuing would wait for: least backlog among holders.
-  int queue_target = kNobody;
-  double best_backlog = 0;
-  const ModelTimes t = TimesOf(model);
-  for (int m = 0; m < static_cast<int>(machines_.size()); ++m) {
-    if (!Holds(m, model)) continue;
-    const double backlog =
-        RemainingLoad(m, model, now) + machines_[m].ongoing * (t.infer + t.pre + t.post);
-    if (queue_target == kNobody || backlog < best_backlog) {
-      queue_target = m;
-      best_backlog = backlog;
-    }
-  }
-  const int registry_target = RegistryProxy(model);
-  // The cold machine: a free one without the model whose proxy has the least backlog
-  // (ties: the most free cache, so fewer evictions; then the lowest id).
-  int cold_target = kNobody;
-  double cold_backlog = 0, cold_room = 0;
-  for (int m : FreeHolding(model, false)) {
-    if (Holds(m, model)) continue;
-    const double b = Backlog(m, now);
-    const double room = machines_[m].cache.capacity_mb() - machines_[m].cache.used_mb();
-    if (cold_target == kNobody || b < cold_backlog || (b == cold_backlog && room > cold_room)) {
-      cold_target = m;
-      cold_backlog = b;
-      cold_room = room;
-    }
-  }
-  auto warm = [&](int m) {
-    return WarmProxy{machines_[m].ongoing, RemainingLoad(m, model, now), Backlog(m, now)};
-  };
-  WarmProxy q, r, c;
-  if (queue_target != kNobody) q = warm(queue_target);
-  if (registry_target != kNobody) r = warm(registry_target);
-  if (cold_target != kNobody) c = warm(cold_target);
-  const LatencyEstimates e = EstimateLatencies(
-      t, ToSeconds(cfg_.network), queue_target == kNobody ? nullptr : &q,
-      registry_target == kNobody ? nullptr : &r, cold_target == kNobody ? nullptr : &c);
-  // Ties go to the local, warm choice first.
-  ClusterPolicy choice = ClusterPolicy::kColocationQueue;
-  double best = e.queue;
-  if (e.colocation < best) {
-    choice = ClusterPolicy::kColocation;
-    best = e.colocation;
-  }
-  if (e.registry < best) {
-    choice = ClusterPolicy::kRegistry;
-    best = e.registry;
-  }
-  if (std::isinf(best)) choice = ClusterPolicy::kColocation;  // nobody warm, nothing free
-  // The record keeps the estimates made when the request arrived (its first decision).
-  if (!procs_[p].estimated) procs_[p].estimates = e;
-  procs_[p].estimated = true;
-  procs_[p].chosen = choice;
-  if (choice == ClusterPolicy::kColocation && cold_target != kNobody) {
-    // Start cold where the estimate assumed; a free warm machine still comes first.
-    const std::vector<int> warm_free = FreeHolding(model, true);
-    Decision d;
-    d.place = true;
-    d.machine = d.proxy = warm_free.empty() ? cold_target : LeastOngoing(warm_free);
-    return d;
-  }
-  return Decide(p, choice, now);
-}
-
-void Simulator::Place(int p, const Decision& d, TimePoint now) {
+void Simulator::Place(int p, const PlacementChoice& d, TimePoint now) {
   Proc& proc = procs_[p];
   proc.machine = d.machine;
   proc.proxy = d.proxy;
@@ -345,7 +211,7 @@ void Simulator::Place(int p, const Decision& d, TimePoint now) {
 void Simulator::Schedule(TimePoint now) {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     const int p = *it;
-    const Decision d = Decide(p, policy_, now);
+    const PlacementChoice d = Decide(p, now);
     if (!d.place) {
       ++it;
       continue;
@@ -401,27 +267,8 @@ void Simulator::TryServe(int m, TimePoint now) {
 }
 
 void Simulator::MaybePrefetch(int model, TimePoint now) {
-  window_.push_back(model);
-  if (static_cast<int>(window_.size()) > cfg_.prefetch_window) window_.pop_front();
-  const double share = static_cast<double>(std::count(window_.begin(), window_.end(), model)) /
-                       static_cast<double>(window_.size());
-  if (share < cfg_.prefetch_min_share) return;
-  int holders = 0;
-  for (int m = 0; m < static_cast<int>(machines_.size()); ++m) holders += Holds(m, model);
-  const int want =
-      std::max(1, static_cast<int>(std::ceil(share * static_cast<double>(machines_.size()))));
-  if (holders >= want) return;
-  // An idle proxy (nothing ongoing) that can hold the model: the one with most free room.
-  int best = kNobody;
-  for (int m = 0; m < static_cast<int>(machines_.size()); ++m) {
-    const MachineState& s = machines_[m];
-    if (s.ongoing > 0 || s.serving != kNobody || Holds(m, model) || !CanHold(m, model)) continue;
-    if (best == kNobody ||
-        s.cache.capacity_mb() - s.cache.used_mb() >
-            machines_[best].cache.capacity_mb() - machines_[best].cache.used_mb()) {
-      best = m;
-    }
-  }
+  const double share = window_.Add(model);
+  const int best = PickPrefetchProxy(ProxiesFor(model, now), share, cfg_.prefetch_min_share);
   if (best == kNobody) return;
   MachineState& s = machines_[best];
   std::vector<int> evicted;
@@ -605,28 +452,6 @@ ClusterResult Simulator::Run() {
 }
 
 }  // namespace
-
-const std::vector<std::string>& ClusterPolicyNames() {
-  static const std::vector<std::string> kNames = {"random",     "colocation", "colocation_queue",
-                                                  "registry",   "adaptive",   "prefetch",
-                                                  "multiplexed"};
-  return kNames;
-}
-
-const char* ClusterPolicyName(ClusterPolicy p) {
-  return ClusterPolicyNames()[static_cast<size_t>(p)].c_str();
-}
-
-StatusOr<ClusterPolicy> ParseClusterPolicy(const std::string& name) {
-  const auto& names = ClusterPolicyNames();
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == name) return static_cast<ClusterPolicy>(i);
-  }
-  std::string all;
-  for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
-  return InvalidArgumentError("unknown model-aware placement policy '" + name +
-                              "' (one of: " + all + ")");
-}
 
 StatusOr<ClusterResult> RunCluster(const ClusterConfig& config, ClusterPolicy policy) {
   RETURN_IF_ERROR(ValidateCluster(config));

@@ -9,23 +9,10 @@
 
 #include "sloserve/cluster/analytical_model.h"
 #include "sloserve/cluster/cluster_config.h"
+#include "sloserve/cluster/placement_rules.h"
 #include "sloserve/core/status.h"
 
 namespace sloserve {
-
-enum class ClusterPolicy {
-  kRandom,           // the thesis' default scheduler: any machine with free cores
-  kColocation,       // warm machine if one is free, else start cold elsewhere
-  kColocationQueue,  // wait for a warm machine
-  kRegistry,         // any machine; query a warm proxy under the target, over the network
-  kAdaptive,         // per request, the least of the analytical model's three estimates
-  kPrefetch,         // adaptive + loading popular models on idle machines ahead of demand
-  kMultiplexed,      // Ray Serve multiplexing: model-id routing, at most K models a replica
-};
-
-const std::vector<std::string>& ClusterPolicyNames();
-StatusOr<ClusterPolicy> ParseClusterPolicy(const std::string& name);
-const char* ClusterPolicyName(ClusterPolicy p);
 
 struct ClusterRequestRecord {
   int id = 0;
