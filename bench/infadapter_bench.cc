@@ -70,7 +70,7 @@ InfAdapterProblem SyntheticProblem(int variants, int budget, uint64_t seed) {
     c.name = "v" + std::to_string(m);
     c.accuracy = 60 + 20 * Uniform01(rng);
     c.load_time_s = 5 + 4 * Uniform01(rng);
-    c.loaded = Uniform01(rng) < 0.2;
+    if (Uniform01(rng) < 0.2) c.loaded_cores = {1 + static_cast<int>(Uniform01(rng) * budget)};
     const double a = -5 + 10 * Uniform01(rng), b = 3 + 20 * (1 - (c.accuracy - 60) / 20);
     for (int k = 1; k <= budget; ++k) {
       if (Uniform01(rng) < 0.25) continue;

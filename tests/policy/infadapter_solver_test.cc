@@ -28,7 +28,7 @@ const InfAdapterCapacityModel& ResNetModel() {
   return model;
 }
 
-InfAdapterProblem PaperProblem(double lambda, std::set<VariantId> loaded = {}) {
+InfAdapterProblem PaperProblem(double lambda, std::map<VariantId, std::set<int>> loaded = {}) {
   InfAdapterRequest r;
   r.lambda_rps = lambda;
   r.budget_cores = 20;
@@ -93,7 +93,7 @@ TEST(InfAdapterSolver, MatchesEnumeratorOnRandomInstances) {
       c.name = "v" + std::to_string(m);
       c.accuracy = 60 + 20 * u(rng);
       c.load_time_s = 5 + 4 * u(rng);
-      c.loaded = u(rng) < 0.3;
+      if (u(rng) < 0.3) c.loaded_cores = {1 + static_cast<int>(u(rng) * p.budget_cores)};
       const double a = -5 + 10 * u(rng), b = 3 + 20 * u(rng);
       for (int k = 1; k <= p.budget_cores; ++k) {
         if (u(rng) < 0.25) continue;  // p_m(k) above the SLO
@@ -115,8 +115,11 @@ TEST(InfAdapterSolver, MatchesEnumeratorOnRandomInstances) {
 TEST(InfAdapterSolver, MatchesEnumeratorOnPaperSetting) {
   for (double lambda = 10; lambda <= 150; lambda += 10) {
     ExpectSameObjective(PaperProblem(lambda), "lambda " + std::to_string(lambda));
-    // With resnet50 deployed already, loading it again costs nothing.
-    ExpectSameObjective(PaperProblem(lambda, {2}), "lambda " + std::to_string(lambda) + " r50");
+    // With resnet50 deployed on 8 cores already, keeping it there costs no loading.
+    ExpectSameObjective(PaperProblem(lambda, {{2, {8}}}),
+                        "lambda " + std::to_string(lambda) + " r50");
+    ExpectSameObjective(PaperProblem(lambda, {{4, {9}}, {3, {11}}}),
+                        "lambda " + std::to_string(lambda) + " r101+r152");
   }
 }
 
@@ -174,7 +177,7 @@ TEST(InfAdapterSolver, LoadingCostFavoursTheLoadedVariant) {
     c.name = "v" + std::to_string(m);
     c.accuracy = 70;
     c.load_time_s = 5;
-    c.loaded = m == 1;
+    if (m == 1) c.loaded_cores = {1};
     c.options = {{1, 20}, {2, 40}};
     p.variants.push_back(c);
   }
@@ -183,6 +186,33 @@ TEST(InfAdapterSolver, LoadingCostFavoursTheLoadedVariant) {
   EXPECT_EQ(plan->allocations[0].cores, 0);
   EXPECT_EQ(plan->allocations[1].cores, 1);
   EXPECT_EQ(plan->load_cost_s, 0);
+}
+
+TEST(InfAdapterSolver, ResizingADeployedVariantCostsItsLoadTime) {
+  // One variant deployed on 3 cores; 30 rps fit on 2. Moving to 2 cores is a new worker
+  // that loads it (LC = 5 s); staying on 3 costs one more core but no loading.
+  InfAdapterProblem p;
+  p.budget_cores = 4;
+  p.lambda_rps = 30;
+  InfAdapterCandidate c;
+  c.name = "v";
+  c.accuracy = 70;
+  c.load_time_s = 5;
+  c.loaded_cores = {3};
+  c.options = {{1, 20}, {2, 40}, {3, 60}};
+  p.variants.push_back(c);
+  p.weights.gamma = 0;  // loading is free: the fewest cores, loaded again
+  auto cheap = SolveInfAdapterMilp(p);
+  ASSERT_TRUE(cheap.ok()) << cheap.status().ToString();
+  EXPECT_EQ(cheap->allocations[0].cores, 2);
+  EXPECT_EQ(cheap->load_cost_s, 5);
+  ExpectSameObjective(p, "gamma 0");
+  p.weights.gamma = 1;  // one load time costs more than a core (beta / B = 0.0125)
+  auto keep = SolveInfAdapterMilp(p);
+  ASSERT_TRUE(keep.ok()) << keep.status().ToString();
+  EXPECT_EQ(keep->allocations[0].cores, 3);
+  EXPECT_EQ(keep->load_cost_s, 0);
+  ExpectSameObjective(p, "gamma 1");
 }
 
 void ExpectInvalid(const StatusOr<InfAdapterPlan>& r, const std::string& field) {

@@ -21,6 +21,7 @@ using Prob = std::unique_ptr<glp_prob, ProbDeleter>;
 struct VariantColumns {
   std::vector<int> option;        // option[i] = index into variants[m].options
   std::vector<double> cores, th;  // of option[i]; th capped
+  std::vector<bool> needs_load;   // option[i] costs the variant's load time
   std::vector<int> y;             // GLPK columns (1-based)
 };
 
@@ -41,24 +42,26 @@ struct Triplets {
 
 // Adds the assignment columns, their one-count rows and the budget row. Throughputs are
 // capped at `cap` (no variant can take more than lambda: a tighter LP relaxation), and
-// an option is left out when one with fewer cores has at least its capped throughput
-// (it can never be better: the same quotas fit, with fewer cores and the same loading
-// cost), which also drops every core count above the first whose throughput covers
-// lambda. Both are exact, and leave cores and th strictly increasing.
+// an option that must be loaded is left out when one with fewer cores has at least its
+// capped throughput (it can never be better: the same quotas fit, with fewer cores and
+// no more loading cost), which also drops every core count above the first whose
+// throughput covers lambda. Both are exact. Options deployed now are always kept.
 Layout AddAssignment(glp_prob* lp, const InfAdapterProblem& p, double cap, Triplets& t) {
   Layout l;
   l.v.resize(p.variants.size());
   for (size_t m = 0; m < p.variants.size(); ++m) {
     VariantColumns& vc = l.v[m];
     double best = 0;  // highest capped throughput kept so far (options ascend in cores)
-    const auto& opts = p.variants[m].options;
-    for (size_t j = 0; j < opts.size(); ++j) {
-      const double th = std::min(opts[j].throughput_rps, cap);
-      if (th <= best) continue;
-      best = th;
+    const InfAdapterCandidate& c = p.variants[m];
+    for (size_t j = 0; j < c.options.size(); ++j) {
+      const double th = std::min(c.options[j].throughput_rps, cap);
+      const bool needs_load = InfAdapterNeedsLoad(c, c.options[j].cores);
+      if (th <= best && (needs_load || th <= 0)) continue;
+      best = std::max(best, th);
       vc.option.push_back(static_cast<int>(j));
-      vc.cores.push_back(opts[j].cores);
+      vc.cores.push_back(c.options[j].cores);
       vc.th.push_back(th);
+      vc.needs_load.push_back(needs_load);
       const int col = glp_add_cols(lp, 1);
       glp_set_col_kind(lp, col, GLP_BV);
       vc.y.push_back(col);
@@ -142,7 +145,7 @@ StatusOr<SolveResult> SolveEq1(const InfAdapterProblem& p, double target,
       glp_set_obj_coef(lp.get(), vc.y[i], -core_coef * vc.cores[i]);
     }
     const int col = glp_add_cols(lp.get(), 1);
-    glp_set_col_bnds(lp.get(), col, GLP_DB, 0, vc.th.back());
+    glp_set_col_bnds(lp.get(), col, GLP_DB, 0, *std::max_element(vc.th.begin(), vc.th.end()));
     glp_set_obj_coef(lp.get(), col, p.weights.alpha * c.accuracy / target);
     lambda.push_back(col);
     // lambda_m - sum_i th[i] y[i] <= 0
@@ -150,7 +153,9 @@ StatusOr<SolveResult> SolveEq1(const InfAdapterProblem& p, double target,
     glp_set_row_bnds(lp.get(), cap, GLP_UP, 0, 0);
     t.Add(cap, col, 1);
     for (size_t i = 0; i < vc.y.size(); ++i) t.Add(cap, vc.y[i], -vc.th[i]);
-    if (!c.loaded && c.load_time_s > 0) unloaded.push_back(m);
+    if (std::find(vc.needs_load.begin(), vc.needs_load.end(), true) != vc.needs_load.end()) {
+      unloaded.push_back(m);
+    }
   }
   const int sum = glp_add_rows(lp.get(), 1);  // sum_m lambda_m = lambda
   glp_set_row_bnds(lp.get(), sum, GLP_FX, target, target);
@@ -160,11 +165,14 @@ StatusOr<SolveResult> SolveEq1(const InfAdapterProblem& p, double target,
     glp_set_col_bnds(lp.get(), load, GLP_LO, 0, 0);
     glp_set_obj_coef(lp.get(), load, -load_coef);
     for (size_t m : unloaded) {
-      // L - load_m * sum_i y[i] >= 0
+      // L - load_m * sum_{i must load} y[i] >= 0
       const int row = glp_add_rows(lp.get(), 1);
       glp_set_row_bnds(lp.get(), row, GLP_LO, 0, 0);
       t.Add(row, load, 1);
-      for (int col : l.v[m].y) t.Add(row, col, -p.variants[m].load_time_s);
+      const VariantColumns& vc = l.v[m];
+      for (size_t i = 0; i < vc.y.size(); ++i) {
+        if (vc.needs_load[i]) t.Add(row, vc.y[i], -p.variants[m].load_time_s);
+      }
     }
   }
   glp_load_matrix(lp.get(), static_cast<int>(t.ia.size()) - 1, t.ia.data(), t.ja.data(),

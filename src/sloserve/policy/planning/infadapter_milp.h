@@ -14,9 +14,11 @@
 //   0 <= lambda_m <= sum_k th_m(k) * y_{m,k}
 //   sum_m lambda_m = lambda
 //   sum_{m,k} k * y_{m,k} <= B
-//   L >= load_m * sum_k y_{m,k}          for each m not loaded already;  L >= 0
+//   L >= load_m * sum_{k not deployed now} y_{m,k}   for each m;  L >= 0
 //   maximise  sum_m (alpha * acc_m / lambda) * lambda_m
 //             - sum_{m,k} (beta * k / core_scale) * y_{m,k} - (gamma / load_scale) * L
+// (LC: a variant kept at a core count it runs with now costs no loading; any other core
+// count is a new worker that loads it, as the reference code recreates the container.)
 // Since th_m and p_m depend on n_m, one binary per (m, k) keeps the model linear
 // (no fit of p_m is needed, a profiled p99 above the SLO just has no column).
 //

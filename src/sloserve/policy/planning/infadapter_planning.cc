@@ -197,7 +197,11 @@ void InfAdapterPlanning::SolveAndRollOut(const PlanningInput& input, DeploymentP
   r.max_cores = options_.max_cores;
   r.weights = options_.weights;
   for (const WorkerView& w : workers) {
-    if (w.phase == WorkerPhase::kActive && w.pinned != kNoId) r.loaded.insert(w.pinned);
+    if (w.phase != WorkerPhase::kActive || w.pinned == kNoId) continue;
+    // Deployed at this core count: keeping it there loads nothing (LC).
+    for (size_t k = 1; k < hardware_by_cores_.size(); ++k) {
+      if (hardware_by_cores_[k] == w.hardware) r.loaded[w.pinned].insert(static_cast<int>(k));
+    }
   }
   auto problem = MakeInfAdapterProblem(model_, r);
   if (!problem.ok()) return;  // options were checked at Create: keep the deployment

@@ -13,6 +13,11 @@ bool FiniteNonNegative(double x) {
 
 }  // namespace
 
+bool InfAdapterNeedsLoad(const InfAdapterCandidate& c, int cores) {
+  return c.load_time_s > 0 &&
+         std::find(c.loaded_cores.begin(), c.loaded_cores.end(), cores) == c.loaded_cores.end();
+}
+
 Status ValidateInfAdapterProblem(const InfAdapterProblem& p) {
   if (p.variants.empty()) return InvalidArgumentError("variants: the variant set is empty");
   if (!FiniteNonNegative(p.lambda_rps)) {
@@ -77,7 +82,8 @@ InfAdapterPlan EvaluateInfAdapterChoice(const InfAdapterProblem& p,
     plan.allocations[m].capacity_rps = o.throughput_rps;
     plan.total_cores += o.cores;
     plan.capacity_rps += o.throughput_rps;
-    if (!c.loaded) plan.load_cost_s = std::max(plan.load_cost_s, c.load_time_s);
+    if (InfAdapterNeedsLoad(c, o.cores))
+      plan.load_cost_s = std::max(plan.load_cost_s, c.load_time_s);
   }
   // Most accurate first (ties: lower index), each up to its capacity.
   std::vector<size_t> order(p.variants.size());
@@ -122,7 +128,9 @@ StatusOr<InfAdapterProblem> MakeInfAdapterProblem(const InfAdapterCapacityModel&
     c.name = v.name;
     c.accuracy = v.accuracy;
     c.load_time_s = ToSeconds(v.load_time);
-    c.loaded = r.loaded.count(v.variant) > 0;
+    if (auto it = r.loaded.find(v.variant); it != r.loaded.end()) {
+      c.loaded_cores.assign(it->second.begin(), it->second.end());
+    }
     for (int k = r.min_cores; k <= hi; ++k) {
       if (v.Feasible(k, model.slo)) c.options.push_back({k, v.Throughput(k)});
     }

@@ -5,7 +5,8 @@
 //   s.t.      sum_m lambda_m = lambda,  0 <= lambda_m <= th_m(n_m),  p_m(n_m) <= SLO,
 //             RC = sum_m n_m <= B
 // with AA = sum_m acc_m * lambda_m / lambda (percent), LC = the largest load (readiness)
-// time among the variants used that are not loaded already. The weights' defaults are
+// time among the variants that must be loaded: used at a core count they are not
+// deployed with now (a new worker loads them; create before delete). The weights' defaults are
 // the reference code's: accuracy 1, cores 0.05 per B cores, loading 0.001 per the
 // largest load time (8.52 s for the ResNets).
 //
@@ -14,6 +15,7 @@
 // (infadapter_exhaustive.h). MakeInfAdapterProblem builds a problem from the capacity
 // model: what a planning policy calls every plan interval with (forecast lambda,
 // loaded set, budget).
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -42,9 +44,14 @@ struct InfAdapterCandidate {
   std::string name;
   double accuracy = 0;  // percent
   double load_time_s = 0;
-  bool loaded = false;                        // in the current deployment: no loading cost
+  // Core counts it is deployed with now: those options need no loading; any other core
+  // count (or a variant not deployed) starts a new worker that loads it.
+  std::vector<int> loaded_cores;
   std::vector<InfAdapterCoreOption> options;  // ascending distinct cores; may be empty
 };
+
+// Running `c` on `cores` costs its load time in LC.
+bool InfAdapterNeedsLoad(const InfAdapterCandidate& c, int cores);
 
 struct InfAdapterProblem {
   std::vector<InfAdapterCandidate> variants;
@@ -91,7 +98,8 @@ InfAdapterPlan EvaluateInfAdapterChoice(const InfAdapterProblem& problem,
 // What a planning policy passes each interval.
 struct InfAdapterRequest {
   double lambda_rps = 0;
-  std::set<VariantId> loaded;  // variants currently deployed (no loading cost)
+  // Variant -> the core counts it is currently deployed with (no loading cost there).
+  std::map<VariantId, std::set<int>> loaded;
   int budget_cores = 0;
   int min_cores = 1;  // smallest core count per used variant (the reference code: 2)
   int max_cores = 0;  // 0 = the budget
