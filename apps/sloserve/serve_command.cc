@@ -20,6 +20,10 @@ const std::vector<FlagSpec> kFlags = {
     {"set", "KEY=VALUE", "override a config key (e.g. workers=20; KEY= removes it)", true},
     {"host", "ADDR", "listen address (default from config: 127.0.0.1)"},
     {"port", "N", "listen port, 0 = any free port (default from config: 8000)"},
+    {"http-port", "N", "same as --port"},
+    {"grpc-port", "N",
+     "also serve the Open Inference Protocol over gRPC on this port (docs/grpc.md); "
+     "0 = off (default from config server.grpc_port: off)"},
     {"threads", "N", "HTTP io threads (default 2)"},
     {"duration", "SECONDS", "stop by itself after this long (default: run until SIGINT/SIGTERM)"},
     {"model-repository", "DIR",
@@ -33,7 +37,8 @@ const std::vector<FlagSpec> kFlags = {
 void PrintHelp() {
   std::printf(
       "usage: sloserve serve [CONFIG.yaml] [options]\n\n"
-      "Serves the config's profile suite over HTTP, speaking the KServe v2 / Open Inference\n"
+      "Serves the config's profile suite over HTTP (and gRPC with --grpc-port), speaking the\n"
+      "KServe v2 / Open Inference "
       "Protocol (docs/protocol.md). Each task is a model: POST /v2/models/{task}/infer with\n"
       "optional parameters {\"slo_ms\": N, \"app\": \"name\"}; the response's parameters say "
       "which\n"
@@ -50,6 +55,8 @@ Status Run(const Args& args) {
   std::vector<std::string> sets = args.GetAll("set");
   if (args.Has("host")) sets.push_back("server.host=" + args.Get("host"));
   if (args.Has("port")) sets.push_back("server.port=" + args.Get("port"));
+  if (args.Has("http-port")) sets.push_back("server.port=" + args.Get("http-port"));
+  if (args.Has("grpc-port")) sets.push_back("server.grpc_port=" + args.Get("grpc-port"));
   if (args.Has("threads")) sets.push_back("server.threads=" + args.Get("threads"));
   ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 0));
   if (duration < 0) return InvalidArgumentError("--duration: must be positive");
@@ -99,6 +106,13 @@ Status Run(const Args& args) {
       stderr,
       "sloserve: serving %s\nsloserve: listening on http://%s:%u (KServe v2; Ctrl-C to stop)\n",
       setup.summary.c_str(), setup.http.host.c_str(), port);
+  std::unique_ptr<GrpcServer> grpc;
+  if (setup.grpc_enabled) {
+    ASSIGN_OR_RETURN(grpc, GrpcServer::Create(setup.grpc, setup.runtime.get()));
+    ASSIGN_OR_RETURN(uint16_t grpc_port, grpc->Start());
+    std::fprintf(stderr, "sloserve: listening on grpc://%s:%u (inference.GRPCInferenceService)\n",
+                 setup.grpc.host.c_str(), grpc_port);
+  }
   setup.runtime->Start();
 
   // A failed start (e.g. a policy that cannot initialise) ends the process like a signal.
@@ -129,6 +143,7 @@ Status Run(const Args& args) {
   }
   init_watch.join();
   if (!init_status.ok()) {
+    if (grpc) grpc->Stop();
     server->Stop();
     return init_status.WithPrefix("start-up failed");
   }
@@ -144,6 +159,7 @@ Status Run(const Args& args) {
   // The engine drains first (up to server.drain_s, then 503 for what is left), so the
   // HTTP server's stop, which waits for every in-flight answer, is prompt.
   setup.runtime->Stop(setup.drain);
+  if (grpc) grpc->Stop();
   server->Stop();
   MetricsSummary m = setup.runtime->Summary();
   if (args.Has("json")) {

@@ -75,7 +75,8 @@ StatusOr<ServeSetup> BuildServeSetup(
         "server.host",        "server.port",       "server.threads",
         "server.max_body_mb", "server.max_slo_ms", "server.max_queue",
         "server.input_shape", "server.payload_mb", "server.max_connections",
-        "server.drain_s"};
+        "server.drain_s",     "server.grpc_port",  "server.grpc_threads",
+        "server.grpc_max_in_flight"};
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
                                   "server keys: " + JoinNames(kServerKeys) +
@@ -129,6 +130,19 @@ StatusOr<ServeSetup> BuildServeSetup(
   ASSIGN_OR_RETURN(double drain_s, ServerNumber(f, "server.drain_s", 5, 0, 3600));
   setup.drain = SecondsF(drain_s);
   setup.http.drain_timeout = std::max(setup.drain, Seconds(1));
+  // gRPC (docs/grpc.md): same host, its own port; shares the runtime with HTTP.
+  ASSIGN_OR_RETURN(double grpc_port, ServerNumber(f, "server.grpc_port", 0, 0, 65535, true));
+  setup.grpc_enabled = f.count("server.grpc_port") > 0 && grpc_port > 0;
+  setup.grpc.host = setup.http.host;
+  setup.grpc.port = static_cast<uint16_t>(grpc_port);
+  ASSIGN_OR_RETURN(double grpc_threads, ServerNumber(f, "server.grpc_threads", 2, 1, 256, true));
+  setup.grpc.threads = static_cast<int>(grpc_threads);
+  ASSIGN_OR_RETURN(double grpc_in_flight,
+                   ServerNumber(f, "server.grpc_max_in_flight", 10000, 1, 1e7, true));
+  setup.grpc.max_in_flight = static_cast<int64_t>(grpc_in_flight);
+  setup.grpc.max_message_bytes = setup.http.max_body_bytes;
+  setup.grpc.max_slo = setup.http.max_slo;
+  setup.grpc.drain_timeout = setup.http.drain_timeout;
 
   const Deployment& d = setup.runtime->deployment();
   // "60 x n1-4cpu", or per type in mix order: "1 x g4dn.xlarge + 3 x r5n.large".

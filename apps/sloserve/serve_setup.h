@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sloserve/grpc/grpc_server.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/runtime/engine_runtime.h"
 #include "sloserve/server/http_server.h"
@@ -16,6 +17,9 @@ struct ServeSetup {
   std::unique_ptr<ProfileSuite> suite;
   std::unique_ptr<EngineRuntime> runtime;
   HttpServer::Options http;
+  // The gRPC endpoint beside HTTP (server.grpc_port; 0 = off, the default).
+  GrpcServer::Options grpc;
+  bool grpc_enabled = false;
   // Shutdown: how long the engine serves its queued requests before failing the rest
   // with 503 (server.drain_s); also bounds the HTTP server's final writes.
   Duration drain = Seconds(5);

@@ -1,0 +1,205 @@
+#include "sloserve/grpc/grpc_server.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <map>
+
+#include "sloserve/grpc/async_unary.h"
+#include "sloserve/grpc/model_infer.h"
+#include "sloserve/proto/grpc_service.grpc.pb.h"
+
+namespace sloserve {
+
+using grpc_protocol::AsyncServerState;
+using grpc_protocol::UnaryCall;
+using Service = inference::GRPCInferenceService::AsyncService;
+
+struct GrpcServer::Impl {
+  Options options;
+  InferenceBackend* backend = nullptr;
+  std::map<std::string, TaskInfo, std::less<>> tasks;
+  Service service;
+  std::unique_ptr<::grpc::Server> server;
+  std::vector<std::unique_ptr<::grpc::ServerCompletionQueue>> cqs;
+  grpc_protocol::AsyncServerThreads threads;
+  AsyncServerState state;
+  std::atomic<int64_t> infer_in_flight{0};
+  bool started = false;
+
+  // One handler per RPC; they live as long as the server (calls point at them).
+  UnaryCall<Service, inference::ServerLiveRequest, inference::ServerLiveResponse>::Handler live;
+  UnaryCall<Service, inference::ServerReadyRequest, inference::ServerReadyResponse>::Handler ready;
+  UnaryCall<Service, inference::ModelReadyRequest, inference::ModelReadyResponse>::Handler
+      model_ready;
+  UnaryCall<Service, inference::ServerMetadataRequest, inference::ServerMetadataResponse>::Handler
+      server_metadata;
+  UnaryCall<Service, inference::ModelMetadataRequest, inference::ModelMetadataResponse>::Handler
+      model_metadata;
+  UnaryCall<Service, inference::ModelInferRequest, inference::ModelInferResponse>::Handler infer;
+
+  const TaskInfo* FindTask(const std::string& name) const {
+    auto it = tasks.find(name);
+    return it == tasks.end() ? nullptr : &it->second;
+  }
+
+  // NOT_FOUND for an unknown model or version (the version is checked when given).
+  ::grpc::Status CheckModel(const std::string& name, const std::string& version,
+                            const TaskInfo** task) const {
+    *task = FindTask(name);
+    if (*task == nullptr) return {::grpc::StatusCode::NOT_FOUND, "unknown model '" + name + "'"};
+    const auto& v = (*task)->variants;
+    if (!version.empty() && std::find(v.begin(), v.end(), version) == v.end()) {
+      return {::grpc::StatusCode::NOT_FOUND,
+              "unknown version '" + version + "' of model '" + name + "'"};
+    }
+    return ::grpc::Status::OK;
+  }
+
+  void InstallHandlers() {
+    live = [](auto* call) {
+      call->response.set_live(true);
+      call->Reply(::grpc::Status::OK);
+    };
+    ready = [this](auto* call) {
+      call->response.set_ready(backend->Ready());
+      call->Reply(::grpc::Status::OK);
+    };
+    model_ready = [this](auto* call) {
+      const TaskInfo* task = nullptr;
+      ::grpc::Status s = CheckModel(call->request.name(), call->request.version(), &task);
+      if (s.ok()) call->response.set_ready(backend->Ready());
+      call->Reply(s);
+    };
+    server_metadata = [this](auto* call) {
+      call->response.set_name("sloserve");
+      call->response.set_version(options.server_version);
+      call->response.add_extensions("parameters");
+      call->response.add_extensions("sloserve_slo");
+      call->Reply(::grpc::Status::OK);
+    };
+    model_metadata = [this](auto* call) {
+      const TaskInfo* task = nullptr;
+      ::grpc::Status s = CheckModel(call->request.name(), call->request.version(), &task);
+      if (s.ok()) grpc_protocol::RenderModelMetadata(*task, &call->response);
+      call->Reply(s);
+    };
+    infer = [this](auto* call) { HandleInfer(call); };
+  }
+
+  void HandleInfer(
+      UnaryCall<Service, inference::ModelInferRequest, inference::ModelInferResponse>* call) {
+    const TaskInfo* task = FindTask(call->request.model_name());
+    if (task == nullptr) {
+      call->Reply(
+          {::grpc::StatusCode::NOT_FOUND, "unknown model '" + call->request.model_name() + "'"});
+      return;
+    }
+    auto parsed = grpc_protocol::ParseModelInfer(*task, call->request, options.max_slo);
+    if (!parsed.ok()) {
+      call->Reply(grpc_protocol::ToGrpcStatus(parsed.status()));
+      return;
+    }
+    if (infer_in_flight.fetch_add(1) >= options.max_in_flight) {
+      infer_in_flight.fetch_sub(1);
+      call->Reply({::grpc::StatusCode::RESOURCE_EXHAUSTED,
+                   "too many ModelInfer calls in flight (server.grpc_max_in_flight = " +
+                       std::to_string(options.max_in_flight) + "); retry later"});
+      return;
+    }
+    auto shared = std::make_shared<grpc_protocol::ModelInferCall>(std::move(parsed).value());
+    InferRequest request = std::move(shared->request);
+    shared->request.rows = request.rows;
+    shared->request.task = request.task;
+    backend->Submit(std::move(request), [this, call, shared, task](InferOutcome outcome) {
+      Status s = outcome.status;
+      if (s.ok()) s = grpc_protocol::RenderModelInfer(*task, *shared, outcome, &call->response);
+      infer_in_flight.fetch_sub(1);
+      call->Reply(grpc_protocol::ToGrpcStatus(s));
+    });
+  }
+
+  template <class Req, class Resp, class Method>
+  void Listen(Method method, const typename UnaryCall<Service, Req, Resp>::Handler& handler) {
+    for (auto& cq : cqs) {
+      UnaryCall<Service, Req, Resp>::Listen(&service, cq.get(), method, &handler, &state);
+    }
+  }
+};
+
+GrpcServer::GrpcServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+GrpcServer::~GrpcServer() {
+  Stop();
+}
+
+StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(Options options,
+                                                         InferenceBackend* backend) {
+  if (options.threads < 1 || options.threads > 256) {
+    return InvalidArgumentError("gRPC threads: must be 1..256, got " +
+                                std::to_string(options.threads));
+  }
+  if (options.max_in_flight < 1) {
+    return InvalidArgumentError("gRPC max in-flight calls: must be >= 1, got " +
+                                std::to_string(options.max_in_flight));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  impl->backend = backend;
+  for (TaskInfo& t : backend->Tasks()) {
+    std::string name = t.name;
+    impl->tasks.emplace(std::move(name), std::move(t));
+  }
+  impl->InstallHandlers();
+  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(impl)));
+}
+
+StatusOr<uint16_t> GrpcServer::Start() {
+  Impl& m = *impl_;
+  if (m.started) return FailedPreconditionError("gRPC server already started");
+  ::grpc::ServerBuilder builder;
+  int bound = 0;
+  const std::string host =
+      m.options.host.find(':') != std::string::npos ? "[" + m.options.host + "]" : m.options.host;
+  builder.AddListeningPort(host + ":" + std::to_string(m.options.port),
+                           ::grpc::InsecureServerCredentials(), &bound);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(m.options.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(m.options.max_message_bytes));
+  builder.RegisterService(&m.service);
+  for (int i = 0; i < m.options.threads; ++i) m.cqs.push_back(builder.AddCompletionQueue());
+  m.server = builder.BuildAndStart();
+  if (m.server == nullptr || bound == 0) {
+    m.cqs.clear();
+    m.server.reset();
+    return UnavailableError("gRPC: cannot listen on " + host + ":" +
+                            std::to_string(m.options.port));
+  }
+  m.started = true;
+  using namespace inference;
+  m.Listen<ServerLiveRequest, ServerLiveResponse>(&Service::RequestServerLive, m.live);
+  m.Listen<ServerReadyRequest, ServerReadyResponse>(&Service::RequestServerReady, m.ready);
+  m.Listen<ModelReadyRequest, ModelReadyResponse>(&Service::RequestModelReady, m.model_ready);
+  m.Listen<ServerMetadataRequest, ServerMetadataResponse>(&Service::RequestServerMetadata,
+                                                          m.server_metadata);
+  m.Listen<ModelMetadataRequest, ModelMetadataResponse>(&Service::RequestModelMetadata,
+                                                        m.model_metadata);
+  m.Listen<ModelInferRequest, ModelInferResponse>(&Service::RequestModelInfer, m.infer);
+  m.threads.Run(m.cqs);
+  return static_cast<uint16_t>(bound);
+}
+
+void GrpcServer::Stop() {
+  Impl& m = *impl_;
+  if (!m.started) return;
+  m.started = false;
+  m.threads.Stop(m.server.get(), &m.state, m.cqs,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(m.options.drain_timeout));
+  m.server.reset();
+  m.cqs.clear();
+}
+
+int64_t GrpcServer::in_flight() const {
+  return impl_->infer_in_flight.load();
+}
+
+}  // namespace sloserve

@@ -1,0 +1,276 @@
+// A C++ gRPC client (stubs generated from proto/grpc_service.proto) against a real
+// `sloserve serve --grpc-port` process on 127.0.0.1: every RPC, typed and raw tensor
+// contents, errors as gRPC status codes, and the one backend HTTP and gRPC share.
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "grpc/grpc_test_util.h"
+#include "sloserve/proto/grpc_service.grpc.pb.h"
+#include "support/http_get.h"
+#include "support/listen_port.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+namespace sloserve {
+namespace {
+
+using inference::GRPCInferenceService;
+using testing::Deadline;
+using testing::Subprocess;
+
+const std::string kBin = SLOSERVE_BINARY;
+
+class GrpcServeTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::ScopedTempDir("grpc-test");
+    const std::string config = dir_->File("serve.yaml");
+    std::ofstream(config) << "suite: ramsis-image\n"
+                             "task: image\n"
+                             "hardware: n1-4cpu\n"
+                             "workers: 2\n"
+                             "slo_ms: 150\n"
+                             "seed: 1\n"
+                             "executor: {latency: sample}\n"
+                             "policy: {name: fixed, dispatch: round_robin, batching: edf, "
+                             "selection: fixed, variant: efficientnet_b0}\n"
+                             "server: {input_shape: \"-1,16\"}\n";
+    grpc_port_ = testing::FreeTcpPort();
+    process_ = new Subprocess({kBin, "serve", config, "--port", "0", "--grpc-port",
+                               std::to_string(grpc_port_), "--duration", "120"});
+    ASSERT_TRUE(process_->WaitForStderr("sloserve: ready", std::chrono::seconds(60)))
+        << process_->err();
+    http_port_ = testing::ListenPort(process_->err());
+    stub_ = GRPCInferenceService::NewStub(testing::LocalChannel(grpc_port_)).release();
+    inference::ModelMetadataRequest req;
+    req.set_name("image");
+    inference::ModelMetadataResponse meta;
+    ASSERT_TRUE(stub_->ModelMetadata(Deadline().get(), req, &meta).ok());
+    input_name_ = meta.inputs(0).name();
+  }
+  static void TearDownTestSuite() {
+    delete stub_;
+    delete process_;
+    delete dir_;
+  }
+
+  // A valid typed request of `rows` rows.
+  static inference::ModelInferRequest Request(int rows) {
+    inference::ModelInferRequest req;
+    req.set_model_name("image");
+    req.set_id("req-1");
+    auto* in = req.add_inputs();
+    in->set_name(input_name_);
+    in->set_datatype("FP32");
+    in->add_shape(rows);
+    in->add_shape(16);
+    for (int i = 0; i < rows * 16; ++i) in->mutable_contents()->add_fp32_contents(0.5f * i);
+    return req;
+  }
+
+  static ::grpc::Status Infer(const inference::ModelInferRequest& req,
+                              inference::ModelInferResponse* resp) {
+    return stub_->ModelInfer(Deadline().get(), req, resp);
+  }
+
+  static testing::ScopedTempDir* dir_;
+  static Subprocess* process_;
+  static GRPCInferenceService::Stub* stub_;
+  static uint16_t grpc_port_, http_port_;
+  static std::string input_name_;
+};
+
+testing::ScopedTempDir* GrpcServeTest::dir_ = nullptr;
+Subprocess* GrpcServeTest::process_ = nullptr;
+GRPCInferenceService::Stub* GrpcServeTest::stub_ = nullptr;
+uint16_t GrpcServeTest::grpc_port_ = 0;
+uint16_t GrpcServeTest::http_port_ = 0;
+std::string GrpcServeTest::input_name_;
+
+TEST_F(GrpcServeTest, HealthAndMetadata) {
+  inference::ServerLiveResponse live;
+  ASSERT_TRUE(stub_->ServerLive(Deadline().get(), {}, &live).ok());
+  EXPECT_TRUE(live.live());
+  inference::ServerReadyResponse ready;
+  ASSERT_TRUE(stub_->ServerReady(Deadline().get(), {}, &ready).ok());
+  EXPECT_TRUE(ready.ready());
+  inference::ServerMetadataResponse server;
+  ASSERT_TRUE(stub_->ServerMetadata(Deadline().get(), {}, &server).ok());
+  EXPECT_EQ(server.name(), "sloserve");
+  EXPECT_FALSE(server.version().empty());
+
+  inference::ModelMetadataRequest mreq;
+  mreq.set_name("image");
+  inference::ModelMetadataResponse meta;
+  ASSERT_TRUE(stub_->ModelMetadata(Deadline().get(), mreq, &meta).ok());
+  EXPECT_EQ(meta.name(), "image");
+  EXPECT_EQ(meta.platform(), "sloserve");
+  EXPECT_GT(meta.versions_size(), 1);  // the image suite's variants
+  ASSERT_EQ(meta.inputs_size(), 1);
+  EXPECT_EQ(meta.inputs(0).datatype(), "FP32");
+  EXPECT_EQ(std::vector<int64_t>(meta.inputs(0).shape().begin(), meta.inputs(0).shape().end()),
+            (std::vector<int64_t>{-1, 16}));
+  ASSERT_EQ(meta.outputs_size(), 1);
+  EXPECT_EQ(meta.outputs(0).name(), "output");
+
+  // The same task as HTTP's: one backend behind both ports.
+  const auto http = nlohmann::json::parse(testing::HttpGetBody(http_port_, "/v2/models/image"));
+  EXPECT_EQ(http["inputs"][0]["name"], meta.inputs(0).name());
+  EXPECT_EQ(http["inputs"][0]["shape"], nlohmann::json({-1, 16}));
+
+  inference::ModelReadyRequest rreq;
+  rreq.set_name("image");
+  inference::ModelReadyResponse rresp;
+  ASSERT_TRUE(stub_->ModelReady(Deadline().get(), rreq, &rresp).ok());
+  EXPECT_TRUE(rresp.ready());
+  rreq.set_version(meta.versions(0));
+  ASSERT_TRUE(stub_->ModelReady(Deadline().get(), rreq, &rresp).ok());
+  rreq.set_version("no-such-version");
+  EXPECT_EQ(stub_->ModelReady(Deadline().get(), rreq, &rresp).error_code(),
+            ::grpc::StatusCode::NOT_FOUND);
+  rreq.set_name("no-such-model");
+  rreq.clear_version();
+  EXPECT_EQ(stub_->ModelReady(Deadline().get(), rreq, &rresp).error_code(),
+            ::grpc::StatusCode::NOT_FOUND);
+  mreq.set_name("no-such-model");
+  const ::grpc::Status s = stub_->ModelMetadata(Deadline().get(), mreq, &meta);
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(s.error_message().find("no-such-model"), std::string::npos) << s.error_message();
+}
+
+TEST_F(GrpcServeTest, InferTypedContents) {
+  inference::ModelInferResponse resp;
+  inference::ModelInferRequest req = Request(3);
+  (*req.mutable_parameters())["slo_ms"].set_int64_param(150);
+  req.add_outputs()->set_name("output");
+  const ::grpc::Status s = Infer(req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(resp.model_name(), "image");
+  EXPECT_EQ(resp.model_version(), "efficientnet_b0");  // the fixed policy's variant
+  EXPECT_EQ(resp.id(), "req-1");
+  ASSERT_EQ(resp.outputs_size(), 1);
+  EXPECT_EQ(resp.outputs(0).datatype(), "FP32");
+  EXPECT_EQ(std::vector<int64_t>(resp.outputs(0).shape().begin(), resp.outputs(0).shape().end()),
+            (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(resp.outputs(0).contents().fp32_contents_size(), 3);
+  EXPECT_EQ(resp.raw_output_contents_size(), 0);
+  const auto& p = resp.parameters();
+  ASSERT_TRUE(p.count("variant") && p.count("worker") && p.count("batch_size") &&
+              p.count("queue_us") && p.count("compute_us") && p.count("met_slo"));
+  EXPECT_EQ(p.at("variant").string_param(), "efficientnet_b0");
+  EXPECT_GE(p.at("batch_size").int64_param(), 1);
+  EXPECT_GT(p.at("compute_us").int64_param(), 0);
+  EXPECT_EQ(p.at("worker").string_param().rfind("w", 0), 0u);
+
+  // slo_ms as a double and as a numeric string (clients differ).
+  (*req.mutable_parameters())["slo_ms"].set_double_param(200.5);
+  EXPECT_TRUE(Infer(req, &resp).ok());
+  (*req.mutable_parameters())["slo_ms"].set_string_param("300");
+  EXPECT_TRUE(Infer(req, &resp).ok());
+}
+
+TEST_F(GrpcServeTest, InferRawContents) {
+  inference::ModelInferRequest req = Request(2);
+  std::string raw(2 * 16 * sizeof(float), '\0');
+  for (int i = 0; i < 32; ++i) {
+    const float v = static_cast<float>(i);
+    std::memcpy(raw.data() + i * sizeof(float), &v, sizeof v);
+  }
+  req.mutable_inputs(0)->clear_contents();
+  req.add_raw_input_contents(raw);
+  inference::ModelInferResponse resp;
+  const ::grpc::Status s = Infer(req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(resp.outputs_size(), 1);
+  EXPECT_FALSE(resp.outputs(0).has_contents());
+  ASSERT_EQ(resp.raw_output_contents_size(), 1);
+  EXPECT_EQ(resp.raw_output_contents(0).size(), 2 * sizeof(float));  // [2,1] FP32
+}
+
+TEST_F(GrpcServeTest, ErrorsAreStatusCodes) {
+  inference::ModelInferResponse resp;
+  struct Case {
+    const char* what;
+    std::function<void(inference::ModelInferRequest&)> edit;
+    ::grpc::StatusCode code;
+    const char* names;  // the message names the problem
+  };
+  const std::vector<Case> cases = {
+      {"unknown model", [](auto& r) { r.set_model_name("nope"); }, ::grpc::StatusCode::NOT_FOUND,
+       "nope"},
+      {"pinned version", [](auto& r) { r.set_model_version("efficientnet_b0"); },
+       ::grpc::StatusCode::UNIMPLEMENTED, "efficientnet_b0"},
+      {"unknown version", [](auto& r) { r.set_model_version("v9"); }, ::grpc::StatusCode::NOT_FOUND,
+       "v9"},
+      {"wrong input name", [](auto& r) { r.mutable_inputs(0)->set_name("x"); },
+       ::grpc::StatusCode::INVALID_ARGUMENT, "'x'"},
+      {"wrong datatype", [](auto& r) { r.mutable_inputs(0)->set_datatype("INT32"); },
+       ::grpc::StatusCode::INVALID_ARGUMENT, "INT32"},
+      {"element count",
+       [](auto& r) { r.mutable_inputs(0)->mutable_contents()->add_fp32_contents(1); },
+       ::grpc::StatusCode::INVALID_ARGUMENT, "33 elements"},
+      {"contents field of another datatype",
+       [](auto& r) { r.mutable_inputs(0)->mutable_contents()->add_int_contents(1); },
+       ::grpc::StatusCode::INVALID_ARGUMENT, "int_contents"},
+      {"shape", [](auto& r) { r.mutable_inputs(0)->set_shape(1, 15); },
+       ::grpc::StatusCode::INVALID_ARGUMENT, "shape"},
+      {"raw size",
+       [](auto& r) {
+         r.mutable_inputs(0)->clear_contents();
+         r.add_raw_input_contents(std::string(7, '\0'));
+       },
+       ::grpc::StatusCode::INVALID_ARGUMENT, "7 bytes"},
+      {"contents and raw", [](auto& r) { r.add_raw_input_contents(std::string(128, '\0')); },
+       ::grpc::StatusCode::INVALID_ARGUMENT, "both"},
+      {"slo_ms range", [](auto& r) { (*r.mutable_parameters())["slo_ms"].set_int64_param(-5); },
+       ::grpc::StatusCode::INVALID_ARGUMENT, "slo_ms"},
+      {"slo_ms type", [](auto& r) { (*r.mutable_parameters())["slo_ms"].set_bool_param(true); },
+       ::grpc::StatusCode::INVALID_ARGUMENT, "slo_ms"},
+      {"unknown output", [](auto& r) { r.add_outputs()->set_name("logits"); },
+       ::grpc::StatusCode::INVALID_ARGUMENT, "logits"},
+      {"two inputs", [](auto& r) { *r.add_inputs() = r.inputs(0); },
+       ::grpc::StatusCode::INVALID_ARGUMENT, "exactly one input"},
+  };
+  for (const Case& c : cases) {
+    inference::ModelInferRequest req = Request(2);
+    c.edit(req);
+    const ::grpc::Status s = Infer(req, &resp);
+    EXPECT_EQ(s.error_code(), c.code) << c.what << ": " << s.error_message();
+    EXPECT_NE(s.error_message().find(c.names), std::string::npos)
+        << c.what << ": " << s.error_message();
+  }
+}
+
+TEST_F(GrpcServeTest, ShedIsResourceExhausted) {
+  // An SLO no variant can meet (1 us): admission control refuses it, which gRPC
+  // clients see as RESOURCE_EXHAUSTED (HTTP's 429).
+  inference::ModelInferRequest req = Request(1);
+  (*req.mutable_parameters())["slo_ms"].set_double_param(0.001);
+  inference::ModelInferResponse resp;
+  const ::grpc::Status s = Infer(req, &resp);
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+}
+
+TEST_F(GrpcServeTest, OneEngineBehindHttpAndGrpc) {
+  // Every ModelInfer reaches the engine HTTP feeds: its arrivals counter grows by them.
+  auto arrived = [] {
+    const std::string m = testing::HttpGetBody(http_port_, "/metrics");
+    const std::string key = "\nsloserve_queries_arrived_total ";
+    const size_t at = m.find(key);
+    return at == std::string::npos ? -1L : std::stol(m.substr(at + key.size()));
+  };
+  const long before = arrived();
+  ASSERT_GE(before, 0);
+  inference::ModelInferResponse resp;
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Infer(Request(1), &resp).ok());
+  EXPECT_EQ(arrived() - before, 5);
+}
+
+}  // namespace
+}  // namespace sloserve

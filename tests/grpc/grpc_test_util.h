@@ -1,0 +1,48 @@
+#pragma once
+// Helpers of the gRPC tests: a free TCP port on 127.0.0.1 for a server that takes its
+// port on the command line (gRPC's 0 means "off" in sloserve), and a channel to it.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace sloserve::testing {
+
+// A port no socket listens on right now (the kernel's next ephemeral one); 0 on failure.
+inline uint16_t FreeTcpPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  socklen_t len = sizeof addr;
+  uint16_t port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+inline std::shared_ptr<::grpc::Channel> LocalChannel(uint16_t port) {
+  return ::grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                               ::grpc::InsecureChannelCredentials());
+}
+
+// A client context with a deadline, so a test never hangs on a call.
+inline std::unique_ptr<::grpc::ClientContext> Deadline(
+    std::chrono::seconds s = std::chrono::seconds(10)) {
+  auto ctx = std::make_unique<::grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() + s);
+  return ctx;
+}
+
+}  // namespace sloserve::testing
