@@ -1,13 +1,22 @@
 // The HTTP frontend under abuse: raw malformed HTTP, oversized bodies, concurrency,
 // slow backends and graceful Stop().
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -333,6 +342,194 @@ TEST(HttpServerOptionsTest, MaxConnectionsIsRangeChecked) {
   auto server = HttpServer::Create(options, &backend);
   ASSERT_FALSE(server.ok());
   EXPECT_NE(server.status().message().find("max_connections"), std::string::npos);
+}
+
+// ---- Slow clients and memory held by request bodies (issue 16 item 2) ----
+
+// A raw client socket that writes what the test says, when it says so (slow-loris).
+class RawSocket {
+ public:
+  explicit RawSocket(uint16_t port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd_ < 0) return;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    if (connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+      close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~RawSocket() {
+    if (fd_ >= 0) close(fd_);
+  }
+  RawSocket(const RawSocket&) = delete;
+  RawSocket& operator=(const RawSocket&) = delete;
+  bool ok() const { return fd_ >= 0; }
+  bool Send(std::string_view bytes) {
+    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
+  }
+  // True once the server has closed its side (reads end of stream or a reset).
+  bool ClosedByServer() {
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        return true;
+      }
+      if (n < 0) return false;
+      received_.append(buf, static_cast<size_t>(n));
+    }
+  }
+  const std::string& received() const { return received_; }
+
+ private:
+  int fd_ = -1;
+  std::string received_;
+};
+
+// Raises the open-file soft limit toward `wanted` and returns what it now is.
+rlim_t RaiseFileLimit(rlim_t wanted) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
+  if (lim.rlim_cur < wanted) {
+    lim.rlim_cur = std::min(wanted, lim.rlim_max);
+    setrlimit(RLIMIT_NOFILE, &lim);
+    getrlimit(RLIMIT_NOFILE, &lim);
+  }
+  return lim.rlim_cur;
+}
+
+// Slow-loris: many connections trickle a header (never finishing it) or a body (far
+// below the minimum rate). A real client is served throughout, and the server closes
+// every slow connection although each keeps sending, instead of holding it for as long
+// as the bytes keep coming.
+TEST_F(HttpServerRobustnessTest, SlowLorisConnectionsAreClosedAndARealClientIsServed) {
+  HttpServer::Options options;
+  options.threads = 1;
+  options.header_timeout = Millis(500);
+  options.body_timeout = Millis(500);
+  options.min_body_rate = 1024;  // bytes/s
+  StartServer({}, options);
+  // Two descriptors per connection in this process (client and server side).
+  const rlim_t limit = RaiseFileLimit(4200);
+  const int slow = static_cast<int>(std::min<rlim_t>(1000, limit > 200 ? (limit - 200) / 2 : 0));
+  ASSERT_GE(slow, 100) << "open-file limit " << limit;
+  std::vector<std::unique_ptr<RawSocket>> conns;
+  for (int i = 0; i < slow; ++i) {
+    auto c = std::make_unique<RawSocket>(port_);
+    ASSERT_TRUE(c->ok()) << "connection " << i;
+    // Half trickle a header, half a declared 100 kB body after a complete header.
+    ASSERT_TRUE(c->Send(i % 2 == 0 ? "POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\n"
+                                   : "POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\n"
+                                     "Content-Length: 100000\r\n\r\n{\"inputs\":["));
+    conns.push_back(std::move(c));
+  }
+  int served = 0, closed = 0;
+  // Each round: every slow connection sends a byte (header lines or body), the real
+  // client makes a request. The header has 0.5 s in all; the body 0.5 s plus 1 s per KiB.
+  for (int round = 0; round < 200 && closed < slow; ++round) {
+    closed = 0;
+    for (int i = 0; i < slow; ++i) {
+      if (conns[i]->ClosedByServer()) {
+        ++closed;
+        continue;
+      }
+      conns[i]->Send(i % 2 == 0 ? "X" : "0");
+    }
+    auto r = HttpPost(port_, "/v2/models/image/infer", InferBody(1));
+    if (r.ok() && r->status == 200) ++served;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(closed, slow) << "slow connections still open";
+  EXPECT_GT(served, 0);
+  EXPECT_GE(server_->metrics().ReadTimeouts(), slow);
+  // Closed without a response (a 408 would be read by nobody); the server stays usable.
+  EXPECT_EQ(Get("/v2/health/live").status, 200);
+}
+
+// A keep-alive connection waits idle_timeout for its next request, then is closed.
+TEST_F(HttpServerRobustnessTest, IdleKeepAliveConnectionIsClosedAfterIdleTimeout) {
+  HttpServer::Options options;
+  options.idle_timeout = Millis(200);
+  StartServer({}, options);
+  TestHttpClient client;
+  ASSERT_TRUE(client.Connect(port_).ok());
+  auto first = client.Get("/v2/health/live");
+  ASSERT_TRUE(first.ok() && first->status == 200);
+  bool closed = false;
+  for (int i = 0; i < 200 && !closed; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    closed = server_->metrics().OpenConnections() == 0;
+  }
+  EXPECT_TRUE(closed);
+  EXPECT_FALSE(client.Get("/v2/health/live").ok());
+}
+
+// The in-flight body budget: while one connection holds most of it with a body being
+// read, another body that does not fit is refused 503 + Retry-After before it is read;
+// once the first is answered, the second fits.
+TEST_F(HttpServerRobustnessTest, BodiesBeyondTheInFlightBudgetGet503) {
+  HttpServer::Options options;
+  options.max_inflight_body_bytes = 64 * 1024;
+  StartServer({}, options);
+  const std::string body = InferBody(2000);  // ~24 KB
+  const std::string head = "POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                           std::to_string(body.size() + 30000) + "\r\n\r\n";
+  auto holder = std::make_unique<RawSocket>(port_);
+  ASSERT_TRUE(holder->ok());
+  ASSERT_TRUE(holder->Send(head + body.substr(0, 100)));
+  // Wait until the server has read the holder's header (it then holds ~54 KB).
+  std::string raw;
+  for (int i = 0; i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    TestHttpClient other(Seconds(5));
+    ASSERT_TRUE(other.Connect(port_).ok());
+    auto r = other.SendRaw("POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+    ASSERT_TRUE(r.ok());
+    raw = *r;
+    if (StatusLine(raw) != "HTTP/1.1 200 OK") break;
+  }
+  EXPECT_EQ(StatusLine(raw), "HTTP/1.1 503 Service Unavailable") << raw;
+  EXPECT_NE(raw.find("Retry-After: 1\r\n"), std::string::npos) << raw;
+  EXPECT_NE(raw.find("server busy"), std::string::npos) << raw;
+  holder.reset();  // the first connection gone, its charge is released
+  int status = 0;
+  for (int i = 0; i < 100 && status != 200; ++i) {
+    auto r = HttpPost(port_, "/v2/models/image/infer", body);
+    status = r.ok() ? r->status : 0;
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(status, 200);
+}
+
+// The inference document is checked before it is parsed into a tree: nesting, number of
+// values and string length are bounded, each error naming its limit.
+TEST_F(HttpServerRobustnessTest, JsonDocumentsBeyondTheParseLimitsGet400) {
+  HttpServer::Options options;
+  options.max_body_bytes = size_t{32} << 20;
+  StartServer({}, options);
+  const std::string deep = std::string(100, '[') + std::string(100, ']');
+  auto r = Post("/v2/models/image/infer", deep);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("nested deeper than the limit of 64 levels"), std::string::npos) << r.body;
+  const std::string long_string = "{\"id\":\"" + std::string((size_t{1} << 20) + 1, 'a') + "\"}";
+  r = Post("/v2/models/image/infer", long_string);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("JSON string longer than the limit"), std::string::npos) << r.body;
+  std::string many = "[0";
+  for (int i = 0; i < (4 << 20); ++i) many += ",0";
+  many += "]";
+  r = Post("/v2/models/image/infer", many);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("more than the limit of 4194304 values"), std::string::npos) << r.body;
+  // Within the limits, a large body is parsed (off the io threads) and served.
+  r = Post("/v2/models/image/infer", InferBody(100000));  // ~1.2 MB
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Get("/v2/health/live").status, 200);
 }
 
 }  // namespace

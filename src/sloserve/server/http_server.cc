@@ -1,7 +1,11 @@
 #include "sloserve/server/http_server.h"
 
 #include <sys/socket.h>
+#if defined(__GLIBC__)
+#include <malloc.h>  // malloc_trim
+#endif
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -10,9 +14,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <optional>
 #include <thread>
@@ -21,6 +27,7 @@
 #include <vector>
 
 #include "sloserve/core/mutex.h"
+#include "sloserve/server/json_limits.h"
 #include "sloserve/server/json_util.h"
 #include "sloserve/server/kserve_handler.h"
 
@@ -40,12 +47,17 @@ constexpr size_t kHeaderLimit = 64 * 1024;
 constexpr auto kLingerTimeout = std::chrono::seconds(2);
 constexpr auto kDrainReadTimeout = std::chrono::seconds(2);  // Stop(): finish reading
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
+constexpr size_t kIdleReadBytes = 16 * 1024;  // first read of a keep-alive request
+// After a body this large is freed, free heap pages go back to the OS (glibc keeps them
+// otherwise: a burst of large requests would leave the process at its peak RSS).
+constexpr size_t kTrimAfterBytes = size_t{4} << 20;
 
 class Session;
 
 }  // namespace http_server_internal
 
 using http_server_internal::kAcceptRetryDelay;
+using http_server_internal::kTrimAfterBytes;
 using http_server_internal::Session;
 namespace asio = http_server_internal::asio;
 namespace beast = http_server_internal::beast;
@@ -62,6 +74,24 @@ struct HttpServer::Impl {
     MutexLock lock(mu);
     sessions.erase(session);
   }
+  // The in-flight body budget (Options::max_inflight_body_bytes). A charge that does not
+  // fit fails, unless the connection asking (holding `mine`) is the only one charged, so
+  // any one request within max_body can pass.
+  bool ChargeBody(size_t bytes, size_t mine) {
+    size_t used = body_bytes.load();
+    do {
+      if (used != mine && used + bytes > options.max_inflight_body_bytes) return false;
+    } while (!body_bytes.compare_exchange_weak(used, used + bytes));
+    return true;
+  }
+  void ReleaseBody(size_t bytes) {
+    const size_t before = body_bytes.fetch_sub(bytes);
+#if defined(__GLIBC__)
+    if (bytes >= kTrimAfterBytes && before == bytes) malloc_trim(0);
+#else
+    (void)before;
+#endif
+  }
   void InferDone() EXCLUDES(mu) {
     metrics.InferFinished();
     if (in_flight.fetch_sub(1) == 1 && draining.load()) {
@@ -77,6 +107,7 @@ struct HttpServer::Impl {
 
   std::atomic<bool> draining{false};
   std::atomic<int64_t> in_flight{0};  // submitted to the backend, outcome not yet handled
+  std::atomic<size_t> body_bytes{0};  // charged to the in-flight body budget
 
   Mutex mu;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions GUARDED_BY(mu);
@@ -95,6 +126,9 @@ struct HttpServer::Impl {
   std::optional<tcp::acceptor> acceptor;  // runs on its own strand
   std::optional<asio::steady_timer> accept_timer;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  // Parses large bodies off the io threads (one thread: huge requests queue behind each
+  // other, not in front of small ones).
+  std::optional<asio::thread_pool> parse_pool;
 };
 
 namespace http_server_internal {
@@ -108,6 +142,7 @@ class Session : public std::enable_shared_from_this<Session> {
     server_->metrics.ConnectionOpened();
   }
   ~Session() {
+    if (charged_ > 0) server_->ReleaseBody(charged_);
     server_->metrics.ConnectionClosed();
     server_->Unregister(this);
   }
@@ -140,7 +175,8 @@ class Session : public std::enable_shared_from_this<Session> {
       // after connecting): it gets the same short while. An idle keep-alive connection
       // is closed at once (a client retries those, RFC 9112 9.3.1).
       if (self->buffer_.size() > 0 || n > 0 || self->answered_ == 0) {
-        self->stream_.expires_after(kDrainReadTimeout);
+        self->read_cap_ = Clock::now() + kDrainReadTimeout;
+        self->stream_.expires_at(self->read_cap_);
         return;
       }
       self->Close();
@@ -148,18 +184,63 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
  private:
-  enum class State { kReading, kBackend, kWriting, kLingering, kClosed };
+  // kParsing: a large body is being parsed on the parse pool (no operation pending).
+  enum class State { kReading, kParsing, kBackend, kWriting, kLingering, kClosed };
+  using Clock = std::chrono::steady_clock;
+
+  // Read deadlines never extend past the cap Stop() sets (kDrainReadTimeout).
+  void ReadDeadline(Clock::time_point when) { stream_.expires_at(std::min(when, read_cap_)); }
 
   void DoRead() {
     state_ = State::kReading;
+    head_ = false;
+    ReleaseCharge();  // of a request answered without being routed (400, 503)
     parser_.emplace();
     parser_->body_limit(server_->options.max_body_bytes);
     parser_->header_limit(kHeaderLimit);
+    body_received_ = 0;
     // Stopping: a connection accepted late gets a short while to send its request.
-    stream_.expires_after(server_->draining.load() ? kDrainReadTimeout
-                                                   : server_->options.idle_timeout);
+    if (server_->draining.load()) read_cap_ = std::min(read_cap_, Clock::now() + kDrainReadTimeout);
+    if (answered_ == 0 || buffer_.size() > 0) return ReadHeader();
+    // Keep-alive: the next request may come within idle_timeout; its header then has
+    // header_timeout from its first byte.
+    ReadDeadline(Clock::now() + server_->options.idle_timeout);
+    stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              if (self->state_ == State::kClosed) return;
+                              if (ec) return self->Close();  // idle limit, peer closed, Stop()
+                              self->buffer_.commit(n);
+                              self->ReadHeader();
+                            });
+  }
+
+  void ReadHeader() {
+    ReadDeadline(Clock::now() + server_->options.header_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+  }
+
+  // 503 before the body is read: the in-flight body budget is spent.
+  void RefuseBusy() {
+    version_ = parser_->get().version();
+    keep_alive_ = false;
+    linger_ = !parser_->is_done();  // the peer may still be sending the body
+    Write({503,
+           ErrorJson("server busy: too many request bodies in flight (limit " +
+                     std::to_string(server_->options.max_inflight_body_bytes) +
+                     " bytes); retry later"),
+           "application/json", nullptr, "1"});
+  }
+
+  bool Charge(size_t bytes) {
+    if (!server_->ChargeBody(bytes, charged_)) return false;
+    charged_ += bytes;
+    return true;
+  }
+  void ReleaseCharge() {
+    if (charged_ == 0) return;
+    server_->ReleaseBody(charged_);
+    charged_ = 0;
   }
 
   void OnHeader(beast::error_code ec, size_t /*bytes*/) {
@@ -178,6 +259,10 @@ class Session : public std::enable_shared_from_this<Session> {
                                    "' is not supported (only chunked)")});
     }
     if (parser_->is_done()) return OnRead({}, 0);
+    // A declared body is charged before it is read; a chunked one as it arrives.
+    if (const auto length = parser_->content_length(); length && !Charge(*length)) {
+      return RefuseBusy();
+    }
     const auto expect = parser_->get()[http::field::expect];
     if (beast::iequals(expect, "100-continue")) {
       continue_.emplace(http::status::continue_, parser_->get().version());
@@ -191,12 +276,35 @@ class Session : public std::enable_shared_from_this<Session> {
     ReadBody();
   }
 
+  // The body is read piece by piece so that it must keep a minimum rate: it has
+  // body_timeout, plus a second per min_body_rate bytes received, since its start.
   void ReadBody() {
-    http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+    body_start_ = Clock::now();
+    ReadBodySome();
+  }
+
+  void ReadBodySome() {
+    const auto earned = std::chrono::duration<double>(
+        static_cast<double>(body_received_) / static_cast<double>(server_->options.min_body_rate));
+    ReadDeadline(body_start_ + server_->options.body_timeout +
+                 std::chrono::duration_cast<Clock::duration>(earned));
+    http::async_read_some(stream_, buffer_, *parser_,
+                          beast::bind_front_handler(&Session::OnBodySome, shared_from_this()));
+  }
+
+  void OnBodySome(beast::error_code ec, size_t bytes) {
+    if (state_ == State::kClosed) return;
+    if (ec) return OnReadError(ec);
+    body_received_ += bytes;
+    if (!parser_->content_length() && !Charge(bytes)) return RefuseBusy();
+    if (parser_->is_done()) return OnRead({}, 0);
+    ReadBodySome();
   }
 
   void OnReadError(beast::error_code ec) {
+    if (ec == beast::error::timeout && state_ == State::kReading) {
+      server_->metrics.ReadTimedOut();  // a slow client (or an idle one at Stop())
+    }
     if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
         ec.category() != beast::http::make_error_code(http::error::bad_target).category()) {
       return Close();  // peer closed, timeout, reset, cancelled by Stop()
@@ -225,12 +333,58 @@ class Session : public std::enable_shared_from_this<Session> {
       keep_alive_ = false;
       return Write({503, ErrorJson("server is shutting down")});
     }
+    head_ = req.method() == http::verb::head;
     const HttpMethod method = req.method() == http::verb::get    ? HttpMethod::kGet
                               : req.method() == http::verb::post ? HttpMethod::kPost
+                              : head_                            ? HttpMethod::kHead
                                                                  : HttpMethod::kOther;
+    if (method == HttpMethod::kPost && !req.body().empty()) {
+      // Bounded parse: the document's shape is checked and its tree charged first.
+      StatusOr<JsonShape> shape = ScanJsonShape(JsonPart(req), JsonLimits{});
+      if (!shape.ok()) return Write({400, ErrorJson("request body: " + shape.status().message())});
+      if (!Charge(EstimatedTreeBytes(*shape))) return RefuseBusy();
+    }
+    if (req.body().size() >= server_->options.offload_parse_bytes) {
+      state_ = State::kParsing;
+      asio::post(*server_->parse_pool, [self = shared_from_this(), method,
+                                        work = asio::make_work_guard(stream_.get_executor())] {
+        auto routed = self->RouteRequest(method);
+        asio::post(self->stream_.get_executor(),
+                   [s = self, r = std::move(routed)]() mutable { s->OnRouted(std::move(r)); });
+      });
+      return;
+    }
+    OnRouted(RouteRequest(method));
+  }
+
+  // The JSON document of a POST body: all of it, or its first Inference-Header-Content-
+  // Length bytes (the binary tensor extension appends raw tensor data after it).
+  static std::string_view JsonPart(const http::request<http::string_body>& req) {
+    std::string_view body = req.body();
+    const auto header = req["Inference-Header-Content-Length"];
+    size_t length = 0;
+    const auto [end, err] = std::from_chars(header.data(), header.data() + header.size(), length);
+    if (!header.empty() && err == std::errc() && end == header.data() + header.size() &&
+        length <= body.size()) {
+      body = body.substr(0, length);
+    }
+    return body;
+  }
+
+  std::variant<HttpResponse, InferCall> RouteRequest(HttpMethod method) {
+    const auto& req = parser_->get();
     const auto target = req.target();
-    auto routed =
-        server_->handler->Route(method, std::string_view(target.data(), target.size()), req.body());
+    const auto json_length = req["Inference-Header-Content-Length"];
+    return server_->handler->Route(method, std::string_view(target.data(), target.size()),
+                                   req.body(),
+                                   std::string_view(json_length.data(), json_length.size()));
+  }
+
+  void OnRouted(std::variant<HttpResponse, InferCall> routed) {
+    // The body and its parse tree are gone: what the request needs is in `routed`.
+    parser_.reset();
+    ReleaseCharge();
+    if (state_ == State::kClosed) return;
     if (auto* response = std::get_if<HttpResponse>(&routed)) return Write(std::move(*response));
 
     call_ = std::move(std::get<InferCall>(routed));
@@ -291,9 +445,13 @@ class Session : public std::enable_shared_from_this<Session> {
     res_.set(http::field::content_type, response.content_type);
     if (response.allow != nullptr) res_.set(http::field::allow, response.allow);
     if (response.retry_after != nullptr) res_.set(http::field::retry_after, response.retry_after);
+    if (response.inference_header_length > 0) {
+      res_.set("Inference-Header-Content-Length", std::to_string(response.inference_header_length));
+    }
     res_.body() = std::move(response.body);
     res_.keep_alive(keep_alive_);
     res_.prepare_payload();
+    if (head_) res_.body().clear();  // HEAD: the GET's headers (Content-Length too), no body
     state_ = State::kWriting;
     stream_.expires_after(server_->options.write_timeout);
     http::async_write(stream_, res_,
@@ -330,6 +488,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void Close() {
     if (state_ == State::kClosed) return;
     state_ = State::kClosed;
+    ReleaseCharge();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.close();
@@ -347,7 +506,12 @@ class Session : public std::enable_shared_from_this<Session> {
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool linger_ = false;
+  bool head_ = false;     // the request being answered is a HEAD
   int64_t answered_ = 0;  // responses written on this connection
+  size_t charged_ = 0;    // bytes this connection holds of the in-flight body budget
+  size_t body_received_ = 0;
+  Clock::time_point body_start_{};
+  Clock::time_point read_cap_ = Clock::time_point::max();
   const bool over_limit_;
 };
 
@@ -418,8 +582,13 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
   if (options.max_slo <= Duration::zero()) {
     return InvalidArgumentError("HttpServer: max_slo must be > 0");
   }
-  if (options.idle_timeout <= Duration::zero() || options.write_timeout <= Duration::zero()) {
+  if (options.idle_timeout <= Duration::zero() || options.write_timeout <= Duration::zero() ||
+      options.header_timeout <= Duration::zero() || options.body_timeout <= Duration::zero()) {
     return InvalidArgumentError("HttpServer: timeouts must be > 0");
+  }
+  if (options.min_body_rate == 0 || options.max_inflight_body_bytes == 0) {
+    return InvalidArgumentError(
+        "HttpServer: min_body_rate and max_inflight_body_bytes must be > 0");
   }
   auto impl = std::make_unique<Impl>(std::move(options), backend);
   impl->handler = std::make_unique<KServeHandler>(
@@ -455,6 +624,7 @@ StatusOr<uint16_t> HttpServer::Start() {
   s.port = s.acceptor->local_endpoint().port();
   s.accept_timer.emplace(s.acceptor->get_executor());
   s.work.emplace(asio::make_work_guard(*s.ioc));
+  s.parse_pool.emplace(1);
   s.started = true;
   s.DoAccept();
   {
@@ -507,6 +677,8 @@ void HttpServer::Stop() {
   }
   for (auto& t : s.threads) t.join();
   s.threads.clear();
+  s.parse_pool->stop();  // a parse still running finishes; its answer is not written
+  s.parse_pool->join();
 }
 
 uint16_t HttpServer::port() const {

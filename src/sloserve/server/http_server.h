@@ -35,9 +35,23 @@ class HttpServer {
     int threads = 2;                           // io threads
     size_t max_body_bytes = size_t{16} << 20;  // larger bodies get 413
     Duration max_slo = Seconds(60);            // requests asking for more get 400
-    Duration idle_timeout = Seconds(60);       // keep-alive connection idle limit
-    Duration write_timeout = Seconds(30);      // a client that does not read is dropped
-    Duration drain_timeout = Seconds(5);       // Stop(): wait for final writes
+    Duration idle_timeout = Seconds(60);       // keep-alive: wait for the next request's first byte
+    // Slow clients (slow-loris): a request's header must be complete within
+    // `header_timeout` of its first byte (of the connection's opening, for the first
+    // request); its body within `body_timeout` plus one second per `min_body_rate` bytes
+    // received. A client that falls behind is closed.
+    Duration header_timeout = Seconds(10);
+    Duration body_timeout = Seconds(10);
+    size_t min_body_rate = 64 * 1024;  // bytes per second
+    // Request bodies being read or parsed, over all connections (Content-Length charged
+    // before the body is read, chunked bodies as they arrive, then the parsed JSON tree's
+    // estimate); a request that does not fit gets 503 + Retry-After. One request is always
+    // let through when nothing else is charged.
+    size_t max_inflight_body_bytes = size_t{256} << 20;
+    // Bodies from this size are parsed on a separate thread, not on the io threads.
+    size_t offload_parse_bytes = size_t{1} << 20;
+    Duration write_timeout = Seconds(30);  // a client that does not read is dropped
+    Duration drain_timeout = Seconds(5);   // Stop(): wait for final writes
     // Open connections beyond this get 503 (+ Retry-After) and are closed, so clients
     // holding connections open cannot exhaust the process's file descriptors.
     size_t max_connections = 10000;

@@ -40,7 +40,13 @@ std::string ServerMetrics::RenderPrometheus() const {
       "yet answered.\n"
       "# TYPE sloserve_http_infer_in_flight gauge\n"
       "sloserve_http_infer_in_flight " +
-      std::to_string(InferInFlight()) + "\n";
+      std::to_string(InferInFlight()) +
+      "\n"
+      "# HELP sloserve_http_read_timeouts_total Connections closed because a request's header "
+      "or body arrived too slowly.\n"
+      "# TYPE sloserve_http_read_timeouts_total counter\n"
+      "sloserve_http_read_timeouts_total " +
+      std::to_string(ReadTimeouts()) + "\n";
   return out;
 }
 

@@ -1,0 +1,35 @@
+#pragma once
+// A linear pre-scan of a JSON document that bounds what parsing it into a tree may cost,
+// before any tree is built: nesting depth, number of values and string length. The
+// inference request is parsed into an nlohmann::json tree, which takes ~16-32 bytes per
+// value (a 16 MiB body of "0,0,..." is 8M values, ~256 MiB); the scan rejects documents
+// beyond the limits with a message naming the limit, and returns the value count so the
+// caller can charge the tree's memory to a budget first. The scan does not validate the
+// JSON (the parser does); it only counts, skipping string contents correctly.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "sloserve/core/status.h"
+
+namespace sloserve {
+
+struct JsonLimits {
+  int max_depth = 64;                         // nested arrays/objects
+  int64_t max_values = int64_t{4} << 20;      // scalars + containers (4Mi)
+  size_t max_string_bytes = size_t{1} << 20;  // one string's encoded length (1 MiB)
+};
+
+struct JsonShape {
+  int64_t values = 0;  // scalars + containers, an upper bound on the tree's nodes
+  int depth = 0;       // deepest nesting seen
+};
+
+// InvalidArgument naming the exceeded limit, or the shape of `doc`.
+StatusOr<JsonShape> ScanJsonShape(std::string_view doc, const JsonLimits& limits);
+
+// Bytes a parsed tree of `shape` is charged (node size x values, doubled for container
+// growth), for the server's in-flight body budget.
+size_t EstimatedTreeBytes(const JsonShape& shape);
+
+}  // namespace sloserve
