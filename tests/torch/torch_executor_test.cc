@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sloserve/torch/blocking_executor_client.h"
 #include "support/temp_dir.h"
 #include "torch/torch_test_util.h"
 
@@ -29,63 +30,30 @@ class TorchExecutorTest : public ::testing::Test {
   void Make(const ModelRepository* repo, std::vector<std::string> variants,
             TorchExecutorOptions o = {}) {
     suite_ = testing::DigitsSuite(variants);
+    exec_.reset();  // before the sink it posts to
     exec_ = std::make_unique<TorchExecutor>(repo, &suite_, &store_, std::move(o));
-    exec_->Attach(&sink_);
+    client_ = std::make_unique<BlockingExecutorClient>(exec_.get(), &store_);
   }
 
   ActionResult Load(VariantId v, WorkerId w = 0) {
-    LoadVariant a;
-    a.id = next_id_++;
-    a.worker = w;
-    a.variant = v;
-    a.expected = Seconds(100);  // the profile's figure: the executor must not report it
-    exec_->Send(a);
-    return sink_.Wait(a.id);
+    // Seconds(100): the profile's figure, which the executor must not report.
+    return client_->Load(w, 0, v, Seconds(100));
   }
 
-  ActionResult Unload(VariantId v, WorkerId w = 0) {
-    UnloadVariant a;
-    a.id = next_id_++;
-    a.worker = w;
-    a.variant = v;
-    exec_->Send(a);
-    return sink_.Wait(a.id);
-  }
+  ActionResult Unload(VariantId v, WorkerId w = 0) { return client_->Unload(w, 0, v); }
 
-  // Puts one query per tensor into the store and runs them as one batch.
+  // One query per tensor, run as one batch.
   ActionResult Run(VariantId v, std::vector<Tensor> inputs, WorkerId w = 0,
                    TimePoint latest_start = kTimeInfinite) {
-    std::vector<Query> qs;
-    int32_t rows = 0;
-    for (Tensor& t : inputs) {
-      Query q;
-      q.id = static_cast<QueryId>(qs.size() + 1);
-      q.size = static_cast<int32_t>(t.shape.empty() ? 1 : t.shape[0]);
-      auto h = store_.Put({std::move(t)});
-      EXPECT_TRUE(h.ok());
-      q.payload = *h;
-      rows += q.size;
-      qs.push_back(q);
-    }
-    RunBatch a;
-    a.id = next_id_++;
-    a.worker = w;
-    a.variant = v;
-    a.queries = qs;
-    a.rows = rows;
-    a.latest_start = latest_start;
-    exec_->Send(a);
-    ActionResult r = sink_.Wait(a.id);
-    for (const Query& q : qs) store_.Release(q.payload);
-    return r;
+    std::vector<TensorSet> sets;
+    for (Tensor& t : inputs) sets.push_back({std::move(t)});
+    return client_->Run(w, 0, v, std::move(sets), latest_start);
   }
 
   Tensor Output(PayloadHandle h) {
-    auto set = store_.Get(h);
-    EXPECT_TRUE(set && set->size() == 1);
-    Tensor t = (*set)[0];
-    store_.Release(h);
-    return t;
+    TensorSet set = client_->TakeOutput(h);
+    EXPECT_EQ(set.size(), 1u);
+    return set.empty() ? Tensor{} : set[0];
   }
 
   // The variant's module called directly on `input`.
@@ -102,9 +70,8 @@ class TorchExecutorTest : public ::testing::Test {
   ModelRepository repo_;
   ProfileSuite suite_;
   PayloadStore store_{size_t{64} << 20};
-  testing::WaitingSink sink_;
+  std::unique_ptr<BlockingExecutorClient> client_;  // the executor's sink: outlives it
   std::unique_ptr<TorchExecutor> exec_;
-  ActionId next_id_ = 1;
 };
 
 TEST_F(TorchExecutorTest, BatchOutputsEqualADirectForwardCallAndSplitPerQuery) {
@@ -216,6 +183,43 @@ TEST_F(TorchExecutorTest, ABadInputFailsItsBatchWithTheExpectedShapeAndTheWorker
   EXPECT_NE(r.status.message().find("no input named input"), std::string::npos);
   r = Run(0, {DigitInput(1, 3)});
   EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+  for (PayloadHandle h : r.outputs) store_.Release(h);
+  EXPECT_EQ(store_.size(), 0u);
+}
+
+TEST_F(TorchExecutorTest, QueriesOfOneBatchMustAgreeBeyondTheBatchDimension) {
+  // pooled_linear declared with a variable height: each query passes the declared shape,
+  // but one batch stacks only queries of one shape.
+  testing::ScopedTempDir dir("torch-repo");
+  namespace fs = std::filesystem;
+  const std::string variant = dir.path() + "/digits/pooled_linear";
+  fs::create_directories(variant);
+  fs::copy(repo_.FindVariant("pooled_linear")->model_path, variant + "/model.pt");
+  {
+    std::ifstream in(repo_.FindVariant("pooled_linear")->dir + "/config.yaml");
+    std::ofstream out(variant + "/config.yaml");
+    for (std::string line; std::getline(in, line);) {
+      if (const size_t at = line.find("[-1, 1, 8, 8]"); at != std::string::npos)
+        line.replace(at, 13, "[-1, 1, -1, 8]");
+      out << line << "\n";
+    }
+  }
+  auto repo = LoadModelRepository(dir.path());
+  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+  TorchExecutorOptions no_warmup;  // its warm-up input, of height 1, would not pool
+  no_warmup.warmup_runs = 0;
+  Make(&*repo, {"pooled_linear"}, no_warmup);
+  ASSERT_TRUE(Load(0).status.ok());
+  Tensor half = DigitInput(1, 1);
+  half.shape = {1, 1, 4, 8};
+  half.data.resize(half.data.size() / 2);
+  ActionResult r = Run(0, {DigitInput(1, 2), half});
+  EXPECT_EQ(r.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status.message().find("[1,1,4,8], another query of its batch [2,1,8,8]"),
+            std::string::npos)
+      << r.status.ToString();
+  r = Run(0, {DigitInput(1, 2), DigitInput(2, 3)});
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   for (PayloadHandle h : r.outputs) store_.Release(h);
   EXPECT_EQ(store_.size(), 0u);
 }

@@ -1,17 +1,13 @@
 #pragma once
 // Shared by the LibTorch tests: the committed model repository, a suite naming its
-// smallest variants, FP32 digit inputs, and a sink that waits for posted results.
+// smallest variants and FP32 digit inputs.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstring>
-#include <deque>
 #include <string>
 #include <vector>
 
-#include "sloserve/core/mutex.h"
 #include "sloserve/core/payload_store.h"
-#include "sloserve/engine/worker_protocol.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve::testing {
@@ -58,36 +54,5 @@ inline std::vector<float> FloatsOf(const Tensor& t) {
   std::memcpy(v.data(), t.data.data(), v.size() * sizeof(float));
   return v;
 }
-
-// Collects results posted from the executor's threads; Wait blocks for one by id.
-class WaitingSink : public ResultSink {
- public:
-  void PostAt(ActionResult&& r, TimePoint) override { Post(std::move(r)); }
-  void Post(ActionResult r) override EXCLUDES(mu_) {
-    {
-      MutexLock lock(mu_);
-      results_.push_back(std::move(r));
-    }
-    cv_.NotifyAll();
-  }
-  ActionResult Wait(ActionId id) EXCLUDES(mu_) {
-    MutexLock lock(mu_);
-    while (true) {
-      for (auto it = results_.begin(); it != results_.end(); ++it) {
-        if (it->id == id) {
-          ActionResult r = std::move(*it);
-          results_.erase(it);
-          return r;
-        }
-      }
-      cv_.Wait(mu_);
-    }
-  }
-
- private:
-  Mutex mu_;
-  CondVar cv_;
-  std::deque<ActionResult> results_ GUARDED_BY(mu_);
-};
 
 }  // namespace sloserve::testing

@@ -2,82 +2,35 @@
 
 #include <algorithm>
 #include <cstring>
-#include <deque>
 #include <random>
 #include <tuple>
 
-#include "sloserve/core/mutex.h"
 #include "sloserve/loadgen/labelled_dataset.h"
+#include "sloserve/torch/blocking_executor_client.h"
 #include "sloserve/torch/torch_executor.h"
 
 namespace sloserve {
 namespace {
 
-// Results posted from the executor's worker threads; Wait blocks for one by id.
-class BlockingSink : public ResultSink {
- public:
-  void PostAt(ActionResult&& r, TimePoint) override { Post(std::move(r)); }
-  void Post(ActionResult r) override EXCLUDES(mu_) {
-    {
-      MutexLock lock(mu_);
-      results_.push_back(std::move(r));
-    }
-    cv_.NotifyAll();
-  }
-  ActionResult Wait(ActionId id) EXCLUDES(mu_) {
-    MutexLock lock(mu_);
-    while (true) {
-      for (auto it = results_.begin(); it != results_.end(); ++it) {
-        if (it->id != id) continue;
-        ActionResult r = std::move(*it);
-        results_.erase(it);
-        return r;
-      }
-      cv_.Wait(mu_);
-    }
-  }
-
- private:
-  Mutex mu_;
-  CondVar cv_;
-  std::deque<ActionResult> results_ GUARDED_BY(mu_);
-};
-
 // Drives one executor action at a time, synchronously.
 class Bench {
  public:
   Bench(const ModelRepository* repo, const ProfileSuite* suite)
-      : store_(size_t{1} << 30), exec_(repo, suite, &store_) {
-    exec_.Attach(&sink_);
-  }
+      : store_(size_t{1} << 30), exec_(repo, suite, &store_), client_(&exec_, &store_) {}
 
   StatusOr<Duration> Load(WorkerId w, HardwareId hw, VariantId v) {
-    LoadVariant a;
-    a.id = next_++;
-    a.worker = w;
-    a.hardware = hw;
-    a.variant = v;
-    exec_.Send(a);
-    ActionResult r = sink_.Wait(a.id);
+    ActionResult r = client_.Load(w, hw, v);
     if (!r.status.ok()) return r.status;
     return r.end - r.begin;
   }
 
-  Status Unload(WorkerId w, HardwareId hw, VariantId v) {
-    UnloadVariant a;
-    a.id = next_++;
-    a.worker = w;
-    a.hardware = hw;
-    a.variant = v;
-    exec_.Send(a);
-    return sink_.Wait(a.id).status;
-  }
+  Status Unload(WorkerId w, HardwareId hw, VariantId v) { return client_.Unload(w, hw, v).status; }
 
   // One batch of `rows` one-row queries; returns its duration and each query's output.
   StatusOr<Duration> Run(WorkerId w, HardwareId hw, VariantId v, const RepoTensorSpec& input,
                          const std::vector<std::vector<float>>& rows,
                          std::vector<std::vector<float>>* outputs) {
-    std::vector<Query> qs;
+    std::vector<TensorSet> inputs;
     for (const std::vector<float>& row : rows) {
       Tensor t;
       t.name = input.name;
@@ -86,34 +39,19 @@ class Bench {
       t.shape[0] = 1;
       t.data.resize(row.size() * sizeof(float));
       std::memcpy(t.data.data(), row.data(), t.data.size());
-      ASSIGN_OR_RETURN(PayloadHandle h, store_.Put({std::move(t)}));
-      Query q;
-      q.id = qs.size() + 1;
-      q.payload = h;
-      qs.push_back(q);
+      inputs.push_back({std::move(t)});
     }
-    RunBatch a;
-    a.id = next_++;
-    a.worker = w;
-    a.hardware = hw;
-    a.variant = v;
-    a.queries = qs;
-    a.rows = static_cast<int32_t>(qs.size());
-    exec_.Send(a);
-    ActionResult r = sink_.Wait(a.id);
-    for (const Query& q : qs) store_.Release(q.payload);
+    ActionResult r = client_.Run(w, hw, v, std::move(inputs));
     if (outputs) outputs->clear();
     for (PayloadHandle h : r.outputs) {
-      if (outputs) {
-        auto set = store_.Get(h);
-        std::vector<float> y;
-        if (set && !set->empty()) {
-          y.resize((*set)[0].data.size() / sizeof(float));
-          std::memcpy(y.data(), (*set)[0].data.data(), y.size() * sizeof(float));
-        }
-        outputs->push_back(std::move(y));
+      TensorSet set = client_.TakeOutput(h);
+      if (!outputs) continue;
+      std::vector<float> y;
+      if (!set.empty()) {
+        y.resize(set[0].data.size() / sizeof(float));
+        std::memcpy(y.data(), set[0].data.data(), y.size() * sizeof(float));
       }
-      store_.Release(h);
+      outputs->push_back(std::move(y));
     }
     if (!r.status.ok()) return r.status;
     return r.end - r.begin;
@@ -123,9 +61,8 @@ class Bench {
 
  private:
   PayloadStore store_;
-  BlockingSink sink_;
   TorchExecutor exec_;
-  ActionId next_ = 1;
+  BlockingExecutorClient client_;
 };
 
 int64_t Median(std::vector<int64_t> v) {
