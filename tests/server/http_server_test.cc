@@ -52,7 +52,9 @@ TEST_F(HttpServerTest, ModelMetadata) {
   const json j = json::parse(r.body);
   EXPECT_EQ(j["name"], "image");
   EXPECT_EQ(j["platform"], "sloserve");
-  EXPECT_EQ(j["versions"], json({"resnet18", "resnet50"}));
+  // Variants are not addressable versions (docs/protocol.md "Versions").
+  EXPECT_FALSE(j.contains("versions"));
+  EXPECT_EQ(j["parameters"]["variants"], json({"resnet18", "resnet50"}));
   EXPECT_EQ(j["inputs"][0]["name"], "input");
   EXPECT_EQ(j["inputs"][0]["datatype"], "FP32");
   EXPECT_EQ(j["inputs"][0]["shape"], json({-1, 3}));
@@ -60,9 +62,8 @@ TEST_F(HttpServerTest, ModelMetadata) {
 
   EXPECT_EQ(Get("/v2/models/nope").status, 404);
   EXPECT_EQ(Get("/v2/models/nope/ready").status, 404);
-  EXPECT_EQ(Get("/v2/models/image/versions/resnet50").status, 200);
-  EXPECT_EQ(Get("/v2/models/image/versions/resnet50/ready").status, 200);
-  EXPECT_EQ(Get("/v2/models/image/versions/vgg/ready").status, 404);
+  EXPECT_EQ(Get("/v2/models/image/versions/resnet50").status, 404);
+  EXPECT_EQ(Get("/v2/models/image/versions/resnet50/ready").status, 404);
 }
 
 TEST_F(HttpServerTest, InferSucceeds) {
@@ -71,7 +72,7 @@ TEST_F(HttpServerTest, InferSucceeds) {
   ASSERT_EQ(r.status, 200) << r.body;
   const json j = json::parse(r.body);
   EXPECT_EQ(j["model_name"], "image");
-  EXPECT_EQ(j["model_version"], "resnet18");
+  EXPECT_FALSE(j.contains("model_version"));
   EXPECT_EQ(j["id"], "r1");
   EXPECT_EQ(j["outputs"][0]["name"], "output");
   EXPECT_EQ(j["outputs"][0]["datatype"], "FP32");
@@ -174,7 +175,7 @@ TEST_F(HttpServerTest, UnknownPathAndWrongMethod) {
   EXPECT_TRUE(json::parse(get_infer.body).contains("error"));
   EXPECT_EQ(Post("/v2/health/live", "").status, 405);
   EXPECT_EQ(Post("/v2/models/image", "{}").status, 405);
-  // pinning a version for inference is not supported
+  // versions are not exposed, so none can be pinned
   EXPECT_EQ(Post("/v2/models/image/versions/resnet50/infer", InferBody(1)).status, 404);
   TestHttpClient client;
   ASSERT_TRUE(client.Connect(port_).ok());

@@ -107,7 +107,8 @@ TEST(KServeHandlerTest, RoutesAndRendersOutcome) {
   ASSERT_EQ(r.status, 200);
   const json j = json::parse(r.body);
   EXPECT_EQ(j["id"], "q\"1");
-  EXPECT_EQ(j["model_version"], "bert-tiny");
+  EXPECT_EQ(j["parameters"]["variant"], "bert-tiny");
+  EXPECT_FALSE(j.contains("model_version"));
   EXPECT_EQ(j["outputs"][0]["shape"], json({3, 1}));
   EXPECT_EQ(j["outputs"][0]["data"], json({0.0, 0.0, 0.0}));
   EXPECT_EQ(j["parameters"]["worker"], "w\n7");
@@ -204,7 +205,7 @@ TEST(KServeHandlerTest, InputsAreParsedIntoBytesPerDatatype) {
   // The validation errors are unchanged: a wrong element type, a wrong count.
   auto wrong = ParseInferRequest(AnyTask("BOOL"), Body("BOOL", "[1,2]", "[true,1]"), Seconds(10));
   EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(wrong.status().message(), "'data' holds an element that is not of datatype BOOL");
+  EXPECT_EQ(wrong.status().message(), "'data' element 1 is not of datatype BOOL");
   auto count = ParseInferRequest(AnyTask("FP32"), Body("FP32", "[1,3]", "[1,2]"), Seconds(10));
   EXPECT_EQ(count.status().message(), "input 'data' has 2 elements but shape [1,3] needs 3");
 }

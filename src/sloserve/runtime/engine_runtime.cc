@@ -27,6 +27,10 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     rt->executor_ =
         std::make_unique<ProfileExecutor>(ServiceTimeModel(suite, options.service, options.seed));
   }
+  auto observer =
+      std::make_unique<LoadObservingExecutor>(std::move(rt->executor_), suite->variants().size());
+  rt->load_observer_ = observer.get();
+  rt->executor_ = std::move(observer);
   DriverOptions dopts;
   dopts.plan_interval = options.plan_interval;
   dopts.offline_threads_enabled = true;  // offline work on its own thread, off the engine's
@@ -287,6 +291,7 @@ void EngineRuntime::Answer(const QueryRecord& r) {
   waiting_.erase(it);
   InferOutcome out;
   if (r.dropped) {
+    out.reason = DropReasonName(r.drop_reason);
     switch (r.drop_reason) {
       case DropReason::kQueueFull:
         out.status = ResourceExhaustedError("queue full: the server is overloaded, retry later");
@@ -475,6 +480,26 @@ std::string EngineRuntime::PrometheusMetrics() const {
       out += buf;
     }
   };
+  // Cold starts by variant: how many loads, how long they took.
+  const auto loads = load_observer_->Snapshot();
+  auto per_variant = [&](const char* name, const char* help, auto value) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
+    for (VariantId v = 0; v < loads.size(); ++v) {
+      if (loads[v].loads == 0) continue;
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "%s{variant=\"%s\"} %.17g\n", name,
+                    suite_->variants()[v].name.c_str(), static_cast<double>(value(loads[v])));
+      out += buf;
+    }
+  };
+  using Loads = LoadObservingExecutor::VariantLoads;
+  per_variant("sloserve_variant_loads_total", "Variant loads on workers (cold starts), by variant.",
+              [](const Loads& l) { return l.loads; });
+  per_variant("sloserve_variant_load_failures_total", "Variant loads that failed, by variant.",
+              [](const Loads& l) { return l.failed; });
+  per_variant("sloserve_variant_load_seconds_total",
+              "Summed duration of successful variant loads, by variant.",
+              [](const Loads& l) { return ToSeconds(l.total); });
   per_type("sloserve_workers", "gauge", "Workers of each hardware type.",
            [](const TypeCounters& c) { return c.workers; });
   per_type("sloserve_queries_served_total", "counter", "Completed queries by hardware type.",

@@ -30,6 +30,7 @@
 #include "sloserve/exec/profile_executor.h"
 #include "sloserve/exec/service_time_model.h"
 #include "sloserve/policy/policy_spec.h"
+#include "sloserve/runtime/load_observer.h"
 #include "sloserve/server/inference_backend.h"
 
 namespace sloserve {
@@ -128,6 +129,7 @@ class EngineRuntime : public InferenceBackend {
   std::unique_ptr<Driver> driver_;
   std::unique_ptr<PayloadStore> payloads_;  // before executor_: it may point here
   std::unique_ptr<WorkerExecutor> executor_;
+  LoadObservingExecutor* load_observer_ = nullptr;  // executor_, seen as the load counter
   // Until Initialize(): the policies and engine options it needs.
   std::unique_ptr<PolicySet> pending_policies_;
   EngineOptions engine_options_;

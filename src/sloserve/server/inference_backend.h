@@ -21,6 +21,10 @@ struct TaskInfo {
   std::string input_name;
   std::string input_datatype;        // KServe v2 datatype, e.g. "FP32"
   std::vector<int64_t> input_shape;  // -1 = any (batch dimension)
+  // The declared output (requests may ask for it by name; others are refused).
+  std::string output_name = "output";
+  std::string output_datatype = "FP32";
+  std::vector<int64_t> output_shape = {-1, 1};
   Duration default_slo{};
   std::vector<std::string> apps;  // known app names; empty = any
 };
@@ -40,6 +44,9 @@ struct InferRequest {
 
 struct InferOutcome {
   Status status;            // non-OK: the request was rejected or dropped, message says why
+  // Why a non-OK request was dropped, a static drop-reason name ("policy", "queue_full",
+  // "shed", "expired", "executor_error", ...; engine/query_record.h); null = not said.
+  const char* reason = nullptr;
   std::string variant;      // the variant that answered
   std::string worker;       // worker name, e.g. "w3"
   std::string hardware;     // the worker's hardware (instance) type; empty = not reported

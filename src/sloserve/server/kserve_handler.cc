@@ -1,25 +1,20 @@
 #include "sloserve/server/kserve_handler.h"
 
 #include <algorithm>
-#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <type_traits>
 #include <utility>
 
 #include "sloserve/server/json_util.h"
+#include "sloserve/server/tensor_codec.h"
 
 namespace sloserve {
 namespace {
 
 using json = nlohmann::json;
-
-constexpr int kMaxDataDepth = 32;
-constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 HttpResponse Error(int status, std::string_view message) {
   HttpResponse r{status, ErrorJson(message)};
@@ -34,258 +29,34 @@ HttpResponse MethodNotAllowed(const char* allow) {
   return r;
 }
 
-std::vector<std::string_view> SplitPath(std::string_view s) {
-  std::vector<std::string_view> parts;
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The '/'-separated segments of a path, each percent-decoded (RFC 3986 2.1: "%2F" in a
+// segment is a '/' in the name, not a separator); false on a malformed escape.
+bool SplitPath(std::string_view s, std::vector<std::string>& parts) {
   size_t start = 0;
   while (start <= s.size()) {
     size_t end = s.find('/', start);
     if (end == std::string_view::npos) end = s.size();
-    parts.push_back(s.substr(start, end - start));
+    std::string& part = parts.emplace_back();
+    for (size_t i = start; i < end; ++i) {
+      if (s[i] != '%') {
+        part += s[i];
+        continue;
+      }
+      const int hi = i + 2 < end ? HexDigit(s[i + 1]) : -1;
+      const int lo = hi >= 0 ? HexDigit(s[i + 2]) : -1;
+      if (lo < 0) return false;
+      part += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    }
     start = end + 1;
   }
-  return parts;
-}
-
-// How a datatype's JSON elements are checked and stored (Tensor::data layout: see
-// core/payload_store.h). The checks are exactly the frontend's validation rules: BOOL
-// needs booleans, BYTES strings, INT*/UINT* integers, FP*/BF16 numbers, anything else a
-// non-null scalar (stored as no bytes: there is no KServe v2 layout for it).
-enum class ElemKind : uint8_t { kBool, kBytes, kInt, kFp16, kBf16, kFp32, kFp64, kNumber, kOther };
-struct ElemType {
-  ElemKind kind = ElemKind::kOther;
-  uint8_t size = 0;  // bytes per element; 0 = none stored (BYTES: variable)
-};
-
-ElemType ElemTypeOf(std::string_view dt) {
-  const auto size = static_cast<uint8_t>(DatatypeSize(dt));
-  if (dt == "BOOL") return {ElemKind::kBool, 1};
-  if (dt == "BYTES") return {ElemKind::kBytes, 0};
-  if (dt.starts_with("INT") || dt.starts_with("UINT")) return {ElemKind::kInt, size};
-  if (dt == "FP16") return {ElemKind::kFp16, 2};
-  if (dt == "BF16") return {ElemKind::kBf16, 2};
-  if (dt == "FP32") return {ElemKind::kFp32, 4};
-  if (dt == "FP64") return {ElemKind::kFp64, 8};
-  if (dt.starts_with("FP")) return {ElemKind::kNumber, 0};
-  return {ElemKind::kOther, 0};
-}
-
-// Appends the low `n` bytes of `bits`, little-endian.
-inline void AppendLE(std::vector<uint8_t>& out, uint64_t bits, size_t n) {
-  if constexpr (std::endian::native == std::endian::little) {
-    const size_t at = out.size();
-    out.resize(at + n);
-    std::memcpy(out.data() + at, &bits, n);
-  } else {
-    for (size_t i = 0; i < n; ++i) out.push_back(static_cast<uint8_t>(bits >> (8 * i)));
-  }
-}
-
-inline uint64_t ReadLE(const uint8_t* p, size_t n) {
-  uint64_t bits = 0;
-  for (size_t i = 0; i < n; ++i) bits |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return bits;
-}
-
-// IEEE 754 binary16 from binary32, rounding to nearest even.
-uint16_t FloatToHalf(float f) {
-  const uint32_t x = std::bit_cast<uint32_t>(f);
-  const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-  uint32_t mant = x & 0x7fffff;
-  const int32_t e = static_cast<int32_t>((x >> 23) & 0xff);
-  if (e == 0xff) return sign | 0x7c00 | (mant != 0 ? 0x200 : 0);  // inf, NaN
-  const int32_t exp = e - 127 + 15;
-  if (exp >= 0x1f) return sign | 0x7c00;  // overflow: inf
-  uint32_t half;
-  uint32_t rem, mid;
-  if (exp <= 0) {  // subnormal or zero
-    if (exp < -10) return sign;
-    mant |= 0x800000;
-    const int shift = 14 - exp;
-    half = mant >> shift;
-    rem = mant & ((1u << shift) - 1);
-    mid = 1u << (shift - 1);
-  } else {
-    half = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-    rem = mant & 0x1fff;
-    mid = 0x1000;
-  }
-  if (rem > mid || (rem == mid && (half & 1) != 0)) ++half;  // a carry rounds up to inf
-  return static_cast<uint16_t>(sign | half);
-}
-
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  const uint32_t exp = (h >> 10) & 0x1f;
-  const uint32_t mant = h & 0x3ff;
-  if (exp == 0) {
-    const float f = std::ldexp(static_cast<float>(mant), -24);
-    return sign != 0 ? -f : f;
-  }
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000 | (mant << 13));
-  return std::bit_cast<float>(sign | ((exp - 15 + 127) << 23) | (mant << 13));
-}
-
-// bfloat16 from binary32, rounding to nearest even.
-uint16_t FloatToBf16(float f) {
-  const uint32_t x = std::bit_cast<uint32_t>(f);
-  if ((x & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((x >> 16) | 0x40);  // NaN
-  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
-// Checks one scalar against the datatype and appends its bytes; false: wrong type.
-inline bool AppendElement(const json& v, ElemType t, std::vector<uint8_t>& out) {
-  switch (t.kind) {
-    case ElemKind::kBool:
-      if (!v.is_boolean()) return false;
-      out.push_back(v.get<bool>() ? 1 : 0);
-      return true;
-    case ElemKind::kBytes: {
-      if (!v.is_string()) return false;
-      const auto& str = v.get_ref<const std::string&>();
-      AppendLE(out, static_cast<uint32_t>(str.size()), 4);
-      out.insert(out.end(), str.begin(), str.end());
-      return true;
-    }
-    case ElemKind::kInt: {
-      if (!v.is_number_integer()) return false;
-      // Out-of-range values wrap to the element's width (two's complement).
-      const uint64_t bits =
-          v.is_number_unsigned() ? v.get<uint64_t>() : static_cast<uint64_t>(v.get<int64_t>());
-      AppendLE(out, bits, t.size);
-      return true;
-    }
-    case ElemKind::kFp16:
-      if (!v.is_number()) return false;
-      AppendLE(out, FloatToHalf(static_cast<float>(v.get<double>())), 2);
-      return true;
-    case ElemKind::kBf16:
-      if (!v.is_number()) return false;
-      AppendLE(out, FloatToBf16(static_cast<float>(v.get<double>())), 2);
-      return true;
-    case ElemKind::kFp32:
-      if (!v.is_number()) return false;
-      AppendLE(out, std::bit_cast<uint32_t>(static_cast<float>(v.get<double>())), 4);
-      return true;
-    case ElemKind::kFp64:
-      if (!v.is_number()) return false;
-      AppendLE(out, std::bit_cast<uint64_t>(v.get<double>()), 8);
-      return true;
-    case ElemKind::kNumber:
-      return v.is_number();
-    case ElemKind::kOther:
-      return v.is_primitive() && !v.is_null();
-  }
-  return false;
-}
-
-// Walks a (possibly nested) data array once: counts its scalars, checks their type and
-// appends their bytes to `out` in row-major order.
-Status ConvertElements(const json& data, std::string_view datatype, ElemType type, int depth,
-                       int64_t& count, std::vector<uint8_t>& out) {
-  if (depth > kMaxDataDepth) return InvalidArgumentError("'data' is nested too deeply");
-  for (const json& v : data) {
-    if (v.is_array()) {
-      RETURN_IF_ERROR(ConvertElements(v, datatype, type, depth + 1, count, out));
-    } else if (!AppendElement(v, type, out)) {
-      return InvalidArgumentError("'data' holds an element that is not of datatype " +
-                                  std::string(datatype));
-    } else {
-      ++count;
-    }
-  }
-  return OkStatus();
-}
-
-// Appends a number as JSON: the shortest text that reads back as the same value; NaN and
-// infinities (which JSON cannot hold) as null.
-template <typename T>
-void AppendNumber(std::string& out, T value) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (!std::isfinite(value)) {
-      out += "null";
-      return;
-    }
-  }
-  char buf[32];
-  const auto res = std::to_chars(buf, buf + sizeof buf, value);
-  out.append(buf, res.ptr);
-}
-
-// Appends `t.data` as the elements of a JSON array (without the brackets); false when the
-// bytes do not hold `elements` elements of the datatype.
-bool AppendTensorData(std::string& out, const Tensor& t, int64_t elements) {
-  const ElemType type = ElemTypeOf(t.datatype);
-  const uint8_t* p = t.data.data();
-  const size_t n = t.data.size();
-  if (type.kind == ElemKind::kBytes) {
-    size_t at = 0;
-    for (int64_t i = 0; i < elements; ++i) {
-      if (n - at < 4) return false;
-      const size_t len = ReadLE(p + at, 4);
-      at += 4;
-      if (n - at < len) return false;
-      if (i > 0) out += ',';
-      AppendJsonString(out, std::string_view(reinterpret_cast<const char*>(p + at), len));
-      at += len;
-    }
-    return at == n;
-  }
-  if (type.size == 0 || n != static_cast<size_t>(elements) * type.size) return false;
-  const bool is_signed = t.datatype.starts_with("INT");
-  out.reserve(out.size() + n * 3);
-  for (int64_t i = 0; i < elements; ++i) {
-    if (i > 0) out += ',';
-    const uint64_t bits = ReadLE(p + i * type.size, type.size);
-    switch (type.kind) {
-      case ElemKind::kBool:
-        out += bits != 0 ? "true" : "false";
-        break;
-      case ElemKind::kInt:
-        if (is_signed) {
-          const unsigned shift = 64 - 8 * type.size;  // sign-extend
-          AppendNumber(out, static_cast<int64_t>(bits << shift) >> shift);
-        } else {
-          AppendNumber(out, bits);
-        }
-        break;
-      case ElemKind::kFp16:
-        AppendNumber(out, HalfToFloat(static_cast<uint16_t>(bits)));
-        break;
-      case ElemKind::kBf16:
-        AppendNumber(out, std::bit_cast<float>(static_cast<uint32_t>(bits) << 16));
-        break;
-      case ElemKind::kFp32:
-        AppendNumber(out, std::bit_cast<float>(static_cast<uint32_t>(bits)));
-        break;
-      case ElemKind::kFp64:
-        AppendNumber(out, std::bit_cast<double>(bits));
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
-
-// Appends one output tensor as a KServe v2 output object; false: its data is malformed.
-bool AppendOutputTensor(std::string& out, const Tensor& t) {
-  int64_t elements = 1;
-  for (int64_t d : t.shape) {
-    if (d < 0 || (d != 0 && elements > kMaxElements / d)) return false;
-    elements *= d;
-  }
-  out += "{\"name\":";
-  AppendJsonString(out, t.name);
-  out += ",\"datatype\":";
-  AppendJsonString(out, t.datatype);
-  out += ",\"shape\":[";
-  for (size_t i = 0; i < t.shape.size(); ++i) {
-    if (i > 0) out += ',';
-    AppendNumber(out, t.shape[i]);
-  }
-  out += "],\"data\":[";
-  if (!AppendTensorData(out, t, elements)) return false;
-  out += "]}";
   return true;
 }
 
@@ -353,8 +124,105 @@ Status ParseParameters(const json& doc, const TaskInfo& task, Duration max_slo, 
   return OkStatus();
 }
 
+// The Inference-Header-Content-Length header: the length of the JSON part of a body that
+// carries binary tensor data after it.
+StatusOr<size_t> JsonLength(std::string_view header, size_t body_bytes) {
+  size_t length = 0;
+  const auto [end, err] = std::from_chars(header.data(), header.data() + header.size(), length);
+  if (err != std::errc() || end != header.data() + header.size() || length == 0 ||
+      length > body_bytes) {
+    return InvalidArgumentError("Inference-Header-Content-Length '" + std::string(header) +
+                                "' must be an integer in [1, " + std::to_string(body_bytes) +
+                                "] (the body's length)");
+  }
+  return length;
+}
+
+// A boolean parameter of `obj` ("parameters" member), false when absent.
+StatusOr<bool> BoolParameter(const json& obj, const char* key) {
+  const auto params = obj.find("parameters");
+  if (params == obj.end()) return false;
+  if (!params->is_object()) return InvalidArgumentError("'parameters' must be an object");
+  const auto v = params->find(key);
+  if (v == params->end()) return false;
+  if (!v->is_boolean())
+    return InvalidArgumentError(std::string("parameter '") + key + "' must be a boolean");
+  return v->get<bool>();
+}
+
+// The request's "outputs": each names the declared output at most once.
+Status ParseOutputs(const json& doc, const TaskInfo& task, InferCall& call) {
+  ASSIGN_OR_RETURN(call.binary_outputs, BoolParameter(doc, "binary_data_output"));
+  const auto outputs = doc.find("outputs");
+  if (outputs == doc.end()) return OkStatus();
+  if (!outputs->is_array()) return InvalidArgumentError("'outputs' must be an array");
+  for (const json& out : *outputs) {
+    const auto name = out.is_object() ? out.find("name") : out.end();
+    if (!out.is_object() || name == out.end() || !name->is_string()) {
+      return InvalidArgumentError("each requested output must be an object with a string 'name'");
+    }
+    const auto& n = name->get_ref<const std::string&>();
+    if (n != task.output_name) {
+      return InvalidArgumentError("unknown output '" + n + "' for model '" + task.name +
+                                  "' (has '" + task.output_name + "')");
+    }
+    for (const RequestedOutput& seen : call.outputs) {
+      if (seen.name == n) return InvalidArgumentError("output '" + n + "' requested twice");
+    }
+    ASSIGN_OR_RETURN(bool binary, BoolParameter(out, "binary_data"));
+    call.outputs.push_back({n, binary});
+  }
+  return OkStatus();
+}
+
+// Converts the input's elements: JSON `data`, or `binary_data_size` bytes of `binary`.
+Status ParseInputData(const json& input, const std::string& dt, int64_t expected,
+                      const std::vector<int64_t>& shape, std::string_view& binary,
+                      size_t body_bytes, std::vector<uint8_t>& out) {
+  const json* size = nullptr;  // parameters.binary_data_size
+  if (const auto params = input.find("parameters"); params != input.end()) {
+    if (!params->is_object()) return InvalidArgumentError("input 'parameters' must be an object");
+    if (const auto it = params->find("binary_data_size"); it != params->end()) size = &*it;
+  }
+  const auto data = input.find("data");
+  if (size != nullptr) {
+    if (!size->is_number_unsigned()) {
+      return InvalidArgumentError(
+          "input parameter 'binary_data_size' must be a non-negative integer");
+    }
+    if (data != input.end()) {
+      return InvalidArgumentError("input has both 'data' and parameter 'binary_data_size'");
+    }
+    const uint64_t n = size->get<uint64_t>();
+    if (n > binary.size()) {
+      return InvalidArgumentError("input 'binary_data_size' is " + std::to_string(n) +
+                                  " but only " + std::to_string(binary.size()) +
+                                  " bytes of binary data follow the JSON (Inference-Header-Content-"
+                                  "Length)");
+    }
+    RETURN_IF_ERROR(BinaryToTensorData(binary.substr(0, n), dt, expected, out));
+    binary.remove_prefix(n);
+    return OkStatus();
+  }
+  if (data == input.end() || !data->is_array()) {
+    return InvalidArgumentError(
+        "input 'data' must be an array (or binary data: parameter 'binary_data_size')");
+  }
+  // Reserved for the declared size, capped by what the body can hold (a scalar takes at
+  // least one byte of JSON), so a huge declared shape with little data allocates nothing.
+  out.reserve(static_cast<size_t>(std::min<int64_t>(expected, body_bytes)) * DatatypeSize(dt));
+  int64_t count = 0;
+  RETURN_IF_ERROR(JsonToTensorData(*data, dt, count, out));
+  if (count != expected) {
+    return InvalidArgumentError("input 'data' has " + std::to_string(count) +
+                                " elements but shape " + ShapeString(shape) + " needs " +
+                                std::to_string(expected));
+  }
+  return OkStatus();
+}
+
 StatusOr<InferCall> ParseInferDocument(const TaskInfo& task, const json& doc, Duration max_slo,
-                                       size_t body_bytes) {
+                                       std::string_view binary, size_t body_bytes) {
   if (!doc.is_object()) return InvalidArgumentError("request body must be a JSON object");
   InferCall call;
   call.request.task = task.name;
@@ -392,32 +260,17 @@ StatusOr<InferCall> ParseInferDocument(const TaskInfo& task, const json& doc, Du
   const auto shape_it = input->find("shape");
   if (shape_it == input->end()) return InvalidArgumentError("input 'shape' is missing");
   ASSIGN_OR_RETURN(std::vector<int64_t> shape, ParseShape(*shape_it, task));
-  int64_t expected = 1;
-  for (int64_t d : shape) {
-    if (d != 0 && expected > kMaxElements / d) {
-      return InvalidArgumentError("input shape has too many elements");
-    }
-    expected *= d;
-  }
-  const auto data = input->find("data");
-  if (data == input->end() || !data->is_array()) {
-    return InvalidArgumentError("input 'data' must be an array (binary data is not supported)");
-  }
-  // Validation and conversion in one walk over the elements. Reserved for the declared
-  // size, capped by what the body can hold (a scalar takes at least one byte of JSON), so
-  // a huge declared shape with little data allocates nothing large.
-  const ElemType type = ElemTypeOf(dt);
+  ASSIGN_OR_RETURN(const int64_t expected, ElementCount(shape, "input shape"));
   Tensor tensor;
-  tensor.data.reserve(static_cast<size_t>(std::min<int64_t>(expected, body_bytes)) * type.size);
-  int64_t count = 0;
-  RETURN_IF_ERROR(ConvertElements(*data, dt, type, 1, count, tensor.data));
-  if (count != expected) {
-    return InvalidArgumentError("input 'data' has " + std::to_string(count) +
-                                " elements but shape " + ShapeString(shape) + " needs " +
-                                std::to_string(expected));
+  RETURN_IF_ERROR(ParseInputData(*input, dt, expected, shape, binary, body_bytes, tensor.data));
+  if (!binary.empty()) {
+    return InvalidArgumentError(std::to_string(binary.size()) +
+                                " bytes of binary data are not claimed by any input's "
+                                "'binary_data_size'");
   }
   call.request.rows = static_cast<int32_t>(shape[0]);
   RETURN_IF_ERROR(ParseParameters(doc, task, max_slo, call.request));
+  RETURN_IF_ERROR(ParseOutputs(doc, task, call));
   tensor.name = task.input_name;
   tensor.datatype = dt;
   tensor.shape = std::move(shape);
@@ -430,15 +283,53 @@ std::string RenderTaskMetadata(const TaskInfo& task) {
   inputs.push_back(
       {{"name", task.input_name}, {"datatype", task.input_datatype}, {"shape", task.input_shape}});
   json outputs = json::array();
-  outputs.push_back({{"name", "output"}, {"datatype", "FP32"}, {"shape", {-1, 1}}});
-  json doc = {
-      {"name", task.name},
-      {"versions", task.variants},
-      {"platform", "sloserve"},
-      {"inputs", std::move(inputs)},
-      {"outputs", std::move(outputs)},
-      {"parameters", {{"default_slo_ms", ToMillis(task.default_slo)}, {"apps", task.apps}}}};
+  outputs.push_back({{"name", task.output_name},
+                     {"datatype", task.output_datatype},
+                     {"shape", task.output_shape}});
+  // No "versions": the variants are not addressable; sloserve picks one per request and
+  // names it in the response's parameters.variant (docs/protocol.md, "Versions").
+  json doc = {{"name", task.name},
+              {"platform", "sloserve"},
+              {"inputs", std::move(inputs)},
+              {"outputs", std::move(outputs)},
+              {"parameters",
+               {{"default_slo_ms", ToMillis(task.default_slo)},
+                {"apps", task.apps},
+                {"variants", task.variants}}}};
   return doc.dump();
+}
+
+// Appends one output tensor as a KServe v2 output object; as binary tensor data (its
+// bytes appended to `binary`) when `as_binary`. False: its data is malformed.
+bool AppendOutputTensor(std::string& out, const Tensor& t, bool as_binary, std::string& binary) {
+  const StatusOr<int64_t> elements = ElementCount(t.shape, "output");
+  if (!elements.ok()) return false;
+  out += "{\"name\":";
+  AppendJsonString(out, t.name);
+  out += ",\"datatype\":";
+  AppendJsonString(out, t.datatype);
+  out += ",\"shape\":";
+  out += ShapeString(t.shape);
+  if (as_binary) {
+    if (!TensorDataValid(t, *elements)) return false;
+    out += ",\"parameters\":{\"binary_data_size\":" + std::to_string(t.data.size()) + "}}";
+    binary.append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
+    return true;
+  }
+  out += ",\"data\":[";
+  if (!AppendTensorDataJson(out, t, *elements)) return false;
+  out += "]}";
+  return true;
+}
+
+// What an executor that computes nothing (the emulated one) answers: one 0 per row.
+Tensor PlaceholderOutput(const TaskInfo& task, int32_t rows) {
+  Tensor t;
+  t.name = task.output_name;
+  t.datatype = "FP32";
+  t.shape = {rows, 1};
+  t.data.assign(static_cast<size_t>(rows) * 4, 0);
+  return t;
 }
 
 }  // namespace
@@ -467,12 +358,19 @@ int HttpStatusFromCode(StatusCode code) {
   return 500;
 }
 
-StatusOr<InferCall> ParseInferRequest(const TaskInfo& task, std::string_view body,
-                                      Duration max_slo) {
+StatusOr<InferCall> ParseInferRequest(const TaskInfo& task, std::string_view body, Duration max_slo,
+                                      std::string_view json_length) {
+  std::string_view json_part = body;
+  std::string_view binary;
+  if (!json_length.empty()) {
+    ASSIGN_OR_RETURN(const size_t length, JsonLength(json_length, body.size()));
+    json_part = body.substr(0, length);
+    binary = body.substr(length);
+  }
   try {
-    const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    const json doc = json::parse(json_part, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) return InvalidArgumentError("malformed JSON in request body");
-    return ParseInferDocument(task, doc, max_slo, body.size());
+    return ParseInferDocument(task, doc, max_slo, binary, body.size());
   } catch (const json::exception& e) {
     return InvalidArgumentError(std::string("invalid request body: ") + e.what());
   }
@@ -481,15 +379,23 @@ StatusOr<InferCall> ParseInferRequest(const TaskInfo& task, std::string_view bod
 KServeHandler::KServeHandler(Options options, std::vector<TaskInfo> tasks,
                              const InferenceBackend* backend, const ServerMetrics* metrics)
     : options_(std::move(options)), backend_(backend), metrics_(metrics) {
+  std::vector<std::string> names;
   for (TaskInfo& task : tasks) {
     std::string metadata = RenderTaskMetadata(task);
     std::string name = task.name;
-    tasks_.emplace(std::move(name), TaskEntry{std::move(task), std::move(metadata)});
+    names.push_back(name);
+    tasks_.emplace(std::move(name), TaskEntry{std::move(task), std::move(metadata), 0});
   }
-  server_metadata_json_ = json{{"name", "sloserve"},
-                               {"version", options_.server_version},
-                               {"extensions", {"parameters", "sloserve_slo"}}}
-                              .dump();
+  for (auto& [name, entry] : tasks_) {
+    entry.index = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+  }
+  request_metrics_ = std::make_unique<RequestMetrics>(std::move(names));
+  server_metadata_json_ = json{
+      {"name", "sloserve"},
+      {"version", options_.server_version},
+      {"extensions",
+       {"parameters", "binary_tensor_data", "statistics", "model_repository",
+        "sloserve_slo"}}}.dump();
 }
 
 const KServeHandler::TaskEntry* KServeHandler::FindTask(std::string_view name) const {
@@ -497,18 +403,23 @@ const KServeHandler::TaskEntry* KServeHandler::FindTask(std::string_view name) c
   return it == tasks_.end() ? nullptr : &it->second;
 }
 
-std::variant<HttpResponse, InferCall> KServeHandler::Route(HttpMethod method,
-                                                           std::string_view target,
-                                                           std::string_view body) const {
+std::variant<HttpResponse, InferCall> KServeHandler::Route(
+    HttpMethod method, std::string_view target, std::string_view body,
+    std::string_view inference_header_length) const {
   target = target.substr(0, target.find('?'));
+  if (method == HttpMethod::kHead) method = HttpMethod::kGet;  // the transport drops the body
+  // Triton's statistics extension: every model's (a model named "stats" is shadowed).
+  if (target == "/v2/models/stats") return RouteStats(method, "");
   constexpr std::string_view kModels = "/v2/models/";
-  if (target.starts_with(kModels)) return RouteModel(method, target.substr(kModels.size()), body);
+  if (target.starts_with(kModels)) {
+    return RouteModel(method, target.substr(kModels.size()), body, inference_header_length);
+  }
   if (target == "/v2/health/live") {
-    if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
     return HttpResponse{200, "{\"live\":true}"};
   }
   if (target == "/v2/health/ready") {
-    if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
     if (backend_->Ready()) return HttpResponse{200, "{\"ready\":true}"};
     std::string out = "{\"ready\":false,\"reason\":";
     AppendJsonString(out, backend_->NotReadyReason());
@@ -516,45 +427,76 @@ std::variant<HttpResponse, InferCall> KServeHandler::Route(HttpMethod method,
     return HttpResponse{503, std::move(out), "application/json", nullptr, "5"};
   }
   if (target == "/v2" || target == "/v2/") {
-    if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
     return HttpResponse{200, server_metadata_json_};
   }
+  if (target == "/v2/repository/index") {
+    if (method != HttpMethod::kPost) return MethodNotAllowed("POST");
+    const bool ready = backend_->Ready();
+    std::string out = "[";
+    for (const auto& [name, entry] : tasks_) {
+      if (out.size() > 1) out += ',';
+      out += "{\"name\":";
+      AppendJsonString(out, name);
+      out +=
+          ready ? ",\"state\":\"READY\"}" : ",\"state\":\"UNAVAILABLE\",\"reason\":\"starting\"}";
+    }
+    return HttpResponse{200, out + "]"};
+  }
+  if (target.starts_with("/v2/repository/models/")) {
+    return Error(501, "loading and unloading models is not implemented yet: sloserve serves the "
+                      "models of its configured deployment");
+  }
   if (target == "/metrics") {
-    if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
     std::string text = metrics_ ? metrics_->RenderPrometheus() : std::string();
+    text += request_metrics_->RenderPrometheus();
     if (backend_) text += backend_->PrometheusMetrics();
     return HttpResponse{200, std::move(text), "text/plain; version=0.0.4"};
   }
   return Error(404, "unknown path '" + std::string(target) + "'");
 }
 
-std::variant<HttpResponse, InferCall> KServeHandler::RouteModel(HttpMethod method,
-                                                                std::string_view rest,
-                                                                std::string_view body) const {
-  const std::vector<std::string_view> parts = SplitPath(rest);
-  const TaskEntry* task = FindTask(parts[0]);
-  if (task == nullptr) return Error(404, "unknown model '" + std::string(parts[0]) + "'");
-  size_t next = 1;
-  bool versioned = false;
-  if (parts.size() >= 3 && parts[1] == "versions") {
-    const auto& variants = task->info.variants;
-    if (std::find(variants.begin(), variants.end(), parts[2]) == variants.end()) {
-      return Error(404, "unknown version '" + std::string(parts[2]) + "' of model '" +
-                            task->info.name + "'");
-    }
-    versioned = true;
-    next = 3;
+HttpResponse KServeHandler::RouteStats(HttpMethod method, std::string_view model) const {
+  if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
+  std::string out = "{\"model_stats\":[";
+  bool first = true;
+  for (const auto& [name, entry] : tasks_) {
+    if (!model.empty() && name != model) continue;
+    if (!first) out += ',';
+    first = false;
+    out += request_metrics_->RenderModelStats(entry.index);
   }
-  const std::string_view action = next < parts.size() ? parts[next] : std::string_view();
-  if (next + 1 < parts.size() || (next < parts.size() && action != "ready" && action != "infer")) {
+  return HttpResponse{200, out + "]}"};
+}
+
+std::variant<HttpResponse, InferCall> KServeHandler::RouteModel(
+    HttpMethod method, std::string_view rest, std::string_view body,
+    std::string_view json_length) const {
+  std::vector<std::string> parts;
+  if (!SplitPath(rest, parts)) {
+    return Error(400, "malformed percent-encoding in path '/v2/models/" + std::string(rest) + "'");
+  }
+  const TaskEntry* task = FindTask(parts[0]);
+  if (task == nullptr) return Error(404, "unknown model '" + parts[0] + "'");
+  if (parts.size() >= 2 && parts[1] == "versions") {
+    return Error(404, "model '" + task->info.name +
+                          "' has no versions: sloserve chooses the variant for each request "
+                          "and reports it in the response's parameters.variant; use /v2/models/" +
+                          task->info.name + "/...");
+  }
+  const std::string_view action = parts.size() > 1 ? std::string_view(parts[1]) : "";
+  if (parts.size() > 2 ||
+      (parts.size() == 2 && action != "ready" && action != "infer" && action != "stats")) {
     return Error(404, "unknown path '/v2/models/" + std::string(rest) + "'");
   }
   if (action.empty()) {
-    if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
     return HttpResponse{200, task->metadata_json};
   }
+  if (action == "stats") return RouteStats(method, task->info.name);
   if (action == "ready") {
-    if (method != HttpMethod::kGet) return MethodNotAllowed("GET");
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
     const bool ready = backend_->Ready();
     std::string out = "{\"name\":";
     AppendJsonString(out, task->info.name);
@@ -569,51 +511,63 @@ std::variant<HttpResponse, InferCall> KServeHandler::RouteModel(HttpMethod metho
   }
   // action == "infer"
   if (method != HttpMethod::kPost) return MethodNotAllowed("POST");
-  if (versioned) {
-    return Error(404, "pinning a version is not supported; POST /v2/models/" + task->info.name +
-                          "/infer and sloserve chooses the variant");
+  const auto received = std::chrono::steady_clock::now();
+  StatusOr<InferCall> call = ParseInferRequest(task->info, body, options_.max_slo, json_length);
+  if (!call.ok()) {
+    request_metrics_->RecordInvalid(task->index);
+    return Error(HttpStatusFromCode(call.status().code()), call.status().message());
   }
-  StatusOr<InferCall> call = ParseInferRequest(task->info, body, options_.max_slo);
-  if (!call.ok()) return Error(HttpStatusFromCode(call.status().code()), call.status().message());
+  call->model_index = task->index;
+  call->received = received;
   return std::move(call).value();
 }
 
 HttpResponse KServeHandler::RenderOutcome(const InferCall& call,
                                           const InferOutcome& outcome) const {
+  request_metrics_->RecordOutcome(
+      call.model_index, outcome,
+      std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - call.received),
+      call.request.rows);
   if (!outcome.status.ok()) {
     return Error(HttpStatusFromCode(outcome.status.code()), outcome.status.message());
   }
+  const TaskEntry* task = FindTask(call.request.task);
   const int32_t rows = call.request.rows;
   std::string out;
   out.reserve(320 + static_cast<size_t>(rows) * 4);
   out += "{\"model_name\":";
   AppendJsonString(out, call.request.task);
-  out += ",\"model_version\":";
-  AppendJsonString(out, outcome.variant);
   if (call.has_id) {
     out += ",\"id\":";
     AppendJsonString(out, call.id);
   }
-  if (outcome.outputs.empty()) {
-    // No computed outputs (the emulated executor): a zero output per row, as always.
-    out += ",\"outputs\":[{\"name\":\"output\",\"datatype\":\"FP32\",\"shape\":[";
-    out += std::to_string(rows);
-    out += ",1],\"data\":[";
-    for (int32_t i = 0; i < rows; ++i) out += i == 0 ? "0.0" : ",0.0";
-    out += "]}]";
-  } else {
-    out += ",\"outputs\":[";
-    for (size_t i = 0; i < outcome.outputs.size(); ++i) {
-      if (i > 0) out += ',';
-      const Tensor& t = outcome.outputs[i];
-      if (!AppendOutputTensor(out, t)) {
-        return Error(500, "the executor returned a malformed output tensor '" + t.name +
-                              "' (datatype '" + t.datatype + "', " + std::to_string(t.data.size()) +
-                              " bytes for shape " + ShapeString(t.shape) + ")");
-      }
+  // No computed outputs (the emulated executor): a zero output per row, as always.
+  TensorSet placeholder;
+  if (outcome.outputs.empty() && task != nullptr)
+    placeholder.push_back(PlaceholderOutput(task->info, rows));
+  const TensorSet& outputs = outcome.outputs.empty() ? placeholder : outcome.outputs;
+  std::string binary;
+  bool any_binary = false;
+  out += ",\"outputs\":[";
+  bool first = true;
+  for (const Tensor& t : outputs) {
+    bool as_binary = call.binary_outputs;
+    if (!call.outputs.empty()) {
+      const auto req = std::find_if(call.outputs.begin(), call.outputs.end(),
+                                    [&](const RequestedOutput& o) { return o.name == t.name; });
+      if (req == call.outputs.end()) continue;  // not asked for
+      as_binary = as_binary || req->binary;
     }
-    out += "]";
+    if (!first) out += ',';
+    first = false;
+    any_binary = any_binary || as_binary;
+    if (!AppendOutputTensor(out, t, as_binary, binary)) {
+      return Error(500, "the executor returned a malformed output tensor '" + t.name +
+                            "' (datatype '" + t.datatype + "', " + std::to_string(t.data.size()) +
+                            " bytes for shape " + ShapeString(t.shape) + ")");
+    }
   }
+  out += "]";
   out += ",\"parameters\":{\"variant\":";
   AppendJsonString(out, outcome.variant);
   out += ",\"worker\":";
@@ -626,7 +580,11 @@ HttpResponse KServeHandler::RenderOutcome(const InferCall& call,
   out += ",\"compute_us\":" + std::to_string(outcome.compute_time.count());
   out += ",\"batch_size\":" + std::to_string(outcome.batch_size);
   out += outcome.met_slo ? ",\"met_slo\":true}}" : ",\"met_slo\":false}}";
-  return HttpResponse{200, std::move(out)};
+  if (!any_binary) return HttpResponse{200, std::move(out)};
+  HttpResponse r{200, std::move(out), "application/octet-stream"};
+  r.inference_header_length = r.body.size();
+  r.body += binary;
+  return r;
 }
 
 }  // namespace sloserve

@@ -7,7 +7,9 @@
 //
 // Thread-safety: all methods are const and may be called from any io thread at once.
 // The task table is a snapshot taken at construction.
+#include <chrono>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -16,11 +18,13 @@
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
 #include "sloserve/server/inference_backend.h"
+#include "sloserve/server/request_metrics.h"
 #include "sloserve/server/server_metrics.h"
 
 namespace sloserve {
 
-enum class HttpMethod { kGet, kPost, kOther };
+// kHead is answered as kGet; the transport sends the headers without the body.
+enum class HttpMethod { kGet, kHead, kPost, kOther };
 
 struct HttpResponse {
   int status = 200;
@@ -28,6 +32,15 @@ struct HttpResponse {
   const char* content_type = "application/json";
   const char* allow = nullptr;        // "Allow" header of a 405
   const char* retry_after = nullptr;  // "Retry-After" seconds of a 429/503
+  // Binary tensor data in the body: the JSON part's length, sent as the
+  // "Inference-Header-Content-Length" header (0 = the body is JSON only).
+  size_t inference_header_length = 0;
+};
+
+// An output the client asked for by name (KServe v2 request "outputs").
+struct RequestedOutput {
+  std::string name;
+  bool binary = false;  // parameters.binary_data: send it as binary tensor data
 };
 
 // A validated inference request plus what the response needs to echo.
@@ -35,15 +48,21 @@ struct InferCall {
   InferRequest request;
   std::string id;  // the client's request id
   bool has_id = false;
+  std::vector<RequestedOutput> outputs;  // empty = every output
+  bool binary_outputs = false;           // parameters.binary_data_output: all outputs binary
+  size_t model_index = 0;                // the handler's model, for its statistics
+  std::chrono::steady_clock::time_point received{};
 };
 
 // Maps an engine StatusCode to the HTTP status of the error response.
 int HttpStatusFromCode(StatusCode code);
 
 // Parses and validates a POST /v2/models/{task}/infer body against the task's declared
-// input. Errors are InvalidArgument with a message naming the offending field.
-StatusOr<InferCall> ParseInferRequest(const TaskInfo& task, std::string_view body,
-                                      Duration max_slo);
+// input and output. `json_length` is the Inference-Header-Content-Length header (empty:
+// the body is all JSON; else its first `json_length` bytes are, and binary tensor data
+// follows). Errors are InvalidArgument with a message naming the offending field.
+StatusOr<InferCall> ParseInferRequest(const TaskInfo& task, std::string_view body, Duration max_slo,
+                                      std::string_view json_length = {});
 
 class KServeHandler {
  public:
@@ -57,23 +76,31 @@ class KServeHandler {
                 const ServerMetrics* metrics);
 
   // Either an immediate response or a call to submit to the backend.
+  // `inference_header_length`: the request's Inference-Header-Content-Length header.
   std::variant<HttpResponse, InferCall> Route(HttpMethod method, std::string_view target,
-                                              std::string_view body) const;
+                                              std::string_view body,
+                                              std::string_view inference_header_length = {}) const;
 
   // The response to a finished call: 200 with outputs and timing, or the mapped error.
+  // Records the call in the request metrics.
   HttpResponse RenderOutcome(const InferCall& call, const InferOutcome& outcome) const;
 
  private:
   struct TaskEntry {
     TaskInfo info;
     std::string metadata_json;  // GET /v2/models/{task}, rendered once
+    size_t index = 0;           // in the request metrics
   };
   const TaskEntry* FindTask(std::string_view name) const;
   std::variant<HttpResponse, InferCall> RouteModel(HttpMethod method, std::string_view rest,
-                                                   std::string_view body) const;
+                                                   std::string_view body,
+                                                   std::string_view json_length) const;
+  HttpResponse RouteStats(HttpMethod method, std::string_view model) const;
 
   Options options_;
   std::map<std::string, TaskEntry, std::less<>> tasks_;
+  // Recorded as a side effect of answering (lock-free), so a const handler may write it.
+  std::unique_ptr<RequestMetrics> request_metrics_;
   std::string server_metadata_json_;
   const InferenceBackend* backend_;
   const ServerMetrics* metrics_;

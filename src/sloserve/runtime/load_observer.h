@@ -1,0 +1,49 @@
+#pragma once
+// Cold starts per variant for /metrics: wraps the runtime's executor and measures each
+// LoadVariant action it runs (count, failures, summed duration from the result's begin
+// to end), passing every action and result through unchanged. The engine only counts
+// cold starts in total; this says which variants were loaded and how long loads took.
+//
+// Thread-safety: Send runs on the engine thread, results may arrive from executor
+// threads (ResultSink::Post); the pending-load map has its own mutex, touched only while
+// a load is outstanding, and Snapshot() may be called from any thread.
+#include <atomic>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "sloserve/core/mutex.h"
+#include "sloserve/engine/worker_protocol.h"
+
+namespace sloserve {
+
+class LoadObservingExecutor : public WorkerExecutor, private ResultSink {
+ public:
+  struct VariantLoads {
+    int64_t loads = 0;   // LoadVariant results
+    int64_t failed = 0;  // of which failed
+    Duration total{};    // summed duration of the successful ones
+  };
+
+  LoadObservingExecutor(std::unique_ptr<WorkerExecutor> inner, size_t variants);
+
+  void Attach(ResultSink* sink) override;
+  Duration Send(const WorkerAction& action) override EXCLUDES(mu_);
+
+  // By VariantId.
+  std::vector<VariantLoads> Snapshot() const EXCLUDES(mu_);
+
+ private:
+  void PostAt(ActionResult&& result, TimePoint at) override;
+  void Post(ActionResult result) override;
+  void Observe(const ActionResult& r) EXCLUDES(mu_);
+
+  std::unique_ptr<WorkerExecutor> inner_;
+  ResultSink* outer_ = nullptr;
+  std::atomic<int64_t> pending_{0};  // loads sent, result not yet seen
+  mutable Mutex mu_;
+  std::unordered_map<ActionId, VariantId> loads_ GUARDED_BY(mu_);
+  std::vector<VariantLoads> by_variant_ GUARDED_BY(mu_);
+};
+
+}  // namespace sloserve

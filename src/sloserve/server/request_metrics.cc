@@ -1,0 +1,267 @@
+#include "sloserve/server/request_metrics.h"
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+
+#include "sloserve/server/json_util.h"
+
+namespace sloserve {
+namespace {
+
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
+// Request outcomes and why a request missed its SLO. Every request answered for a model
+// lands in exactly one row.
+struct OutcomeRow {
+  const char* outcome;
+  const char* reason;
+};
+constexpr OutcomeRow kRows[] = {
+    {"met", "none"},
+    {"late", "late"},
+    {"dropped", "policy"},
+    {"dropped", "queue_full"},
+    {"dropped", "shed"},
+    {"dropped", "expired"},
+    {"dropped", "executor_error"},
+    {"dropped", "cancelled"},
+    {"dropped", "shutdown"},
+    {"dropped", "unservable"},
+    {"dropped", "internal"},
+    {"error", "unavailable"},
+    {"error", "other"},
+    {"invalid", "bad_request"},
+};
+constexpr size_t kRowCount = std::size(kRows);
+constexpr size_t kRowInvalid = kRowCount - 1;
+
+size_t RowOf(const InferOutcome& o) {
+  if (o.status.ok()) return o.met_slo ? 0 : 1;
+  if (o.reason != nullptr) {
+    for (size_t i = 2; i <= 10; ++i) {
+      if (std::string_view(kRows[i].reason) == o.reason) return i;
+    }
+  }
+  switch (o.status.code()) {  // backends that do not say why
+    case StatusCode::kResourceExhausted:
+      return 3;  // queue_full
+    case StatusCode::kDeadlineExceeded:
+      return 2;  // policy
+    case StatusCode::kFailedPrecondition:
+      return 9;  // unservable
+    case StatusCode::kUnavailable:
+      return 11;
+    default:
+      return 12;
+  }
+}
+
+constexpr std::array<int64_t, RequestMetrics::kBuckets.size()> BucketBoundsUs() {
+  std::array<int64_t, RequestMetrics::kBuckets.size()> us{};
+  for (size_t i = 0; i < us.size(); ++i) {
+    us[i] = static_cast<int64_t>(RequestMetrics::kBuckets[i] * 1e6 + 0.5);
+  }
+  return us;
+}
+constexpr auto kBoundsUs = BucketBoundsUs();
+
+struct Histogram {
+  std::array<std::atomic<int64_t>, RequestMetrics::kBuckets.size() + 1> counts{};  // last: +Inf
+  std::atomic<int64_t> sum_us{0};
+
+  void Add(Duration d) {
+    const int64_t us = d.count();
+    size_t b = 0;
+    while (b < kBoundsUs.size() && us > kBoundsUs[b]) ++b;
+    counts[b].fetch_add(1, kRelaxed);
+    sum_us.fetch_add(us, kRelaxed);
+  }
+};
+
+// Prometheus label values: backslash, double quote and newline escaped.
+void AppendLabel(std::string& out, const char* key, std::string_view value) {
+  out += key;
+  out += "=\"";
+  for (char c : value) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+}  // namespace
+
+struct RequestMetrics::Series {
+  Series(size_t m, std::string_view v, std::string_view w, uint64_t h)
+      : model(m), variant(v), worker(w), hash(h) {}
+  const size_t model;
+  const std::string variant;
+  const std::string worker;
+  const uint64_t hash;
+  Histogram request, queue, compute;
+};
+
+struct RequestMetrics::Model {
+  explicit Model(size_t m) : overflow(m, "other", "other", 0) {}
+  std::array<std::atomic<int64_t>, kRowCount> by_row{};
+  Series overflow;  // (variant, worker) pairs beyond kMaxSeries
+  // Triton statistics (success = answered 200; fail = any other answer).
+  std::atomic<int64_t> success_ns{0}, fail_count{0}, fail_ns{0}, queue_ns{0}, compute_ns{0};
+  std::atomic<int64_t> success_count{0}, rows{0}, last_ms{0};
+};
+
+RequestMetrics::RequestMetrics(std::vector<std::string> models) : models_(std::move(models)) {
+  for (size_t m = 0; m < models_.size(); ++m) by_model_.push_back(std::make_unique<Model>(m));
+}
+
+RequestMetrics::~RequestMetrics() {
+  for (auto& slot : table_) delete slot.load();
+}
+
+RequestMetrics::Series* RequestMetrics::FindOrAddSeries(size_t model, std::string_view variant,
+                                                        std::string_view worker) {
+  const uint64_t h =
+      std::hash<std::string_view>{}(variant)*31 + std::hash<std::string_view>{}(worker)*7 + model;
+  constexpr size_t kMask = 2 * kMaxSeries - 1;
+  for (size_t probe = 0, i = h & kMask; probe <= kMask; ++probe, i = (i + 1) & kMask) {
+    Series* s = table_[i].load(std::memory_order_acquire);
+    if (s == nullptr) {
+      if (series_count_.fetch_add(1, kRelaxed) >= kMaxSeries) {
+        series_count_.fetch_sub(1, kRelaxed);
+        return &by_model_[model]->overflow;
+      }
+      auto fresh = std::make_unique<Series>(model, variant, worker, h);
+      if (table_[i].compare_exchange_strong(s, fresh.get(), std::memory_order_acq_rel,
+                                            std::memory_order_acquire)) {
+        return fresh.release();
+      }
+      series_count_.fetch_sub(1, kRelaxed);  // another thread filled the slot: compare it
+    }
+    if (s->hash == h && s->model == model && s->variant == variant && s->worker == worker) return s;
+  }
+  return &by_model_[model]->overflow;
+}
+
+void RequestMetrics::RecordInvalid(size_t model) {
+  if (model >= by_model_.size()) return;
+  by_model_[model]->by_row[kRowInvalid].fetch_add(1, kRelaxed);
+}
+
+void RequestMetrics::RecordOutcome(size_t model, const InferOutcome& outcome, Duration request_time,
+                                   int32_t rows) {
+  if (model >= by_model_.size()) return;
+  Model& m = *by_model_[model];
+  m.by_row[RowOf(outcome)].fetch_add(1, kRelaxed);
+  const bool ok = outcome.status.ok();
+  Series* s = FindOrAddSeries(model, ok ? std::string_view(outcome.variant) : "none",
+                              ok ? std::string_view(outcome.worker) : "none");
+  s->request.Add(request_time);
+  const int64_t ns = request_time.count() * 1000;
+  if (!ok) {
+    m.fail_count.fetch_add(1, kRelaxed);
+    m.fail_ns.fetch_add(ns, kRelaxed);
+    return;
+  }
+  s->queue.Add(outcome.queue_time);
+  s->compute.Add(outcome.compute_time);
+  m.success_count.fetch_add(1, kRelaxed);
+  m.success_ns.fetch_add(ns, kRelaxed);
+  m.queue_ns.fetch_add(outcome.queue_time.count() * 1000, kRelaxed);
+  m.compute_ns.fetch_add(outcome.compute_time.count() * 1000, kRelaxed);
+  m.rows.fetch_add(rows, kRelaxed);
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  m.last_ms.store(now_ms, kRelaxed);
+}
+
+std::string RequestMetrics::RenderPrometheus() const {
+  std::string out;
+  out.reserve(4096);
+  std::vector<const Series*> series;
+  for (const auto& slot : table_) {
+    if (const Series* s = slot.load(std::memory_order_acquire)) series.push_back(s);
+  }
+  for (const auto& m : by_model_) {
+    bool used = false;
+    for (const auto& c : m->overflow.request.counts) used = used || c.load(kRelaxed) > 0;
+    if (used) series.push_back(&m->overflow);
+  }
+  auto histogram = [&](const char* name, const char* help, Histogram Series::*which) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " histogram\n";
+    for (const Series* s : series) {
+      const Histogram& h = s->*which;
+      std::string labels;
+      AppendLabel(labels, "model", models_[s->model]);
+      labels += ',';
+      AppendLabel(labels, "variant", s->variant);
+      labels += ',';
+      AppendLabel(labels, "worker", s->worker);
+      int64_t cumulative = 0;
+      char buf[64];
+      for (size_t b = 0; b <= kBuckets.size(); ++b) {
+        cumulative += h.counts[b].load(kRelaxed);
+        if (b < kBuckets.size()) {
+          std::snprintf(buf, sizeof buf, "%g", kBuckets[b]);
+        } else {
+          std::snprintf(buf, sizeof buf, "+Inf");
+        }
+        out += std::string(name) + "_bucket{" + labels + ",le=\"" + buf + "\"} " +
+               std::to_string(cumulative) + "\n";
+      }
+      std::snprintf(buf, sizeof buf, "%.6f", static_cast<double>(h.sum_us.load(kRelaxed)) / 1e6);
+      out += std::string(name) + "_sum{" + labels + "} " + buf + "\n";
+      out += std::string(name) + "_count{" + labels + "} " + std::to_string(cumulative) + "\n";
+    }
+  };
+  histogram("sloserve_request_duration_seconds",
+            "Inference requests answered by the backend: receipt to answer.", &Series::request);
+  histogram("sloserve_queue_duration_seconds",
+            "Completed inference requests: arrival at the engine to batch start.", &Series::queue);
+  histogram("sloserve_compute_duration_seconds",
+            "Completed inference requests: batch start to completion (with any cold start).",
+            &Series::compute);
+  out +=
+      "# HELP sloserve_requests_total Inference requests by model, outcome and SLO-miss reason.\n"
+      "# TYPE sloserve_requests_total counter\n";
+  for (size_t m = 0; m < by_model_.size(); ++m) {
+    for (size_t r = 0; r < kRowCount; ++r) {
+      std::string line = "sloserve_requests_total{";
+      AppendLabel(line, "model", models_[m]);
+      line += std::string(",outcome=\"") + kRows[r].outcome + "\",reason=\"" + kRows[r].reason +
+              "\"} " + std::to_string(by_model_[m]->by_row[r].load(kRelaxed)) + "\n";
+      out += line;
+    }
+  }
+  return out;
+}
+
+std::string RequestMetrics::RenderModelStats(size_t model) const {
+  const Model& m = *by_model_.at(model);
+  const int64_t successes = m.success_count.load(kRelaxed);
+  auto stat = [](int64_t count, int64_t ns) {
+    return "{\"count\":" + std::to_string(count) + ",\"ns\":" + std::to_string(ns) + "}";
+  };
+  std::string out = "{\"name\":";
+  AppendJsonString(out, models_[model]);
+  out += ",\"version\":\"\",\"last_inference\":" + std::to_string(m.last_ms.load(kRelaxed)) +
+         ",\"inference_count\":" + std::to_string(m.rows.load(kRelaxed)) +
+         ",\"execution_count\":" + std::to_string(successes) + ",\"inference_stats\":{" +
+         "\"success\":" + stat(successes, m.success_ns.load(kRelaxed)) +
+         ",\"fail\":" + stat(m.fail_count.load(kRelaxed), m.fail_ns.load(kRelaxed)) +
+         ",\"queue\":" + stat(successes, m.queue_ns.load(kRelaxed)) +
+         ",\"compute_input\":" + stat(successes, 0) +
+         ",\"compute_infer\":" + stat(successes, m.compute_ns.load(kRelaxed)) +
+         ",\"compute_output\":" + stat(successes, 0) + ",\"cache_hit\":" + stat(0, 0) +
+         ",\"cache_miss\":" + stat(0, 0) + "},\"batch_stats\":[]}";
+  return out;
+}
+
+}  // namespace sloserve

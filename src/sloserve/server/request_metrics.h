@@ -1,0 +1,65 @@
+#pragma once
+// Per-model request metrics of the inference frontend: Prometheus histograms of request,
+// queue and compute time labelled by model, variant and worker; request counters by
+// outcome and SLO-miss reason; and the totals Triton's statistics extension reports
+// (GET /v2/models/{m}/stats). Names and labels: docs/metrics.md ("Prometheus").
+//
+// Recording is lock-free (relaxed atomics; a (model, variant, worker) series is created
+// by a compare-and-swap into a fixed table), so the request path never waits for a
+// /metrics scrape. Label sets are bounded: models are fixed at construction, and at most
+// `kMaxSeries` (variant, worker) combinations get their own series; the rest share one
+// series per model labelled variant="other", worker="other".
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sloserve/core/time.h"
+#include "sloserve/server/inference_backend.h"
+
+namespace sloserve {
+
+class RequestMetrics {
+ public:
+  static constexpr size_t kMaxSeries = 256;
+  // Upper bounds of the histogram buckets, seconds (+Inf is implied).
+  static constexpr std::array<double, 16> kBuckets = {
+      0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60};
+
+  explicit RequestMetrics(std::vector<std::string> models);
+  ~RequestMetrics();
+  RequestMetrics(const RequestMetrics&) = delete;
+  RequestMetrics& operator=(const RequestMetrics&) = delete;
+
+  // A request for `model` (index into the constructor's list) refused by the frontend
+  // before it reached the backend (malformed or invalid: 4xx).
+  void RecordInvalid(size_t model);
+  // A request answered by the backend; `request_time` from receipt of the request to
+  // its outcome, `rows` its batch dimension.
+  void RecordOutcome(size_t model, const InferOutcome& outcome, Duration request_time,
+                     int32_t rows);
+
+  // The series above in the Prometheus text format.
+  std::string RenderPrometheus() const;
+  // One entry of Triton's statistics extension "model_stats" array for `model`.
+  std::string RenderModelStats(size_t model) const;
+  size_t models() const { return models_.size(); }
+
+  struct Series;  // one (model, variant, worker) series; defined in the .cc
+  struct Model;   // per-model counters
+
+ private:
+  Series* FindOrAddSeries(size_t model, std::string_view variant, std::string_view worker);
+
+  std::vector<std::string> models_;
+  std::vector<std::unique_ptr<Model>> by_model_;
+  // Open addressing over (model, variant, worker); twice kMaxSeries so probes stay short.
+  std::array<std::atomic<Series*>, 2 * kMaxSeries> table_{};
+  std::atomic<size_t> series_count_{0};
+};
+
+}  // namespace sloserve
