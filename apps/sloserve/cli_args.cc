@@ -87,12 +87,32 @@ std::string FlagsHelp(const std::vector<FlagSpec>& specs) {
   return out;
 }
 
+// Control bytes from a config value or argument, echoed in an error, are shown as \xNN
+// so they cannot move the cursor, clear the line or forge output (newlines and tabs of
+// multi-line messages stay).
+std::string EscapeControlBytes(std::string_view message) {
+  std::string out;
+  out.reserve(message.size());
+  for (const char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\n' && c != '\t') || byte == 0x7f) {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 int RunSubcommand(const std::string& name, const std::vector<std::string>& argv,
                   const std::vector<FlagSpec>& flags, const std::function<void()>& print_help,
                   const std::function<Status(const Args&)>& run) {
   auto args = Args::Parse(argv, flags);
   if (!args.ok()) {
-    std::fprintf(stderr, "sloserve %s: %s\n", name.c_str(), args.status().message().c_str());
+    std::fprintf(stderr, "sloserve %s: %s\n", name.c_str(),
+                 EscapeControlBytes(args.status().message()).c_str());
     return 2;
   }
   if (args->Has("help")) {
@@ -101,7 +121,8 @@ int RunSubcommand(const std::string& name, const std::vector<std::string>& argv,
   }
   Status st = run(*args);
   if (!st.ok()) {
-    std::fprintf(stderr, "sloserve %s: %s\n", name.c_str(), st.message().c_str());
+    std::fprintf(stderr, "sloserve %s: %s\n", name.c_str(),
+                 EscapeControlBytes(st.message()).c_str());
     return 1;
   }
   return 0;

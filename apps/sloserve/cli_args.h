@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sloserve/core/status.h"
@@ -35,6 +36,9 @@ class Args {
 };
 
 std::string FlagsHelp(const std::vector<FlagSpec>& specs);
+
+// `message` with control bytes (other than newline and tab) written as \xNN.
+std::string EscapeControlBytes(std::string_view message);
 
 // The shared shape of a subcommand: parse flags (usage error: exit 2), print help on
 // --help (exit 0), run (failure: one line "sloserve NAME: message" on stderr, exit 1).

@@ -71,12 +71,15 @@ StatusOr<ServeSetup> BuildServeSetup(
   const FlatConfig& f = config.base;
   for (const auto& [k, v] : f) {
     if (k.rfind("server.", 0) != 0) continue;
+    // clang-format off
     static const std::vector<std::string> kServerKeys = {
         "server.host",        "server.port",       "server.threads",
         "server.max_body_mb", "server.max_slo_ms", "server.max_queue",
         "server.input_shape", "server.payload_mb", "server.max_connections",
-        "server.drain_s",     "server.grpc_port",  "server.grpc_threads",
-        "server.grpc_max_in_flight"};
+        "server.drain_s",     "server.idle_timeout_s", "server.header_timeout_s",
+        "server.body_timeout_s", "server.min_body_rate_kib", "server.inflight_body_mb",
+        "server.grpc_port",   "server.grpc_threads", "server.grpc_max_in_flight"};
+    // clang-format on
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
                                   "server keys: " + JoinNames(kServerKeys) +
@@ -143,6 +146,18 @@ StatusOr<ServeSetup> BuildServeSetup(
   setup.grpc.max_message_bytes = setup.http.max_body_bytes;
   setup.grpc.max_slo = setup.http.max_slo;
   setup.grpc.drain_timeout = setup.http.drain_timeout;
+  // Slow clients and memory held by request bodies (docs/serve.md, "Connection limits").
+  ASSIGN_OR_RETURN(double idle_s, ServerNumber(f, "server.idle_timeout_s", 60, 0.001, 86400));
+  setup.http.idle_timeout = SecondsF(idle_s);
+  ASSIGN_OR_RETURN(double header_s, ServerNumber(f, "server.header_timeout_s", 10, 0.001, 3600));
+  setup.http.header_timeout = SecondsF(header_s);
+  ASSIGN_OR_RETURN(double body_s, ServerNumber(f, "server.body_timeout_s", 10, 0.001, 3600));
+  setup.http.body_timeout = SecondsF(body_s);
+  ASSIGN_OR_RETURN(double rate_kib,
+                   ServerNumber(f, "server.min_body_rate_kib", 64, 0.001, 1048576));
+  setup.http.min_body_rate = std::max<size_t>(1, static_cast<size_t>(rate_kib * 1024));
+  ASSIGN_OR_RETURN(double inflight_mb, ServerNumber(f, "server.inflight_body_mb", 256, 1, 1048576));
+  setup.http.max_inflight_body_bytes = static_cast<size_t>(inflight_mb * 1024 * 1024);
 
   const Deployment& d = setup.runtime->deployment();
   // "60 x n1-4cpu", or per type in mix order: "1 x g4dn.xlarge + 3 x r5n.large".

@@ -29,6 +29,23 @@ TEST(CliE2eTest, HelpForEveryCommand) {
   EXPECT_NE(r.err.find("unknown command"), std::string::npos);
 }
 
+// Control bytes of a config value echoed in an error are escaped (issue 16 item 4): an
+// ESC sequence or a carriage return cannot recolour or overwrite the terminal's line.
+TEST(CliE2eTest, ControlBytesInConfigValuesAreEscapedInErrors) {
+  auto r = RunProcess({kBin, "serve", "--set", "server.port=1\x1b[31m\r"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("'server.port': must be a whole number 0..65535, got \"1\\x1b[31m\\x0d\""),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos);
+  EXPECT_EQ(r.err.find('\r'), std::string::npos);
+  r = RunProcess(
+      {kBin, "sim", kRoot + "/experiments/foundation/edf_image.yaml", "--set", "duration_s=\x07x"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("\\x07x"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x07'), std::string::npos);
+}
+
 TEST(CliE2eTest, SimSweepPrintsOneJsonRowPerRun) {
   auto r = RunProcess({kBin, "sim", kRoot + "/experiments/foundation/edf_image.yaml", "--set",
                        "load_qps=[400,2000]", "--set", "duration_s=5", "--json", "--no-progress"});
