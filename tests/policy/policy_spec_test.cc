@@ -35,7 +35,9 @@ TEST(PolicyOptionsTest, RegistryKnowsWhichPoliciesReadEachOption) {
   EXPECT_EQ(Readers("slo_workers"), (std::vector<std::string>{"ramsis", "slo_partition"}));
   EXPECT_EQ(Readers("offline_scale"), std::vector<std::string>{"orloj"});  // only via Has()
   EXPECT_EQ(Readers("per_worker_qps"), std::vector<std::string>{"rate"});
-  EXPECT_EQ(Readers("warm_variant"), std::vector<std::string>{"model_aware"});
+  EXPECT_EQ(Readers("warm_variant"),
+            (std::vector<std::string>{"adaptive", "colocation", "colocation_queue", "model_aware",
+                                      "multiplexed", "prefetch", "registry"}));
   const std::vector<std::string> variant = Readers("variant");
   EXPECT_NE(std::find(variant.begin(), variant.end(), "fixed"), variant.end());
   EXPECT_EQ(std::find(variant.begin(), variant.end(), "ramsis"), variant.end());

@@ -179,6 +179,26 @@ void Engine::RemovePositions(std::deque<uint32_t>* queue, const std::vector<uint
   queue->resize(out);
 }
 
+void Engine::SetWorkerReachable(WorkerId w, bool reachable, TimePoint now) {
+  if (w >= views_.size() || states_[w].unreachable == !reachable) return;
+  WorkerView& view = views_[w];
+  WorkerState& st = states_[w];
+  st.unreachable = !reachable;
+  if (reachable) {
+    view.active = view.phase == WorkerPhase::kActive && !st.removing;
+  } else {
+    view.active = false;
+    for (uint32_t s : st.queue) {
+      if (central_.empty()) central_arrival_ordered_ = true;
+      if (!InsertByDeadline(&central_, s, table_)) central_arrival_ordered_ = false;
+    }
+    st.queue.clear();
+    st.arrival_ordered = true;
+    SyncQueueView(w);
+  }
+  Redispatch(now);
+}
+
 void Engine::SyncQueueView(WorkerId w) {
   WorkerView& v = views_[w];
   v.queue_length = states_[w].queue.size();
@@ -238,6 +258,15 @@ QueryId Engine::Submit(Query q, TimePoint now) {
                  views_[d.prefetch_worker].residency[d.prefetch_variant] == Residency::kAbsent) {
         ++counters_.prefetches;
         SendLoad(d.prefetch_worker, d.prefetch_variant, now);
+      }
+    }
+    if (d.worker != kNoId && d.worker < views_.size()) {
+      const WorkerView& v = views_[d.worker];
+      for (VariantId x : d.unload) {
+        const bool running = v.busy && states_[d.worker].batch_variant == x;
+        if (x < v.residency.size() && v.residency[x] == Residency::kReady && x != v.pinned &&
+            !running)
+          SendUnload(d.worker, x, now);
       }
     }
     if (d.worker != kNoId) {
@@ -407,7 +436,7 @@ void Engine::ApplyPlan(TimePoint now) {
     if (v.phase != WorkerPhase::kStarting) {
       const bool serve = p.active && !st.removing;
       v.phase = serve ? WorkerPhase::kActive : WorkerPhase::kDraining;
-      v.active = serve;
+      v.active = serve && !st.unreachable;
     }
     if (p.cores > 0) v.cores = p.cores;
     v.pinned = p.pinned;
@@ -550,7 +579,7 @@ void Engine::SendLoad(WorkerId w, VariantId v, TimePoint now) {
   a.variant = v;
   a.sent = now;
   a.expected = suite_->variants()[v].load_time;
-  states_[w].lifecycle.push_back({a.id, v, true});
+  states_[w].lifecycle.push_back({a.id, v, true, now});
   ++counters_.loads;
   ++counters_.actions_sent;
   ++in_flight_;
@@ -566,7 +595,7 @@ void Engine::SendUnload(WorkerId w, VariantId v, TimePoint now) {
   a.hardware = views_[w].hardware;
   a.variant = v;
   a.sent = now;
-  states_[w].lifecycle.push_back({a.id, v, false});
+  states_[w].lifecycle.push_back({a.id, v, false, now});
   ++counters_.unloads;
   ++counters_.actions_sent;
   ++in_flight_;
@@ -798,6 +827,8 @@ void Engine::OnLifecycleResult(WorkerId w, const PendingLifecycle& p, const Acti
   if (view.residency[p.variant] == Residency::kLoading) {
     SetResidency(w, p.variant, r.status.ok() ? Residency::kReady : Residency::kAbsent);
   }
+  if (r.status.ok() && policies_.placement)
+    policies_.placement->OnLoadComplete(w, p.variant, now - p.sent, now);
   // A load that lands on a worker retired meanwhile gives its memory back.
   if (view.phase == WorkerPhase::kRetired && view.residency[p.variant] == Residency::kReady)
     SendUnload(w, p.variant, now);
@@ -909,6 +940,7 @@ void Engine::OnRunResult(WorkerId w, const ActionResult& r, TimePoint now) {
   done.duration = now - st.batch_formed;
   done.requests = completed_;
   policies_.batching->OnBatchComplete(done);
+  if (policies_.placement) policies_.placement->OnBatchComplete(done);
   MaybeRetire(w, now);
   RunDispatch(now);
   TryStart(w, now);

@@ -15,6 +15,7 @@
 #include "sloserve/policy/dispatch/round_robin.h"
 #include "sloserve/policy/dispatch/shared_queue.h"
 #include "sloserve/policy/dispatch/slo_partition.h"
+#include "sloserve/policy/placement/cluster_placement.h"
 #include "sloserve/policy/placement/model_aware_placement.h"
 #include "sloserve/policy/placement/random_placement.h"
 #include "sloserve/policy/planning/infadapter_planning.h"
@@ -82,6 +83,14 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
                   RandomPlacement::Create);
   r->AddPlacement("model_aware", "prefer the least loaded worker already holding the model",
                   ModelAwarePlacement::Create);
+  // The SigmaOS thesis' model-aware policies, the cluster simulator's rules on workers
+  // (docs/model-aware.md); `random` above is the thesis' default scheduler.
+  for (ClusterPolicy c :
+       {ClusterPolicy::kColocation, ClusterPolicy::kColocationQueue, ClusterPolicy::kRegistry,
+        ClusterPolicy::kAdaptive, ClusterPolicy::kPrefetch, ClusterPolicy::kMultiplexed}) {
+    r->AddPlacement(ClusterPolicyName(c), ClusterPlacementSummary(c),
+                    [c](const PolicyParams& p) { return ClusterPlacement::Create(c, p); });
+  }
   r->AddPlanning("static", "keep the configured deployment", StaticPlanning::Create);
   r->AddPlanning("infadapter",
                  "InfAdapter: variants, cores and quotas by MILP on the forecast load",

@@ -128,11 +128,14 @@ class DispatchPolicy {
 // Consulted for each arrival before dispatch. A placement that returns a worker sends
 // the query straight to that worker's queue (model-aware routing); kNoId leaves the
 // query to the dispatch policy. `prefetch` asks the engine to start loading a variant on
-// a worker now (when that worker is idle), so a later query finds it resident.
+// a worker now (when that worker is idle), so a later query finds it resident. `unload`
+// names variants `worker` should give back first (a model cache's LRU evictions); the
+// engine unloads those that are ready and not about to run.
 struct PlacementDecision {
   WorkerId worker = kNoId;
   WorkerId prefetch_worker = kNoId;
   VariantId prefetch_variant = kNoId;
+  std::vector<VariantId> unload;
 };
 
 class PlacementPolicy {
@@ -144,6 +147,15 @@ class PlacementPolicy {
   }
   virtual PlacementDecision Place(const Query& q, const std::vector<WorkerView>& workers,
                                   const std::vector<MachineView>& machines, TimePoint now) = 0;
+  // Completions, for placements that learn service and load times (adaptive). Default:
+  // ignored. `took`: the load's send to its result.
+  virtual void OnBatchComplete(const BatchCompletion& c) { (void)c; }
+  virtual void OnLoadComplete(WorkerId w, VariantId v, Duration took, TimePoint now) {
+    (void)w;
+    (void)v;
+    (void)took;
+    (void)now;
+  }
 };
 
 // --- planning: what the deployment should be ---

@@ -60,7 +60,7 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"policy.dispatch", "dispatch policy by name (list: sloserve policies)"},
     {"policy.batching", "batching policy by name (list: sloserve policies)"},
     {"policy.selection", "selection policy by name (list: sloserve policies)"},
-    {"policy.placement", "placement policy consulted before dispatch (random, model_aware)"},
+    {"policy.placement", "placement policy consulted before dispatch (sloserve policies)"},
     {"policy.planning", "planning policy asked every plan interval (static, rate)"},
     {"policy.<option>",
      "any other policy.* key is an option of those policies (e.g. "
