@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <future>
+#include <mutex>
+#include <string>
 #include <thread>
 
 #include "support/test_suite.h"
@@ -140,6 +142,48 @@ TEST(EngineRuntimeTest, OverloadIsRejectedClearlyAndStopAnswersEverything) {
   InferRequest late;
   late.task = "t";
   EXPECT_EQ(SubmitAndWait(**rt, late).status.code(), StatusCode::kUnavailable);
+}
+
+// An executor whose batches never finish (a hung worker): Stop() must not wait for them.
+class HungExecutor : public WorkerExecutor {
+ public:
+  Duration Send(const WorkerAction&) override { return Millis(10); }
+};
+
+// Stop() is bounded (issue 16 item 3): queued work has the grace, running batches the
+// grace again; then their queries are answered 503 with a clear error. Without the bound
+// this test hangs (and ctest's timeout fails it).
+TEST(EngineRuntimeTest, StopAbandonsBatchesStillRunningAfterTheGrace) {
+  ProfileSuite suite = testing::SmallSuite();
+  RuntimeOptions o = Options(1);
+  o.admission.enabled = false;
+  o.make_executor = [](const ProfileSuite&, PayloadStore*) -> std::unique_ptr<WorkerExecutor> {
+    return std::make_unique<HungExecutor>();
+  };
+  auto rt = EngineRuntime::Create(&suite, o);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  (*rt)->Start();
+  std::atomic<int> answered{0}, unavailable{0};
+  std::string messages;  // queued ones are dropped ("shutting down"), running ones abandoned
+  std::mutex mu;
+  for (int i = 0; i < 5; ++i) {
+    InferRequest req;
+    req.task = "t";
+    req.slo = Seconds(10);
+    (*rt)->Submit(req, [&](InferOutcome out) {
+      if (out.status.code() == StatusCode::kUnavailable) {
+        unavailable++;
+        std::lock_guard<std::mutex> lock(mu);
+        messages += out.status.message() + "\n";
+      }
+      answered++;
+    });
+  }
+  while ((*rt)->Summary().arrived < 5) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  (*rt)->Stop(Millis(50));
+  EXPECT_EQ(answered.load(), 5);
+  EXPECT_EQ(unavailable.load(), 5);
+  EXPECT_NE(messages.find("the shutdown drain time ran out"), std::string::npos) << messages;
 }
 
 // `serve` shares the engine's completion path: ORLOJ learning online from the emulated

@@ -209,6 +209,7 @@ void EngineRuntime::Stop(Duration grace) {
     accepting_ = false;
     stopping_ = true;
     drain_deadline_ = Now() + grace;
+    abandon_deadline_ = drain_deadline_ + grace;
     drain_deadline_set_ = true;
   }
   driver_->Wake();
@@ -353,26 +354,33 @@ void EngineRuntime::Loop() {
   if (!engine_) return;
   while (true) {
     bool stopping = false;
-    TimePoint drain_deadline{};
+    TimePoint drain_deadline{}, abandon_deadline{};
     {
       MutexLock lock(inbox_mu_);
       stopping = stopping_;
       drain_deadline = drain_deadline_;
+      abandon_deadline = abandon_deadline_;
     }
-    // Sleeps until a result, timer or plan tick is due, a request arrives, or Stop().
-    driver_->WaitForWork(clock_, stopping ? drain_deadline : kTimeInfinite);
+    // Sleeps until a result, timer or plan tick is due, a request arrives, or Stop()'s
+    // next deadline.
+    driver_->WaitForWork(clock_, !stopping                ? kTimeInfinite
+                                 : Now() < drain_deadline ? drain_deadline
+                                                          : abandon_deadline);
     {
       MutexLock lock(inbox_mu_);
       stopping = stopping_;
       drain_deadline = drain_deadline_;
+      abandon_deadline = abandon_deadline_;
     }
     MutexLock engine_lock(engine_mu_);
     const TimePoint now = Now();
     driver_->Step(now);
     if (stopping) {
       if (now >= drain_deadline) engine_->DropAllQueued(now);
-      // Past the deadline, running batches still finish: their workers are real resources.
-      if (engine_->in_system() == 0 || (now >= drain_deadline && engine_->actions_in_flight() == 0))
+      // Past the deadline, running batches may finish within the grace again; past that
+      // their queries are answered below without waiting for the workers.
+      if (engine_->in_system() == 0 || now >= abandon_deadline ||
+          (now >= drain_deadline && engine_->actions_in_flight() == 0))
         break;
     }
   }
@@ -380,7 +388,8 @@ void EngineRuntime::Loop() {
   for (auto& [cookie, waiting] : waiting_) {
     payloads_->Release(waiting.payload);
     InferOutcome out;
-    out.status = UnavailableError("server shut down before the request was served");
+    out.status = UnavailableError(
+        "server shut down before the request was served (the shutdown drain time ran out)");
     waiting.done(std::move(out));
   }
   waiting_.clear();
@@ -452,6 +461,9 @@ std::string EngineRuntime::PrometheusMetrics() const {
        static_cast<double>(active));
   line("sloserve_cold_starts_total", "counter", "Variant loads on a worker.",
        static_cast<double>(m.cold_starts));
+  line("sloserve_core_seconds_total", "counter",
+       "Cores of the active and starting workers x seconds (a planner's scaling).",
+       m.core_seconds);
   line("sloserve_worker_actions_total", "counter", "Actions sent to executors.",
        static_cast<double>(counters.actions_sent));
   line("sloserve_failed_results_total", "counter", "Executor results that reported a failure.",

@@ -76,7 +76,8 @@ class EngineRuntime : public InferenceBackend {
 
   void Start();
   // Stops accepting, waits up to `grace` for queued work, then answers the rest with an
-  // UNAVAILABLE error. Idempotent.
+  // UNAVAILABLE error; batches still running get `grace` again, then their queries are
+  // answered UNAVAILABLE too (returns within 2 x grace). Idempotent.
   void Stop(Duration grace = Seconds(5));
 
   // Blocks until the policies are initialised (at once unless deferred_init) and returns
@@ -162,6 +163,9 @@ class EngineRuntime : public InferenceBackend {
   bool stopping_ GUARDED_BY(inbox_mu_) = false;
   bool drain_deadline_set_ GUARDED_BY(inbox_mu_) = false;
   TimePoint drain_deadline_ GUARDED_BY(inbox_mu_){};
+  // Stop(): past this (the drain deadline plus the grace again) batches still running
+  // are abandoned and their queries answered 503, so Stop() is bounded.
+  TimePoint abandon_deadline_ GUARDED_BY(inbox_mu_){};
   std::thread thread_;
 };
 
