@@ -25,6 +25,39 @@ double LogGamma(double x) {
 
 namespace {
 
+// log(k) and LogGamma(k + 1) for small integers, computed once by the same functions the
+// loops called per entry before (so results are bit-identical); the count distributions
+// need them for every k up to (N + 2) K, thousands of times per MDP.
+constexpr int kTableSize = 1 << 14;
+// Below this std::exp returns exactly 0 (the smallest subnormal is e^-744.4).
+constexpr double kExpUnderflow = -746.0;
+
+const std::vector<double>& LogTable() {
+  static const std::vector<double> table = [] {
+    std::vector<double> t(kTableSize);
+    for (int k = 1; k < kTableSize; ++k) t[k] = std::log(static_cast<double>(k));
+    return t;
+  }();
+  return table;
+}
+
+const std::vector<double>& LogFactorialTable() {
+  static const std::vector<double> table = [] {
+    std::vector<double> t(kTableSize);
+    for (int k = 0; k < kTableSize; ++k) t[k] = LogGamma(k + 1.0);
+    return t;
+  }();
+  return table;
+}
+
+double LogOf(int k) {
+  return k < kTableSize ? LogTable()[k] : std::log(static_cast<double>(k));
+}
+
+double LogFactorial(int k) {
+  return k < kTableSize ? LogFactorialTable()[k] : LogGamma(k + 1.0);
+}
+
 // Series for P(a, x), good for x < a + 1.
 double GammaPSeries(double a, double x) {
   double ap = a, sum = 1.0 / a, del = sum;
@@ -80,7 +113,9 @@ void ArrivalCounts::Pmf(double t_us, int kmax, std::vector<double>* pmf) const {
     const double mu = rate_ * t_us, lmu = std::log(mu);
     double lp = -mu;
     for (int k = 0; k <= kmax; ++k) {
-      if (k > 0) lp += lmu - std::log(static_cast<double>(k));
+      if (k > 0) lp += lmu - LogOf(k);
+      // Past the mode lp only falls: once exp underflows to 0 the rest is 0 too.
+      if (lp < kExpUnderflow && k > mu) break;
       (*pmf)[k] = std::exp(lp);
     }
     return;
@@ -137,7 +172,7 @@ void ArrivalCounts::LogPmfFromArrival(double t_us, int kmin, int kmax,
   if (model_.kind == ArrivalKind::kPoisson) {
     const double mu = rate_ * t_us, lmu = std::log(mu);
     for (int k = kmin; k <= kmax; ++k) {
-      (*out)[k - kmin] = k * lmu - mu - LogGamma(k + 1.0);
+      (*out)[k - kmin] = k * lmu - mu - LogFactorial(k);
     }
     return;
   }

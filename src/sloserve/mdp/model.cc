@@ -256,6 +256,8 @@ StatusOr<MdpModel> MdpModel::Build(const ProfileSuite& suite, const MdpOptions& 
   ctx.slo_us = slo;
   ctx.levels = &m.levels_;
   ctx.counts = &counts;
+  CountCdfCache cdf_cache;
+  ctx.cache = &cdf_cache;
 
   // Phase weights per state (the full state behaves as (N, level 0)).
   m.phase_.assign(static_cast<size_t>(m.num_states()) * m.k_, 0.0);

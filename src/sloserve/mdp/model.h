@@ -48,9 +48,15 @@ struct Kernel {
   std::vector<double> count;
   // Whole-queue part (built only when an action takes the whole queue with this tau):
   bool has_slack = false;
-  int nmax = 0;              // n' = 1..nmax stored
-  int jlo = 0, jhi = -1;     // slack levels with mass
-  std::vector<double> p;     // p[x * nmax * jw + (n' - 1) * jw + (j' - jlo)], jw = jhi-jlo+1
+  int nmax = 0;           // n' = 1..nmax stored
+  int jlo = 0, jhi = -1;  // slack levels with mass
+  std::vector<double> p;  // p[x * nmax * jw + (n' - 1) * jw + (j' - jlo)], jw = jhi-jlo+1
+  // Row bands: the entries of row (x, n') >= 1e-30 lie in [band[2r], band[2r + 1]) of its
+  // jw (r = x * nmax + n' - 1); the solver and evaluator read only the band (3-5x fewer
+  // entries than jw; docs/benchmarks.md), TransitionRow the whole row. Begins are multiples
+  // of 4 and ends multiples of 4 or jw, so a 4-way Dot over the band adds the same products
+  // in the same order as over the whole row, less the negligible tails.
+  std::vector<int> band;
   std::vector<double> p0;    // [x]: no arrival (next epoch starts at (1, SLO))
   std::vector<double> full;  // [x]: more than N arrivals
 };

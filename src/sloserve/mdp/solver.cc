@@ -40,9 +40,11 @@ void KernelValues(const MdpModel& m, const std::vector<double>& v,
     const int jw = kn.jhi - kn.jlo + 1;
     for (int x = 0; x < kw; ++x) {
       double s = kn.p0[x] * v[top] + kn.full[x] * v[m.full_state()];
-      const double* p = kn.p.data() + static_cast<size_t>(x) * kn.nmax * jw;
       for (int mm = 1; mm <= kn.nmax; ++mm) {
-        s += Dot(p + static_cast<size_t>(mm - 1) * jw, v.data() + m.StateIndex(mm, kn.jlo), jw);
+        const size_t r = static_cast<size_t>(x) * kn.nmax + (mm - 1);
+        const int b = kn.band[2 * r], e = kn.band[2 * r + 1];
+        if (b == e) continue;
+        s += Dot(kn.p.data() + r * jw + b, v.data() + m.StateIndex(mm, kn.jlo) + b, e - b);
       }
       out[x] = s;
     }
@@ -177,11 +179,11 @@ ChainStats Stationary(const MdpModel& m, const std::vector<int>& choice,
         if (a == 0) continue;
         next[top] += a * kn.p0[x];
         next[m.full_state()] += a * kn.full[x];
-        const double* p = kn.p.data() + static_cast<size_t>(x) * kn.nmax * jw;
         for (int mm = 1; mm <= kn.nmax; ++mm) {
+          const size_t r = static_cast<size_t>(x) * kn.nmax + (mm - 1);
           double* dst = next.data() + m.StateIndex(mm, kn.jlo);
-          const double* pr = p + static_cast<size_t>(mm - 1) * jw;
-          for (int jj = 0; jj < jw; ++jj) dst[jj] += a * pr[jj];
+          const double* pr = kn.p.data() + r * jw;
+          for (int jj = kn.band[2 * r]; jj < kn.band[2 * r + 1]; ++jj) dst[jj] += a * pr[jj];
         }
       }
     }

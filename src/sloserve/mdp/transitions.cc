@@ -2,10 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace sloserve::mdp {
 
 namespace {
+
+// Row bands leave out the tails below this: a dropped probability times a value (an
+// accuracy, <= 100) is below 1e-27, far under the last bit of any value or expectation.
+// It shrinks the bands 3-5x (Poisson tails fall off faster than geometrically).
+constexpr double kBandEpsilon = 1e-30;
 
 // Continued fraction of the incomplete beta function (modified Lentz).
 double BetaContinuedFraction(double a, double b, double x) {
@@ -49,6 +55,12 @@ double BetaCdf(double a, double b, double x) {
 
 }  // namespace
 
+const std::vector<double>& CountCdfCache::Cdf(const ArrivalCounts& counts, double t_us, int kmax) {
+  auto [it, inserted] = cdfs_.try_emplace({t_us, kmax});
+  if (inserted) counts.Cdf(t_us, kmax, &it->second);
+  return it->second;
+}
+
 void PhaseWeights(const TransitionContext& c, int n, int64_t head_age_us, double* w) {
   const int k = c.k;
   std::vector<double> lp;
@@ -70,8 +82,8 @@ void PhaseWeights(const TransitionContext& c, int n, int64_t head_age_us, double
 void BuildCountKernel(const TransitionContext& c, Kernel* kernel) {
   const int k = c.k, n = c.n;
   const int kmax = (n + 2) * k;
-  std::vector<double> cdf;
-  c.counts->Cdf(static_cast<double>(kernel->tau_us), kmax, &cdf);
+  const std::vector<double>& cdf =
+      c.cache->Cdf(*c.counts, static_cast<double>(kernel->tau_us), kmax);
   auto f = [&](int i) { return i < 0 ? 0.0 : cdf[std::min(i, kmax)]; };
   kernel->count.assign(static_cast<size_t>(k) * (n + 1), 0.0);
   for (int x = 0; x < k; ++x) {
@@ -102,33 +114,49 @@ void BuildSlackKernel(const TransitionContext& c, Kernel* kernel) {
 
   // G(u)[(r-1) * n + (n'-1)] = P(N(0,u) <= r - 1, worker count during tau = n'), where r =
   // K - x central arrivals are needed for the worker's first query.
-  std::vector<double> cdf_b, pmf_b;
+  // With i = r - a: G = sum_{a<r} pmf_u[a] d_m[r - a], d_m[i] = F(i + m K - 1) - F(i + (m-1) K -
+  // 1), F the count CDF over tau - u. tau - u = SLO - T_j for every kernel whose u is inside (0,
+  // tau), so F comes from the shared cache and d_m is computed once per (u, m).
+  std::vector<double> pmf_b, diffs;
   auto compute_g = [&](double uu, std::vector<double>* g) {
     g->assign(static_cast<size_t>(k) * n, 0.0);
     if (uu >= tau) return;
-    c.counts->Cdf(tau - uu, kmax, &cdf_b);
+    const std::vector<double>& cdf_b = c.cache->Cdf(*c.counts, tau - uu, kmax);
     auto f = [&](int i) { return i < 0 ? 0.0 : cdf_b[std::min(i, kmax)]; };
+    // Rows m past the first whose count CDF is already 1 carry no mass.
+    int mstop = n + 1;
+    for (int m = 1; m <= n; ++m) {
+      if (f((m - 1) * k) >= 1.0) {
+        mstop = m;
+        break;
+      }
+    }
+    diffs.assign(static_cast<size_t>(n) * (k + 1), 0.0);  // [m-1][i], i = 1..k
+    for (int m = 1; m < mstop; ++m) {
+      double* d = diffs.data() + static_cast<size_t>(m - 1) * (k + 1);
+      for (int i = 1; i <= k; ++i) d[i] = f(i + m * k - 1) - f(i + (m - 1) * k - 1);
+    }
     if (uu <= 0) {
       for (int r = 1; r <= k; ++r) {
         for (int m = 1; m <= n; ++m) {
-          (*g)[(r - 1) * n + (m - 1)] = std::max(0.0, f(r + m * k - 1) - f(r + (m - 1) * k - 1));
+          const double v = diffs[static_cast<size_t>(m - 1) * (k + 1) + r];
+          (*g)[(r - 1) * n + (m - 1)] = std::max(0.0, v);
         }
       }
       return;
     }
     c.counts->Pmf(uu, k - 1, &pmf_b);
     for (int r = 1; r <= k; ++r) {
-      for (int m = 1; m <= n; ++m) {
-        if (f((m - 1) * k) >= 1.0) break;  // no mass left at this many arrivals
-        // s = sum_{a<r} pmf_b[a] (F(hi - a) - F(lo - a)), two partial sums.
-        const int hi = r + m * k - 1, lo = r + (m - 1) * k - 1;
+      for (int m = 1; m < mstop; ++m) {
+        const double* d = diffs.data() + static_cast<size_t>(m - 1) * (k + 1);
+        // s = sum_{a<r} pmf_b[a] d[r - a], two partial sums.
         double s0 = 0, s1 = 0;
         int a = 0;
         for (; a + 2 <= r; a += 2) {
-          s0 += pmf_b[a] * (f(hi - a) - f(lo - a));
-          s1 += pmf_b[a + 1] * (f(hi - a - 1) - f(lo - a - 1));
+          s0 += pmf_b[a] * d[r - a];
+          s1 += pmf_b[a + 1] * d[r - a - 1];
         }
-        if (a < r) s0 += pmf_b[a] * (f(hi - a) - f(lo - a));
+        if (a < r) s0 += pmf_b[a] * d[r - a];
         const double s = s0 + s1;
         (*g)[(r - 1) * n + (m - 1)] = std::max(0.0, s);
       }
@@ -155,8 +183,7 @@ void BuildSlackKernel(const TransitionContext& c, Kernel* kernel) {
     }
   }
 
-  std::vector<double> cdf_tau;
-  c.counts->Cdf(tau, kmax, &cdf_tau);
+  const std::vector<double>& cdf_tau = c.cache->Cdf(*c.counts, tau, kmax);
   kernel->p0.assign(k, 0.0);
   for (int x = 0; x < k; ++x) kernel->p0[x] = cdf_tau[k - x - 1];
 
@@ -187,11 +214,27 @@ void BuildSlackKernel(const TransitionContext& c, Kernel* kernel) {
     for (int m = 1; m <= nmax; ++m) {
       for (int j = jlo; j <= jhi; ++j) {
         const double v = table[(static_cast<size_t>(x) * n + (m - 1)) * nl + j];
-        kernel->p[(static_cast<size_t>(x) * nmax + (m - 1)) * jw + (j - jlo)] = v;
+        // Subnormal probabilities (< 2.2e-308) are stored as 0: every product with them
+        // is a slow microcode assist in value iteration, and none changes a sum of
+        // normal-sized values (they are absorbed by rounding).
+        kernel->p[(static_cast<size_t>(x) * nmax + (m - 1)) * jw + (j - jlo)] =
+            v < std::numeric_limits<double>::min() ? 0.0 : v;
         s += v;
       }
     }
     kernel->full[x] = std::max(0.0, 1.0 - s);
+  }
+  kernel->band.assign(static_cast<size_t>(k) * nmax * 2, 0);
+  for (size_t r = 0; r < static_cast<size_t>(k) * nmax; ++r) {
+    const double* row = kernel->p.data() + r * jw;
+    int b = 0, e = jw;
+    while (b < e && row[b] < kBandEpsilon) ++b;
+    while (e > b && row[e - 1] < kBandEpsilon) --e;
+    if (b == e) continue;  // empty band
+    b -= b % 4;
+    e = std::min(jw, b + (e - b + 3) / 4 * 4);
+    kernel->band[2 * r] = b;
+    kernel->band[2 * r + 1] = e;
   }
   kernel->has_slack = true;
 }

@@ -3,6 +3,8 @@
 // gets every K-th arrival of the central queue (round robin). docs/ramsis-mdp.md derives
 // them; the functions here fill the factored tables MdpModel stores.
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "sloserve/mdp/arrival_counts.h"
@@ -10,12 +12,25 @@
 
 namespace sloserve::mdp {
 
+// Count CDFs over intervals of the central queue, computed once per interval length and
+// shared by every kernel of a model: the slack kernels of all latencies need the CDF over
+// SLO - T_j for the same levels j, and the count kernels the CDF over each latency.
+class CountCdfCache {
+ public:
+  // cdf[i] = P(N(t) <= i), i = 0..kmax (ArrivalCounts::Cdf), computed on first use.
+  const std::vector<double>& Cdf(const ArrivalCounts& counts, double t_us, int kmax);
+
+ private:
+  std::map<std::pair<double, int>, std::vector<double>> cdfs_;
+};
+
 struct TransitionContext {
   int n = 32;  // max queue N
   int k = 1;   // workers K
   int64_t slo_us = 0;
   const std::vector<int64_t>* levels = nullptr;  // slack levels T_j, ascending, T_0 = 0
   const ArrivalCounts* counts = nullptr;         // central-queue arrival counts
+  CountCdfCache* cache = nullptr;                // CDFs of counts (same rate as counts)
 };
 
 // Interval A: phase weights w[x] of a state with n queued whose head arrived head_age_us
