@@ -10,8 +10,9 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "serve_setup.h"
-#include "torch_commands.h"
 #include "sloserve/report/run_table.h"
+#include "sloserve/server/json_log.h"
+#include "torch_commands.h"
 
 namespace sloserve::cli {
 namespace {
@@ -30,6 +31,10 @@ const std::vector<FlagSpec> kFlags = {
      "execute the repository's TorchScript variants with LibTorch (docs/torch.md); schedules "
      "with DIR/<task>/profile.prof"},
     {"oversubscribe", "", "with --model-repository: allow more workers' cores than the machine has"},
+    {"log-format", "text|json",
+     "json: log lines as JSON objects (ts, level, msg, ...) and one line per inference "
+     "request with its request id, model, status, variant, worker and times (default text: "
+     "no request log)"},
     {"json", "", "print the final metrics as JSON"},
     {"help", "", "show this help"},
 };
@@ -58,6 +63,19 @@ Status Run(const Args& args) {
   if (args.Has("http-port")) sets.push_back("server.port=" + args.Get("http-port"));
   if (args.Has("grpc-port")) sets.push_back("server.grpc_port=" + args.Get("grpc-port"));
   if (args.Has("threads")) sets.push_back("server.threads=" + args.Get("threads"));
+  const std::string log_format = args.Get("log-format", "text");
+  if (log_format != "text" && log_format != "json") {
+    return InvalidArgumentError("--log-format: '" + log_format + "' is not one of text, json");
+  }
+  const bool json_logs = log_format == "json";
+  // The serve command's own lines; the rest of stderr (errors, start-up progress) is text.
+  auto say = [json_logs](const std::string& msg) {
+    if (json_logs) {
+      std::fprintf(stderr, "%s\n", JsonLogLine("info", msg).c_str());
+    } else {
+      std::fprintf(stderr, "sloserve: %s\n", msg.c_str());
+    }
+  };
   ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 0));
   if (duration < 0) return InvalidArgumentError("--duration: must be positive");
   // Block the stop signals before any thread starts (the runtime's offline pool starts
@@ -100,18 +118,22 @@ Status Run(const Args& args) {
   // Bind first, then initialise the policies on the engine thread: the port answers at
   // once (/v2/health/ready is 503 with the progress as the reason) while, e.g., a RAMSIS
   // policy set is generated.
+  if (json_logs) {
+    setup.http.access_log = [](const std::string& line) {
+      std::fprintf(stderr, "%s\n", line.c_str());  // one call per line: lines do not interleave
+    };
+  }
   ASSIGN_OR_RETURN(auto server, HttpServer::Create(setup.http, setup.runtime.get()));
   ASSIGN_OR_RETURN(uint16_t port, server->Start());
-  std::fprintf(
-      stderr,
-      "sloserve: serving %s\nsloserve: listening on http://%s:%u (KServe v2; Ctrl-C to stop)\n",
-      setup.summary.c_str(), setup.http.host.c_str(), port);
+  say("serving " + setup.summary);
+  say("listening on http://" + setup.http.host + ":" + std::to_string(port) +
+      " (KServe v2; Ctrl-C to stop)");
   std::unique_ptr<GrpcServer> grpc;
   if (setup.grpc_enabled) {
     ASSIGN_OR_RETURN(grpc, GrpcServer::Create(setup.grpc, setup.runtime.get()));
     ASSIGN_OR_RETURN(uint16_t grpc_port, grpc->Start());
-    std::fprintf(stderr, "sloserve: listening on grpc://%s:%u (inference.GRPCInferenceService)\n",
-                 setup.grpc.host.c_str(), grpc_port);
+    say("listening on grpc://" + setup.grpc.host + ":" + std::to_string(grpc_port) +
+        " (inference.GRPCInferenceService)");
   }
   setup.runtime->Start();
 
@@ -120,7 +142,7 @@ Status Run(const Args& args) {
   std::thread init_watch([&] {
     init_status = setup.runtime->WaitUntilInitialized();
     if (init_status.ok()) {
-      std::fprintf(stderr, "sloserve: ready\n");
+      say("ready");
     } else {
       kill(getpid(), SIGTERM);
     }
@@ -137,7 +159,7 @@ Status Run(const Args& args) {
   if (!setup.runtime->Initialized()) {
     // Stopped during start-up: no request was accepted, and policy generation cannot be
     // interrupted; leave without waiting for it.
-    std::fprintf(stderr, "sloserve: stopped during start-up\n");
+    say("stopped during start-up");
     std::fflush(stderr);
     std::_Exit(130);
   }
@@ -147,12 +169,12 @@ Status Run(const Args& args) {
     server->Stop();
     return init_status.WithPrefix("start-up failed");
   }
-  std::fprintf(stderr, "sloserve: stopping (a second SIGINT/SIGTERM exits at once)\n");
+  say("stopping (a second SIGINT/SIGTERM exits at once)");
   // Draining is bounded, but an operator who signals again means "now".
-  std::thread([stop_signals] {
+  std::thread([stop_signals, say] {
     int again = 0;
     sigwait(&stop_signals, &again);
-    std::fprintf(stderr, "sloserve: second signal: exiting without draining\n");
+    say("second signal: exiting without draining");
     std::fflush(stderr);
     std::_Exit(130);
   }).detach();

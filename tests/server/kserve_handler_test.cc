@@ -210,6 +210,50 @@ TEST(KServeHandlerTest, InputsAreParsedIntoBytesPerDatatype) {
   EXPECT_EQ(count.status().message(), "input 'data' has 2 elements but shape [1,3] needs 3");
 }
 
+// serve --log-format json: one JSON line per inference request, with its request id.
+TEST(KServeHandlerTest, AccessLogWritesOneJsonLinePerRequest) {
+  FakeBackend backend;
+  std::vector<std::string> lines;
+  KServeHandler::Options options;
+  options.access_log = [&](const std::string& line) { lines.push_back(line); };
+  KServeHandler handler(options, {AnyTask("FP32")}, &backend, nullptr);
+  std::string body = Body("FP32", "[2,1]", "[1,2]");
+  body.insert(1, R"("id":"req-9",)");
+  auto routed = handler.Route(HttpMethod::kPost, "/v2/models/m/infer", body);
+  ASSERT_TRUE(std::holds_alternative<InferCall>(routed));
+  InferOutcome outcome;
+  outcome.variant = "v";
+  outcome.worker = "w1";
+  outcome.queue_time = Micros(30);
+  outcome.met_slo = true;
+  EXPECT_EQ(handler.RenderOutcome(std::get<InferCall>(routed), outcome).status, 200);
+  outcome.status = Status(StatusCode::kDeadlineExceeded, "dropped");
+  outcome.reason = "policy";
+  EXPECT_EQ(handler.RenderOutcome(std::get<InferCall>(routed), outcome).status, 504);
+  handler.Route(HttpMethod::kPost, "/v2/models/m/infer", "{");  // invalid: logged, no id
+  handler.Route(HttpMethod::kGet, "/v2/health/live", "");       // not an inference: not logged
+  ASSERT_EQ(lines.size(), 3u);
+  const json ok = json::parse(lines[0]);
+  EXPECT_EQ(ok["level"], "info");
+  EXPECT_EQ(ok["msg"], "infer");
+  EXPECT_TRUE(ok["ts"].is_string());
+  EXPECT_EQ(ok["request_id"], "req-9");
+  EXPECT_EQ(ok["model"], "m");
+  EXPECT_EQ(ok["status"], 200);
+  EXPECT_EQ(ok["variant"], "v");
+  EXPECT_EQ(ok["worker"], "w1");
+  EXPECT_EQ(ok["queue_us"], 30);
+  EXPECT_EQ(ok["rows"], 2);
+  const json dropped = json::parse(lines[1]);
+  EXPECT_EQ(dropped["status"], 504);
+  EXPECT_EQ(dropped["reason"], "policy");
+  EXPECT_EQ(dropped["error"], "dropped");
+  const json invalid = json::parse(lines[2]);
+  EXPECT_EQ(invalid["status"], 400);
+  EXPECT_TRUE(invalid["request_id"].is_null());
+  EXPECT_EQ(invalid["level"], "warn");
+}
+
 TEST(KServeHandlerTest, RendersOutputsWhenTheOutcomeHasThem) {
   FakeBackend backend;
   KServeHandler handler({}, {AnyTask("FP32")}, &backend, nullptr);

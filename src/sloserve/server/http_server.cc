@@ -592,8 +592,8 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
   }
   auto impl = std::make_unique<Impl>(std::move(options), backend);
   impl->handler = std::make_unique<KServeHandler>(
-      KServeHandler::Options{impl->options.max_slo, SLOSERVE_VERSION}, backend->Tasks(), backend,
-      &impl->metrics);
+      KServeHandler::Options{impl->options.max_slo, SLOSERVE_VERSION, impl->options.access_log},
+      backend->Tasks(), backend, &impl->metrics);
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 

@@ -17,6 +17,7 @@
 // is called exactly once for every Submit.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -55,6 +56,8 @@ class HttpServer {
     // Open connections beyond this get 503 (+ Retry-After) and are closed, so clients
     // holding connections open cannot exhaust the process's file descriptors.
     size_t max_connections = 10000;
+    // Set: one JSON line per inference request with its id (serve --log-format json).
+    std::function<void(const std::string&)> access_log;
   };
 
   // Validates the options; `backend` must outlive the server. The task table is read

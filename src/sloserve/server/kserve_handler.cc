@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "sloserve/server/json_log.h"
 #include "sloserve/server/json_util.h"
 #include "sloserve/server/tensor_codec.h"
 
@@ -444,8 +445,9 @@ std::variant<HttpResponse, InferCall> KServeHandler::Route(
     return HttpResponse{200, out + "]"};
   }
   if (target.starts_with("/v2/repository/models/")) {
-    return Error(501, "loading and unloading models is not implemented yet: sloserve serves the "
-                      "models of its configured deployment");
+    return Error(501,
+                 "loading and unloading models is not implemented yet: sloserve serves the "
+                 "models of its configured deployment");
   }
   if (target == "/metrics") {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
@@ -515,7 +517,10 @@ std::variant<HttpResponse, InferCall> KServeHandler::RouteModel(
   StatusOr<InferCall> call = ParseInferRequest(task->info, body, options_.max_slo, json_length);
   if (!call.ok()) {
     request_metrics_->RecordInvalid(task->index);
-    return Error(HttpStatusFromCode(call.status().code()), call.status().message());
+    const int status = HttpStatusFromCode(call.status().code());
+    if (options_.access_log)
+      LogRequest(nullptr, task->info.name, nullptr, status, call.status().message());
+    return Error(status, call.status().message());
   }
   call->model_index = task->index;
   call->received = received;
@@ -529,8 +534,12 @@ HttpResponse KServeHandler::RenderOutcome(const InferCall& call,
       std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - call.received),
       call.request.rows);
   if (!outcome.status.ok()) {
-    return Error(HttpStatusFromCode(outcome.status.code()), outcome.status.message());
+    const int status = HttpStatusFromCode(outcome.status.code());
+    if (options_.access_log)
+      LogRequest(&call, call.request.task, &outcome, status, outcome.status.message());
+    return Error(status, outcome.status.message());
   }
+  if (options_.access_log) LogRequest(&call, call.request.task, &outcome, 200, "");
   const TaskEntry* task = FindTask(call.request.task);
   const int32_t rows = call.request.rows;
   std::string out;
@@ -585,6 +594,49 @@ HttpResponse KServeHandler::RenderOutcome(const InferCall& call,
   r.inference_header_length = r.body.size();
   r.body += binary;
   return r;
+}
+
+void KServeHandler::LogRequest(const InferCall* call, std::string_view model,
+                               const InferOutcome* outcome, int http_status,
+                               std::string_view error) const {
+  std::string line;
+  line.reserve(320);
+  StartJsonLogLine(line, http_status == 200 ? "info" : "warn", "infer");
+  line += ",\"request_id\":";
+  if (call != nullptr && call->has_id) {
+    AppendJsonString(line, call->id);
+  } else {
+    line += "null";
+  }
+  line += ",\"model\":";
+  AppendJsonString(line, model);
+  line += ",\"status\":" + std::to_string(http_status);
+  if (call != nullptr) {
+    const auto latency = std::chrono::steady_clock::now() - call->received;
+    line += ",\"latency_us\":" +
+            std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(latency).count());
+    line += ",\"rows\":" + std::to_string(call->request.rows);
+  }
+  if (outcome != nullptr && outcome->status.ok()) {
+    line += ",\"variant\":";
+    AppendJsonString(line, outcome->variant);
+    line += ",\"worker\":";
+    AppendJsonString(line, outcome->worker);
+    line += ",\"queue_us\":" + std::to_string(outcome->queue_time.count());
+    line += ",\"compute_us\":" + std::to_string(outcome->compute_time.count());
+    line += ",\"batch_size\":" + std::to_string(outcome->batch_size);
+    line += outcome->met_slo ? ",\"met_slo\":true" : ",\"met_slo\":false";
+  }
+  if (outcome != nullptr && outcome->reason != nullptr) {
+    line += ",\"reason\":";
+    AppendJsonString(line, outcome->reason);
+  }
+  if (!error.empty()) {
+    line += ",\"error\":";
+    AppendJsonString(line, error);
+  }
+  line += '}';
+  options_.access_log(line);
 }
 
 }  // namespace sloserve

@@ -8,6 +8,7 @@
 // Thread-safety: all methods are const and may be called from any io thread at once.
 // The task table is a snapshot taken at construction.
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -69,6 +70,9 @@ class KServeHandler {
   struct Options {
     Duration max_slo = Seconds(60);
     std::string server_version = "0.1.0";
+    // When set: one JSON line (json_log.h) per inference request answered, with its
+    // request id (serve --log-format json). Called on the io threads.
+    std::function<void(const std::string&)> access_log;
   };
 
   // `backend` (for Ready()) and `metrics` (for /metrics, may be null) must outlive this.
@@ -96,6 +100,8 @@ class KServeHandler {
                                                    std::string_view body,
                                                    std::string_view json_length) const;
   HttpResponse RouteStats(HttpMethod method, std::string_view model) const;
+  void LogRequest(const InferCall* call, std::string_view model, const InferOutcome* outcome,
+                  int http_status, std::string_view error) const;
 
   Options options_;
   std::map<std::string, TaskEntry, std::less<>> tasks_;
