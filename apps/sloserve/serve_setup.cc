@@ -98,6 +98,7 @@ StatusOr<ServeSetup> BuildServeSetup(
   ro.deployment.workers = spec.workers;
   ro.deployment.slo = spec.slo;
   ro.deployment.preload = spec.preload;
+  ro.deployment.workers_per_machine = spec.workers_per_machine;
   ro.policy = spec.policy;
   ro.service = spec.service;
   ro.seed = spec.seed;

@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "sloserve/engine/deployment.h"
 #include "sloserve/engine/engine.h"
 #include "sloserve/policy/placement/cluster_placement.h"
 #include "sloserve/policy/policy_spec.h"
@@ -203,6 +204,25 @@ TEST(ClusterPlacementEngineTest, BadOptionsAndTooLargeModelsAreRefused) {
   const Status s = (*p)->Init(ctx);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("t5-large"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+// workers_per_machine groups consecutive workers on one machine (sharing its memory).
+TEST(ClusterPlacementEngineTest, WorkersPerMachineGroupsConsecutiveWorkers) {
+  const ProfileSuite& suite = testing::EmbeddedSuite("t5-translation");
+  DeploymentSpec spec;
+  spec.workers = 5;
+  spec.workers_per_machine = 2;
+  auto d = ResolveDeployment(suite, spec);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  std::vector<std::string> machines;
+  for (const WorkerSpec& w : d->workers) machines.push_back(w.machine);
+  EXPECT_EQ(machines, (std::vector<std::string>{"m0", "m0", "m1", "m1", "m2"}));
 }
 
 }  // namespace

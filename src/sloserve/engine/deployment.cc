@@ -122,6 +122,8 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
     w.hardware = types[i];
     w.preload = preload;
     w.preload_none = none;
+    if (spec.workers_per_machine > 1)
+      w.machine = "m" + std::to_string(i / static_cast<size_t>(spec.workers_per_machine));
     d.workers.push_back(std::move(w));
   }
   return d;

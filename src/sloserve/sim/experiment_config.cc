@@ -24,6 +24,8 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"task", "task to serve (default: the suite's first)"},
     {"hardware", "hardware type of every worker (default: the suite's first)"},
     {"workers", "number of workers"},
+    {"workers_per_machine",
+     "workers grouped on one machine, sharing its memory (default 1: a machine each)"},
     {"preload",
      "variants resident on every worker at start: all (default), none, or a list "
      "v1,v2 (others load on first use, a cold start)"},
@@ -313,6 +315,13 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   }
   r.workers = static_cast<int>(workers);
   r.preload = Text(f, "preload", "all");
+  ASSIGN_OR_RETURN(int64_t per_machine, Integer(f, "workers_per_machine", 1));
+  if (per_machine < 1 || per_machine > workers) {
+    return InvalidArgumentError("'workers_per_machine': must be between 1 and workers (" +
+                                std::to_string(workers) + ") (got " + std::to_string(per_machine) +
+                                ")");
+  }
+  r.workers_per_machine = static_cast<int>(per_machine);
   ASSIGN_OR_RETURN(double slo_ms, Number(f, "slo_ms", 0));
   if (slo_ms < 0)
     return InvalidArgumentError("'slo_ms': must be positive (got " + f.at("slo_ms") + ")");

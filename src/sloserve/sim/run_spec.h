@@ -19,6 +19,7 @@ struct RunSpec {
   std::string hardware;  // default: the suite's first hardware type
   int workers = 1;
   std::string preload = "all";  // variants resident at start: all | none | v1,v2,...
+  int workers_per_machine = 1;  // consecutive workers sharing a machine (its memory)
   Duration slo{};               // default: the task's default SLO
   // Multiple SLOs (RAMSIS appendix G): each query's SLO drawn from (slo, weight) pairs;
   // empty = every query gets `slo`.

@@ -45,6 +45,7 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   dspec.workers = spec.workers;
   dspec.slo = spec.slo;
   dspec.preload = spec.preload;
+  dspec.workers_per_machine = spec.workers_per_machine;
   ASSIGN_OR_RETURN(Deployment dep, ResolveDeployment(suite, dspec));
   ASSIGN_OR_RETURN(PolicySet policies, MakePolicySet(spec.policy));
   ASSIGN_OR_RETURN(auto arrivals, MakeArrivalProcess(spec.arrival, spec.seed));
