@@ -10,6 +10,7 @@
 #include "bench_suites.h"
 #include "sloserve/mdp/model.h"
 #include "sloserve/mdp/policy.h"
+#include "sloserve/mdp/policy_set.h"
 #include "sloserve/mdp/synthetic.h"
 #include "sloserve/profile/profile.h"
 
@@ -83,6 +84,35 @@ void BM_Fld100_Maximal_9Models_Authors100Sweeps(benchmark::State& state) {
   Run(state, ImageSuite(), o);
 }
 BENCHMARK(BM_Fld100_Maximal_9Models_Authors100Sweeps)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// Issue 15's second row: every image variant (26, 22 profiled and kept by the pruning).
+void BM_Fld100_Maximal_WholeImageSuite(benchmark::State& state) {
+  Run(state, ImageSuite(), PaperOptions());
+}
+BENCHMARK(BM_Fld100_Maximal_WholeImageSuite)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// Issue 15's third row: the policy set serve needs for the image suite (40-4,000 qps,
+// accuracy step 0.01, 2 threads), cross-load checks included; one run.
+void BM_PolicySet_WholeImageSuite_40To4000(benchmark::State& state) {
+  PolicySetOptions set;
+  set.min_qps = 40;
+  set.max_qps = 4000;
+  set.threads = 2;
+  size_t count = 0;
+  for (auto _ : state) {
+    auto ps = GeneratePolicySet(ImageSuite(), PaperOptions(), set);
+    if (!ps.ok()) {
+      state.SkipWithError(ps.status().ToString().c_str());
+      return;
+    }
+    count = ps->size();
+  }
+  state.counters["policies"] = static_cast<double>(count);
+}
+BENCHMARK(BM_PolicySet_WholeImageSuite_40To4000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
 
 void BM_Fld100_Maximal_60Models(benchmark::State& state) {
   MdpOptions o = PaperOptions();

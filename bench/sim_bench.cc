@@ -63,6 +63,25 @@ void BM_TwitterTrace60Workers_Jsq(benchmark::State& state) {
   RunAndCount(state, TwitterSpec("shufflenet_v2_x0_5", "jsq"));
 }
 
+// Issue 15's sim row: one 30 s constant-load point of the RAMSIS comparison (Poisson
+// 2,000 qps, ~60k queries, 60 workers, Jellyfish+ over a shared queue), as `sloserve sim`
+// runs it on a one-policy config, minus the process start.
+void BM_ConstantLoad30s_JellyfishPlus(benchmark::State& state) {
+  RunSpec spec;
+  spec.suite = "ramsis-image";
+  spec.task = "image";
+  spec.workers = 60;
+  spec.slo = Millis(150);
+  spec.arrival.kind = "poisson";
+  spec.arrival.rate_qps = 2000;
+  spec.arrival.horizon = Seconds(30);
+  spec.policy.selection = "jellyfish_plus";
+  spec.policy.batching = "edf";
+  spec.policy.dispatch = "shared";
+  RunAndCount(state, spec);
+}
+
+BENCHMARK(BM_ConstantLoad30s_JellyfishPlus)->Unit(benchmark::kMillisecond)->MinTime(1);
 BENCHMARK(BM_TwitterTrace60Workers_ShuffleNet)->Unit(benchmark::kMillisecond)->MinTime(2);
 BENCHMARK(BM_TwitterTrace60Workers_EfficientNetB0)->Unit(benchmark::kMillisecond)->MinTime(2);
 BENCHMARK(BM_TwitterTrace60Workers_Jsq)->Unit(benchmark::kMillisecond)->MinTime(2);
