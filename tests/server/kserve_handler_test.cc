@@ -307,6 +307,17 @@ TEST(KServeHandlerTest, RendersOutputsWhenTheOutcomeHasThem) {
   EXPECT_EQ(bad.status, 500);
   EXPECT_NE(json::parse(bad.body)["error"].get<std::string>().find("'y'"), std::string::npos);
 
+  // A requested output the executor did not return: a 500 naming both, not a silent gap.
+  auto asks =
+      handler.Route(HttpMethod::kPost, "/v2/models/m/infer",
+                    Body("FP32", "[2,1]", "[1,2]").insert(1, R"("outputs":[{"name":"output"}],)"));
+  ASSERT_TRUE(std::holds_alternative<InferCall>(asks));
+  outcome.outputs = {ids};
+  const HttpResponse missing = handler.RenderOutcome(std::get<InferCall>(asks), outcome);
+  EXPECT_EQ(missing.status, 500);
+  EXPECT_EQ(json::parse(missing.body)["error"],
+            "the executor returned no output 'output' (it returned 'ids')");
+
   // No outputs (the emulated executor): the zero output of the batch's rows, as before.
   outcome.outputs.clear();
   const json zeros = json::parse(handler.RenderOutcome(call, outcome).body);

@@ -555,6 +555,17 @@ HttpResponse KServeHandler::RenderOutcome(const InferCall& call,
   if (outcome.outputs.empty() && task != nullptr)
     placeholder.push_back(PlaceholderOutput(task->info, rows));
   const TensorSet& outputs = outcome.outputs.empty() ? placeholder : outcome.outputs;
+  // A requested output the executor did not compute is a server error, not an answer
+  // silently missing it (e.g. an executor whose output name differs from the declared).
+  for (const RequestedOutput& o : call.outputs) {
+    if (std::none_of(outputs.begin(), outputs.end(),
+                     [&](const Tensor& t) { return t.name == o.name; })) {
+      std::string names;
+      for (const Tensor& t : outputs) names += (names.empty() ? "'" : ", '") + t.name + "'";
+      return Error(500, "the executor returned no output '" + o.name + "' (it returned " +
+                            (names.empty() ? "none" : names) + ")");
+    }
+  }
   std::string binary;
   bool any_binary = false;
   out += ",\"outputs\":[";
