@@ -6,6 +6,8 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "sloserve/cluster/placement_rules.h"
+#include "sloserve/policy/placement/cluster_placement.h"
 #include "sloserve/policy/registry.h"
 
 namespace sloserve::cli {
@@ -18,8 +20,18 @@ void PrintHelp() {
   std::printf(
       "usage: sloserve policies [--json]\n\nLists the policies selectable by name in configs "
       "(policy.dispatch, policy.batching,\npolicy.selection, policy.placement, "
-      "policy.planning).\n\noptions:\n%s",
+      "policy.planning), and the model-aware placement policies of a sim config's cluster:\n"
+      "section (docs/model-aware.md): the same names and decision rules as the placements.\n\n"
+      "options:\n%s",
       FlagsHelp(kFlags).c_str());
+}
+
+// The cluster simulator's policies are the placements of the same names (one name, one
+// rule); `random` is the placement `random`, model-unaware.
+std::string ClusterSummary(const std::string& name) {
+  const ClusterPolicy p = ParseClusterPolicy(name).value();
+  if (p == ClusterPolicy::kRandom) return "the thesis' default: a random machine with free cores";
+  return ClusterPlacementSummary(p);
 }
 
 Status Run(const Args& args) {
@@ -36,12 +48,19 @@ Status Run(const Args& args) {
         out.push_back({{"kind", kind}, {"name", p.name}, {"summary", p.summary}});
       }
     }
+    for (const std::string& name : ClusterPolicyNames()) {
+      out.push_back({{"kind", "cluster"}, {"name", name}, {"summary", ClusterSummary(name)}});
+    }
     std::cout << out.dump(2) << std::endl;
     return OkStatus();
   }
   for (const auto& [kind, list] : kinds) {
     std::printf("%s:\n", kind);
     for (const PolicyInfo& p : list) std::printf("  %-14s %s\n", p.name.c_str(), p.summary.c_str());
+  }
+  std::printf("cluster (sim configs with a cluster: section; docs/model-aware.md):\n");
+  for (const std::string& name : ClusterPolicyNames()) {
+    std::printf("  %-14s %s\n", name.c_str(), ClusterSummary(name).c_str());
   }
   return OkStatus();
 }
