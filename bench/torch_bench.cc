@@ -122,6 +122,9 @@ BENCHMARK(BM_Direct)
     ->Apply(OverheadArgs)
     ->ComputeStatistics("min", Min)
     ->Unit(benchmark::kMicrosecond);
+// Direct-call throughput on two cores (one thread and module each), the ceiling `serve`
+// with two 1-core workers is compared against (docs/torch.md): pooled_linear, cnn_large.
+BENCHMARK(BM_Direct)->Args({5, 1})->Args({0, 1})->Threads(2)->UseRealTime();
 BENCHMARK(BM_Executor)
     ->Apply(OverheadArgs)
     ->ComputeStatistics("min", Min)

@@ -89,11 +89,12 @@ void Driver::PostAt(ActionResult&& result, TimePoint at) {
 }
 
 void Driver::Post(ActionResult result) {
-  {
-    MutexLock lock(inbox_mu_);
-    inbox_results_.push_back(std::move(result));
-    inbox_nonempty_.store(true, std::memory_order_release);
-  }
+  // Notified under the lock: an executor thread must not touch the driver once the
+  // driver's thread may have taken the result and the runtime destroyed the driver
+  // (ThreadSanitizer, LibTorch executor at runtime shutdown).
+  MutexLock lock(inbox_mu_);
+  inbox_results_.push_back(std::move(result));
+  inbox_nonempty_.store(true, std::memory_order_release);
   inbox_cv_.NotifyOne();
 }
 
@@ -106,6 +107,17 @@ void Driver::PostArrival(EngineStep step) {
     inbox_nonempty_.store(true, std::memory_order_release);
   }
   if (first) inbox_cv_.NotifyOne();  // later ones find the driver awake already
+}
+
+void Driver::PostReachability(WorkerId worker, bool reachable,
+                              std::optional<ActionResult> result) {
+  // A control step (step 3 of Step's order), so the result it carries is handled after
+  // the engine knows; a shared_ptr because EngineStep is a copyable std::function.
+  auto carried = std::make_shared<std::optional<ActionResult>>(std::move(result));
+  PostControl([this, worker, reachable, carried](Engine& engine, TimePoint now) {
+    engine.SetWorkerReachable(worker, reachable, now);
+    if (*carried) posted_results_.push_back(std::move(**carried));
+  });
 }
 
 void Driver::PostControl(EngineStep step) {

@@ -7,10 +7,10 @@ void BlockingResultSink::PostAt(ActionResult&& r, TimePoint) {
 }
 
 void BlockingResultSink::Post(ActionResult r) {
-  {
-    MutexLock lock(mu_);
-    results_.push_back(std::move(r));
-  }
+  // Notified under the lock: once Wait has the result, its caller may destroy this sink
+  // (ThreadSanitizer saw a notify after the unlock race with that destruction).
+  MutexLock lock(mu_);
+  results_.push_back(std::move(r));
   cv_.NotifyAll();
 }
 

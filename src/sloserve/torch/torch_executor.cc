@@ -2,6 +2,7 @@
 #include "sloserve/torch/torch_executor.h"
 
 #include <ATen/Parallel.h>
+#include <malloc.h>
 #include <torch/script.h>
 
 #include <algorithm>
@@ -63,6 +64,19 @@ void SetInteropThreadsOnce() {
   });
 }
 
+// glibc gives a freed top of a heap back to the OS beyond 128 KB and serves blocks beyond
+// its (dynamic) mmap threshold with fresh mappings, so LibTorch's per-call buffers (MBs for
+// the CNNs at larger batches) were faulted in again on every forward call: cnn_large at
+// batch 32 took 98 ms instead of 25 ms (docs/torch.md, "Performance"). Keeping freed
+// memory in the process costs its peak footprint, which a server holds anyway.
+void KeepFreedMemoryOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  });
+}
+
 struct Job {
   WorkerAction action;
   std::vector<Query> queries;  // RunBatch: a copy (the action's span dies with Send)
@@ -105,6 +119,7 @@ struct TorchExecutor::Impl {
     for (size_t v = 0; v < suite->variants().size(); ++v)
       by_variant[v] = repo->FindVariant(suite->variants()[v].name);
     SetInteropThreadsOnce();
+    KeepFreedMemoryOnce();
   }
 
   TimePoint Now() const { return options.clock->Now(); }
