@@ -66,19 +66,6 @@ constexpr std::array<int64_t, RequestMetrics::kBuckets.size()> BucketBoundsUs() 
 }
 constexpr auto kBoundsUs = BucketBoundsUs();
 
-struct Histogram {
-  std::array<std::atomic<int64_t>, RequestMetrics::kBuckets.size() + 1> counts{};  // last: +Inf
-  std::atomic<int64_t> sum_us{0};
-
-  void Add(Duration d) {
-    const int64_t us = d.count();
-    size_t b = 0;
-    while (b < kBoundsUs.size() && us > kBoundsUs[b]) ++b;
-    counts[b].fetch_add(1, kRelaxed);
-    sum_us.fetch_add(us, kRelaxed);
-  }
-};
-
 // Prometheus label values: backslash, double quote and newline escaped.
 void AppendLabel(std::string& out, const char* key, std::string_view value) {
   out += key;
@@ -97,6 +84,26 @@ void AppendLabel(std::string& out, const char* key, std::string_view value) {
 }
 
 }  // namespace
+
+// Named (not anonymous) namespace: Series holds Histograms, and in a unity build this
+// file is included into another, where a member of anonymous type would warn.
+namespace request_metrics_internal {
+
+struct Histogram {
+  std::array<std::atomic<int64_t>, RequestMetrics::kBuckets.size() + 1> counts{};  // last: +Inf
+  std::atomic<int64_t> sum_us{0};
+
+  void Add(Duration d) {
+    const int64_t us = d.count();
+    size_t b = 0;
+    while (b < kBoundsUs.size() && us > kBoundsUs[b]) ++b;
+    counts[b].fetch_add(1, kRelaxed);
+    sum_us.fetch_add(us, kRelaxed);
+  }
+};
+
+}  // namespace request_metrics_internal
+using request_metrics_internal::Histogram;
 
 struct RequestMetrics::Series {
   Series(size_t m, std::string_view v, std::string_view w, uint64_t h)
