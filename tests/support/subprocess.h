@@ -62,6 +62,7 @@ class Subprocess {
     return true;
   }
   void Signal(int sig) { kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
   ProcessResult Wait() {
     while (Pump(-1)) {
     }
