@@ -16,5 +16,7 @@ int ReportCommand(const std::vector<std::string>& args);
 int PolicyCommand(const std::vector<std::string>& args);
 int KairosCommand(const std::vector<std::string>& args);
 int PlanCommand(const std::vector<std::string>& args);
+int WorkerCommand(const std::vector<std::string>& args);
+int ForecastCommand(const std::vector<std::string>& args);
 
 }  // namespace sloserve::cli

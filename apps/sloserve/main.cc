@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "git_revision.h"
+#include "torch_commands.h"
 
 namespace {
 
@@ -19,6 +20,8 @@ const Command kCommands[] = {
     {"demo", sloserve::cli::DemoCommand,
      "serve the embedded default, drive it with loadgen for 10 s, print the report"},
     {"serve", sloserve::cli::ServeCommand, "run the KServe v2 HTTP server on a config"},
+    {"worker", sloserve::cli::WorkerCommand,
+     "a remote worker process for serve --remote-worker (docs/remote-workers.md)"},
     {"loadgen", sloserve::cli::LoadgenCommand, "drive a server open-loop and report latency/SLOs"},
     {"sim", sloserve::cli::SimCommand, "simulate an experiment config (one run or a sweep)"},
     {"policies", sloserve::cli::PoliciesCommand, "list the policies selectable by name"},
@@ -28,6 +31,8 @@ const Command kCommands[] = {
     {"kairos", sloserve::cli::KairosCommand, "allowable throughput search (Kairos), oracle bound"},
     {"plan", sloserve::cli::PlanCommand,
      "configuration planning under a cost budget (Kairos, Kairos+)"},
+    {"forecast", sloserve::cli::ForecastCommand,
+     "score load forecasters (InfAdapter's LSTM and baselines) on a trace"},
 };
 
 void PrintUsage() {
@@ -56,6 +61,7 @@ int main(int argc, char** argv) {
     std::printf("sloserve %s (git %s)\n", SLOSERVE_VERSION, SLOSERVE_GIT_REVISION);
     return 0;
   }
+  sloserve::cli::RegisterTorchForecasters();  // `forecaster: lstm` (a no-op without LibTorch)
   std::vector<std::string> rest(argv + 2, argv + argc);
   for (const Command& c : kCommands) {
     if (std::strcmp(argv[1], c.name) == 0) return c.run(rest);

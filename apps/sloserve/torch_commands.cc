@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli_args.h"
+#include "sloserve/torch/lstm_forecaster.h"
 #include "sloserve/torch/model_repository.h"
 #include "sloserve/torch/profile_measure.h"
 #include "sloserve/torch/torch_executor.h"
@@ -187,6 +188,10 @@ Status PreloadTorchWorkers(const TorchServing& torch, const ProfileSuite& suite,
                  spec.name.c_str(), line.c_str());
   }
   return OkStatus();
+}
+
+void RegisterTorchForecasters() {
+  RegisterLstmForecaster();
 }
 
 }  // namespace sloserve::cli

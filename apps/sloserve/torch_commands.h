@@ -36,4 +36,8 @@ Status CheckTorchCores(int total_cores, bool oversubscribe);
 Status PreloadTorchWorkers(const TorchServing& torch, const ProfileSuite& suite,
                            const std::vector<WorkerSpec>& workers);
 
+// Makes the LibTorch forecasters (`forecaster: lstm`) available to the planners; without
+// LibTorch nothing is registered and `lstm` is refused with the reason.
+void RegisterTorchForecasters();
+
 }  // namespace sloserve::cli

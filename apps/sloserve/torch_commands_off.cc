@@ -28,4 +28,6 @@ Status PreloadTorchWorkers(const TorchServing&, const ProfileSuite&,
   return UnimplementedError(kNoTorch);
 }
 
+void RegisterTorchForecasters() {}
+
 }  // namespace sloserve::cli

@@ -203,9 +203,14 @@ TEST(InfAdapterPlanningTest, ForecastersAndTheirOptions) {
   auto ewma = MakeLoadForecaster({"ewma", 60, 0.5}).value();
   EXPECT_DOUBLE_EQ(ewma->Forecast(h), ((10 * 0.5 + 40 * 0.5) * 0.5 + 20 * 0.5) * 0.5 + 15);
   EXPECT_DOUBLE_EQ(last->Forecast({}), 0);
-  auto bad = MakeLoadForecaster({"lstm", 60, 0.1});
+  auto bad = MakeLoadForecaster({"arima", 60, 0.1});
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("known: ewma, last_value, moving_max"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("known: ewma, last_value, lstm, moving_max"),
+            std::string::npos);
+  // Not registered here (this test does not link LibTorch): refused with the reason.
+  auto lstm = MakeLoadForecaster({"lstm", 60, 0.1});
+  ASSERT_FALSE(lstm.ok());
+  EXPECT_NE(lstm.status().message().find("LibTorch"), std::string::npos) << lstm.status().ToString();
 }
 
 TEST(InfAdapterPlanningTest, BadOptionsAndSuitesAreNamed) {

@@ -46,6 +46,7 @@ StatusOr<InfAdapterPlanning::Options> InfAdapterPlanning::ParseOptions(const Pol
   ASSIGN_OR_RETURN(o.forecaster.kind, p.GetString("forecaster", vpa ? "last_value" : "moving_max"));
   ASSIGN_OR_RETURN(int64_t window, p.GetInt("forecast_window_s", 60));
   ASSIGN_OR_RETURN(o.forecaster.ewma_alpha, p.GetDouble("ewma_alpha", 0.1));
+  ASSIGN_OR_RETURN(o.forecaster.model_path, p.GetString("lstm_model", o.forecaster.model_path));
   ASSIGN_OR_RETURN(double stabilization_s, p.GetDouble("stabilization_s", vpa ? 300 : 60));
   ASSIGN_OR_RETURN(double timeout_s, p.GetDouble("rollout_timeout_s", 120));
   auto bad = [&](const std::string& what) { return InvalidArgumentError(name + ": " + what); };

@@ -1,6 +1,7 @@
 #include "sloserve/policy/planning/load_forecaster.h"
 
 #include <algorithm>
+#include <map>
 
 namespace sloserve {
 namespace {
@@ -38,9 +39,25 @@ class Ewma : public LoadForecaster {
   double alpha_;
 };
 
+std::map<std::string, LoadForecasterFactory>& Registered() {
+  static std::map<std::string, LoadForecasterFactory> factories;
+  return factories;
+}
+
 }  // namespace
 
+void RegisterLoadForecaster(const std::string& kind, LoadForecasterFactory factory) {
+  Registered()[kind] = std::move(factory);
+}
+
 StatusOr<std::unique_ptr<LoadForecaster>> MakeLoadForecaster(const ForecasterOptions& o) {
+  if (auto it = Registered().find(o.kind); it != Registered().end()) return it->second(o);
+  if (o.kind == "lstm") {
+    return InvalidArgumentError(
+        "option 'forecaster': 'lstm' runs on LibTorch, and this sloserve was built without it "
+        "(SLOSERVE_WITH_TORCH off, as in clang builds); use moving_max, last_value or ewma, "
+        "or a GCC build with libtorch-dev");
+  }
   if (o.kind == "last_value") return std::unique_ptr<LoadForecaster>(new LastValue());
   if (o.kind == "moving_max") {
     if (o.window_s < 1)
@@ -53,7 +70,7 @@ StatusOr<std::unique_ptr<LoadForecaster>> MakeLoadForecaster(const ForecasterOpt
     return std::unique_ptr<LoadForecaster>(new Ewma(o.ewma_alpha));
   }
   return InvalidArgumentError("option 'forecaster': unknown forecaster '" + o.kind +
-                              "' (known: ewma, last_value, moving_max)");
+                              "' (known: ewma, last_value, lstm, moving_max)");
 }
 
 }  // namespace sloserve
