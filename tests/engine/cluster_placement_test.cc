@@ -18,7 +18,7 @@ namespace sloserve {
 namespace {
 
 using testing::PuppetExecutor;
-using Kind = PuppetExecutor::Kind;
+using PuppetKind = PuppetExecutor::Kind;
 
 std::unique_ptr<Engine> MakePlacementEngine(const ProfileSuite& suite, int workers,
                                             const std::string& placement, PuppetExecutor* exec,
@@ -38,23 +38,23 @@ std::unique_ptr<Engine> MakePlacementEngine(const ProfileSuite& suite, int worke
   return engine.ok() ? std::move(engine).value() : nullptr;
 }
 
-Query Due(TimePoint now, TaskId task = 0) {
+Query PlacedQuery(TimePoint now, TaskId task = 0) {
   Query q = testing::At(now, Seconds(600));
   q.task = task;
   return q;
 }
 
-TimePoint T(double s) {
+TimePoint AtS(double s) {
   return kTimeZero + SecondsF(s);
 }
 
 // Answers the actions sent since `from` in order: a load after `load_s`, a run after
 // `run_s` (from `now`); returns the time the last answer was given.
-TimePoint AnswerAll(Engine& e, PuppetExecutor& exec, TimePoint now, double load_s = 3,
-                    double run_s = 1) {
+TimePoint AnswerInOrder(Engine& e, PuppetExecutor& exec, TimePoint now, double load_s = 3,
+                        double run_s = 1) {
   for (size_t i = 0; i < exec.sent.size(); ++i) {
-    if (exec.sent[i].answered || exec.sent[i].kind == Kind::kUnload) continue;
-    now = now + SecondsF(exec.sent[i].kind == Kind::kLoad ? load_s : run_s);
+    if (exec.sent[i].answered || exec.sent[i].kind == PuppetKind::kUnload) continue;
+    now = now + SecondsF(exec.sent[i].kind == PuppetKind::kLoad ? load_s : run_s);
     exec.Answer(e, i, now);
   }
   for (size_t i : exec.Unloads()) {
@@ -74,8 +74,8 @@ TEST(ClusterPlacementEngineTest, ColocationPaysOneColdStartForSequentialRequests
   ASSERT_NE(e, nullptr);
   TimePoint now = kTimeZero;
   for (int i = 0; i < 10; ++i) {
-    e->Submit(Due(now), now);
-    now = AnswerAll(*e, exec, now);
+    e->Submit(PlacedQuery(now), now);
+    now = AnswerInOrder(*e, exec, now);
   }
   EXPECT_EQ(exec.Loads().size(), 1u);
   EXPECT_EQ(e->Summarize(now).cold_starts, 1);
@@ -94,13 +94,13 @@ TEST(ClusterPlacementEngineTest, ColocationStartsColdWhereWithQueueWaits) {
     PuppetExecutor exec;
     auto e = MakePlacementEngine(suite, 4, policy, &exec, {{"warm_variant", "t5-small"}});
     ASSERT_NE(e, nullptr);
-    e->Submit(Due(T(0)), T(0));
-    const TimePoint warm = AnswerAll(*e, exec, T(0));  // the warming request: 3 + 1 s
+    e->Submit(PlacedQuery(AtS(0)), AtS(0));
+    const TimePoint warm = AnswerInOrder(*e, exec, AtS(0));  // the warming request: 3 + 1 s
     const WorkerId w0 = exec.sent[exec.Runs().front()].worker;
-    e->Submit(Due(warm), warm);  // B1: runs warm on w0
+    e->Submit(PlacedQuery(warm), warm);  // B1: runs warm on w0
     ASSERT_EQ(exec.Runs().size(), 2u);
     EXPECT_EQ(exec.sent[exec.Runs().back()].worker, w0) << policy;
-    e->Submit(Due(warm), warm);  // B2: w0 is busy
+    e->Submit(PlacedQuery(warm), warm);  // B2: w0 is busy
     if (policy == "colocation") {
       ASSERT_EQ(exec.Loads().size(), 2u) << policy;
       EXPECT_NE(exec.sent[exec.Loads().back()].worker, w0) << policy;
@@ -140,8 +140,8 @@ TEST(ClusterPlacementEngineTest, CacheBoundEvictsTheLeastRecentlyUsedModel) {
     ASSERT_NE(e, nullptr);
     TimePoint now = kTimeZero;
     for (TaskId task : {0u, 1u, 0u, 2u}) {  // a, b, a again (b is now LRU), then c
-      e->Submit(Due(now, task), now);
-      now = AnswerAll(*e, exec, now);
+      e->Submit(PlacedQuery(now, task), now);
+      now = AnswerInOrder(*e, exec, now);
     }
     ASSERT_EQ(exec.Unloads().size(), 1u) << policy;
     EXPECT_EQ(suite.variants()[exec.sent[exec.Unloads()[0]].variant].name, "b") << policy;
@@ -164,11 +164,11 @@ TEST(ClusterPlacementEngineTest, AdaptiveChoosesFromLiveEstimates) {
     PuppetExecutor exec;
     auto e = MakePlacementEngine(suite, 2, "adaptive", &exec, {{"warm_variant", "t5-small"}});
     ASSERT_NE(e, nullptr);
-    e->Submit(Due(T(0)), T(0));
-    const TimePoint warm = AnswerAll(*e, exec, T(0), first_load_s);
+    e->Submit(PlacedQuery(AtS(0)), AtS(0));
+    const TimePoint warm = AnswerInOrder(*e, exec, AtS(0), first_load_s);
     const WorkerId w0 = exec.sent[exec.Runs().front()].worker;
-    e->Submit(Due(warm), warm);  // runs on w0 at once: w0 busy for 1 s
-    for (int i = 0; i < 4; ++i) e->Submit(Due(warm), warm);
+    e->Submit(PlacedQuery(warm), warm);  // runs on w0 at once: w0 busy for 1 s
+    for (int i = 0; i < 4; ++i) e->Submit(PlacedQuery(warm), warm);
     if (first_load_s == 3.0) {
       EXPECT_EQ(e->workers()[w0].queue_length, 3u);
       ASSERT_EQ(exec.Loads().size(), 2u);
