@@ -25,6 +25,10 @@ const std::vector<FlagSpec> kFlags = {
     {"grpc-port", "N",
      "also serve the Open Inference Protocol over gRPC on this port (docs/grpc.md); "
      "0 = off (default from config server.grpc_port: off)"},
+    {"remote-worker", "HOST:PORT",
+     "a `sloserve worker` process as one of the workers (docs/remote-workers.md); repeat for "
+     "each; replaces the config's workers count",
+     true},
     {"threads", "N", "HTTP io threads (default 2)"},
     {"duration", "SECONDS", "stop by itself after this long (default: run until SIGINT/SIGTERM)"},
     {"model-repository", "DIR",
@@ -63,6 +67,16 @@ Status Run(const Args& args) {
   if (args.Has("http-port")) sets.push_back("server.port=" + args.Get("http-port"));
   if (args.Has("grpc-port")) sets.push_back("server.grpc_port=" + args.Get("grpc-port"));
   if (args.Has("threads")) sets.push_back("server.threads=" + args.Get("threads"));
+  if (args.Has("remote-worker")) {
+    if (args.Has("model-repository")) {
+      return InvalidArgumentError(
+          "--remote-worker with --model-repository: give the repository to each `sloserve "
+          "worker` and the controller its profile (--set suite=DIR/<task>/profile.prof)");
+    }
+    std::string list;
+    for (const std::string& a : args.GetAll("remote-worker")) list += (list.empty() ? "" : ",") + a;
+    sets.push_back("server.remote_workers=" + list);
+  }
   const std::string log_format = args.Get("log-format", "text");
   if (log_format != "text" && log_format != "json") {
     return InvalidArgumentError("--log-format: '" + log_format + "' is not one of text, json");

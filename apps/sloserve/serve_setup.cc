@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "default_config.h"
+#include "remote_setup.h"
 #include "sloserve/core/did_you_mean.h"
 #include "sloserve/sim/experiment_config.h"
 #include "sloserve/sim/suite_resolver.h"
@@ -78,7 +79,8 @@ StatusOr<ServeSetup> BuildServeSetup(
         "server.input_shape", "server.payload_mb", "server.max_connections",
         "server.drain_s",     "server.idle_timeout_s", "server.header_timeout_s",
         "server.body_timeout_s", "server.min_body_rate_kib", "server.inflight_body_mb",
-        "server.grpc_port",   "server.grpc_threads", "server.grpc_max_in_flight"};
+        "server.grpc_port",   "server.grpc_threads", "server.grpc_max_in_flight",
+        "server.remote_workers"};
     // clang-format on
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
@@ -116,7 +118,15 @@ StatusOr<ServeSetup> BuildServeSetup(
   if (auto it = f.find("server.input_shape"); it != f.end()) {
     ASSIGN_OR_RETURN(ro.input_shape, ParseShapeList(it->second));
   }
+  // Remote workers (docs/remote-workers.md): one engine worker per `sloserve worker`.
+  auto connected = std::make_shared<Status>();
+  if (auto it = f.find("server.remote_workers"); it != f.end() && !it->second.empty()) {
+    ASSIGN_OR_RETURN(std::vector<std::string> addresses, ParseRemoteWorkers(it->second));
+    ro.deployment.workers = static_cast<int>(addresses.size());
+    ro.make_executor = RemoteExecutorFactory(std::move(addresses), connected);
+  }
   ASSIGN_OR_RETURN(setup.runtime, EngineRuntime::Create(setup.suite.get(), ro));
+  RETURN_IF_ERROR(*connected);
 
   auto host = f.find("server.host");
   if (host != f.end()) setup.http.host = host->second;

@@ -68,6 +68,8 @@ class Driver : public ResultSink {
   // ResultSink.
   void PostAt(ActionResult&& result, TimePoint at) override;    // driver thread
   void Post(ActionResult result) override EXCLUDES(inbox_mu_);  // any thread
+  void PostReachability(WorkerId worker, bool reachable,
+                        std::optional<ActionResult> result) override EXCLUDES(inbox_mu_);
   // Any thread: an arrival (step 6) or a control message (step 3), run on the driver's
   // thread with the engine and the time.
   void PostArrival(EngineStep step) EXCLUDES(inbox_mu_);

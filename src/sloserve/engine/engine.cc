@@ -179,6 +179,26 @@ void Engine::RemovePositions(std::deque<uint32_t>* queue, const std::vector<uint
   queue->resize(out);
 }
 
+void Engine::SetWorkerReachable(WorkerId w, bool reachable, TimePoint now) {
+  if (w >= views_.size() || states_[w].unreachable == !reachable) return;
+  WorkerView& view = views_[w];
+  WorkerState& st = states_[w];
+  st.unreachable = !reachable;
+  if (reachable) {
+    view.active = view.phase == WorkerPhase::kActive && !st.removing;
+  } else {
+    view.active = false;
+    for (uint32_t s : st.queue) {
+      if (central_.empty()) central_arrival_ordered_ = true;
+      if (!InsertByDeadline(&central_, s, table_)) central_arrival_ordered_ = false;
+    }
+    st.queue.clear();
+    st.arrival_ordered = true;
+    SyncQueueView(w);
+  }
+  Redispatch(now);
+}
+
 void Engine::SyncQueueView(WorkerId w) {
   WorkerView& v = views_[w];
   v.queue_length = states_[w].queue.size();
@@ -416,7 +436,7 @@ void Engine::ApplyPlan(TimePoint now) {
     if (v.phase != WorkerPhase::kStarting) {
       const bool serve = p.active && !st.removing;
       v.phase = serve ? WorkerPhase::kActive : WorkerPhase::kDraining;
-      v.active = serve;
+      v.active = serve && !st.unreachable;
     }
     if (p.cores > 0) v.cores = p.cores;
     v.pinned = p.pinned;

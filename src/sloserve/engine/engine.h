@@ -118,6 +118,11 @@ class Engine {
   const AdmissionControl& admission() const { return admission_; }
   // Drops query `id` if it is still queued (its client went away): true if it was.
   bool Cancel(QueryId id, TimePoint now);
+  // The executor lost contact with worker `w` (reachable = false) or regained it (remote
+  // workers, docs/remote-workers.md). An unreachable worker receives no queries and its
+  // queued ones go back to the central queue for the others; its running batch fails
+  // through its result as usual. Reachable again, it serves if its phase lets it.
+  void SetWorkerReachable(WorkerId w, bool reachable, TimePoint now);
   const EngineCounters& counters() const { return counters_; }
   MetricsSummary Summarize(TimePoint end) const;
   // Accounts the cores provisioned up to `end` in the time series (its last intervals'
@@ -146,6 +151,7 @@ class Engine {
     std::vector<PendingLifecycle> lifecycle;  // loads / unloads in flight
     int start_loads = 0;                      // a new worker serves once these loads have succeeded
     bool removing = false;                    // retire once drained
+    bool unreachable = false;                 // the executor lost contact (SetWorkerReachable)
   };
   struct Wake {
     TimePoint at;

@@ -10,6 +10,7 @@
 //   RunBatch       run `queries` on `variant` (which the engine has made ready first)
 //   LoadVariant    make `variant` resident on the worker (a cold start is its result)
 //   UnloadVariant  release it
+#include <optional>
 #include <span>
 #include <variant>
 #include <vector>
@@ -79,6 +80,17 @@ class ResultSink {
   // From any thread, for executors that learn it when it happens (real, remote):
   // delivered on the driver's thread as soon as it wakes.
   virtual void Post(ActionResult result) = 0;
+  // From any thread, for executors whose workers can be lost and regained (remote
+  // workers): the engine stops (reachable = false) or resumes giving `worker` queries
+  // (Engine::SetWorkerReachable), then `result`, when given, is delivered, so a lost
+  // batch's re-queued queries go to the other workers. Default (no engine behind the
+  // sink): the result is posted as usual.
+  virtual void PostReachability(WorkerId worker, bool reachable,
+                                std::optional<ActionResult> result = std::nullopt) {
+    (void)worker;
+    (void)reachable;
+    if (result) Post(std::move(*result));
+  }
 };
 
 class WorkerExecutor {

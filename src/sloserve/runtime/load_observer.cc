@@ -34,6 +34,12 @@ void LoadObservingExecutor::Post(ActionResult result) {
   outer_->Post(std::move(result));
 }
 
+void LoadObservingExecutor::PostReachability(WorkerId worker, bool reachable,
+                                             std::optional<ActionResult> result) {
+  if (result) Observe(*result);
+  outer_->PostReachability(worker, reachable, std::move(result));
+}
+
 void LoadObservingExecutor::Observe(const ActionResult& r) {
   if (pending_.load() == 0) return;  // batches pass without taking the lock
   MutexLock lock(mu_);

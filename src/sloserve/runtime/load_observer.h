@@ -36,6 +36,8 @@ class LoadObservingExecutor : public WorkerExecutor, private ResultSink {
  private:
   void PostAt(ActionResult&& result, TimePoint at) override;
   void Post(ActionResult result) override;
+  void PostReachability(WorkerId worker, bool reachable,
+                        std::optional<ActionResult> result) override;
   void Observe(const ActionResult& r) EXCLUDES(mu_);
 
   std::unique_ptr<WorkerExecutor> inner_;

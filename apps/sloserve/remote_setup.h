@@ -1,0 +1,25 @@
+#pragma once
+// serve with remote workers (server.remote_workers, --remote-worker): one engine worker per
+// `sloserve worker` address, driven by a RemoteExecutor (docs/remote-workers.md).
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/payload_store.h"
+#include "sloserve/core/status.h"
+#include "sloserve/engine/worker_protocol.h"
+#include "sloserve/profile/profile.h"
+
+namespace sloserve::cli {
+
+// "host:port,host:port" -> the addresses; errors name the bad one.
+StatusOr<std::vector<std::string>> ParseRemoteWorkers(const std::string& text);
+
+// The runtime's executor factory: a RemoteExecutor over `addresses`, connected (every
+// worker answered with the same suite) before it is returned; when connecting fails, the
+// error goes to `*connected` (the caller refuses to serve).
+std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>
+RemoteExecutorFactory(std::vector<std::string> addresses, std::shared_ptr<Status> connected);
+
+}  // namespace sloserve::cli

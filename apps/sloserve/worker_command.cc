@@ -1,0 +1,116 @@
+// `sloserve worker --listen HOST:PORT [CONFIG.yaml] [--set ...] [--model-repository DIR]`:
+// one remote worker process (docs/remote-workers.md). It runs an executor — the emulated
+// one on the config's profile suite, or LibTorch on a model repository — and executes
+// the actions a `sloserve serve --remote-worker HOST:PORT` controller sends over gRPC.
+#include <signal.h>
+
+#include <cstdio>
+#include <ctime>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "default_config.h"
+#include "sloserve/exec/profile_executor.h"
+#include "sloserve/remote/worker_server.h"
+#include "sloserve/sim/experiment_config.h"
+#include "sloserve/sim/suite_resolver.h"
+#include "torch_commands.h"
+
+namespace sloserve::cli {
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {"listen", "HOST:PORT", "address to serve the worker protocol on (port 0 = any free port)"},
+    {"set", "KEY=VALUE", "override a config key (the controller's config: same suite)", true},
+    {"model-repository", "DIR",
+     "execute the repository's TorchScript variants with LibTorch (docs/torch.md) instead of "
+     "emulating them"},
+    {"threads", "N", "gRPC completion-queue threads (default 2)"},
+    {"duration", "SECONDS", "stop by itself after this long (default: run until SIGINT/SIGTERM)"},
+    {"help", "", "show this help"},
+};
+
+void PrintHelp() {
+  std::printf(
+      "usage: sloserve worker --listen HOST:PORT [CONFIG.yaml] [options]\n\n"
+      "A remote worker for `sloserve serve --remote-worker HOST:PORT` (docs/remote-workers.md).\n"
+      "It executes the engine's actions (run a batch, load or unload a variant) sent over gRPC:\n"
+      "emulated from the profile suite of CONFIG (the controller's config, or the embedded\n"
+      "default), or with LibTorch from --model-repository. The controller checks that both\n"
+      "sides have the same suite. Prints 'listening on grpc://HOST:PORT' once serving.\n\n"
+      "options:\n%s",
+      FlagsHelp(kFlags).c_str());
+}
+
+Status Run(const Args& args) {
+  if (!args.Has("listen")) return InvalidArgumentError("--listen HOST:PORT is required");
+  if (args.positionals().size() > 1)
+    return InvalidArgumentError("expected at most one CONFIG.yaml");
+  ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 0));
+  if (duration < 0) return InvalidArgumentError("--duration: must be positive");
+  ASSIGN_OR_RETURN(double threads, args.GetDouble("threads", 2));
+  if (threads < 1 || threads > 256 || threads != static_cast<int>(threads))
+    return InvalidArgumentError("--threads: must be a whole number 1..256");
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  std::vector<std::string> sets = args.GetAll("set");
+  TorchServing torch;
+  if (args.Has("model-repository")) {
+    ASSIGN_OR_RETURN(torch, PrepareTorchServing(args.Get("model-repository")));
+    sets.insert(sets.begin(), {"suite=" + torch.profile_path, "task=" + torch.task});
+  }
+  ExperimentConfig config;
+  if (args.positionals().empty()) {
+    ASSIGN_OR_RETURN(config, ParseExperimentConfig(kDefaultServeConfig, kDefaultServeConfigName));
+  } else {
+    ASSIGN_OR_RETURN(config, LoadExperimentConfig(args.positionals()[0]));
+  }
+  RETURN_IF_ERROR(ApplyOverrides(&config, sets));
+  ASSIGN_OR_RETURN(RunSpec spec, RunSpecFromFlat(config.base, /*with_workload=*/false));
+  ASSIGN_OR_RETURN(ProfileSuite suite, ResolveSuite(spec.suite));
+
+  WorkerServer::Options options;
+  options.listen = args.Get("listen");
+  options.threads = static_cast<int>(threads);
+  WorkerServer::MakeExecutor make = torch.make_executor;
+  if (make) {
+    options.executor_name = "torch";
+    options.reads_inputs = true;
+  } else {
+    make = [&spec](const ProfileSuite& s, PayloadStore*) -> std::unique_ptr<WorkerExecutor> {
+      return std::make_unique<ProfileExecutor>(ServiceTimeModel(&s, spec.service, spec.seed));
+    };
+  }
+  ASSIGN_OR_RETURN(auto server, WorkerServer::Create(options, &suite, make));
+  ASSIGN_OR_RETURN(uint16_t port, server->Start());
+  const std::string host = options.listen.substr(0, options.listen.rfind(':'));
+  std::fprintf(stderr,
+               "sloserve worker: %s executor, suite %s\nsloserve worker: listening on "
+               "grpc://%s:%u\n",
+               options.executor_name.c_str(), suite.name().c_str(), host.c_str(), port);
+  if (duration > 0) {
+    timespec ts;
+    ts.tv_sec = static_cast<time_t>(duration);
+    ts.tv_nsec = static_cast<long>((duration - static_cast<double>(ts.tv_sec)) * 1e9);
+    sigtimedwait(&stop_signals, nullptr, &ts);
+  } else {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+  }
+  server->Stop();
+  std::fprintf(stderr, "sloserve worker: stopped after %lld actions\n",
+               static_cast<long long>(server->actions_done()));
+  return OkStatus();
+}
+
+}  // namespace
+
+int WorkerCommand(const std::vector<std::string>& argv) {
+  return RunSubcommand("worker", argv, kFlags, PrintHelp, Run);
+}
+
+}  // namespace sloserve::cli

@@ -1,0 +1,63 @@
+#pragma once
+// The controller's side of remote workers: a WorkerExecutor whose engine worker i is the
+// `sloserve worker` process at addresses[i]; each action is one gRPC call
+// (proto/worker_service.proto) answered when the remote executor has finished it, and
+// its result is posted into the driver's inbox (docs/remote-workers.md).
+//
+// Failure handling: every call has a deadline (the action's expected time plus
+// `action_timeout`); a call that fails (the worker died, the deadline passed, the
+// connection broke) posts a failed result, so the engine re-queues the batch's queries
+// once or drops them as executor_error — each query still ends exactly once. A health
+// thread calls Health on every worker each `health_interval`; after `failures_to_down`
+// failed checks, or at once when an action finds the worker unreachable, the worker is
+// marked down: its in-flight calls are cancelled (failing their actions), the engine
+// stops giving it queries (Engine::SetWorkerReachable), and actions sent to it fail at
+// once. When a health check succeeds again it rejoins.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/payload_store.h"
+#include "sloserve/core/status.h"
+#include "sloserve/engine/worker_protocol.h"
+#include "sloserve/profile/profile.h"
+
+namespace sloserve {
+
+struct RemoteExecutorOptions {
+  std::vector<std::string> addresses;  // one per engine worker, in WorkerId order
+  Duration health_interval = Millis(200);
+  Duration health_timeout = Millis(500);
+  int failures_to_down = 2;
+  Duration action_timeout = Seconds(5);    // beyond the action's expected duration
+  Duration connect_timeout = Seconds(30);  // Connect(): how long to wait for every worker
+  // Down/up transitions and other news (default: stderr).
+  std::function<void(const std::string&)> log;
+};
+
+class RemoteExecutor : public WorkerExecutor {
+ public:
+  // `suite` and `payloads` must outlive the executor.
+  RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads, RemoteExecutorOptions options);
+  // Cancels what is in flight and waits for those results to be posted.
+  ~RemoteExecutor() override;
+
+  // Waits until every worker answers Health with this suite's variants (an error names
+  // the address and what differs, or that it did not answer within connect_timeout), then
+  // starts the health checks.
+  Status Connect();
+
+  void Attach(ResultSink* sink) override;
+  Duration Send(const WorkerAction& action) override;
+
+  // Workers marked down now (thread-safe).
+  int down_workers() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sloserve

@@ -1,0 +1,320 @@
+#include "sloserve/remote/worker_server.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <queue>
+#include <thread>
+#include <unordered_map>
+
+#include "sloserve/engine/clock.h"
+#include "sloserve/grpc/async_unary.h"
+#include "sloserve/proto/worker_service.grpc.pb.h"
+#include "sloserve/remote/wire_tensors.h"
+
+namespace sloserve {
+
+using grpc_protocol::AsyncServerState;
+using grpc_protocol::UnaryCall;
+using WService = worker::WorkerService::AsyncService;
+using RunCall = UnaryCall<WService, worker::RunRequest, worker::ActionReply>;
+using LifecycleCall = UnaryCall<WService, worker::LifecycleRequest, worker::ActionReply>;
+using HealthCall = UnaryCall<WService, worker::HealthRequest, worker::HealthReply>;
+
+Status CheckAddress(const std::string& address, bool allow_any_port) {
+  const size_t colon = address.rfind(':');
+  char* end = nullptr;
+  const long port =
+      colon == std::string::npos ? -1 : std::strtol(address.c_str() + colon + 1, &end, 10);
+  if (colon == std::string::npos || colon == 0 || end == address.c_str() + colon + 1 ||
+      *end != '\0' || port < (allow_any_port ? 0 : 1) || port > 65535) {
+    return InvalidArgumentError("address '" + address + "': expected HOST:PORT with PORT in " +
+                                (allow_any_port ? "0" : "1") + "..65535");
+  }
+  return OkStatus();
+}
+
+// An action waiting for its executor result: the call to answer and what to release.
+struct PendingAction {
+  RunCall* run = nullptr;
+  LifecycleCall* lifecycle = nullptr;
+  std::vector<PayloadHandle> inputs;  // released when answered
+  TimePoint received{};
+};
+
+struct WorkerServer::Impl : public ResultSink {
+  Options options;
+  const ProfileSuite* suite = nullptr;
+  SteadyClock clock;
+  std::unique_ptr<PayloadStore> payloads;
+  std::unique_ptr<WorkerExecutor> executor;
+  std::mutex send_mu;  // the executor's Send is called from one thread at a time
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::unordered_map<ActionId, PendingAction> pending;
+  struct Timed {
+    TimePoint at;
+    uint64_t seq;
+    bool operator>(const Timed& o) const { return at > o.at || (at == o.at && seq > o.seq); }
+  };
+  std::priority_queue<Timed, std::vector<Timed>, std::greater<>> timers;
+  std::unordered_map<uint64_t, ActionResult> timed_results;
+  uint64_t seq = 0;
+  bool stopping = false;
+  std::thread timer_thread;
+  std::atomic<int64_t> done{0};
+
+  WService service;
+  std::unique_ptr<::grpc::Server> server;
+  std::vector<std::unique_ptr<::grpc::ServerCompletionQueue>> cqs;
+  grpc_protocol::AsyncServerThreads threads;
+  AsyncServerState state;
+  HealthCall::Handler health;
+  RunCall::Handler run;
+  LifecycleCall::Handler load, unload;
+  bool started = false;
+
+  // ResultSink: from Send (ProfileExecutor, under send_mu) or the executor's threads.
+  void PostAt(ActionResult&& result, TimePoint at) override {
+    std::lock_guard<std::mutex> lock(mu);
+    const uint64_t s = seq++;
+    timed_results.emplace(s, std::move(result));
+    timers.push({at, s});
+    cv.notify_all();
+  }
+  void Post(ActionResult result) override { Deliver(std::move(result)); }
+
+  void TimerLoop() {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      if (timers.empty()) {
+        if (stopping) return;
+        cv.wait(lock);
+        continue;
+      }
+      const Timed next = timers.top();
+      const TimePoint now = clock.Now();
+      if (next.at > now) {
+        cv.wait_until(lock, clock.ToSteady(next.at));
+        continue;
+      }
+      timers.pop();
+      ActionResult r = std::move(timed_results.at(next.seq));
+      timed_results.erase(next.seq);
+      lock.unlock();
+      Deliver(std::move(r));
+      lock.lock();
+    }
+  }
+
+  void Deliver(ActionResult r) {
+    PendingAction p;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = pending.find(r.id);
+      if (it == pending.end()) {  // not ours (cannot happen): drop its outputs
+        for (PayloadHandle h : r.outputs) payloads->Release(h);
+        return;
+      }
+      p = std::move(it->second);
+      pending.erase(it);
+    }
+    for (PayloadHandle h : p.inputs) payloads->Release(h);
+    worker::ActionReply* reply = p.run ? &p.run->response : &p.lifecycle->response;
+    reply->set_code(static_cast<int32_t>(r.status.code()));
+    reply->set_message(r.status.message());
+    reply->set_duration_us((r.end - r.begin).count());
+    reply->set_waited_us(std::max<int64_t>(0, (r.begin - p.received).count()));
+    if (p.run != nullptr && r.status.ok()) {
+      for (Duration d : r.solo) reply->add_solo_us(d.count());
+      for (PayloadHandle h : r.outputs) {
+        worker::QueryOutputs* out = reply->add_outputs();
+        if (auto set = payloads->Get(h)) remote::ToWire(*set, out->mutable_tensors());
+      }
+    }
+    for (PayloadHandle h : r.outputs) payloads->Release(h);
+    ++done;
+    if (p.run) {
+      p.run->Reply(::grpc::Status::OK);
+    } else {
+      p.lifecycle->Reply(::grpc::Status::OK);
+    }
+  }
+
+  // Registers the action, then hands it to the executor (the result may come at once).
+  void Dispatch(const WorkerAction& action, PendingAction p) {
+    const ActionId id = IdOf(action);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (pending.count(id)) {
+        ::grpc::Status dup(::grpc::StatusCode::ALREADY_EXISTS,
+                           "action " + std::to_string(id) + " is already running here");
+        for (PayloadHandle h : p.inputs) payloads->Release(h);
+        if (p.run)
+          p.run->Reply(dup);
+        else
+          p.lifecycle->Reply(dup);
+        return;
+      }
+      pending.emplace(id, std::move(p));
+    }
+    std::lock_guard<std::mutex> lock(send_mu);
+    executor->Send(action);
+  }
+
+  void InstallHandlers() {
+    health = [this](HealthCall* call) {
+      call->response.set_suite(suite->name());
+      for (const auto& v : suite->variants()) call->response.add_variant_names(v.name);
+      call->response.set_reads_inputs(options.reads_inputs);
+      call->response.set_executor(options.executor_name);
+      call->Reply(::grpc::Status::OK);
+    };
+    run = [this](RunCall* call) { HandleRun(call); };
+    load = [this](LifecycleCall* call) { HandleLifecycle(call, true); };
+    unload = [this](LifecycleCall* call) { HandleLifecycle(call, false); };
+  }
+
+  ::grpc::Status CheckIds(uint32_t hardware, uint32_t variant) const {
+    if (hardware >= suite->hardware().size() || variant >= suite->variants().size()) {
+      return {::grpc::StatusCode::INVALID_ARGUMENT,
+              "hardware " + std::to_string(hardware) + " / variant " + std::to_string(variant) +
+                  " unknown in suite '" + suite->name() + "'"};
+    }
+    return ::grpc::Status::OK;
+  }
+
+  void HandleRun(RunCall* call) {
+    const worker::RunRequest& req = call->request;
+    if (auto s = CheckIds(req.hardware(), req.variant()); !s.ok()) return call->Reply(s);
+    const TimePoint now = clock.Now();
+    PendingAction p;
+    p.run = call;
+    p.received = now;
+    std::vector<Query> queries;
+    queries.reserve(req.queries_size());
+    for (const worker::Query& wq : req.queries()) {
+      Query q;
+      q.id = wq.id();
+      q.task = wq.task();
+      q.app = wq.app();
+      q.size = wq.size();
+      q.deadline = now + Micros(wq.deadline_in_us());
+      q.arrival = q.deadline - Micros(wq.slo_us());
+      if (wq.inputs_size() > 0) {
+        auto handle = payloads->Put(remote::FromWire(wq.inputs()));
+        if (!handle.ok()) {
+          for (PayloadHandle h : p.inputs) payloads->Release(h);
+          return call->Reply({::grpc::StatusCode::RESOURCE_EXHAUSTED, handle.status().message()});
+        }
+        q.payload = *handle;
+        p.inputs.push_back(q.payload);
+      }
+      queries.push_back(q);
+    }
+    RunBatch a;
+    a.id = req.action();
+    a.worker = req.worker();
+    a.hardware = req.hardware();
+    a.variant = req.variant();
+    a.queries = queries;
+    a.rows = req.rows();
+    a.earliest_start = now;
+    a.latest_start =
+        req.start_within_us() < 0 ? kTimeInfinite : now + Micros(req.start_within_us());
+    a.expected = Micros(req.expected_us());
+    Dispatch(a, std::move(p));
+  }
+
+  void HandleLifecycle(LifecycleCall* call, bool is_load) {
+    const worker::LifecycleRequest& req = call->request;
+    if (auto s = CheckIds(req.hardware(), req.variant()); !s.ok()) return call->Reply(s);
+    PendingAction p;
+    p.lifecycle = call;
+    p.received = clock.Now();
+    if (is_load) {
+      LoadVariant a{req.action(),  req.worker(), req.hardware(),
+                    req.variant(), p.received,   Micros(req.expected_us())};
+      Dispatch(a, std::move(p));
+    } else {
+      UnloadVariant a{req.action(), req.worker(), req.hardware(), req.variant(), p.received};
+      Dispatch(a, std::move(p));
+    }
+  }
+};
+
+WorkerServer::WorkerServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+WorkerServer::~WorkerServer() {
+  Stop();
+}
+
+StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Create(Options options,
+                                                             const ProfileSuite* suite,
+                                                             MakeExecutor make_executor) {
+  RETURN_IF_ERROR(CheckAddress(options.listen, /*allow_any_port=*/true));
+  if (options.threads < 1 || options.threads > 256) {
+    return InvalidArgumentError("worker threads: must be 1..256, got " +
+                                std::to_string(options.threads));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  impl->suite = suite;
+  impl->payloads = std::make_unique<PayloadStore>(impl->options.payload_bytes);
+  impl->executor = make_executor(*suite, impl->payloads.get());
+  impl->executor->Attach(impl.get());
+  impl->InstallHandlers();
+  return std::unique_ptr<WorkerServer>(new WorkerServer(std::move(impl)));
+}
+
+StatusOr<uint16_t> WorkerServer::Start() {
+  Impl& m = *impl_;
+  ::grpc::ServerBuilder builder;
+  int bound = 0;
+  builder.AddListeningPort(m.options.listen, ::grpc::InsecureServerCredentials(), &bound);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(m.options.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(m.options.max_message_bytes));
+  builder.RegisterService(&m.service);
+  for (int i = 0; i < m.options.threads; ++i) m.cqs.push_back(builder.AddCompletionQueue());
+  m.server = builder.BuildAndStart();
+  if (m.server == nullptr || bound == 0) {
+    m.server.reset();
+    m.cqs.clear();
+    return UnavailableError("worker: cannot listen on " + m.options.listen);
+  }
+  m.started = true;
+  m.timer_thread = std::thread([&m] { m.TimerLoop(); });
+  for (auto& cq : m.cqs) {
+    HealthCall::Listen(&m.service, cq.get(), &WService::RequestHealth, &m.health, &m.state);
+    RunCall::Listen(&m.service, cq.get(), &WService::RequestRun, &m.run, &m.state);
+    LifecycleCall::Listen(&m.service, cq.get(), &WService::RequestLoad, &m.load, &m.state);
+    LifecycleCall::Listen(&m.service, cq.get(), &WService::RequestUnload, &m.unload, &m.state);
+  }
+  m.threads.Run(m.cqs);
+  return static_cast<uint16_t>(bound);
+}
+
+void WorkerServer::Stop() {
+  Impl& m = *impl_;
+  if (!m.started) return;
+  m.started = false;
+  // Pending actions are answered by their results (the timer thread still runs).
+  m.threads.Stop(m.server.get(), &m.state, m.cqs, std::chrono::seconds(5));
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.stopping = true;
+    m.cv.notify_all();
+  }
+  m.timer_thread.join();
+  m.executor.reset();  // a real executor finishes its actions first
+  m.server.reset();
+  m.cqs.clear();
+}
+
+int64_t WorkerServer::actions_done() const {
+  return impl_->done.load();
+}
+
+}  // namespace sloserve

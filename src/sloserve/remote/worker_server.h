@@ -1,0 +1,53 @@
+#pragma once
+// `sloserve worker`: an executor (emulated ProfileExecutor or LibTorch) in its own process,
+// executing the worker protocol's actions that a `sloserve serve` controller sends over
+// gRPC (proto/worker_service.proto, docs/remote-workers.md). Each Run/Load/Unload call
+// becomes one WorkerAction on the local executor and is answered when its result comes
+// (the executor's PostAt results are delivered by a timer thread at their time, Post
+// results at once). Times cross the wire as durations: the processes share no clock.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "sloserve/core/payload_store.h"
+#include "sloserve/core/status.h"
+#include "sloserve/engine/worker_protocol.h"
+#include "sloserve/profile/profile.h"
+
+namespace sloserve {
+
+class WorkerServer {
+ public:
+  struct Options {
+    std::string listen = "127.0.0.1:0";  // host:port; port 0 = ephemeral
+    int threads = 2;                     // completion-queue threads
+    size_t payload_bytes = size_t{256} << 20;
+    size_t max_message_bytes = size_t{64} << 20;
+    std::string executor_name = "emulated";
+    bool reads_inputs = false;  // the executor reads input tensors (LibTorch)
+  };
+  using MakeExecutor =
+      std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>;
+
+  // `suite` must outlive the server.
+  static StatusOr<std::unique_ptr<WorkerServer>> Create(Options options, const ProfileSuite* suite,
+                                                        MakeExecutor make_executor);
+  ~WorkerServer();
+  // Binds and serves; returns the bound port.
+  StatusOr<uint16_t> Start();
+  // Stops accepting; actions in flight finish (their executor results come) first.
+  void Stop();
+  // Actions answered so far (for the log).
+  int64_t actions_done() const;
+
+ private:
+  struct Impl;
+  explicit WorkerServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// "host:port" -> checked; errors name the text. Port 0 only when `allow_any_port`.
+Status CheckAddress(const std::string& address, bool allow_any_port);
+
+}  // namespace sloserve
