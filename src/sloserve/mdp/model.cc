@@ -270,6 +270,12 @@ StatusOr<MdpModel> MdpModel::Build(const ProfileSuite& suite, const MdpOptions& 
   }
   std::copy_n(m.phase_.begin() + static_cast<size_t>(m.StateIndex(m.n_, 0)) * m.k_, m.k_,
               m.phase_.begin() + static_cast<size_t>(m.full_state()) * m.k_);
+  m.phase_band_.assign(static_cast<size_t>(m.num_states()) * 2, 0);
+  for (int s = 0; s < m.num_states(); ++s) {
+    const std::pair<int, int> band = AlignedBand(m.Phase(s), m.k_);
+    m.phase_band_[2 * s] = band.first;
+    m.phase_band_[2 * s + 1] = band.second;
+  }
 
   // Valid pairs.
   std::map<int64_t, int> kernel_of;

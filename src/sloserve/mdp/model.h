@@ -113,6 +113,9 @@ class MdpModel {
   const std::vector<Leftover>& leftovers() const { return leftovers_; }
   // Phase weights of a state: w[x], x = 0..K-1 (sums to 1).
   const double* Phase(int s) const { return phase_.data() + static_cast<size_t>(s) * k_; }
+  // [begin, end) of the phases x with weight >= 1e-30, aligned as Kernel::band.
+  int PhaseBegin(int s) const { return phase_band_[2 * s]; }
+  int PhaseEnd(int s) const { return phase_band_[2 * s + 1]; }
 
   // The dense next-state distribution of a pair (for tests and tools; O(states)).
   std::vector<double> TransitionRow(int s, const Pair& p) const;
@@ -134,6 +137,7 @@ class MdpModel {
   std::vector<Kernel> kernels_;
   std::vector<Leftover> leftovers_;
   std::vector<double> phase_;
+  std::vector<int> phase_band_;
   std::string notes_;
 };
 

@@ -64,9 +64,8 @@ double Expected(const MdpModel& m, int s, const Pair& p, const std::vector<doubl
     }
     return e;
   }
-  const double* w = m.Phase(s);
-  const std::vector<double>& uk = u[p.kernel];
-  return Dot(w, uk.data(), m.workers());
+  const int b = m.PhaseBegin(s);
+  return Dot(m.Phase(s) + b, u[p.kernel].data() + b, m.PhaseEnd(s) - b);
 }
 
 }  // namespace
@@ -168,7 +167,7 @@ ChainStats Stationary(const MdpModel& m, const std::vector<int>& choice,
       }
       const double* w = m.Phase(s);
       std::vector<double>& mk = mass[p.kernel];
-      for (int x = 0; x < kw; ++x) mk[x] += pi[s] * w[x];
+      for (int x = m.PhaseBegin(s); x < m.PhaseEnd(s); ++x) mk[x] += pi[s] * w[x];
     }
     for (size_t ki = 0; ki < m.kernels().size(); ++ki) {
       const Kernel& kn = m.kernels()[ki];

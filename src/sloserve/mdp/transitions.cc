@@ -55,6 +55,15 @@ double BetaCdf(double a, double b, double x) {
 
 }  // namespace
 
+std::pair<int, int> AlignedBand(const double* row, int n) {
+  int b = 0, e = n;
+  while (b < e && row[b] < kBandEpsilon) ++b;
+  while (e > b && row[e - 1] < kBandEpsilon) --e;
+  if (b == e) return {0, 0};
+  b -= b % 4;
+  return {b, std::min(n, b + (e - b + 3) / 4 * 4)};
+}
+
 const std::vector<double>& CountCdfCache::Cdf(const ArrivalCounts& counts, double t_us, int kmax) {
   auto [it, inserted] = cdfs_.try_emplace({t_us, kmax});
   if (inserted) counts.Cdf(t_us, kmax, &it->second);
@@ -226,15 +235,9 @@ void BuildSlackKernel(const TransitionContext& c, Kernel* kernel) {
   }
   kernel->band.assign(static_cast<size_t>(k) * nmax * 2, 0);
   for (size_t r = 0; r < static_cast<size_t>(k) * nmax; ++r) {
-    const double* row = kernel->p.data() + r * jw;
-    int b = 0, e = jw;
-    while (b < e && row[b] < kBandEpsilon) ++b;
-    while (e > b && row[e - 1] < kBandEpsilon) --e;
-    if (b == e) continue;  // empty band
-    b -= b % 4;
-    e = std::min(jw, b + (e - b + 3) / 4 * 4);
-    kernel->band[2 * r] = b;
-    kernel->band[2 * r + 1] = e;
+    const std::pair<int, int> band = AlignedBand(kernel->p.data() + r * jw, jw);
+    kernel->band[2 * r] = band.first;
+    kernel->band[2 * r + 1] = band.second;
   }
   kernel->has_slack = true;
 }

@@ -24,6 +24,11 @@ class CountCdfCache {
   std::map<std::pair<double, int>, std::vector<double>> cdfs_;
 };
 
+// [begin, end) of the entries >= 1e-30 of row[0..n): begin a multiple of 4, end a
+// multiple of 4 or n, so a 4-way dot product over it adds the same products in the same
+// order as over the whole row, less tails below 1e-30 (empty: begin == end).
+std::pair<int, int> AlignedBand(const double* row, int n);
+
 struct TransitionContext {
   int n = 32;  // max queue N
   int k = 1;   // workers K
