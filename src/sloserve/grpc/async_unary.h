@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -97,6 +98,27 @@ class UnaryCall : public CallTag {
   AsyncServerState* server_;
   State state_ = State::kWaiting;
 };
+
+// Builds and starts an insecure server for `service` on `address` with `threads`
+// completion queues (into `cqs`); null, with `cqs` empty, when it cannot bind. `*port` is
+// the bound port.
+inline std::unique_ptr<::grpc::Server> StartAsyncServer(
+    const std::string& address, size_t max_message_bytes, ::grpc::Service* service, int threads,
+    std::vector<std::unique_ptr<::grpc::ServerCompletionQueue>>* cqs, int* port) {
+  ::grpc::ServerBuilder builder;
+  *port = 0;
+  builder.AddListeningPort(address, ::grpc::InsecureServerCredentials(), port);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
+  builder.RegisterService(service);
+  for (int i = 0; i < threads; ++i) cqs->push_back(builder.AddCompletionQueue());
+  std::unique_ptr<::grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || *port == 0) {
+    server.reset();
+    cqs->clear();
+  }
+  return server;
+}
 
 // One thread per completion queue, each running the queue's tags.
 class AsyncServerThreads {

@@ -157,20 +157,13 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(Options options,
 StatusOr<uint16_t> GrpcServer::Start() {
   Impl& m = *impl_;
   if (m.started) return FailedPreconditionError("gRPC server already started");
-  ::grpc::ServerBuilder builder;
   int bound = 0;
   const std::string host =
       m.options.host.find(':') != std::string::npos ? "[" + m.options.host + "]" : m.options.host;
-  builder.AddListeningPort(host + ":" + std::to_string(m.options.port),
-                           ::grpc::InsecureServerCredentials(), &bound);
-  builder.SetMaxReceiveMessageSize(static_cast<int>(m.options.max_message_bytes));
-  builder.SetMaxSendMessageSize(static_cast<int>(m.options.max_message_bytes));
-  builder.RegisterService(&m.service);
-  for (int i = 0; i < m.options.threads; ++i) m.cqs.push_back(builder.AddCompletionQueue());
-  m.server = builder.BuildAndStart();
-  if (m.server == nullptr || bound == 0) {
-    m.cqs.clear();
-    m.server.reset();
+  m.server = grpc_protocol::StartAsyncServer(host + ":" + std::to_string(m.options.port),
+                                             m.options.max_message_bytes, &m.service,
+                                             m.options.threads, &m.cqs, &bound);
+  if (m.server == nullptr) {
     return UnavailableError("gRPC: cannot listen on " + host + ":" +
                             std::to_string(m.options.port));
   }

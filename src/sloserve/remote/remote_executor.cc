@@ -215,6 +215,11 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
   ::grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
   args.SetMaxSendMessageSize(64 << 20);
+  // Reconnect to a restarted worker within a second (gRPC's default backoff grows to
+  // minutes, which would keep a healthy worker out long after it is back).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   for (const std::string& address : impl_->options.addresses) {
     Impl::Worker w;
     w.address = address;

@@ -271,17 +271,10 @@ StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Create(Options options,
 
 StatusOr<uint16_t> WorkerServer::Start() {
   Impl& m = *impl_;
-  ::grpc::ServerBuilder builder;
   int bound = 0;
-  builder.AddListeningPort(m.options.listen, ::grpc::InsecureServerCredentials(), &bound);
-  builder.SetMaxReceiveMessageSize(static_cast<int>(m.options.max_message_bytes));
-  builder.SetMaxSendMessageSize(static_cast<int>(m.options.max_message_bytes));
-  builder.RegisterService(&m.service);
-  for (int i = 0; i < m.options.threads; ++i) m.cqs.push_back(builder.AddCompletionQueue());
-  m.server = builder.BuildAndStart();
-  if (m.server == nullptr || bound == 0) {
-    m.server.reset();
-    m.cqs.clear();
+  m.server = grpc_protocol::StartAsyncServer(m.options.listen, m.options.max_message_bytes,
+                                             &m.service, m.options.threads, &m.cqs, &bound);
+  if (m.server == nullptr) {
     return UnavailableError("worker: cannot listen on " + m.options.listen);
   }
   m.started = true;
