@@ -120,6 +120,11 @@ const CorruptCase kCorruptCases[] = {
     {"bad shape", 5, "task image 150000 input FP32 -1,x", 5, "field 'shape'"},
     {"bad datatype", 5, "task image 150000 input FLOAT -1", 5, "field 'datatype'"},
     {"zero slo", 5, "task image 0 input FP32 -1", 5, "field 'slo_us'"},
+    {"partial output", 5, "task image 150000 input FP32 -1 scores", 5, "expected 5 fields, got 6"},
+    {"bad output datatype", 5, "task image 150000 input FP32 -1 scores FLOAT -1,10", 5,
+     "field 'output_datatype'"},
+    {"bad output shape", 5, "task image 150000 input FP32 -1 scores FP32 -1,0", 5,
+     "field 'output_shape'"},
     {"negative latency", 11, "latency cpu4 small 4 3000 -5", 11,
      "field 'sample_us': negative latency"},
     {"fractional latency", 11, "latency cpu4 small 4 3000 1.5", 11,
@@ -190,6 +195,28 @@ TEST(ProfileParserTest, RoundTripsThroughWriter) {
   EXPECT_EQ(b->LoadLatency(0, 0, 4)->samples_us(), a->LoadLatency(0, 0, 4)->samples_us());
   EXPECT_EQ(b->capacity_points().size(), 2u);
   EXPECT_EQ(b->exec_histograms()[0].weights, a->exec_histograms()[0].weights);
+}
+
+TEST(ProfileParserTest, TaskOutputIsOptionalAndRoundTrips) {
+  // Without the output fields a task answers the emulated default; with them (a model
+  // repository's, written by `profile measure`) the metadata declares the model's.
+  StatusOr<ProfileSuite> a = ParseProfileText(TinyWith(), "tiny.prof");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->tasks()[0].output_name, "output");
+  EXPECT_EQ(a->tasks()[0].output_shape, (std::vector<int64_t>{-1, 1}));
+  EXPECT_EQ(
+      WriteProfileText(*a).find("task image 150000 input FP32 -1,3,224,224\n") != std::string::npos,
+      true);
+  StatusOr<ProfileSuite> b = ParseProfileText(
+      TinyWith(5, "task image 150000 input FP32 -1,3,224,224 scores FP32 -1,10"), "out.prof");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->tasks()[0].output_name, "scores");
+  EXPECT_EQ(b->tasks()[0].output_datatype, "FP32");
+  EXPECT_EQ(b->tasks()[0].output_shape, (std::vector<int64_t>{-1, 10}));
+  StatusOr<ProfileSuite> c = ParseProfileText(WriteProfileText(*b), "written");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->tasks()[0].output_name, "scores");
+  EXPECT_EQ(c->tasks()[0].output_shape, (std::vector<int64_t>{-1, 10}));
 }
 
 TEST(ProfileParserTest, WriterSplitsLongSampleListsAndReadsThemBack) {

@@ -26,6 +26,9 @@ TEST(ProfileMeasureTest, MeasuresLatencyAccuracyLoadTimeAndMemory) {
   ASSERT_EQ(suite->hardware().size(), 1u);
   EXPECT_EQ(suite->hardware()[0].name, "local-1c");
   EXPECT_EQ(suite->tasks()[0].input_shape, (std::vector<int64_t>{-1, 1, 8, 8}));
+  // The repository's output, so serve's metadata declares what the model answers.
+  EXPECT_EQ(suite->tasks()[0].output_name, "scores");
+  EXPECT_EQ(suite->tasks()[0].output_shape, (std::vector<int64_t>{-1, 10}));
   for (VariantId v = 0; v < 2; ++v) {
     const VariantSpec& spec = suite->variants()[v];
     const RepoVariant* cfg = repo->FindVariant(spec.name);

@@ -22,6 +22,10 @@ struct TaskSpec {
   std::string input_name = "input";
   std::string input_datatype = "FP32";
   std::vector<int64_t> input_shape = {-1};
+  // Declared output tensor (a model repository's; emulated models answer these defaults).
+  std::string output_name = "output";
+  std::string output_datatype = "FP32";
+  std::vector<int64_t> output_shape = {-1, 1};
 };
 
 struct VariantSpec {

@@ -45,6 +45,8 @@ class Parser {
                  const std::string& what) const;
   StatusOr<int64_t> Int(size_t i, const char* field, int64_t min) const;
   StatusOr<double> Number(size_t i, const char* field, double min, double max) const;
+  StatusOr<std::string> Datatype(size_t i, const char* field) const;        // a KServe v2 type
+  StatusOr<std::vector<int64_t>> Shape(size_t i, const char* field) const;  // "-1,3,224
   StatusOr<std::string> NewName(size_t i, const char* field,
                                 const std::unordered_map<std::string, uint32_t>& names) const;
   StatusOr<uint32_t> Ref(size_t i, const char* field, const char* what,
@@ -162,31 +164,21 @@ Status Parser::ParseLine(std::string_view line) {
 }
 
 Status Parser::ParseTask() {
-  RETURN_IF_ERROR(ExpectFields({"name", "slo_us", "input_name", "datatype", "shape"}, false));
+  // The output tensor's three fields are optional (older suites and emulated models).
+  if (tok_.size() - 1 != 8) {
+    RETURN_IF_ERROR(ExpectFields({"name", "slo_us", "input_name", "datatype", "shape"}, false));
+  }
   TaskSpec t;
   ASSIGN_OR_RETURN(t.name, NewName(1, "name", tasks_));
   ASSIGN_OR_RETURN(int64_t slo, Int(2, "slo_us", 1));
   t.default_slo = Duration(slo);
   t.input_name = std::string(tok_[3]);
-  t.input_datatype = std::string(tok_[4]);
-  bool known = false;
-  for (std::string_view d : kDatatypes) known = known || d == tok_[4];
-  if (!known) return Error("datatype", "unknown KServe v2 datatype " + Quote(tok_[4]));
-  t.input_shape.clear();
-  std::string_view shape = tok_[5];
-  while (true) {
-    const size_t comma = shape.find(',');
-    const std::string_view dim = shape.substr(0, comma);
-    int64_t d = 0;
-    auto r = std::from_chars(dim.data(), dim.data() + dim.size(), d);
-    if (dim.empty() || r.ec != std::errc() || r.ptr != dim.data() + dim.size() ||
-        (d < 1 && d != -1)) {
-      return Error("shape",
-                   "expected comma-separated dimensions (-1 or positive), got " + Quote(tok_[5]));
-    }
-    t.input_shape.push_back(d);
-    if (comma == std::string_view::npos) break;
-    shape.remove_prefix(comma + 1);
+  ASSIGN_OR_RETURN(t.input_datatype, Datatype(4, "datatype"));
+  ASSIGN_OR_RETURN(t.input_shape, Shape(5, "shape"));
+  if (tok_.size() - 1 == 8) {
+    t.output_name = std::string(tok_[6]);
+    ASSIGN_OR_RETURN(t.output_datatype, Datatype(7, "output_datatype"));
+    ASSIGN_OR_RETURN(t.output_shape, Shape(8, "output_shape"));
   }
   std::string name = t.name;  // argument order is unspecified: copy before the move
   tasks_.emplace(std::move(name), suite_.AddTask(std::move(t)));
@@ -332,6 +324,33 @@ Status Parser::ParseCapacity() {
   }
   suite_.AddCapacityPoint(c);
   return OkStatus();
+}
+
+StatusOr<std::string> Parser::Datatype(size_t i, const char* field) const {
+  for (std::string_view d : kDatatypes) {
+    if (d == tok_[i]) return std::string(d);
+  }
+  return Error(field, "unknown KServe v2 datatype " + Quote(tok_[i]));
+}
+
+StatusOr<std::vector<int64_t>> Parser::Shape(size_t i, const char* field) const {
+  std::vector<int64_t> dims;
+  std::string_view shape = tok_[i];
+  while (true) {
+    const size_t comma = shape.find(',');
+    const std::string_view dim = shape.substr(0, comma);
+    int64_t d = 0;
+    auto r = std::from_chars(dim.data(), dim.data() + dim.size(), d);
+    if (dim.empty() || r.ec != std::errc() || r.ptr != dim.data() + dim.size() ||
+        (d < 1 && d != -1)) {
+      return Error(field,
+                   "expected comma-separated dimensions (-1 or positive), got " + Quote(tok_[i]));
+    }
+    dims.push_back(d);
+    if (comma == std::string_view::npos) break;
+    shape.remove_prefix(comma + 1);
+  }
+  return dims;
 }
 
 Status Parser::ExpectFields(std::initializer_list<const char*> names, bool variadic) {

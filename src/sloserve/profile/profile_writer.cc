@@ -29,6 +29,13 @@ void AppendInt(std::string& out, int64_t x) {
   out.append(buf, r.ptr);
 }
 
+void AppendShape(std::string& out, const std::vector<int64_t>& shape) {
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ',';
+    AppendInt(out, shape[i]);
+  }
+}
+
 void AppendSamples(std::string& out, const char* kind, const std::string& hw,
                    const std::string& variant, int rows, const std::vector<int64_t>& samples) {
   for (size_t i = 0; i < samples.size(); i += profile_format::kSamplesPerLine) {
@@ -62,9 +69,12 @@ std::string WriteProfileText(const ProfileSuite& suite) {
     out += "task " + t.name + ' ';
     AppendInt(out, t.default_slo.count());
     out += ' ' + t.input_name + ' ' + t.input_datatype + ' ';
-    for (size_t i = 0; i < t.input_shape.size(); ++i) {
-      if (i > 0) out += ',';
-      AppendInt(out, t.input_shape[i]);
+    AppendShape(out, t.input_shape);
+    const TaskSpec defaults;
+    if (t.output_name != defaults.output_name || t.output_datatype != defaults.output_datatype ||
+        t.output_shape != defaults.output_shape) {
+      out += ' ' + t.output_name + ' ' + t.output_datatype + ' ';
+      AppendShape(out, t.output_shape);
     }
     out += '\n';
   }

@@ -77,6 +77,9 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     info.input_name = spec.input_name;
     info.input_datatype = spec.input_datatype;
     info.input_shape = spec.input_shape;
+    info.output_name = spec.output_name;
+    info.output_datatype = spec.output_datatype;
+    info.output_shape = spec.output_shape;
     if (t == rt->deployment_.task && !options.input_shape.empty())
       info.input_shape = options.input_shape;
     info.default_slo = t == rt->deployment_.task ? rt->deployment_.slo : spec.default_slo;
@@ -462,8 +465,7 @@ std::string EngineRuntime::PrometheusMetrics() const {
   line("sloserve_cold_starts_total", "counter", "Variant loads on a worker.",
        static_cast<double>(m.cold_starts));
   line("sloserve_core_seconds_total", "counter",
-       "Cores of the active and starting workers x seconds (a planner's scaling).",
-       m.core_seconds);
+       "Cores of the active and starting workers x seconds (a planner's scaling).", m.core_seconds);
   line("sloserve_worker_actions_total", "counter", "Actions sent to executors.",
        static_cast<double>(counters.actions_sent));
   line("sloserve_failed_results_total", "counter", "Executor results that reported a failure.",

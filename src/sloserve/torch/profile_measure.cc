@@ -100,6 +100,9 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
     task.input_name = t.variants[0].input.name;
     task.input_datatype = t.variants[0].input.datatype;
     task.input_shape = t.variants[0].input.shape;
+    task.output_name = t.variants[0].output.name;
+    task.output_datatype = t.variants[0].output.datatype;
+    task.output_shape = t.variants[0].output.shape;
     const TaskId tid = probe.AddTask(task);
     suite.AddTask(task);
     for (const RepoVariant& v : t.variants) {
