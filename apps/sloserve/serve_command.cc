@@ -12,6 +12,7 @@
 #include "serve_setup.h"
 #include "sloserve/report/run_table.h"
 #include "sloserve/server/json_log.h"
+#include "stop_signals.h"
 #include "torch_commands.h"
 
 namespace sloserve::cli {
@@ -34,7 +35,8 @@ const std::vector<FlagSpec> kFlags = {
     {"model-repository", "DIR",
      "execute the repository's TorchScript variants with LibTorch (docs/torch.md); schedules "
      "with DIR/<task>/profile.prof"},
-    {"oversubscribe", "", "with --model-repository: allow more workers' cores than the machine has"},
+    {"oversubscribe", "",
+     "with --model-repository: allow more workers' cores than the machine has"},
     {"log-format", "text|json",
      "json: log lines as JSON objects (ts, level, msg, ...) and one line per inference "
      "request with its request id, model, status, variant, worker and times (default text: "
@@ -92,14 +94,8 @@ Status Run(const Args& args) {
   };
   ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 0));
   if (duration < 0) return InvalidArgumentError("--duration: must be positive");
-  // Block the stop signals before any thread starts (the runtime's offline pool starts
-  // with it, in BuildServeSetup), so every thread inherits the mask and only the sigwait
-  // below receives them; a thread started earlier would die of the default action.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Before any thread starts (the runtime's offline pool starts in BuildServeSetup).
+  const sigset_t stop_signals = BlockStopSignals();
   // Real models: the repository's measured profile and task go first, so the config's
   // and --set's keys still win; its input shape replaces any declared one.
   TorchServing torch;
@@ -125,8 +121,7 @@ Status Run(const Args& args) {
       cores += setup.suite->hardware()[w.hardware].cores;
     RETURN_IF_ERROR(CheckTorchCores(cores, args.Has("oversubscribe")));
     // The engine starts with its preloaded variants resident: load them for real first.
-    RETURN_IF_ERROR(
-        PreloadTorchWorkers(torch, *setup.suite, setup.runtime->deployment().workers));
+    RETURN_IF_ERROR(PreloadTorchWorkers(torch, *setup.suite, setup.runtime->deployment().workers));
   }
 
   // Bind first, then initialise the policies on the engine thread: the port answers at
@@ -161,15 +156,7 @@ Status Run(const Args& args) {
       kill(getpid(), SIGTERM);
     }
   });
-  if (duration > 0) {
-    timespec ts;
-    ts.tv_sec = static_cast<time_t>(duration);
-    ts.tv_nsec = static_cast<long>((duration - static_cast<double>(ts.tv_sec)) * 1e9);
-    sigtimedwait(&stop_signals, nullptr, &ts);
-  } else {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-  }
+  WaitForStopSignal(stop_signals, duration);
   if (!setup.runtime->Initialized()) {
     // Stopped during start-up: no request was accepted, and policy generation cannot be
     // interrupted; leave without waiting for it.

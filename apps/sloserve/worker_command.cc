@@ -14,6 +14,7 @@
 #include "sloserve/remote/worker_server.h"
 #include "sloserve/sim/experiment_config.h"
 #include "sloserve/sim/suite_resolver.h"
+#include "stop_signals.h"
 #include "torch_commands.h"
 
 namespace sloserve::cli {
@@ -51,11 +52,7 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(double threads, args.GetDouble("threads", 2));
   if (threads < 1 || threads > 256 || threads != static_cast<int>(threads))
     return InvalidArgumentError("--threads: must be a whole number 1..256");
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const sigset_t stop_signals = BlockStopSignals();
 
   std::vector<std::string> sets = args.GetAll("set");
   TorchServing torch;
@@ -92,15 +89,7 @@ Status Run(const Args& args) {
                "sloserve worker: %s executor, suite %s\nsloserve worker: listening on "
                "grpc://%s:%u\n",
                options.executor_name.c_str(), suite.name().c_str(), host.c_str(), port);
-  if (duration > 0) {
-    timespec ts;
-    ts.tv_sec = static_cast<time_t>(duration);
-    ts.tv_nsec = static_cast<long>((duration - static_cast<double>(ts.tv_sec)) * 1e9);
-    sigtimedwait(&stop_signals, nullptr, &ts);
-  } else {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-  }
+  WaitForStopSignal(stop_signals, duration);
   server->Stop();
   std::fprintf(stderr, "sloserve worker: stopped after %lld actions\n",
                static_cast<long long>(server->actions_done()));
