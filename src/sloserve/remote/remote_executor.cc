@@ -15,7 +15,9 @@
 
 namespace sloserve {
 
-namespace {
+// Named, not anonymous: RemoteExecutor::Impl (external linkage) holds it, which GCC's
+// -Wsubobject-linkage refuses in a unity build.
+namespace remote_internal {
 
 // One action's call: owned by the executor from Send until its callback has posted.
 struct RemoteCall {
@@ -27,6 +29,11 @@ struct RemoteCall {
   WorkerId worker = 0;
   bool is_run = false;
 };
+
+}  // namespace remote_internal
+using remote_internal::RemoteCall;
+
+namespace {
 
 // The worker lost: codes that mean the process or the link is gone, not a bad action.
 bool IsWorkerLost(::grpc::StatusCode code) {
