@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <string>
+#include <system_error>
 
 #include "sloserve/profile/profile.h"
 #include "sloserve/profile/profile_format.h"
@@ -12,6 +13,8 @@ namespace sloserve {
 namespace {
 
 // Shortest decimal that parses back to the same double; integers without a fraction.
+// Numbers whose fixed form does not fit the buffer (beyond ~1e63, or tiny ones) take the
+// exponent form (the fuzzer found 2.4e83 written as 64 bytes of a truncated fixed form).
 void AppendNumber(std::string& out, double x) {
   char buf[64];
   std::to_chars_result r;
@@ -19,6 +22,7 @@ void AppendNumber(std::string& out, double x) {
     r = std::to_chars(buf, buf + sizeof(buf), static_cast<int64_t>(x));
   } else {
     r = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::fixed);
+    if (r.ec != std::errc()) r = std::to_chars(buf, buf + sizeof(buf), x);
   }
   out.append(buf, r.ptr);
 }
