@@ -258,6 +258,8 @@ StatusOr<MdpModel> MdpModel::Build(const ProfileSuite& suite, const MdpOptions& 
   ctx.counts = &counts;
   CountCdfCache cdf_cache;
   ctx.cache = &cdf_cache;
+  std::vector<double> slack_table;
+  ctx.scratch = &slack_table;
 
   // Phase weights per state (the full state behaves as (N, level 0)).
   m.phase_.assign(static_cast<size_t>(m.num_states()) * m.k_, 0.0);
@@ -361,15 +363,15 @@ std::vector<double> MdpModel::TransitionRow(int s, const Pair& p) const {
   }
   const Kernel& kn = kernels_[p.kernel];
   const double* w = Phase(s);
-  const int jw = kn.jhi - kn.jlo + 1;
   for (int x = 0; x < k_; ++x) {
     if (w[x] == 0) continue;
     row[top] += w[x] * kn.p0[x];
     row[full_state()] += w[x] * kn.full[x];
     for (int mm = 1; mm <= kn.nmax; ++mm) {
-      for (int jj = 0; jj < jw; ++jj) {
-        row[StateIndex(mm, kn.jlo + jj)] +=
-            w[x] * kn.p[(static_cast<size_t>(x) * kn.nmax + (mm - 1)) * jw + jj];
+      const size_t r = static_cast<size_t>(x) * kn.nmax + (mm - 1);
+      const int b = kn.band[2 * r];
+      for (int jj = b; jj < kn.band[2 * r + 1]; ++jj) {
+        row[StateIndex(mm, kn.jlo + jj)] += w[x] * kn.p[kn.offset[r] + (jj - b)];
       }
     }
   }

@@ -50,13 +50,15 @@ struct Kernel {
   bool has_slack = false;
   int nmax = 0;           // n' = 1..nmax stored
   int jlo = 0, jhi = -1;  // slack levels with mass
-  std::vector<double> p;  // p[x * nmax * jw + (n' - 1) * jw + (j' - jlo)], jw = jhi-jlo+1
-  // Row bands: the entries of row (x, n') >= 1e-30 lie in [band[2r], band[2r + 1]) of its
-  // jw (r = x * nmax + n' - 1); the solver and evaluator read only the band (3-5x fewer
-  // entries than jw; docs/benchmarks.md), TransitionRow the whole row. Begins are multiples
-  // of 4 and ends multiples of 4 or jw, so a 4-way Dot over the band adds the same products
-  // in the same order as over the whole row, less the negligible tails.
+  // Row r = x * nmax + n' - 1 holds P(n' arrivals, first one's slack in level jlo + j' |
+  // x) for j' in [band[2r], band[2r + 1]) of jw = jhi - jlo + 1: the entries >= 1e-30 (3-10x
+  // fewer than jw; docs/benchmarks.md). Only bands are stored: p[offset[r] + j' - band[2r]].
+  // Begins are multiples of 4 and ends multiples of 4 or jw, so a 4-way Dot over the band
+  // adds the same products in the same order as over the whole row, less the tails, which
+  // are negligible (< 1e-30 each).
+  std::vector<double> p;
   std::vector<int> band;
+  std::vector<int> offset;   // rows + 1 entries
   std::vector<double> p0;    // [x]: no arrival (next epoch starts at (1, SLO))
   std::vector<double> full;  // [x]: more than N arrivals
 };
@@ -117,7 +119,8 @@ class MdpModel {
   int PhaseBegin(int s) const { return phase_band_[2 * s]; }
   int PhaseEnd(int s) const { return phase_band_[2 * s + 1]; }
 
-  // The dense next-state distribution of a pair (for tests and tools; O(states)).
+  // The dense next-state distribution of a pair (for tests and tools; O(states)). Kernel
+  // tails outside the bands (< 1e-30 per entry) are not stored and read as 0.
   std::vector<double> TransitionRow(int s, const Pair& p) const;
   // Peak throughput of one worker (queries/s) over every variant and batch size.
   double PeakWorkerQps() const;

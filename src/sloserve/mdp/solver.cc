@@ -37,14 +37,13 @@ void KernelValues(const MdpModel& m, const std::vector<double>& v,
       continue;
     }
     out.assign(kw, 0.0);
-    const int jw = kn.jhi - kn.jlo + 1;
     for (int x = 0; x < kw; ++x) {
       double s = kn.p0[x] * v[top] + kn.full[x] * v[m.full_state()];
       for (int mm = 1; mm <= kn.nmax; ++mm) {
         const size_t r = static_cast<size_t>(x) * kn.nmax + (mm - 1);
         const int b = kn.band[2 * r], e = kn.band[2 * r + 1];
         if (b == e) continue;
-        s += Dot(kn.p.data() + r * jw + b, v.data() + m.StateIndex(mm, kn.jlo) + b, e - b);
+        s += Dot(kn.p.data() + kn.offset[r], v.data() + m.StateIndex(mm, kn.jlo) + b, e - b);
       }
       out[x] = s;
     }
@@ -172,7 +171,6 @@ ChainStats Stationary(const MdpModel& m, const std::vector<int>& choice,
     for (size_t ki = 0; ki < m.kernels().size(); ++ki) {
       const Kernel& kn = m.kernels()[ki];
       if (!kn.has_slack) continue;
-      const int jw = kn.jhi - kn.jlo + 1;
       for (int x = 0; x < kw; ++x) {
         const double a = mass[ki][x];
         if (a == 0) continue;
@@ -181,8 +179,9 @@ ChainStats Stationary(const MdpModel& m, const std::vector<int>& choice,
         for (int mm = 1; mm <= kn.nmax; ++mm) {
           const size_t r = static_cast<size_t>(x) * kn.nmax + (mm - 1);
           double* dst = next.data() + m.StateIndex(mm, kn.jlo);
-          const double* pr = kn.p.data() + r * jw;
-          for (int jj = kn.band[2 * r]; jj < kn.band[2 * r + 1]; ++jj) dst[jj] += a * pr[jj];
+          const int b = kn.band[2 * r];
+          const double* pr = kn.p.data() + kn.offset[r] - b;  // pr[jj], jj in the band
+          for (int jj = b; jj < kn.band[2 * r + 1]; ++jj) dst[jj] += a * pr[jj];
         }
       }
     }

@@ -172,23 +172,41 @@ void BuildSlackKernel(const TransitionContext& c, Kernel* kernel) {
     }
   };
 
-  std::vector<double> table(static_cast<size_t>(k) * n * nl, 0.0);  // [x][n'-1][j']
-  std::vector<double> g_lo, g_hi;
-  compute_g(u[0], &g_lo);
+  // Levels with mass are those whose first-arrival interval [u[j], u[j+1]) is not empty:
+  // known before any G is computed, so the table holds only their jw columns.
   int jlo = nl, jhi = -1;
   for (int j = 0; j < nl; ++j) {
     if (u[j + 1] > u[j]) {
-      compute_g(u[j + 1], &g_hi);
       jlo = std::min(jlo, j);
       jhi = std::max(jhi, j);
+    }
+  }
+  const int tw = std::max(jhi - jlo + 1, 0);
+  // [x][n'-1][j' - jlo], every entry written below; the buffer is the build's, reused by
+  // all its kernels (a fresh zeroed table per kernel cost more than computing it).
+  std::vector<double> own_table;
+  std::vector<double>& table = c.scratch != nullptr ? *c.scratch : own_table;
+  table.resize(static_cast<size_t>(k) * n * tw);
+  auto cell = [&](int x, int m, int j) -> double& {
+    return table[(static_cast<size_t>(x) * n + (m - 1)) * tw + (j - jlo)];
+  };
+  std::vector<double> g_lo, g_hi;
+  compute_g(u[0], &g_lo);
+  for (int j = jlo; j <= jhi; ++j) {
+    if (u[j + 1] > u[j]) {
+      compute_g(u[j + 1], &g_hi);
       for (int x = 0; x < k; ++x) {
         const int r = k - x;
         for (int m = 1; m <= n; ++m) {
           const double v = g_lo[(r - 1) * n + (m - 1)] - g_hi[(r - 1) * n + (m - 1)];
-          table[(static_cast<size_t>(x) * n + (m - 1)) * nl + j] = std::max(0.0, v);
+          cell(x, m, j) = std::max(0.0, v);
         }
       }
       std::swap(g_lo, g_hi);
+    } else {
+      for (int x = 0; x < k; ++x) {
+        for (int m = 1; m <= n; ++m) cell(x, m, j) = 0.0;
+      }
     }
   }
 
@@ -201,7 +219,7 @@ void BuildSlackKernel(const TransitionContext& c, Kernel* kernel) {
   for (int x = 0; x < k; ++x) {
     for (int m = 1; m <= n; ++m) {
       for (int j = jlo; j <= jhi; ++j) {
-        if (table[(static_cast<size_t>(x) * n + (m - 1)) * nl + j] > 1e-15) {
+        if (cell(x, m, j) > 1e-15) {
           nmax = std::max(nmax, m);
         }
       }
@@ -216,28 +234,35 @@ void BuildSlackKernel(const TransitionContext& c, Kernel* kernel) {
   kernel->nmax = nmax;
   kernel->jlo = jlo;
   kernel->jhi = jhi;
-  kernel->p.assign(static_cast<size_t>(k) * nmax * std::max(jw, 0), 0.0);
   kernel->full.assign(k, 0.0);
   for (int x = 0; x < k; ++x) {
     double s = kernel->p0[x];
     for (int m = 1; m <= nmax; ++m) {
-      for (int j = jlo; j <= jhi; ++j) {
-        const double v = table[(static_cast<size_t>(x) * n + (m - 1)) * nl + j];
-        // Subnormal probabilities (< 2.2e-308) are stored as 0: every product with them
-        // is a slow microcode assist in value iteration, and none changes a sum of
-        // normal-sized values (they are absorbed by rounding).
-        kernel->p[(static_cast<size_t>(x) * nmax + (m - 1)) * jw + (j - jlo)] =
-            v < std::numeric_limits<double>::min() ? 0.0 : v;
-        s += v;
-      }
+      for (int j = jlo; j <= jhi; ++j) s += cell(x, m, j);
     }
     kernel->full[x] = std::max(0.0, 1.0 - s);
   }
-  kernel->band.assign(static_cast<size_t>(k) * nmax * 2, 0);
-  for (size_t r = 0; r < static_cast<size_t>(k) * nmax; ++r) {
-    const std::pair<int, int> band = AlignedBand(kernel->p.data() + r * jw, jw);
+  // Only the bands are stored (3-10x fewer entries than the rows: less memory to fill
+  // and to stream through in every sweep).
+  const size_t rows = static_cast<size_t>(k) * nmax;
+  kernel->band.assign(rows * 2, 0);
+  kernel->offset.assign(rows + 1, 0);
+  for (size_t r = 0; r < rows; ++r) {
+    const std::pair<int, int> band = AlignedBand(&table[r / nmax * n * tw + r % nmax * tw], jw);
     kernel->band[2 * r] = band.first;
     kernel->band[2 * r + 1] = band.second;
+    kernel->offset[r + 1] = kernel->offset[r] + (band.second - band.first);
+  }
+  kernel->p.resize(kernel->offset[rows]);
+  for (size_t r = 0; r < rows; ++r) {
+    const double* row = &table[r / nmax * n * tw + r % nmax * tw];
+    double* out = kernel->p.data() + kernel->offset[r];
+    for (int j = kernel->band[2 * r]; j < kernel->band[2 * r + 1]; ++j) {
+      // Subnormal probabilities (< 2.2e-308) are stored as 0: every product with them
+      // is a slow microcode assist in value iteration, and none changes a sum of
+      // normal-sized values (they are absorbed by rounding).
+      *out++ = row[j] < std::numeric_limits<double>::min() ? 0.0 : row[j];
+    }
   }
   kernel->has_slack = true;
 }

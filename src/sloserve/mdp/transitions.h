@@ -36,6 +36,7 @@ struct TransitionContext {
   const std::vector<int64_t>* levels = nullptr;  // slack levels T_j, ascending, T_0 = 0
   const ArrivalCounts* counts = nullptr;         // central-queue arrival counts
   CountCdfCache* cache = nullptr;                // CDFs of counts (same rate as counts)
+  std::vector<double>* scratch = nullptr;        // BuildSlackKernel's table, reused
 };
 
 // Interval A: phase weights w[x] of a state with n queued whose head arrived head_age_us
