@@ -102,10 +102,7 @@ BENCHMARK(BM_InfAdapterSynthetic)
     ->Args({5, 20, 7})
     ->Args({10, 32, 7})
     ->Args({20, 64, 7})
-    ->Args({20, 64, 1})
-    ->Args({20, 64, 2})
-    ->Args({20, 64, 3})
-    ->Args({20, 64, 4})
+    ->ArgsProduct({{20}, {64}, {1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12}})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -79,11 +79,14 @@ void ExpectSameObjective(const InfAdapterProblem& p, const std::string& what) {
   if (oracle->shortfall_rps == 0) ExpectValidPlan(p, *milp, p.lambda_rps);
 }
 
-TEST(InfAdapterSolver, MatchesEnumeratorOnRandomInstances) {
-  std::mt19937_64 rng(20230508);
+// Random instances of `nvar` variants and `budget` cores (every core count, a quarter
+// above the SLO), lambda from 5% to 130% of what the budget can serve.
+void MatchesEnumeratorOnRandomInstances(uint64_t seed, int trials,
+                                        std::uniform_int_distribution<int> nvar,
+                                        std::uniform_int_distribution<int> budget) {
+  std::mt19937_64 rng(seed);
   int overloaded = 0;
-  for (int trial = 0; trial < 200; ++trial) {
-    std::uniform_int_distribution<int> nvar(2, 4), budget(4, 12);
+  for (int trial = 0; trial < trials; ++trial) {
     std::uniform_real_distribution<double> u(0, 1);
     InfAdapterProblem p;
     p.budget_cores = budget(rng);
@@ -107,9 +110,25 @@ TEST(InfAdapterSolver, MatchesEnumeratorOnRandomInstances) {
     ASSERT_TRUE(cap.ok()) << cap.status().ToString();
     p.lambda_rps = (0.05 + 1.25 * u(rng)) * std::max(1.0, *cap);
     overloaded += p.lambda_rps > *cap;
-    ExpectSameObjective(p, "trial " + std::to_string(trial));
+    ExpectSameObjective(p, "seed " + std::to_string(seed) + " trial " + std::to_string(trial));
   }
-  EXPECT_GT(overloaded, 10);  // the overload path was exercised
+  EXPECT_GT(overloaded, trials / 20) << "seed " << seed;  // the overload path was exercised
+}
+
+TEST(InfAdapterSolver, MatchesEnumeratorOnRandomInstances) {
+  for (uint64_t seed : {20230508u, 1u, 2u, 3u}) {
+    MatchesEnumeratorOnRandomInstances(seed, 200, std::uniform_int_distribution<int>(2, 4),
+                                       std::uniform_int_distribution<int>(4, 12));
+  }
+}
+
+// Fewer, larger instances: more variants than a plan can use, so the "variant used"
+// branching has real choices to make.
+TEST(InfAdapterSolver, MatchesEnumeratorOnLargerRandomInstances) {
+  for (uint64_t seed : {7u, 8u}) {
+    MatchesEnumeratorOnRandomInstances(seed, 40, std::uniform_int_distribution<int>(5, 6),
+                                       std::uniform_int_distribution<int>(8, 12));
+  }
 }
 
 TEST(InfAdapterSolver, MatchesEnumeratorOnPaperSetting) {

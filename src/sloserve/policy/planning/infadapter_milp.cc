@@ -15,13 +15,17 @@ struct ProbDeleter {
 };
 using Prob = std::unique_ptr<glp_prob, ProbDeleter>;
 
-// The assignment columns of one variant: y[i] = 1 iff it runs with exactly cores[i]
-// cores (at most one is 1). (An incremental form, x[i] = "at least cores[i] cores" with
-// x[i] <= x[i-1], has the same LP bound but branched 2-4x slower in GLPK here.)
+// The assignment columns of one variant: used = 1 iff it runs, y[i] = 1 iff it runs with
+// exactly cores[i] cores (sum_i y[i] = used). The "variant used" binaries come first in
+// the column order and are what most-fractional branching usually settles first: a
+// balanced split (variant in or out) where a branch on one y[i] = 0 barely moves the
+// bound. (An incremental form, x[i] = "at least cores[i] cores" with x[i] <= x[i-1], has
+// the same LP bound but branched 2-10x slower in GLPK here.)
 struct VariantColumns {
   std::vector<int> option;        // option[i] = index into variants[m].options
   std::vector<double> cores, th;  // of option[i]; th capped
   std::vector<bool> needs_load;   // option[i] costs the variant's load time
+  int used = 0;                   // GLPK column (1-based); 0 when the variant has no option
   std::vector<int> y;             // GLPK columns (1-based)
 };
 
@@ -62,14 +66,22 @@ Layout AddAssignment(glp_prob* lp, const InfAdapterProblem& p, double cap, Tripl
       vc.cores.push_back(c.options[j].cores);
       vc.th.push_back(th);
       vc.needs_load.push_back(needs_load);
+    }
+    if (vc.option.empty()) continue;
+    vc.used = glp_add_cols(lp, 1);
+    glp_set_col_kind(lp, vc.used, GLP_BV);
+  }
+  for (VariantColumns& vc : l.v) {
+    if (vc.option.empty()) continue;
+    const int row = glp_add_rows(lp, 1);  // sum_i y[i] - used = 0
+    glp_set_row_bnds(lp, row, GLP_FX, 0, 0);
+    t.Add(row, vc.used, -1);
+    for (size_t i = 0; i < vc.option.size(); ++i) {
       const int col = glp_add_cols(lp, 1);
       glp_set_col_kind(lp, col, GLP_BV);
       vc.y.push_back(col);
+      t.Add(row, col, 1);
     }
-    if (vc.y.empty()) continue;
-    const int row = glp_add_rows(lp, 1);  // sum_i y[i] <= 1
-    glp_set_row_bnds(lp, row, GLP_UP, 0, 1);
-    for (int col : vc.y) t.Add(row, col, 1);
   }
   const int budget = glp_add_rows(lp, 1);
   glp_set_row_bnds(lp, budget, GLP_UP, 0, p.budget_cores);
@@ -91,11 +103,13 @@ StatusOr<SolveResult> Solve(glp_prob* lp, const Layout& l, const InfAdapterMilpO
   glp_init_iocp(&parm);
   parm.presolve = GLP_ON;  // also reports an infeasible LP relaxation as GLP_ENOPFS
   parm.msg_lev = GLP_MSG_OFF;
-  // Branch on the first fractional y (variants in order, fewest cores first), best
-  // local bound backtracking, no cuts: on the 20 variants x 64 cores benchmark this is
-  // 2-4x faster than GLPK's default Driebeck-Tomlin branching, and MIR / Gomory /
-  // cover / clique cuts, the feasibility pump and proximity search only slowed it.
-  parm.br_tech = GLP_BR_FFV;
+  // Branch on the most fractional column (in practice a "variant used" one first, see
+  // VariantColumns), best local bound backtracking, no cuts: on the 20 variants x 64
+  // cores benchmark this halves the slowest seeds against first-fractional branching on
+  // the y's alone (docs/infadapter.md#performance); Driebeck-Tomlin and pseudo-cost
+  // branching are 2-10x slower, and MIR / Gomory / cover / clique cuts, the feasibility
+  // pump and proximity search did not help.
+  parm.br_tech = GLP_BR_MFV;
   parm.bt_tech = GLP_BT_BLB;
   parm.tm_lim = o.time_limit_ms;
   const int rc = glp_intopt(lp, &parm);
