@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -181,6 +183,30 @@ TEST(InfAdapterSimTest, VpaPlusNeverRunsTwoSizesLongerThanTheReadinessTime) {
     EXPECT_LE(LongestTwoSizes(o), bound) << v;
     EXPECT_GT(LongestTwoSizes(o), Duration(0)) << v << ": the run resized at least once";
   }
+}
+
+// `lstm_model` names a file like `table` does: relative to the config file's folder when
+// it is there, else as given (then the planner's error names the key; tests/torch).
+TEST(InfAdapterConfigTest, LstmModelIsRelativeToTheConfigFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "infadapter_config_test";
+  fs::create_directories(dir / "models");
+  std::ofstream(dir / "models" / "f.pt") << "weights";
+  const std::string yaml = R"(
+suite: infadapter-resnet
+slo_ms: 750
+workload: {arrival: poisson, load_qps: 10}
+policies:
+  - {name: a, planning: infadapter, forecaster: lstm, lstm_model: models/f.pt}
+  - {name: b, planning: infadapter, forecaster: lstm, lstm_model: models/absent.pt}
+)";
+  auto config = ParseExperimentConfig(yaml, (dir / "exp.yaml").string());
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  auto runs = ExpandRuns(*config);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ((*runs)[0].policy.options.at("lstm_model"), (dir / "models" / "f.pt").string());
+  EXPECT_EQ((*runs)[1].policy.options.at("lstm_model"), "models/absent.pt");
 }
 
 }  // namespace

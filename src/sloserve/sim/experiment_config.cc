@@ -421,7 +421,7 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
       p.placement = v;
     else if (opt == "planning")
       p.planning = v;
-    else if (opt == "table")  // a policy's data file, relative to the config's folder
+    else if (opt == "table" || opt == "lstm_model")  // data files, relative to the config
       p.options[opt] = ResolveRelative(v, Text(f, "__config_dir", ""));
     else
       p.options[opt] = v;

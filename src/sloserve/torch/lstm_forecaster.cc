@@ -76,7 +76,8 @@ StatusOr<std::unique_ptr<LoadForecaster>> MakeLstmForecaster(const std::string& 
   if (!std::filesystem::is_regular_file(path)) {
     return InvalidArgumentError(where +
                                 " is not a file (tools/train_load_forecaster.py writes it; "
-                                "relative paths are from the working directory)");
+                                "a relative path is from the config file's folder, else the "
+                                "working directory)");
   }
   torch::jit::Module module;
   try {
