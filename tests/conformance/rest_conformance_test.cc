@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -94,7 +95,8 @@ RawResponse Send(uint16_t port, const std::string& method, const std::string& ta
 
 class EchoExecutor : public WorkerExecutor {
  public:
-  explicit EchoExecutor(PayloadStore* payloads) : payloads_(payloads) {}
+  EchoExecutor(PayloadStore* payloads, std::atomic<int>* loads, std::atomic<int>* unloads)
+      : payloads_(payloads), loads_(loads), unloads_(unloads) {}
   Duration Send(const WorkerAction& action) override {
     ActionResult r;
     r.id = IdOf(action);
@@ -111,7 +113,9 @@ class EchoExecutor : public WorkerExecutor {
     } else if (const auto* load = std::get_if<LoadVariant>(&action)) {
       r.worker = load->worker;
       r.begin = load->sent;
+      ++*loads_;
     } else {
+      ++*unloads_;
       r.worker = std::get<UnloadVariant>(action).worker;
       r.begin = std::get<UnloadVariant>(action).sent;
     }
@@ -122,6 +126,8 @@ class EchoExecutor : public WorkerExecutor {
 
  private:
   PayloadStore* payloads_;
+  std::atomic<int>* loads_;
+  std::atomic<int>* unloads_;
 };
 
 constexpr const char* kModel = "conf model";  // a space: URLs must percent-encode it
@@ -152,8 +158,8 @@ class Conformance {
     o.deployment.workers = 1;
     o.deployment.preload = "none";  // the first batch loads the variant: a cold start
     o.policy.options["variant"] = "echo";
-    o.make_executor = [](const ProfileSuite&, PayloadStore* payloads) {
-      return std::make_unique<EchoExecutor>(payloads);
+    o.make_executor = [this](const ProfileSuite&, PayloadStore* payloads) {
+      return std::make_unique<EchoExecutor>(payloads, &loads_, &unloads_);
     };
     auto rt = EngineRuntime::Create(&suite_, o);
     EXPECT_TRUE(rt.ok()) << rt.status().ToString();
@@ -183,8 +189,12 @@ class Conformance {
   RawResponse Request(const std::string& method, const std::string& target) {
     return Send(port_, method, target);
   }
+  // LoadVariant / UnloadVariant actions the executor received.
+  int loads() const { return loads_.load(); }
+  int unloads() const { return unloads_.load(); }
 
  private:
+  std::atomic<int> loads_{0}, unloads_{0};
   ProfileSuite suite_;
   std::unique_ptr<EngineRuntime> runtime_;
   std::unique_ptr<HttpServer> server_;
@@ -485,6 +495,60 @@ TEST(RestConformance, StatisticsMetricsAndRepository) {
   ASSERT_EQ(r.Json().size(), 1u);
   EXPECT_EQ(r.Json()[0]["name"], kModel);
   EXPECT_EQ(r.Json()[0]["state"], "READY");
+}
+
+TEST(RestConformance, RepositoryLoadAndUnloadDriveTheWorkers) {
+  Conformance s("FP32");
+  ASSERT_TRUE(s.ok());
+  const std::string infer = std::string(kModelPath) + "/infer";
+  const std::string ready = std::string(kModelPath) + "/ready";
+  const std::string unload = "/v2/repository/models/conf%20model/unload";
+  const std::string load = "/v2/repository/models/conf%20model/load";
+  ASSERT_EQ(s.Post(infer, InferJson("FP32", "[1,2,3,4]")).status, 200);  // a cold start
+  EXPECT_EQ(s.loads(), 1);
+  EXPECT_EQ(s.Get(ready).status, 200);
+
+  RawResponse r = s.Post(unload, "");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Json()["state"], "UNAVAILABLE");
+  EXPECT_EQ(s.unloads(), 1);  // the resident variant was released on its worker
+  r = s.Get(ready);
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.Json()["ready"], false);
+  EXPECT_NE(r.Json()["reason"].get<std::string>().find("unloaded"), std::string::npos) << r.body;
+  r = s.Post(infer, InferJson("FP32", "[1,2,3,4]"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.Json()["error"].get<std::string>().find("not loaded"), std::string::npos) << r.body;
+  r = s.Post("/v2/repository/index", "");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.Json()[0]["state"], "UNAVAILABLE");
+  EXPECT_TRUE(r.Json()[0].contains("reason"));
+  EXPECT_EQ(s.Post(unload, "").status, 200);  // already unloaded: nothing to do
+  EXPECT_EQ(s.unloads(), 1);
+
+  r = s.Post(load, R"({"parameters":{}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Json()["state"], "READY");
+  EXPECT_EQ(s.loads(), 2);  // what the unload released is resident again
+  EXPECT_EQ(s.Get(ready).status, 200);
+  EXPECT_EQ(s.Post(infer, InferJson("FP32", "[1,2,3,4]")).status, 200);
+  EXPECT_EQ(s.loads(), 2);  // no cold start: it was loaded
+  EXPECT_EQ(s.Post("/v2/repository/index", "").Json()[0]["state"], "READY");
+
+  // Errors name the problem.
+  r = s.Post("/v2/repository/models/nope/load", "");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_NE(r.body.find("nope"), std::string::npos);
+  r = s.Get(load);
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.header("allow"), "POST");
+  EXPECT_EQ(s.Post("/v2/repository/models/conf%20model/reload", "").status, 404);
+  EXPECT_EQ(s.Post("/v2/repository/models/conf%zzmodel/load", "").status, 400);
+  r = s.Post(load, R"({"parameters":{"config":"{}"}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("parameters"), std::string::npos) << r.body;
+  EXPECT_EQ(s.Post(load, "[1]").status, 400);
+  EXPECT_EQ(s.Post(load, "{").status, 400);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // A C++ gRPC client (stubs generated from proto/grpc_service.proto) against a real
 // `sloserve serve --grpc-port` process on 127.0.0.1: every RPC, typed and raw tensor
 // contents, errors as gRPC status codes, and the one backend HTTP and gRPC share.
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -119,7 +120,7 @@ TEST_F(GrpcServeTest, HealthAndMetadata) {
   ASSERT_TRUE(stub_->ModelMetadata(Deadline().get(), mreq, &meta).ok());
   EXPECT_EQ(meta.name(), "image");
   EXPECT_EQ(meta.platform(), "sloserve");
-  EXPECT_GT(meta.versions_size(), 1);  // the image suite's variants
+  EXPECT_EQ(meta.versions_size(), 0);  // not exposed, as over HTTP (docs/protocol.md)
   ASSERT_EQ(meta.inputs_size(), 1);
   EXPECT_EQ(meta.inputs(0).datatype(), "FP32");
   EXPECT_EQ(std::vector<int64_t>(meta.inputs(0).shape().begin(), meta.inputs(0).shape().end()),
@@ -137,11 +138,20 @@ TEST_F(GrpcServeTest, HealthAndMetadata) {
   inference::ModelReadyResponse rresp;
   ASSERT_TRUE(stub_->ModelReady(Deadline().get(), rreq, &rresp).ok());
   EXPECT_TRUE(rresp.ready());
-  rreq.set_version(meta.versions(0));
-  ASSERT_TRUE(stub_->ModelReady(Deadline().get(), rreq, &rresp).ok());
-  rreq.set_version("no-such-version");
-  EXPECT_EQ(stub_->ModelReady(Deadline().get(), rreq, &rresp).error_code(),
-            ::grpc::StatusCode::NOT_FOUND);
+  // Any version is unknown: HTTP's /v2/models/image/versions/... is 404 too.
+  for (const char* version : {"efficientnet_b0", "no-such-version"}) {
+    rreq.set_version(version);
+    const ::grpc::Status s = stub_->ModelReady(Deadline().get(), rreq, &rresp);
+    EXPECT_EQ(s.error_code(), ::grpc::StatusCode::NOT_FOUND) << version;
+    EXPECT_NE(s.error_message().find("no versions"), std::string::npos) << s.error_message();
+    mreq.set_version(version);
+    EXPECT_EQ(stub_->ModelMetadata(Deadline().get(), mreq, &meta).error_code(),
+              ::grpc::StatusCode::NOT_FOUND);
+  }
+  mreq.clear_version();
+  EXPECT_EQ(nlohmann::json::parse(testing::HttpGetBody(http_port_, "/v2/models/image"))
+                .contains("versions"),
+            false);
   rreq.set_name("no-such-model");
   rreq.clear_version();
   EXPECT_EQ(stub_->ModelReady(Deadline().get(), rreq, &rresp).error_code(),
@@ -160,7 +170,7 @@ TEST_F(GrpcServeTest, InferTypedContents) {
   const ::grpc::Status s = Infer(req, &resp);
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(resp.model_name(), "image");
-  EXPECT_EQ(resp.model_version(), "efficientnet_b0");  // the fixed policy's variant
+  EXPECT_EQ(resp.model_version(), "");  // versions are not exposed (as over HTTP)
   EXPECT_EQ(resp.id(), "req-1");
   ASSERT_EQ(resp.outputs_size(), 1);
   EXPECT_EQ(resp.outputs(0).datatype(), "FP32");
@@ -213,7 +223,7 @@ TEST_F(GrpcServeTest, ErrorsAreStatusCodes) {
       {"unknown model", [](auto& r) { r.set_model_name("nope"); }, ::grpc::StatusCode::NOT_FOUND,
        "nope"},
       {"pinned version", [](auto& r) { r.set_model_version("efficientnet_b0"); },
-       ::grpc::StatusCode::UNIMPLEMENTED, "efficientnet_b0"},
+       ::grpc::StatusCode::NOT_FOUND, "no versions"},
       {"unknown version", [](auto& r) { r.set_model_version("v9"); }, ::grpc::StatusCode::NOT_FOUND,
        "v9"},
       {"wrong input name", [](auto& r) { r.mutable_inputs(0)->set_name("x"); },
@@ -278,6 +288,70 @@ TEST_F(GrpcServeTest, OneEngineBehindHttpAndGrpc) {
   inference::ModelInferResponse resp;
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(Infer(Request(1), &resp).ok());
   EXPECT_EQ(arrived() - before, 5);
+}
+
+// A counter of the HTTP /metrics text (the one with exactly these labels); -1 if absent.
+long MetricValue(uint16_t http_port, const std::string& series) {
+  const std::string m = testing::HttpGetBody(http_port, "/metrics");
+  const std::string key = "\n" + series + " ";
+  const size_t at = m.find(key);
+  return at == std::string::npos ? -1L : std::stol(m.substr(at + key.size()));
+}
+
+TEST_F(GrpcServeTest, RepositoryUnloadAndLoad) {
+  auto ready = [] {
+    inference::ModelReadyRequest req;
+    req.set_name("image");
+    inference::ModelReadyResponse resp;
+    EXPECT_TRUE(stub_->ModelReady(Deadline().get(), req, &resp).ok());
+    return resp.ready();
+  };
+  auto index_state = [](bool only_ready) {
+    inference::RepositoryIndexRequest req;
+    req.set_ready(only_ready);
+    inference::RepositoryIndexResponse resp;
+    EXPECT_TRUE(stub_->RepositoryIndex(Deadline().get(), req, &resp).ok());
+    return resp.models_size() == 1 ? resp.models(0).state() : std::string("none");
+  };
+  const std::string loads = "sloserve_variant_loads_total{variant=\"efficientnet_b0\"}";
+  const long loads_before = std::max(0L, MetricValue(http_port_, loads));
+  ASSERT_TRUE(ready());
+  EXPECT_EQ(index_state(false), "READY");
+
+  inference::RepositoryModelUnloadRequest unload;
+  unload.set_model_name("image");
+  inference::RepositoryModelUnloadResponse unloaded;
+  ::grpc::Status s = stub_->RepositoryModelUnload(Deadline().get(), unload, &unloaded);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_FALSE(ready());
+  EXPECT_EQ(index_state(false), "UNAVAILABLE");
+  EXPECT_EQ(index_state(true), "none");
+  EXPECT_NE(testing::HttpGetBody(http_port_, "/v2/models/image/ready").find("\"ready\":false"),
+            std::string::npos);
+  inference::ModelInferResponse resp;
+  s = Infer(Request(1), &resp);
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+  EXPECT_NE(s.error_message().find("not loaded"), std::string::npos) << s.error_message();
+
+  inference::RepositoryModelLoadRequest load;
+  load.set_model_name("image");
+  inference::RepositoryModelLoadResponse loaded;
+  s = stub_->RepositoryModelLoad(Deadline().get(), load, &loaded);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_TRUE(ready());
+  EXPECT_EQ(index_state(true), "READY");
+  ASSERT_TRUE(Infer(Request(1), &resp).ok());
+  // The variant was loaded again on both workers through the worker protocol.
+  EXPECT_EQ(MetricValue(http_port_, loads) - loads_before, 2);
+
+  load.set_model_name("nope");
+  EXPECT_EQ(stub_->RepositoryModelLoad(Deadline().get(), load, &loaded).error_code(),
+            ::grpc::StatusCode::NOT_FOUND);
+  load.set_model_name("image");
+  (*load.mutable_parameters())["config"].set_string_param("{}");
+  s = stub_->RepositoryModelLoad(Deadline().get(), load, &loaded);
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("parameters"), std::string::npos) << s.error_message();
 }
 
 }  // namespace

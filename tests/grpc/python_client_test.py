@@ -51,7 +51,9 @@ def main():
             t.contents.fp32_contents.extend([0.25] * 32)
             req.parameters["slo_ms"].int64_param = 150
             resp = stub.ModelInfer(req, timeout=10)
-            assert resp.id == "py-1" and resp.model_version == "efficientnet_b0", resp
+            # No model_version (versions are not exposed); the variant is a parameter.
+            assert resp.id == "py-1" and resp.model_version == "", resp
+            assert resp.parameters["variant"].string_param == "efficientnet_b0", resp
             assert list(resp.outputs[0].shape) == [2, 1]
             assert len(resp.outputs[0].contents.fp32_contents) == 2
 

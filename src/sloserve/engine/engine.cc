@@ -199,6 +199,23 @@ void Engine::SetWorkerReachable(WorkerId w, bool reachable, TimePoint now) {
   Redispatch(now);
 }
 
+bool Engine::RequestLoad(WorkerId w, VariantId v, TimePoint now) {
+  if (w >= views_.size() || v >= suite_->variants().size()) return false;
+  const Residency r = views_[w].residency[v];
+  if (r == Residency::kReady || r == Residency::kLoading) return false;
+  SendLoad(w, v, now);
+  return true;
+}
+
+bool Engine::RequestUnload(WorkerId w, VariantId v, TimePoint now) {
+  if (w >= views_.size() || v >= suite_->variants().size()) return false;
+  const WorkerView& view = views_[w];
+  if (view.residency[v] != Residency::kReady || view.pinned == v) return false;
+  if (view.busy && states_[w].batch_variant == v) return false;
+  SendUnload(w, v, now);
+  return true;
+}
+
 void Engine::SyncQueueView(WorkerId w) {
   WorkerView& v = views_[w];
   v.queue_length = states_[w].queue.size();

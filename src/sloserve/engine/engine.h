@@ -123,6 +123,12 @@ class Engine {
   // queued ones go back to the central queue for the others; its running batch fails
   // through its result as usual. Reachable again, it serves if its phase lets it.
   void SetWorkerReachable(WorkerId w, bool reachable, TimePoint now);
+  // The model repository (serve's load/unload of a task, docs/protocol.md): makes `v`
+  // resident on `w` (a LoadVariant, evicting as the machine's memory requires) or releases
+  // it (an UnloadVariant). False when nothing was sent: already resident or on the way
+  // (load); not resident, pinned, or `w`'s current batch runs it (unload).
+  bool RequestLoad(WorkerId w, VariantId v, TimePoint now);
+  bool RequestUnload(WorkerId w, VariantId v, TimePoint now);
   const EngineCounters& counters() const { return counters_; }
   MetricsSummary Summarize(TimePoint end) const;
   // Accounts the cores provisioned up to `end` in the time series (its last intervals'

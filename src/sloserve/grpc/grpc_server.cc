@@ -37,6 +37,12 @@ struct GrpcServer::Impl {
   UnaryCall<Service, inference::ModelMetadataRequest, inference::ModelMetadataResponse>::Handler
       model_metadata;
   UnaryCall<Service, inference::ModelInferRequest, inference::ModelInferResponse>::Handler infer;
+  UnaryCall<Service, inference::RepositoryIndexRequest, inference::RepositoryIndexResponse>::Handler
+      repository_index;
+  UnaryCall<Service, inference::RepositoryModelLoadRequest,
+            inference::RepositoryModelLoadResponse>::Handler model_load;
+  UnaryCall<Service, inference::RepositoryModelUnloadRequest,
+            inference::RepositoryModelUnloadResponse>::Handler model_unload;
 
   const TaskInfo* FindTask(const std::string& name) const {
     auto it = tasks.find(name);
@@ -48,12 +54,28 @@ struct GrpcServer::Impl {
                             const TaskInfo** task) const {
     *task = FindTask(name);
     if (*task == nullptr) return {::grpc::StatusCode::NOT_FOUND, "unknown model '" + name + "'"};
-    const auto& v = (*task)->variants;
-    if (!version.empty() && std::find(v.begin(), v.end(), version) == v.end()) {
-      return {::grpc::StatusCode::NOT_FOUND,
-              "unknown version '" + version + "' of model '" + name + "'"};
+    if (!version.empty()) {
+      return grpc_protocol::ToGrpcStatus(grpc_protocol::NoVersionsError(**task, version));
     }
     return ::grpc::Status::OK;
+  }
+
+  // Triton's RepositoryModelLoad/Unload: answered when the backend has done it.
+  template <class Call>
+  void HandleLoad(Call* call, bool load) {
+    const std::string& name = call->request.model_name();
+    if (FindTask(name) == nullptr) {
+      call->Reply({::grpc::StatusCode::NOT_FOUND, "unknown model '" + name + "'"});
+      return;
+    }
+    if (!call->request.parameters().empty()) {
+      call->Reply({::grpc::StatusCode::INVALID_ARGUMENT,
+                   "repository parameters are not supported: sloserve loads the model's "
+                   "configured variants (send no parameters)"});
+      return;
+    }
+    backend->SetModelLoaded(
+        name, load, [call](Status status) { call->Reply(grpc_protocol::ToGrpcStatus(status)); });
   }
 
   void InstallHandlers() {
@@ -68,13 +90,17 @@ struct GrpcServer::Impl {
     model_ready = [this](auto* call) {
       const TaskInfo* task = nullptr;
       ::grpc::Status s = CheckModel(call->request.name(), call->request.version(), &task);
-      if (s.ok()) call->response.set_ready(backend->Ready());
+      if (s.ok()) {
+        call->response.set_ready(backend->Ready() &&
+                                 backend->StateOf(task->name) == ModelState::kLoaded);
+      }
       call->Reply(s);
     };
     server_metadata = [this](auto* call) {
       call->response.set_name("sloserve");
       call->response.set_version(options.server_version);
       call->response.add_extensions("parameters");
+      call->response.add_extensions("model_repository");
       call->response.add_extensions("sloserve_slo");
       call->Reply(::grpc::Status::OK);
     };
@@ -85,6 +111,24 @@ struct GrpcServer::Impl {
       call->Reply(s);
     };
     infer = [this](auto* call) { HandleInfer(call); };
+    repository_index = [this](auto* call) {
+      const bool ready = backend->Ready();
+      for (const auto& [name, task] : tasks) {
+        const ModelState state = ready ? backend->StateOf(name) : ModelState::kUnloaded;
+        if (call->request.ready() && state != ModelState::kLoaded) continue;
+        auto* m = call->response.add_models();
+        m->set_name(name);
+        m->set_state(ModelStateName(state));
+        if (!ready) {
+          m->set_reason(backend->NotReadyReason());
+        } else if (state == ModelState::kUnloaded) {
+          m->set_reason("unloaded");
+        }
+      }
+      call->Reply(::grpc::Status::OK);
+    };
+    model_load = [this](auto* call) { HandleLoad(call, true); };
+    model_unload = [this](auto* call) { HandleLoad(call, false); };
   }
 
   void HandleInfer(
@@ -95,8 +139,13 @@ struct GrpcServer::Impl {
           {::grpc::StatusCode::NOT_FOUND, "unknown model '" + call->request.model_name() + "'"});
       return;
     }
+    const auto received = std::chrono::steady_clock::now();
+    RequestMetrics* metrics = options.request_metrics.get();
+    const std::optional<size_t> model =
+        metrics ? metrics->IndexOf(task->name) : std::optional<size_t>();
     auto parsed = grpc_protocol::ParseModelInfer(*task, call->request, options.max_slo);
     if (!parsed.ok()) {
+      if (model) metrics->RecordInvalid(*model);
       call->Reply(grpc_protocol::ToGrpcStatus(parsed.status()));
       return;
     }
@@ -111,7 +160,14 @@ struct GrpcServer::Impl {
     InferRequest request = std::move(shared->request);
     shared->request.rows = request.rows;
     shared->request.task = request.task;
-    backend->Submit(std::move(request), [this, call, shared, task](InferOutcome outcome) {
+    backend->Submit(std::move(request), [this, call, shared, task, metrics, model,
+                                         received](InferOutcome outcome) {
+      if (model) {
+        metrics->RecordOutcome(
+            *model, outcome,
+            std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - received),
+            shared->request.rows);
+      }
       Status s = outcome.status;
       if (s.ok()) s = grpc_protocol::RenderModelInfer(*task, *shared, outcome, &call->response);
       infer_in_flight.fetch_sub(1);
@@ -177,6 +233,12 @@ StatusOr<uint16_t> GrpcServer::Start() {
   m.Listen<ModelMetadataRequest, ModelMetadataResponse>(&Service::RequestModelMetadata,
                                                         m.model_metadata);
   m.Listen<ModelInferRequest, ModelInferResponse>(&Service::RequestModelInfer, m.infer);
+  m.Listen<RepositoryIndexRequest, RepositoryIndexResponse>(&Service::RequestRepositoryIndex,
+                                                            m.repository_index);
+  m.Listen<RepositoryModelLoadRequest, RepositoryModelLoadResponse>(
+      &Service::RequestRepositoryModelLoad, m.model_load);
+  m.Listen<RepositoryModelUnloadRequest, RepositoryModelUnloadResponse>(
+      &Service::RequestRepositoryModelUnload, m.model_unload);
   m.threads.Run(m.cqs);
   return static_cast<uint16_t>(bound);
 }

@@ -13,6 +13,7 @@
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
 #include "sloserve/server/inference_backend.h"
+#include "sloserve/server/request_metrics.h"
 
 namespace sloserve {
 
@@ -27,6 +28,9 @@ class GrpcServer {
     Duration max_slo = Seconds(60);
     Duration drain_timeout = Seconds(5);
     std::string server_version = "0.1.0";
+    // Per-request histograms and counters shared with the HTTP frontend (which renders
+    // them in /metrics), so a gRPC request counts like an HTTP one; null = not recorded.
+    std::shared_ptr<RequestMetrics> request_metrics;
   };
 
   // `backend` must outlive the server. Errors name the option out of range.

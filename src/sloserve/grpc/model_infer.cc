@@ -97,16 +97,7 @@ StatusOr<std::vector<int64_t>> CheckShape(const TaskInfo& task,
 StatusOr<ModelInferCall> ParseModelInfer(const TaskInfo& task,
                                          const inference::ModelInferRequest& req,
                                          Duration max_slo) {
-  if (!req.model_version().empty()) {
-    if (std::find(task.variants.begin(), task.variants.end(), req.model_version()) ==
-        task.variants.end()) {
-      return NotFoundError("unknown version '" + req.model_version() + "' of model '" + task.name +
-                           "'");
-    }
-    return UnimplementedError("pinning version '" + req.model_version() +
-                              "' is not supported: sloserve picks the variant per request "
-                              "(leave model_version empty)");
-  }
+  if (!req.model_version().empty()) return NoVersionsError(task, req.model_version());
   ModelInferCall call;
   call.id = req.id();
   call.request.task = task.name;
@@ -127,9 +118,9 @@ StatusOr<ModelInferCall> ParseModelInfer(const TaskInfo& task,
   const int64_t elements = ElementCount(shape);
   if (elements < 0) return InvalidArgumentError("input shape has too many elements");
   for (const auto& out : req.outputs()) {
-    if (out.name() != kOutputName) {
+    if (out.name() != task.output_name) {
       return InvalidArgumentError("unknown output '" + out.name() + "' for model '" + task.name +
-                                  "' (it has '" + kOutputName + "')");
+                                  "' (it has '" + task.output_name + "')");
     }
   }
   Tensor tensor;
@@ -161,8 +152,8 @@ StatusOr<ModelInferCall> ParseModelInfer(const TaskInfo& task,
 
 Status RenderModelInfer(const TaskInfo& task, const ModelInferCall& call,
                         const InferOutcome& outcome, inference::ModelInferResponse* resp) {
+  // No model_version: versions are not exposed (the variant is parameters["variant"]).
   resp->set_model_name(task.name);
-  resp->set_model_version(outcome.variant);
   resp->set_id(call.id);
   auto& params = *resp->mutable_parameters();
   params["variant"].set_string_param(outcome.variant);
@@ -177,7 +168,7 @@ Status RenderModelInfer(const TaskInfo& task, const ModelInferCall& call,
   if (outputs->empty()) {
     // Emulated models compute nothing: one 0.0 per row, as over HTTP.
     Tensor t;
-    t.name = kOutputName;
+    t.name = task.output_name;
     t.datatype = "FP32";
     t.shape = {call.request.rows, 1};
     t.data.assign(static_cast<size_t>(call.request.rows) * 4, 0);
@@ -200,18 +191,22 @@ Status RenderModelInfer(const TaskInfo& task, const ModelInferCall& call,
 }
 
 void RenderModelMetadata(const TaskInfo& task, inference::ModelMetadataResponse* resp) {
-  resp->set_name(task.name);
-  for (const std::string& v : task.variants) resp->add_versions(v);
+  resp->set_name(task.name);  // no versions, as over HTTP (docs/protocol.md "Versions")
   resp->set_platform("sloserve");
   auto* in = resp->add_inputs();
   in->set_name(task.input_name);
   in->set_datatype(task.input_datatype);
   for (int64_t d : task.input_shape) in->add_shape(d);
   auto* out = resp->add_outputs();
-  out->set_name(kOutputName);
-  out->set_datatype("FP32");
-  out->add_shape(-1);
-  out->add_shape(1);
+  out->set_name(task.output_name);
+  out->set_datatype(task.output_datatype);
+  for (int64_t d : task.output_shape) out->add_shape(d);
+}
+
+Status NoVersionsError(const TaskInfo& task, const std::string& version) {
+  return NotFoundError("model '" + task.name + "' has no versions (asked for '" + version +
+                       "'): sloserve chooses the variant for each request and reports it in "
+                       "the response's parameters[\"variant\"]; leave the version empty");
 }
 
 ::grpc::StatusCode GrpcCodeOf(StatusCode code) {

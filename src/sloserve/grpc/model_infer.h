@@ -15,17 +15,14 @@
 
 namespace sloserve::grpc_protocol {
 
-// The name, datatype and shape of the one output every task declares (as over HTTP).
-inline constexpr const char* kOutputName = "output";
-
 struct ModelInferCall {
   InferRequest request;
   std::string id;
   bool raw_output = false;  // the request sent raw_input_contents: answer raw
 };
 
-// Validates `req` against `task`. Errors: InvalidArgument naming the field; Unimplemented
-// for a model_version (the engine picks the variant per request).
+// Validates `req` against `task`. Errors: InvalidArgument naming the field; NotFound for
+// a model_version (versions are not exposed: the engine picks the variant per request).
 StatusOr<ModelInferCall> ParseModelInfer(const TaskInfo& task,
                                          const inference::ModelInferRequest& req, Duration max_slo);
 
@@ -35,6 +32,9 @@ Status RenderModelInfer(const TaskInfo& task, const ModelInferCall& call,
                         const InferOutcome& outcome, inference::ModelInferResponse* resp);
 
 void RenderModelMetadata(const TaskInfo& task, inference::ModelMetadataResponse* resp);
+
+// NOT_FOUND for any version of `task`: sloserve exposes none (as over HTTP).
+Status NoVersionsError(const TaskInfo& task, const std::string& version);
 
 // sloserve StatusCode -> gRPC status code (docs/grpc.md's table).
 ::grpc::StatusCode GrpcCodeOf(StatusCode code);

@@ -2,6 +2,7 @@
 
 #include <sys/prctl.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "sloserve/profile/exec_time_model.h"
@@ -85,9 +86,15 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     info.default_slo = t == rt->deployment_.task ? rt->deployment_.slo : spec.default_slo;
     rt->tasks_.push_back(std::move(info));
   }
+  const size_t tasks = suite->tasks().size();
+  rt->model_state_ = std::make_unique<std::atomic<int>[]>(tasks);
+  for (size_t t = 0; t < tasks; ++t) rt->model_state_[t] = static_cast<int>(ModelState::kLoaded);
   {
     MutexLock lock(rt->engine_mu_);
     rt->by_type_ = std::move(by_type);
+    rt->model_ops_.resize(tasks);
+    rt->unloaded_.resize(tasks);
+    rt->in_system_by_task_.assign(tasks, 0);
   }
   return rt;
 }
@@ -229,6 +236,17 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
     return;
   }
   q.task = *task;
+  if (const auto state = static_cast<ModelState>(model_state_[q.task].load());
+      state != ModelState::kLoaded) {
+    InferOutcome out;
+    out.status = FailedPreconditionError(
+        "model '" + p.request.task + "' is not loaded (" +
+        (state == ModelState::kUnloaded ? std::string("unloaded")
+                                        : std::string(ModelStateName(state))) +
+        "); load it with POST /v2/repository/models/" + p.request.task + "/load");
+    p.done(std::move(out));
+    return;
+  }
   // Apps are the profiled ones; every other name (clients choose them) shares one
   // "unprofiled" id, so the set stays bounded whatever clients send. A dynamic model's
   // query of that id runs on the variant's pooled execution-time distribution (executor
@@ -254,7 +272,9 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
     q.payload = *payload;
   }
   q.cookie = next_cookie_++;
-  waiting_.emplace(q.cookie, Waiting{std::move(p.done), q.payload, 0, p.request.client_gone});
+  waiting_.emplace(q.cookie,
+                   Waiting{std::move(p.done), q.payload, 0, p.request.client_gone, q.task});
+  ++in_system_by_task_[q.task];
   const uint64_t cookie = q.cookie;
   const QueryId id = engine_->Submit(q, now);
   // Submit may have answered it already (shed); otherwise remember its id for ClientGone.
@@ -292,6 +312,7 @@ void EngineRuntime::Answer(const QueryRecord& r) {
   auto it = waiting_.find(r.cookie);
   if (it == waiting_.end()) return;
   std::function<void(InferOutcome)> done = std::move(it->second.done);
+  --in_system_by_task_[it->second.task];
   waiting_.erase(it);
   InferOutcome out;
   if (r.dropped) {
@@ -378,6 +399,7 @@ void EngineRuntime::Loop() {
     MutexLock engine_lock(engine_mu_);
     const TimePoint now = Now();
     driver_->Step(now);
+    if (active_model_ops_ > 0) AdvanceModelOps(now);
     if (stopping) {
       if (now >= drain_deadline) engine_->DropAllQueued(now);
       // Past the deadline, running batches may finish within the grace again; past that
@@ -396,6 +418,133 @@ void EngineRuntime::Loop() {
     waiting.done(std::move(out));
   }
   waiting_.clear();
+  MutexLock engine_lock(engine_mu_);
+  for (TaskId t = 0; t < model_ops_.size(); ++t) {
+    if (!model_ops_[t].active) continue;
+    FinishModelOp(t, model_ops_[t].load ? ModelState::kUnloaded : ModelState::kLoaded,
+                  UnavailableError("server shut down before the model was " +
+                                   std::string(model_ops_[t].load ? "loaded" : "unloaded")));
+  }
+}
+
+ModelState EngineRuntime::StateOf(std::string_view task) const {
+  const auto t = suite_->FindTask(std::string(task));
+  return t ? static_cast<ModelState>(model_state_[*t].load()) : ModelState::kUnloaded;
+}
+
+void EngineRuntime::SetModelLoaded(const std::string& task, bool load,
+                                   std::function<void(Status)> done) {
+  const auto t = suite_->FindTask(task);
+  if (!t || std::none_of(tasks_.begin(), tasks_.end(),
+                         [&](const TaskInfo& info) { return info.name == task; })) {
+    done(NotFoundError("unknown model '" + task + "'"));
+    return;
+  }
+  {
+    MutexLock lock(inbox_mu_);
+    if (accepting_ && initialized_ && init_status_.ok()) {
+      // Under inbox_mu_, like Submit: a Stop() after it still runs the step.
+      driver_->PostControl(
+          [this, task = *t, load, done = std::move(done)](Engine&, TimePoint now) mutable {
+            engine_mu_.AssertHeld();  // the engine thread runs driver steps holding it
+            StartModelOp(task, load, std::move(done), now);
+          });
+      return;
+    }
+  }
+  const std::string why = NotReadyReason();
+  done(UnavailableError("server is not accepting requests (" +
+                        (why.empty() ? std::string("not started") : why) + ")"));
+}
+
+void EngineRuntime::StartModelOp(TaskId task, bool load, std::function<void(Status)> done,
+                                 TimePoint now) {
+  ModelOp& op = model_ops_[task];
+  const std::string& name = suite_->tasks()[task].name;
+  if (op.active) {
+    if (op.load == load) {
+      op.waiters.push_back(std::move(done));  // the same operation: answered with it
+    } else {
+      done(UnavailableError("model '" + name + "' is being " + (op.load ? "loaded" : "unloaded") +
+                            "; retry when that is done"));
+    }
+    return;
+  }
+  const auto state = static_cast<ModelState>(model_state_[task].load());
+  if (state == (load ? ModelState::kLoaded : ModelState::kUnloaded)) {
+    done(OkStatus());  // already so
+    return;
+  }
+  op.active = true;
+  op.load = load;
+  op.waiters.push_back(std::move(done));
+  ++active_model_ops_;
+  model_state_[task] = static_cast<int>(load ? ModelState::kLoading : ModelState::kUnloading);
+  if (load) {
+    // What the unload released, except on workers retired since.
+    auto& targets = unloaded_[task];
+    std::erase_if(targets, [&](const auto& wv) {
+      return engine_->workers()[wv.first].phase == WorkerPhase::kRetired;
+    });
+    for (const auto& [w, v] : targets) engine_->RequestLoad(w, v, now);
+  }
+  AdvanceModelOps(now);
+}
+
+void EngineRuntime::AdvanceModelOps(TimePoint now) {
+  const auto& workers = engine_->workers();
+  for (TaskId t = 0; t < model_ops_.size(); ++t) {
+    if (!model_ops_[t].active) continue;
+    if (model_ops_[t].load) {
+      std::string failed;
+      bool loading = false;
+      for (const auto& [w, v] : unloaded_[t]) {
+        const Residency r = workers[w].residency[v];
+        loading = loading || r == Residency::kLoading;
+        if (r != Residency::kReady && r != Residency::kLoading) {
+          failed += (failed.empty() ? "'" : ", '") + suite_->variants()[v].name + "' on " +
+                    workers[w].name;
+        }
+      }
+      if (loading) continue;
+      if (failed.empty()) {
+        unloaded_[t].clear();
+        FinishModelOp(t, ModelState::kLoaded, OkStatus());
+      } else {
+        // The variants that did load stay resident; a later load retries the others.
+        FinishModelOp(
+            t, ModelState::kUnloaded,
+            UnavailableError("loading model '" + suite_->tasks()[t].name + "' failed: " + failed +
+                             " did not load (the executor's reason is in the log); "
+                             "the model stays unloaded"));
+      }
+      continue;
+    }
+    if (in_system_by_task_[t] > 0) continue;  // its requests finish first
+    bool pending = false;
+    for (WorkerId w = 0; w < workers.size(); ++w) {
+      for (VariantId v : suite_->VariantsOfTask(t)) {
+        const Residency r = workers[w].residency[v];
+        if (r == Residency::kReady && engine_->RequestUnload(w, v, now)) {
+          unloaded_[t].emplace_back(w, v);
+          pending = true;
+        }
+        // A load in flight (a prefetch) is unloaded once it lands.
+        pending = pending || r == Residency::kLoading || r == Residency::kUnloading;
+      }
+    }
+    if (!pending) FinishModelOp(t, ModelState::kUnloaded, OkStatus());
+  }
+}
+
+void EngineRuntime::FinishModelOp(TaskId task, ModelState state, const Status& status) {
+  ModelOp& op = model_ops_[task];
+  model_state_[task] = static_cast<int>(state);
+  std::vector<std::function<void(Status)>> waiters;
+  waiters.swap(op.waiters);
+  op.active = false;
+  --active_model_ops_;
+  for (auto& done : waiters) done(status);
 }
 
 MetricsSummary EngineRuntime::Summary() {

@@ -91,6 +91,13 @@ class EngineRuntime : public InferenceBackend {
   void Submit(InferRequest request, std::function<void(InferOutcome)> done) override;
   std::string PrometheusMetrics() const override;
   void ClientGone() override;
+  // The model repository: a task's state, and its load/unload (docs/protocol.md "Model
+  // repository"). Unloading refuses the task's new requests, waits for those in the
+  // system, then sends UnloadVariant for each of its variants resident on a worker;
+  // loading sends LoadVariant for those again and serves once every load succeeded.
+  ModelState StateOf(std::string_view task) const override;
+  void SetModelLoaded(const std::string& task, bool load,
+                      std::function<void(Status)> done) override;
 
   // Aggregates so far (thread-safe).
   MetricsSummary Summary();
@@ -112,6 +119,12 @@ class EngineRuntime : public InferenceBackend {
   void Loop();
   void Admit(Pending p, TimePoint now) REQUIRES(engine_mu_);
   void Answer(const QueryRecord& r) REQUIRES(engine_mu_);
+  // The model repository's operations, on the engine thread.
+  void StartModelOp(TaskId task, bool load, std::function<void(Status)> done, TimePoint now)
+      REQUIRES(engine_mu_);
+  // Finishes the operations whose actions have all come back (after every driver step).
+  void AdvanceModelOps(TimePoint now) REQUIRES(engine_mu_);
+  void FinishModelOp(TaskId task, ModelState state, const Status& status) REQUIRES(engine_mu_);
 
   // Completed queries per hardware type (heterogeneous deployments: where queries ran).
   struct TypeCounters {
@@ -150,6 +163,7 @@ class EngineRuntime : public InferenceBackend {
     PayloadHandle payload = 0;  // its input tensors, released when it is answered
     QueryId query = 0;
     std::shared_ptr<std::atomic<bool>> client_gone;  // set by the frontend
+    TaskId task = 0;
   };
   std::unordered_map<uint64_t, Waiting> waiting_;  // engine thread
   uint64_t next_cookie_ = 1;
@@ -158,6 +172,20 @@ class EngineRuntime : public InferenceBackend {
   // Queries with no or an unprofiled app.
   int64_t unknown_app_queries_ GUARDED_BY(engine_mu_) = 0;
   std::vector<TypeCounters> by_type_ GUARDED_BY(engine_mu_);  // by HardwareId
+
+  // The model repository, by TaskId. The state is written on the engine thread and read
+  // by the frontends' threads (ModelState values).
+  std::unique_ptr<std::atomic<int>[]> model_state_;
+  struct ModelOp {
+    bool active = false;
+    bool load = false;
+    std::vector<std::function<void(Status)>> waiters;  // answered when it is done
+  };
+  std::vector<ModelOp> model_ops_ GUARDED_BY(engine_mu_);
+  int active_model_ops_ GUARDED_BY(engine_mu_) = 0;
+  // The (worker, variant) pairs an unload released: what a load makes resident again.
+  std::vector<std::vector<std::pair<WorkerId, VariantId>>> unloaded_ GUARDED_BY(engine_mu_);
+  std::vector<int64_t> in_system_by_task_ GUARDED_BY(engine_mu_);  // queries waiting
 
   bool accepting_ GUARDED_BY(inbox_mu_) = false;
   bool stopping_ GUARDED_BY(inbox_mu_) = false;

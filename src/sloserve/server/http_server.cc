@@ -371,7 +371,7 @@ class Session : public std::enable_shared_from_this<Session> {
     return body;
   }
 
-  std::variant<HttpResponse, InferCall> RouteRequest(HttpMethod method) {
+  Routed RouteRequest(HttpMethod method) {
     const auto& req = parser_->get();
     const auto target = req.target();
     const auto json_length = req["Inference-Header-Content-Length"];
@@ -380,12 +380,15 @@ class Session : public std::enable_shared_from_this<Session> {
                                    std::string_view(json_length.data(), json_length.size()));
   }
 
-  void OnRouted(std::variant<HttpResponse, InferCall> routed) {
+  void OnRouted(Routed routed) {
     // The body and its parse tree are gone: what the request needs is in `routed`.
     parser_.reset();
     ReleaseCharge();
     if (state_ == State::kClosed) return;
     if (auto* response = std::get_if<HttpResponse>(&routed)) return Write(std::move(*response));
+    if (auto* repository = std::get_if<RepositoryCall>(&routed)) {
+      return SubmitRepository(std::move(*repository));
+    }
 
     call_ = std::move(std::get<InferCall>(routed));
     state_ = State::kBackend;
@@ -409,6 +412,23 @@ class Session : public std::enable_shared_from_this<Session> {
           });
         });
     WatchForDisconnect();
+  }
+
+  // A model load or unload: answered when the backend has done it (counted in flight, so
+  // Stop() waits for it like for an inference).
+  void SubmitRepository(RepositoryCall call) {
+    state_ = State::kBackend;
+    server_->in_flight.fetch_add(1);
+    server_->backend->SetModelLoaded(
+        call.model, call.load, [self = shared_from_this(), call](Status status) mutable {
+          auto executor = self->stream_.get_executor();
+          asio::post(executor,
+                     [s = std::move(self), c = std::move(call), st = std::move(status)]() mutable {
+                       if (s->state_ != State::kClosed)
+                         s->Write(s->server_->handler->RenderRepository(c, st));
+                       s->server_->InferDone();
+                     });
+        });
   }
 
   // While the backend has the request, a readable socket with nothing to read means the
@@ -592,7 +612,8 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
   }
   auto impl = std::make_unique<Impl>(std::move(options), backend);
   impl->handler = std::make_unique<KServeHandler>(
-      KServeHandler::Options{impl->options.max_slo, SLOSERVE_VERSION, impl->options.access_log},
+      KServeHandler::Options{impl->options.max_slo, SLOSERVE_VERSION, impl->options.access_log,
+                             impl->options.request_metrics},
       backend->Tasks(), backend, &impl->metrics);
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }

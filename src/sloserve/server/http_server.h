@@ -24,6 +24,7 @@
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
 #include "sloserve/server/inference_backend.h"
+#include "sloserve/server/request_metrics.h"
 #include "sloserve/server/server_metrics.h"
 
 namespace sloserve {
@@ -58,6 +59,9 @@ class HttpServer {
     size_t max_connections = 10000;
     // Set: one JSON line per inference request with its id (serve --log-format json).
     std::function<void(const std::string&)> access_log;
+    // Per-request histograms and counters shared with other frontends of the backend (the
+    // gRPC server), rendered in /metrics; null = the handler keeps its own.
+    std::shared_ptr<RequestMetrics> request_metrics;
   };
 
   // Validates the options; `backend` must outlive the server. The task table is read

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sloserve/core/payload_store.h"
@@ -29,6 +30,24 @@ struct TaskInfo {
   std::vector<std::string> apps;  // known app names; empty = any
 };
 
+// A task's place in the model repository's lifecycle. Only kLoaded serves requests.
+enum class ModelState { kLoaded, kLoading, kUnloading, kUnloaded };
+
+// Triton's repository index state names: READY, LOADING, UNLOADING, UNAVAILABLE.
+inline const char* ModelStateName(ModelState s) {
+  switch (s) {
+    case ModelState::kLoaded:
+      return "READY";
+    case ModelState::kLoading:
+      return "LOADING";
+    case ModelState::kUnloading:
+      return "UNLOADING";
+    case ModelState::kUnloaded:
+      return "UNAVAILABLE";
+  }
+  return "UNAVAILABLE";
+}
+
 struct InferRequest {
   std::string task;
   std::string app;   // empty = default app
@@ -43,7 +62,7 @@ struct InferRequest {
 };
 
 struct InferOutcome {
-  Status status;            // non-OK: the request was rejected or dropped, message says why
+  Status status;  // non-OK: the request was rejected or dropped, message says why
   // Why a non-OK request was dropped, a static drop-reason name ("policy", "queue_full",
   // "shed", "expired", "executor_error", ...; engine/query_record.h); null = not said.
   const char* reason = nullptr;
@@ -74,6 +93,22 @@ class InferenceBackend {
   // Some request's `client_gone` was set: queued ones may be dropped (their `done` is
   // still called once). Any thread; default: ignored (the request is served anyway).
   virtual void ClientGone() {}
+
+  // The model repository extension (docs/protocol.md "Model repository"): where `task`
+  // (one of Tasks()) is in its lifecycle. Default: always loaded.
+  virtual ModelState StateOf(std::string_view task) const {
+    (void)task;
+    return ModelState::kLoaded;
+  }
+  // Loads (`load`) or unloads `task` on the workers; `done` is invoked exactly once, from
+  // any thread, when it is done (OK) or failed (why). Requests for a task that is not
+  // loaded are refused. Default: not supported (Unimplemented).
+  virtual void SetModelLoaded(const std::string& task, bool load,
+                              std::function<void(Status)> done) {
+    (void)task;
+    (void)load;
+    done(UnimplementedError("this backend cannot load or unload models"));
+  }
 };
 
 }  // namespace sloserve

@@ -387,10 +387,12 @@ KServeHandler::KServeHandler(Options options, std::vector<TaskInfo> tasks,
     names.push_back(name);
     tasks_.emplace(std::move(name), TaskEntry{std::move(task), std::move(metadata), 0});
   }
-  for (auto& [name, entry] : tasks_) {
-    entry.index = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
-  }
-  request_metrics_ = std::make_unique<RequestMetrics>(std::move(names));
+  const auto& shared = options_.request_metrics;
+  const bool use_shared = shared && std::all_of(names.begin(), names.end(), [&](const auto& n) {
+                            return shared->IndexOf(n).has_value();
+                          });
+  request_metrics_ = use_shared ? shared : std::make_shared<RequestMetrics>(names);
+  for (auto& [name, entry] : tasks_) entry.index = *request_metrics_->IndexOf(name);
   server_metadata_json_ = json{
       {"name", "sloserve"},
       {"version", options_.server_version},
@@ -404,9 +406,8 @@ const KServeHandler::TaskEntry* KServeHandler::FindTask(std::string_view name) c
   return it == tasks_.end() ? nullptr : &it->second;
 }
 
-std::variant<HttpResponse, InferCall> KServeHandler::Route(
-    HttpMethod method, std::string_view target, std::string_view body,
-    std::string_view inference_header_length) const {
+Routed KServeHandler::Route(HttpMethod method, std::string_view target, std::string_view body,
+                            std::string_view inference_header_length) const {
   target = target.substr(0, target.find('?'));
   if (method == HttpMethod::kHead) method = HttpMethod::kGet;  // the transport drops the body
   // Triton's statistics extension: every model's (a model named "stats" is shadowed).
@@ -433,21 +434,11 @@ std::variant<HttpResponse, InferCall> KServeHandler::Route(
   }
   if (target == "/v2/repository/index") {
     if (method != HttpMethod::kPost) return MethodNotAllowed("POST");
-    const bool ready = backend_->Ready();
-    std::string out = "[";
-    for (const auto& [name, entry] : tasks_) {
-      if (out.size() > 1) out += ',';
-      out += "{\"name\":";
-      AppendJsonString(out, name);
-      out +=
-          ready ? ",\"state\":\"READY\"}" : ",\"state\":\"UNAVAILABLE\",\"reason\":\"starting\"}";
-    }
-    return HttpResponse{200, out + "]"};
+    return RepositoryIndex();
   }
-  if (target.starts_with("/v2/repository/models/")) {
-    return Error(501,
-                 "loading and unloading models is not implemented yet: sloserve serves the "
-                 "models of its configured deployment");
+  constexpr std::string_view kRepositoryModels = "/v2/repository/models/";
+  if (target.starts_with(kRepositoryModels)) {
+    return RouteRepository(method, target.substr(kRepositoryModels.size()), body);
   }
   if (target == "/metrics") {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
@@ -457,6 +448,89 @@ std::variant<HttpResponse, InferCall> KServeHandler::Route(
     return HttpResponse{200, std::move(text), "text/plain; version=0.0.4"};
   }
   return Error(404, "unknown path '" + std::string(target) + "'");
+}
+
+// A task's state in the repository index and its readiness: "" when it serves, else why
+// not (the backend is starting, or the task is not loaded).
+std::string KServeHandler::ModelNotReadyReason(std::string_view model) const {
+  if (!backend_->Ready()) {
+    const std::string why = backend_->NotReadyReason();
+    return why.empty() ? "the server is not ready" : why;
+  }
+  const ModelState state = backend_->StateOf(model);
+  switch (state) {
+    case ModelState::kLoaded:
+      return "";
+    case ModelState::kLoading:
+      return "loading";
+    case ModelState::kUnloading:
+      return "unloading";
+    case ModelState::kUnloaded:
+      break;
+  }
+  return "unloaded (POST /v2/repository/models/" + std::string(model) + "/load loads it)";
+}
+
+HttpResponse KServeHandler::RepositoryIndex() const {
+  const bool ready = backend_->Ready();
+  std::string out = "[";
+  for (const auto& [name, entry] : tasks_) {
+    if (out.size() > 1) out += ',';
+    out += "{\"name\":";
+    AppendJsonString(out, name);
+    const std::string why = ModelNotReadyReason(name);
+    out += ",\"state\":\"";
+    out += ready ? ModelStateName(backend_->StateOf(name)) : "UNAVAILABLE";
+    out += '"';
+    if (!why.empty()) {
+      out += ",\"reason\":";
+      AppendJsonString(out, why);
+    }
+    out += '}';
+  }
+  return HttpResponse{200, out + "]"};
+}
+
+Routed KServeHandler::RouteRepository(HttpMethod method, std::string_view rest,
+                                      std::string_view body) const {
+  std::vector<std::string> parts;
+  if (!SplitPath(rest, parts)) {
+    return Error(400, "malformed percent-encoding in path '/v2/repository/models/" +
+                          std::string(rest) + "'");
+  }
+  if (parts.size() != 2 || (parts[1] != "load" && parts[1] != "unload")) {
+    return Error(404, "unknown path '/v2/repository/models/" + std::string(rest) +
+                          "' (use /v2/repository/models/{name}/load or /unload)");
+  }
+  if (method != HttpMethod::kPost) return MethodNotAllowed("POST");
+  if (FindTask(parts[0]) == nullptr) return Error(404, "unknown model '" + parts[0] + "'");
+  // Triton's optional body: {"parameters": {...}}. sloserve loads the model's configured
+  // variants, so a parameter (a config override, files) would be silently ignored: refused.
+  if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
+    const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded() || !doc.is_object()) {
+      return Error(400, "the body of a repository request must be a JSON object");
+    }
+    for (const auto& [key, value] : doc.items()) {
+      if (key != "parameters") return Error(400, "unknown member '" + key + "' in the body");
+      if (!value.is_object() || !value.empty()) {
+        return Error(400,
+                     "repository parameters are not supported: sloserve loads the model's "
+                     "configured variants (send no parameters)");
+      }
+    }
+  }
+  return RepositoryCall{parts[0], parts[1] == "load"};
+}
+
+HttpResponse KServeHandler::RenderRepository(const RepositoryCall& call,
+                                             const Status& status) const {
+  if (!status.ok()) return Error(HttpStatusFromCode(status.code()), status.message());
+  std::string out = "{\"name\":";
+  AppendJsonString(out, call.model);
+  out += ",\"state\":\"";
+  out += ModelStateName(backend_->StateOf(call.model));
+  return HttpResponse{200, out + "\"}"};
 }
 
 HttpResponse KServeHandler::RouteStats(HttpMethod method, std::string_view model) const {
@@ -472,9 +546,8 @@ HttpResponse KServeHandler::RouteStats(HttpMethod method, std::string_view model
   return HttpResponse{200, out + "]}"};
 }
 
-std::variant<HttpResponse, InferCall> KServeHandler::RouteModel(
-    HttpMethod method, std::string_view rest, std::string_view body,
-    std::string_view json_length) const {
+Routed KServeHandler::RouteModel(HttpMethod method, std::string_view rest, std::string_view body,
+                                 std::string_view json_length) const {
   std::vector<std::string> parts;
   if (!SplitPath(rest, parts)) {
     return Error(400, "malformed percent-encoding in path '/v2/models/" + std::string(rest) + "'");
@@ -499,15 +572,15 @@ std::variant<HttpResponse, InferCall> KServeHandler::RouteModel(
   if (action == "stats") return RouteStats(method, task->info.name);
   if (action == "ready") {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
-    const bool ready = backend_->Ready();
+    const std::string why = ModelNotReadyReason(task->info.name);
     std::string out = "{\"name\":";
     AppendJsonString(out, task->info.name);
-    if (ready) {
+    if (why.empty()) {
       out += ",\"ready\":true}";
       return HttpResponse{200, std::move(out)};
     }
     out += ",\"ready\":false,\"reason\":";
-    AppendJsonString(out, backend_->NotReadyReason());
+    AppendJsonString(out, why);
     out += "}";
     return HttpResponse{503, std::move(out), "application/json", nullptr, "5"};
   }

@@ -55,6 +55,16 @@ struct InferCall {
   std::chrono::steady_clock::time_point received{};
 };
 
+// A model repository load or unload (POST /v2/repository/models/{m}/load|unload) for the
+// session to hand to InferenceBackend::SetModelLoaded, then RenderRepository.
+struct RepositoryCall {
+  std::string model;
+  bool load = true;
+};
+
+// What Route decides: an answer now, an inference call, or a repository call.
+using Routed = std::variant<HttpResponse, InferCall, RepositoryCall>;
+
 // Maps an engine StatusCode to the HTTP status of the error response.
 int HttpStatusFromCode(StatusCode code);
 
@@ -73,6 +83,9 @@ class KServeHandler {
     // When set: one JSON line (json_log.h) per inference request answered, with its
     // request id (serve --log-format json). Called on the io threads.
     std::function<void(const std::string&)> access_log;
+    // Shared with the backend's other frontends (gRPC), so /metrics counts every request;
+    // used when it lists every task of the handler, else the handler keeps its own.
+    std::shared_ptr<RequestMetrics> request_metrics;
   };
 
   // `backend` (for Ready()) and `metrics` (for /metrics, may be null) must outlive this.
@@ -81,13 +94,14 @@ class KServeHandler {
 
   // Either an immediate response or a call to submit to the backend.
   // `inference_header_length`: the request's Inference-Header-Content-Length header.
-  std::variant<HttpResponse, InferCall> Route(HttpMethod method, std::string_view target,
-                                              std::string_view body,
-                                              std::string_view inference_header_length = {}) const;
+  Routed Route(HttpMethod method, std::string_view target, std::string_view body,
+               std::string_view inference_header_length = {}) const;
 
   // The response to a finished call: 200 with outputs and timing, or the mapped error.
   // Records the call in the request metrics.
   HttpResponse RenderOutcome(const InferCall& call, const InferOutcome& outcome) const;
+  // The response to a finished repository call: 200 with the model's state, or the error.
+  HttpResponse RenderRepository(const RepositoryCall& call, const Status& status) const;
 
  private:
   struct TaskEntry {
@@ -96,9 +110,11 @@ class KServeHandler {
     size_t index = 0;           // in the request metrics
   };
   const TaskEntry* FindTask(std::string_view name) const;
-  std::variant<HttpResponse, InferCall> RouteModel(HttpMethod method, std::string_view rest,
-                                                   std::string_view body,
-                                                   std::string_view json_length) const;
+  Routed RouteModel(HttpMethod method, std::string_view rest, std::string_view body,
+                    std::string_view json_length) const;
+  Routed RouteRepository(HttpMethod method, std::string_view rest, std::string_view body) const;
+  HttpResponse RepositoryIndex() const;
+  std::string ModelNotReadyReason(std::string_view model) const;
   HttpResponse RouteStats(HttpMethod method, std::string_view model) const;
   void LogRequest(const InferCall* call, std::string_view model, const InferOutcome* outcome,
                   int http_status, std::string_view error) const;
@@ -106,7 +122,7 @@ class KServeHandler {
   Options options_;
   std::map<std::string, TaskEntry, std::less<>> tasks_;
   // Recorded as a side effect of answering (lock-free), so a const handler may write it.
-  std::unique_ptr<RequestMetrics> request_metrics_;
+  std::shared_ptr<RequestMetrics> request_metrics_;
   std::string server_metadata_json_;
   const InferenceBackend* backend_;
   const ServerMetrics* metrics_;

@@ -1,5 +1,6 @@
 #include "sloserve/server/request_metrics.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -126,6 +127,12 @@ struct RequestMetrics::Model {
 
 RequestMetrics::RequestMetrics(std::vector<std::string> models) : models_(std::move(models)) {
   for (size_t m = 0; m < models_.size(); ++m) by_model_.push_back(std::make_unique<Model>(m));
+}
+
+std::optional<size_t> RequestMetrics::IndexOf(std::string_view model) const {
+  const auto it = std::find(models_.begin(), models_.end(), model);
+  if (it == models_.end()) return std::nullopt;
+  return static_cast<size_t>(it - models_.begin());
 }
 
 RequestMetrics::~RequestMetrics() {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,8 @@ class RequestMetrics {
   // One entry of Triton's statistics extension "model_stats" array for `model`.
   std::string RenderModelStats(size_t model) const;
   size_t models() const { return models_.size(); }
+  // The index of `model` in the constructor's list; nullopt if it is not there.
+  std::optional<size_t> IndexOf(std::string_view model) const;
 
   struct Series;  // one (model, variant, worker) series; defined in the .cc
   struct Model;   // per-model counters
