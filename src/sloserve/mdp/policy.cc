@@ -97,12 +97,18 @@ StatusOr<Policy> GeneratePolicy(const ProfileSuite& suite, const MdpOptions& opt
                                 const std::vector<double>* warm_start,
                                 std::vector<double>* values_out) {
   ASSIGN_OR_RETURN(MdpModel m, MdpModel::Build(suite, options));
-  SolveResult sol = Solve(m, options.solver, warm_start);
+  return PolicyFromModel(suite, m, warm_start, values_out);
+}
+
+StatusOr<Policy> PolicyFromModel(const ProfileSuite& suite, const MdpModel& m,
+                                 const std::vector<double>* warm_start,
+                                 std::vector<double>* values_out) {
+  const MdpOptions& o = m.options();
+  SolveResult sol = Solve(m, o.solver, warm_start);
   if (values_out) *values_out = sol.values;
-  Evaluation ev = EvaluateChoice(m, sol.choice, options.solver);
+  Evaluation ev = EvaluateChoice(m, sol.choice, o.solver);
 
   PolicyData d;
-  const MdpOptions& o = m.options();
   d.variant_names = m.VariantNames();
   d.key = CacheKey(suite, o, d.variant_names, /*include_load=*/true);
   d.suite = suite.name();
@@ -159,6 +165,10 @@ StatusOr<Policy> GeneratePolicy(const ProfileSuite& suite, const MdpOptions& opt
 StatusOr<Evaluation> EvaluatePolicy(const ProfileSuite& suite, const MdpOptions& options,
                                     const Policy& policy) {
   ASSIGN_OR_RETURN(MdpModel m, MdpModel::Build(suite, options));
+  return EvaluatePolicyInModel(m, policy);
+}
+
+StatusOr<Evaluation> EvaluatePolicyInModel(const MdpModel& m, const Policy& policy) {
   const PolicyData& d = policy.data();
   if (d.max_queue != m.max_queue() || d.levels_us != m.levels_us()) {
     return InvalidArgumentError(
@@ -182,7 +192,7 @@ StatusOr<Evaluation> EvaluatePolicy(const ProfileSuite& suite, const MdpOptions&
                                   std::to_string(s) + " is not valid in this MDP");
     }
   }
-  return EvaluateChoice(m, choice, options.solver);
+  return EvaluateChoice(m, choice, m.options().solver);
 }
 
 }  // namespace sloserve::mdp

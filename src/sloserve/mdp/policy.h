@@ -103,6 +103,13 @@ StatusOr<Evaluation> EvaluatePolicy(const ProfileSuite& suite, const MdpOptions&
                                     const Policy& policy);
 
 class MdpModel;
+// GeneratePolicy and EvaluatePolicy on a model already built (policy sets build each
+// load's MDP once and evaluate a neighbouring load's policy in it).
+StatusOr<Policy> PolicyFromModel(const ProfileSuite& suite, const MdpModel& model,
+                                 const std::vector<double>* warm_start,
+                                 std::vector<double>* values_out);
+StatusOr<Evaluation> EvaluatePolicyInModel(const MdpModel& model, const Policy& policy);
+
 // The expectations of a choice of pairs (model.pairs() index per state, -1 for empty).
 // The choice must give every other state one of its own pairs; if not, the expectations
 // are NaN and converged is false (see ChainStats::invalid_state).

@@ -42,16 +42,26 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
   const double step_pp = set.accuracy_step * 100.0;  // accuracies are in percent
   std::map<double, Policy> done;
   std::map<double, std::vector<double>> values;  // warm starts for neighbouring loads
+  // Cross-load checks (below) evaluate hi's policy in lo's MDP. A new load's upper
+  // neighbour is known when its MDP is built, so that check is done then, in the same MDP,
+  // and kept: (lo, hi) -> evaluation. Only pairs whose lo was built earlier than hi need
+  // an MDP built again.
+  std::map<std::pair<double, double>, Evaluation> early_checks;
   int finished = 0;
 
   auto generate = [&](const std::vector<double>& loads) -> Status {
     std::vector<StatusOr<Policy>> results(loads.size(), StatusOr<Policy>(InternalError("unset")));
     std::vector<std::vector<double>> out_values(loads.size());
     std::vector<const std::vector<double>*> warm(loads.size(), nullptr);
+    std::vector<const Policy*> upper(loads.size(), nullptr);
+    std::vector<StatusOr<Evaluation>> upper_ev(loads.size(),
+                                               StatusOr<Evaluation>(InternalError("unset")));
     for (size_t i = 0; i < loads.size(); ++i) {
       auto it = values.lower_bound(loads[i]);  // the next higher load, else the lower one
       if (it == values.end() && !values.empty()) it = std::prev(it);
       if (it != values.end()) warm[i] = &it->second;
+      auto up = done.upper_bound(loads[i]);
+      if (up != done.end() && up->first - loads[i] > 2 * min_gap) upper[i] = &up->second;
     }
     // Progress is reported as each policy finishes (from the worker threads, serialised);
     // the total is what is known so far: finished plus this round.
@@ -63,7 +73,13 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
       for (size_t i = begin; i < loads.size(); i += stride) {
         MdpOptions o = base;
         o.load_qps = loads[i];
-        results[i] = GeneratePolicy(suite, o, warm[i], &out_values[i]);
+        auto m = MdpModel::Build(suite, o);
+        if (!m.ok()) {
+          results[i] = m.status();
+          continue;
+        }
+        results[i] = PolicyFromModel(suite, *m, warm[i], &out_values[i]);
+        if (upper[i] != nullptr) upper_ev[i] = EvaluatePolicyInModel(*m, *upper[i]);
         if (progress && results[i].ok()) {
           MutexLock lock(reported.mu);
           ++reported.round_done;
@@ -80,6 +96,9 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
     for (size_t i = 0; i < loads.size(); ++i) {
       if (!results[i].ok()) return results[i].status();
       ++finished;
+      if (upper[i] != nullptr && upper_ev[i].ok()) {
+        early_checks.emplace(std::make_pair(loads[i], upper[i]->load_qps()), *upper_ev[i]);
+      }
       values[loads[i]] = std::move(out_values[i]);
       done.emplace(loads[i], std::move(results[i]).value());
     }
@@ -105,14 +124,24 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
     }
     std::vector<StatusOr<Evaluation>> evs(todo.size(),
                                           StatusOr<Evaluation>(InternalError("unset")));
+    std::vector<size_t> rebuild;  // pairs not checked when lo was built
+    for (size_t i = 0; i < todo.size(); ++i) {
+      auto early = early_checks.find(todo[i]);
+      if (early != early_checks.end()) {
+        evs[i] = early->second;
+      } else {
+        rebuild.push_back(i);
+      }
+    }
     auto work = [&](size_t begin, size_t stride) {
-      for (size_t i = begin; i < todo.size(); i += stride) {
+      for (size_t r = begin; r < rebuild.size(); r += stride) {
+        const size_t i = rebuild[r];
         MdpOptions o = base;
         o.load_qps = todo[i].first;
         evs[i] = EvaluatePolicy(suite, o, done.at(todo[i].second));
       }
     };
-    const size_t nt = std::min<size_t>(set.threads, todo.size());
+    const size_t nt = std::min<size_t>(set.threads, rebuild.size());
     std::vector<std::thread> pool;
     for (size_t t = 1; t < nt; ++t) pool.emplace_back(work, t, nt);
     work(0, std::max<size_t>(nt, 1));
