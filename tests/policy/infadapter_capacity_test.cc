@@ -1,9 +1,11 @@
 // InfAdapter's capacity model: the least-squares line per variant checked by hand on
 // resnet18 of the infadapter-resnet suite, the p99 feasibility per core count, the
-// configurable fit points, and bad options.
+// configurable fit points, bad options, and a table with gaps interpolated and noted.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <sstream>
 
 #include "sloserve/policy/planning/infadapter_capacity.h"
 #include "sloserve/profile/profile.h"
@@ -115,6 +117,68 @@ TEST(InfAdapterCapacity, BadOptionsNameTheField) {
   task.name = "image";
   empty.AddTask(task);
   EXPECT_EQ(BuildInfAdapterCapacity(empty).status().code(), StatusCode::kFailedPrecondition);
+}
+
+// infadapter-resnet without the lines for which `drop` is true.
+ProfileSuite ResNetsWithout(const std::function<bool(const std::string&)>& drop) {
+  std::istringstream in(WriteProfileText(ResNets()));
+  std::string text, line;
+  while (std::getline(in, line))
+    if (!drop(line)) text += line + "\n";
+  auto s = ParseProfileText(text, "infadapter-resnet with gaps");
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return std::move(s).value();
+}
+
+TEST(InfAdapterCapacity, MissingCoreCountsAreInterpolatedAndNoted) {
+  auto full = BuildInfAdapterCapacity(ResNets());
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_TRUE(full->notes.empty()) << full->notes.front();  // the committed table is complete
+  // resnet50 loses its 750 ms capacity record at 4 cores (a fit point) and everything at
+  // 6 cores (no capacity record and no latency, so no p99 at all).
+  const ProfileSuite gaps = ResNetsWithout([](const std::string& l) {
+    return l.find("cpu-4c resnet50 750000 ") != std::string::npos ||
+           l.find("cpu-6c resnet50 ") != std::string::npos;
+  });
+  auto m = BuildInfAdapterCapacity(gaps);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->notes.size(), 2u);
+  EXPECT_NE(m->notes[0].find("resnet50: no capacity record at 4 cores"), std::string::npos)
+      << m->notes[0];
+  EXPECT_NE(m->notes[0].find("fitted on 1, 2, 8, 16 cores"), std::string::npos) << m->notes[0];
+  EXPECT_NE(m->notes[1].find("resnet50: no p99 at 6 cores"), std::string::npos) << m->notes[1];
+  // The fit is the least-squares line through the four remaining points.
+  std::vector<double> xs, ys;
+  for (int c : {1, 2, 8, 16}) {
+    for (const CapacityPoint& p : ResNets().capacity_points()) {
+      if (p.slo == Millis(750) && ResNets().variants()[p.variant].name == "resnet50" &&
+          ResNets().hardware()[p.hardware].cores == c) {
+        xs.push_back(c);
+        ys.push_back(p.capacity_rps);
+      }
+    }
+  }
+  auto line = FitLine(xs, ys);
+  ASSERT_TRUE(line.ok());
+  const InfAdapterVariantCapacity& r50 = Variant(*m, "resnet50");
+  EXPECT_DOUBLE_EQ(r50.fit.slope, line->slope);
+  EXPECT_DOUBLE_EQ(r50.fit.intercept, line->intercept);
+  EXPECT_NE(r50.fit.slope, Variant(*full, "resnet50").fit.slope);
+  // p99 at 6 cores: halfway between the measured 5 and 7 cores; feasible at 750 ms.
+  const Duration p5 = *r50.P99(5), p7 = *r50.P99(7);
+  ASSERT_TRUE(r50.P99(6).has_value());
+  EXPECT_EQ(*r50.P99(6), p5 + (p7 - p5) / 2);
+  EXPECT_TRUE(r50.Feasible(6, Millis(750)));
+  // The other variants are as before.
+  EXPECT_EQ(Variant(*m, "resnet18").fit.slope, Variant(*full, "resnet18").fit.slope);
+
+  // Nothing is extrapolated: without any record at 20 cores there is no p99 there.
+  const ProfileSuite top = ResNetsWithout(
+      [](const std::string& l) { return l.find("cpu-20c resnet50 ") != std::string::npos; });
+  auto t = BuildInfAdapterCapacity(top);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_FALSE(Variant(*t, "resnet50").P99(20).has_value());
+  EXPECT_FALSE(Variant(*t, "resnet50").Feasible(20, Millis(750)));
 }
 
 }  // namespace

@@ -52,6 +52,38 @@ bool InfAdapterVariantCapacity::Feasible(int cores, Duration slo) const {
   return p.has_value() && *p <= slo && Throughput(cores) > 0;
 }
 
+namespace {
+
+// "1, 2, 4" for a note or an error.
+std::string CoreList(const std::vector<int>& cores) {
+  std::string s;
+  for (int c : cores) s += (s.empty() ? "" : ", ") + std::to_string(c);
+  return s;
+}
+
+// Fills each core count without a p99 that lies between two with one, linearly in the
+// core count, and notes which it filled.
+void InterpolateMissingP99(InfAdapterVariantCapacity& vc, std::vector<std::string>& notes) {
+  std::vector<std::optional<Duration>>& p = vc.p99_by_cores;
+  std::vector<int> filled;
+  int below = -1;  // index of the last profiled core count
+  for (int i = 0; i < static_cast<int>(p.size()); ++i) {
+    if (!p[i]) continue;
+    for (int j = below + 1; below >= 0 && j < i; ++j) {
+      const double f = static_cast<double>(j - below) / (i - below);
+      p[j] = *p[below] + std::chrono::duration_cast<Duration>((*p[i] - *p[below]) * f);
+      filled.push_back(j + 1);
+    }
+    below = i;
+  }
+  if (!filled.empty()) {
+    notes.push_back(vc.name + ": no p99 at " + CoreList(filled) +
+                    " cores; interpolated between the nearest profiled core counts");
+  }
+}
+
+}  // namespace
+
 Status ValidateInfAdapterCapacityOptions(const InfAdapterCapacityOptions& o) {
   if (!(o.headroom > 0 && o.headroom <= 1)) {
     return InvalidArgumentError("headroom must be in (0, 1], got " + std::to_string(o.headroom));
@@ -106,16 +138,28 @@ StatusOr<InfAdapterCapacityModel> BuildInfAdapterCapacity(const ProfileSuite& su
     vc.load_time = spec.load_time;
     vc.headroom = o.headroom;
     std::vector<double> xs, ys;
+    std::vector<int> missing;
     for (int c : fit_cores) {
       auto hw = hw_of_cores.find(c);
       auto it = hw == hw_of_cores.end() ? at_slo.end() : at_slo.find({hw->second, v});
       if (it == at_slo.end()) {
-        return NotFoundError("no capacity record for variant " + spec.name + " at " +
-                             std::to_string(c) + " cores and SLO " +
-                             std::to_string(ToMillis(o.slo)) + " ms (fit_cores)");
+        missing.push_back(c);
+        continue;
       }
       xs.push_back(c);
       ys.push_back(it->second->capacity_rps);
+    }
+    if (xs.size() < 2) {
+      return NotFoundError("no capacity record for variant " + spec.name + " at " +
+                           CoreList(missing) + " cores and SLO " + std::to_string(ToMillis(o.slo)) +
+                           " ms (fit_cores): at least two fit points are needed");
+    }
+    if (!missing.empty()) {
+      std::vector<int> used(xs.begin(), xs.end());
+      model.notes.push_back(spec.name + ": no capacity record at " + CoreList(missing) +
+                            " cores (SLO " + std::to_string(ToMillis(o.slo)) +
+                            " ms); the throughput line is fitted on " + CoreList(used) +
+                            " cores and interpolates it");
     }
     ASSIGN_OR_RETURN(vc.fit, FitLine(xs, ys));
     vc.p99_by_cores.assign(model.max_profiled_cores, std::nullopt);
@@ -130,6 +174,7 @@ StatusOr<InfAdapterCapacityModel> BuildInfAdapterCapacity(const ProfileSuite& su
       }
       vc.p99_by_cores[cores - 1] = p99;
     }
+    InterpolateMissingP99(vc, model.notes);
     model.variants.push_back(std::move(vc));
   }
   if (model.variants.empty()) {

@@ -7,7 +7,12 @@
 // RPS that meets the SLA) at the chosen SLO and core counts (the reference code fits at
 // 1, 2, 4, 8, 16 cores, SLO 750 ms, and uses 80% of it), and
 //   p_m(n) = the measured p99 at n cores (no fit: a (variant, cores) pair whose p99
-// exceeds the SLO is infeasible, one never profiled is unknown and so infeasible too).
+// exceeds the SLO is infeasible).
+// A capacity table with a core count missing is interpolated and says so (model.notes):
+// a fit point without a record is left out of the fit (the line through the others
+// interpolates it; at least two must remain), and a core count without a p99 between
+// two that have one gets the p99 linearly interpolated between them. Above the largest
+// or below the smallest profiled core count nothing is extrapolated (infeasible).
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,15 +65,19 @@ struct InfAdapterCapacityModel {
   double headroom = 1;
   int max_profiled_cores = 0;
   std::vector<InfAdapterVariantCapacity> variants;  // the task's variants, in suite order
+  // One line per interpolation (variant, what was missing, from what); empty when the
+  // table was complete.
+  std::vector<std::string> notes;
 };
 
 Status ValidateInfAdapterCapacityOptions(const InfAdapterCapacityOptions& options);
 
 // From a suite with capacity records (hardware types = core counts, e.g.
 // infadapter-resnet's cpu-<N>c). p_m(n): the capacity record's p99 at the SLO, else the
-// suite's latency at batch 1 on that hardware (its p99 quantile). Errors: bad options
-// (InvalidArgument naming the field), no capacity records (FailedPrecondition), a fit
-// point missing (NotFound naming variant and cores).
+// suite's latency at batch 1 on that hardware (its p99 quantile), else interpolated.
+// Errors: bad options (InvalidArgument naming the field), no capacity records
+// (FailedPrecondition), fewer than two fit points with a record (NotFound naming variant
+// and cores).
 StatusOr<InfAdapterCapacityModel> BuildInfAdapterCapacity(
     const ProfileSuite& suite, const InfAdapterCapacityOptions& options = {});
 

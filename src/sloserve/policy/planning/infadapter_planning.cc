@@ -1,6 +1,7 @@
 #include "sloserve/policy/planning/infadapter_planning.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 
 #include "sloserve/policy/planning/infadapter_milp.h"
@@ -86,6 +87,9 @@ Status InfAdapterPlanning::Init(const PolicyContext& ctx) {
   auto model = BuildInfAdapterCapacity(suite, co);
   if (!model.ok()) return model.status().WithPrefix("infadapter");
   model_ = std::move(*model);
+  // A capacity table with gaps is usable, but say what was filled in.
+  for (const std::string& note : model_.notes)
+    std::fprintf(stderr, "sloserve: infadapter: capacity interpolated: %s\n", note.c_str());
   if (options_.method == Method::kVpaPlus) {
     vpa_variant_ = model_.variants.size();
     for (size_t m = 0; m < model_.variants.size(); ++m) {
