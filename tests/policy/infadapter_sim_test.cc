@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 
+#include "policy/infadapter_bursty_yaml.h"
 #include "sloserve/engine/engine.h"
 #include "sloserve/policy/planning/infadapter_planning.h"
 #include "sloserve/sim/experiment_config.h"
@@ -28,20 +29,8 @@ const ProfileSuite& ResNets() {
 // bursty_window.yaml cut to 8 minutes around the spike (it starts at about 630 s): two
 // minutes of steady load before it, its peak and the start of the decline.
 RunSpec BurstyRun(const std::string& planning, const std::string& variant) {
-  const std::string yaml = R"(
-suite: infadapter-resnet
-task: image
-slo_ms: 750
-workers: 1
-hardware: cpu-20c
-executor: {latency: capacity}
-workload:
-  arrival: rps_trace
-  trace: twitter_rps_day15_82-103min.txt
-  window_start_s: 480
-  window_end_s: 960
-policy: {dispatch: quota, batching: edf, selection: fixed, variant: )" +
-                           variant + ", planning: " + planning + "}\n";
+  const std::string yaml =
+      testing::InfAdapterBurstyYaml(480, 960, "variant: " + variant + ", planning: " + planning);
   auto config = ParseExperimentConfig(yaml, "infadapter_sim_test");
   EXPECT_TRUE(config.ok()) << config.status().ToString();
   auto runs = ExpandRuns(*config);

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 
+#include "policy/infadapter_bursty_yaml.h"
 #include "sloserve/engine/engine.h"
 #include "sloserve/policy/planning/infadapter_planning.h"
 #include "sloserve/sim/experiment_config.h"
@@ -39,20 +40,8 @@ std::string ConfigDirWithModel() {
 // bursty_window.yaml cut to 300..1200 s: steady load, the spike at about 630 s and the
 // decline. `forecaster_options` goes into the policy line.
 StatusOr<RunSpec> BurstyRun(const std::string& forecaster_options) {
-  const std::string yaml = R"(
-suite: infadapter-resnet
-task: image
-slo_ms: 750
-workers: 1
-hardware: cpu-20c
-executor: {latency: capacity}
-workload:
-  arrival: rps_trace
-  trace: twitter_rps_day15_82-103min.txt
-  window_start_s: 300
-  window_end_s: 1200
-policy: {dispatch: quota, batching: edf, selection: fixed, variant: resnet50, planning: infadapter, )" +
-                           forecaster_options + "}\n";
+  const std::string yaml = testing::InfAdapterBurstyYaml(
+      300, 1200, "variant: resnet50, planning: infadapter, " + forecaster_options);
   ASSIGN_OR_RETURN(ExperimentConfig config,
                    ParseExperimentConfig(yaml, ConfigDirWithModel() + "/lstm_sim.yaml"));
   ASSIGN_OR_RETURN(std::vector<RunSpec> runs, ExpandRuns(config));
