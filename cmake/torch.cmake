@@ -16,7 +16,7 @@ if(NOT TORCH_INCLUDE_DIR OR NOT TORCH_API_INCLUDE_DIR OR NOT TORCH_LIBRARY OR NO
     "libtorch_cpu: ${TORCH_CPU_LIBRARY}, libc10: ${C10_LIBRARY}). The TorchScript executor "
     "needs it: install the Debian package libtorch-dev (scripts/setup --install-only).")
 endif()
-add_library(Torch::Torch INTERFACE IMPORTED)
+add_library(Torch::Torch INTERFACE IMPORTED GLOBAL)  # also for apps/sloserve's plugin
 set_target_properties(Torch::Torch PROPERTIES
   INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${TORCH_INCLUDE_DIR};${TORCH_API_INCLUDE_DIR}"
   INTERFACE_INCLUDE_DIRECTORIES "${TORCH_INCLUDE_DIR};${TORCH_API_INCLUDE_DIR}"

@@ -17,7 +17,8 @@
 #include "sloserve/report/run_table.h"
 
 namespace sloserve::cli {
-namespace {
+// Named, not anonymous: the unity build compiles the commands in one batch.
+namespace demo_cmd {
 
 const std::vector<FlagSpec> kFlags = {
     {"config", "FILE", "serve this config instead of the embedded default"},
@@ -261,7 +262,7 @@ Status Run(const Args& args) {
   return OkStatus();
 }
 
-}  // namespace
+}  // namespace demo_cmd
 
 int DemoCommand(const std::vector<std::string>& argv) {
   auto help = [] {
@@ -272,9 +273,9 @@ int DemoCommand(const std::vector<std::string>& argv) {
         "MDP policy set), drives it through a load ramp with the load generator, then serves\n"
         "the same ramp with one fixed variant, and prints per step the accuracy, SLO\n"
         "attainment, p99 latency and the mix of variants that answered.\n\noptions:\n%s",
-        FlagsHelp(kFlags).c_str());
+        FlagsHelp(demo_cmd::kFlags).c_str());
   };
-  return RunSubcommand("demo", argv, kFlags, help, Run);
+  return RunSubcommand("demo", argv, demo_cmd::kFlags, help, demo_cmd::Run);
 }
 
 }  // namespace sloserve::cli

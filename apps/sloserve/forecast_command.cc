@@ -13,9 +13,11 @@
 #include "commands.h"
 #include "sloserve/policy/planning/forecast_evaluation.h"
 #include "sloserve/policy/planning/load_forecaster.h"
+#include "sloserve/workload/trace_file.h"
 
 namespace sloserve::cli {
-namespace {
+// Named, not anonymous: the unity build compiles the commands in one batch.
+namespace forecast_cmd {
 
 const std::vector<FlagSpec> kFlags = {
     {"trace", "FILE", "per-second rates, whitespace-separated (e.g. twitter_rps_per_second.txt)"},
@@ -51,23 +53,13 @@ void PrintHelp() {
       FlagsHelp(kFlags).c_str());
 }
 
+// The RPS-per-second trace format every command reads (comments, embedded traces).
 StatusOr<std::vector<double>> ReadRates(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFoundError("--trace: cannot open '" + path + "'");
-  std::vector<double> rates;
-  std::string token;
-  while (in >> token) {
-    char* end = nullptr;
-    const double v = std::strtod(token.c_str(), &end);
-    if (*end != '\0' || !(v >= 0)) {
-      return InvalidArgumentError("--trace: '" + path + "': value " +
-                                  std::to_string(rates.size() + 1) + " ('" + token +
-                                  "') is not a rate >= 0");
-    }
-    rates.push_back(v);
-  }
-  if (rates.empty()) return InvalidArgumentError("--trace: '" + path + "' has no rates");
-  return rates;
+  StatusOr<RateSeries> series = LoadRpsTrace(path);
+  if (!series.ok()) return series.status().WithPrefix("--trace");
+  if (series->rates_qps.empty())
+    return InvalidArgumentError("--trace: '" + path + "' has no rates");
+  return std::move(series->rates_qps);
 }
 
 Status Run(const Args& args) {
@@ -161,10 +153,11 @@ Status Run(const Args& args) {
   return OkStatus();
 }
 
-}  // namespace
+}  // namespace forecast_cmd
 
 int ForecastCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("forecast", argv, kFlags, PrintHelp, Run);
+  return RunSubcommand("forecast", argv, forecast_cmd::kFlags, forecast_cmd::PrintHelp,
+                       forecast_cmd::Run);
 }
 
 }  // namespace sloserve::cli

@@ -21,7 +21,8 @@
 #include "sloserve/sim/heterogeneous_bounds.h"
 
 namespace sloserve::cli {
-namespace {
+// Named, not anonymous: the unity build compiles the commands in one batch.
+namespace kairos_cmd {
 
 const std::vector<FlagSpec> kFlags = {
     {"set", "KEY=VALUE", "override a config key (as in sim)", true},
@@ -195,10 +196,10 @@ Status Run(const Args& args) {
   return OkStatus();
 }
 
-}  // namespace
+}  // namespace kairos_cmd
 
 int KairosCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("kairos", argv, kFlags, PrintHelp, Run);
+  return RunSubcommand("kairos", argv, kairos_cmd::kFlags, kairos_cmd::PrintHelp, kairos_cmd::Run);
 }
 
 }  // namespace sloserve::cli

@@ -12,7 +12,8 @@
 #include "sloserve/loadgen/model_metadata.h"
 
 namespace sloserve::cli {
-namespace {
+// Named, not anonymous: the unity build compiles the commands in one batch.
+namespace loadgen_cmd {
 
 const std::vector<FlagSpec> kFlags = {
     {"host", "ADDR", "server address (default 127.0.0.1)"},
@@ -224,10 +225,11 @@ Status Run(const Args& args) {
   return OkStatus();
 }
 
-}  // namespace
+}  // namespace loadgen_cmd
 
 int LoadgenCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("loadgen", argv, kFlags, PrintHelp, Run);
+  return RunSubcommand("loadgen", argv, loadgen_cmd::kFlags, loadgen_cmd::PrintHelp,
+                       loadgen_cmd::Run);
 }
 
 }  // namespace sloserve::cli

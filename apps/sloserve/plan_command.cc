@@ -27,7 +27,8 @@
 #include "sloserve/sim/heterogeneous_bounds.h"
 
 namespace sloserve::cli {
-namespace {
+// Named, not anonymous: the unity build compiles the commands in one batch.
+namespace plan_cmd {
 
 const std::vector<FlagSpec> kFlags = {
     {"set", "KEY=VALUE", "override a config key (as in sim)", true},
@@ -545,10 +546,10 @@ Status Run(const Args& args) {
   return OkStatus();
 }
 
-}  // namespace
+}  // namespace plan_cmd
 
 int PlanCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("plan", argv, kFlags, PrintHelp, Run);
+  return RunSubcommand("plan", argv, plan_cmd::kFlags, plan_cmd::PrintHelp, plan_cmd::Run);
 }
 
 }  // namespace sloserve::cli

@@ -11,7 +11,8 @@
 #include "sloserve/policy/registry.h"
 
 namespace sloserve::cli {
-namespace {
+// Named, not anonymous: the unity build compiles the commands in one batch.
+namespace policies_cmd {
 
 const std::vector<FlagSpec> kFlags = {{"json", "", "print as JSON"},
                                       {"help", "", "show this help"}};
@@ -65,10 +66,11 @@ Status Run(const Args& args) {
   return OkStatus();
 }
 
-}  // namespace
+}  // namespace policies_cmd
 
 int PoliciesCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("policies", argv, kFlags, PrintHelp, Run);
+  return RunSubcommand("policies", argv, policies_cmd::kFlags, policies_cmd::PrintHelp,
+                       policies_cmd::Run);
 }
 
 }  // namespace sloserve::cli

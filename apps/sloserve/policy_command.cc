@@ -16,7 +16,8 @@
 
 namespace sloserve::cli {
 
-namespace {
+// Named, not anonymous: the unity build compiles the commands in one batch.
+namespace policy_cmd {
 
 const std::vector<FlagSpec> kFlags = {
     {"suite", "NAME", "profile suite (embedded name or path; default ramsis-image)"},
@@ -230,10 +231,10 @@ Status Run(const Args& a) {
   return InvalidArgumentError("expected: policy gen | policy show FILE | policy set FILE");
 }
 
-}  // namespace
+}  // namespace policy_cmd
 
 int PolicyCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("policy", argv, kFlags, PrintHelp, Run);
+  return RunSubcommand("policy", argv, policy_cmd::kFlags, policy_cmd::PrintHelp, policy_cmd::Run);
 }
 
 }  // namespace sloserve::cli

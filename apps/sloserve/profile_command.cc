@@ -13,15 +13,16 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "progress_bar.h"
-#include "torch_commands.h"
 #include "sloserve/mdp/synthetic.h"
 #include "sloserve/policy/planning/infadapter_capacity.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/load_latency_profile.h"
+#include "torch_commands.h"
 
 namespace sloserve::cli {
 
-namespace {
+// Named, not anonymous: the unity build compiles the commands in one batch.
+namespace profile_cmd {
 
 const std::vector<FlagSpec> kFlags = {
     {"hardware", "NAME", "hardware type (show: filter; load-latency: workers' type)"},
@@ -270,12 +271,13 @@ Status Run(const Args& a) {
   return OkStatus();
 }
 
-}  // namespace
+}  // namespace profile_cmd
 
 int ProfileCommand(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "measure")  // its own flags (torch_commands.cc)
     return ProfileMeasureCommand({argv.begin() + 1, argv.end()});
-  return RunSubcommand("profile", argv, kFlags, PrintHelp, Run);
+  return RunSubcommand("profile", argv, profile_cmd::kFlags, profile_cmd::PrintHelp,
+                       profile_cmd::Run);
 }
 
 }  // namespace sloserve::cli

@@ -10,7 +10,8 @@
 #include "sloserve/report/pivot.h"
 
 namespace sloserve::cli {
-namespace {
+// Named, not anonymous: the unity build compiles the commands in one batch.
+namespace report_cmd {
 
 const std::vector<FlagSpec> kFlags = {
     {"x", "KEY", "row field on the x axis (default load_qps)"},
@@ -126,10 +127,10 @@ Status Run(const Args& args) {
   return OkStatus();
 }
 
-}  // namespace
+}  // namespace report_cmd
 
 int ReportCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("report", argv, kFlags, PrintHelp, Run);
+  return RunSubcommand("report", argv, report_cmd::kFlags, report_cmd::PrintHelp, report_cmd::Run);
 }
 
 }  // namespace sloserve::cli

@@ -16,7 +16,8 @@
 #include "torch_commands.h"
 
 namespace sloserve::cli {
-namespace {
+// Named, not anonymous: the unity build compiles the commands in one batch.
+namespace serve_cmd {
 
 const std::vector<FlagSpec> kFlags = {
     {"set", "KEY=VALUE", "override a config key (e.g. workers=20; KEY= removes it)", true},
@@ -193,10 +194,10 @@ Status Run(const Args& args) {
   return OkStatus();
 }
 
-}  // namespace
+}  // namespace serve_cmd
 
 int ServeCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("serve", argv, kFlags, PrintHelp, Run);
+  return RunSubcommand("serve", argv, serve_cmd::kFlags, serve_cmd::PrintHelp, serve_cmd::Run);
 }
 
 }  // namespace sloserve::cli

@@ -15,7 +15,8 @@
 #include "sloserve/sim/sweep.h"
 
 namespace sloserve::cli {
-namespace {
+// Named, not anonymous: the unity build compiles the commands in one batch.
+namespace sim_cmd {
 
 const std::vector<FlagSpec> kFlags = {
     {"set", "KEY=VALUE", "override a config key; VALUE [a,b,c] sweeps it, KEY= removes it", true},
@@ -107,10 +108,10 @@ Status Run(const Args& args) {
   return OkStatus();
 }
 
-}  // namespace
+}  // namespace sim_cmd
 
 int SimCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("sim", argv, kFlags, PrintHelp, Run);
+  return RunSubcommand("sim", argv, sim_cmd::kFlags, sim_cmd::PrintHelp, sim_cmd::Run);
 }
 
 }  // namespace sloserve::cli

@@ -1,4 +1,6 @@
-// `sloserve profile measure` and the setup of `serve --model-repository` (issue 11).
+// The LibTorch plugin (libsloserve_torch.so, torch_plugin_api.h): `sloserve profile
+// measure`, the setup of `serve --model-repository` (issue 11) and the LSTM forecaster.
+// Loaded by the executable on first use (torch_plugin.cc).
 #include "torch_commands.h"
 
 #include <cstdio>
@@ -8,12 +10,14 @@
 #include <sstream>
 
 #include "cli_args.h"
+#include "git_revision.h"
 #include "sloserve/torch/lstm_forecaster.h"
 #include "sloserve/torch/model_repository.h"
 #include "sloserve/torch/profile_measure.h"
 #include "sloserve/torch/torch_executor.h"
+#include "torch_plugin_api.h"
 
-namespace sloserve::cli {
+namespace sloserve::cli::torch_plugin {
 namespace {
 
 const std::vector<FlagSpec> kMeasureFlags = {
@@ -158,10 +162,6 @@ Status CheckTorchCores(int total_cores, bool oversubscribe) {
                          [](const std::string& m) { std::fprintf(stderr, "%s\n", m.c_str()); });
 }
 
-}  // namespace sloserve::cli
-
-namespace sloserve::cli {
-
 Status PreloadTorchWorkers(const TorchServing& torch, const ProfileSuite& suite,
                            const std::vector<WorkerSpec>& workers) {
   auto* exec = dynamic_cast<TorchExecutor*>(*torch.executor);
@@ -190,8 +190,17 @@ Status PreloadTorchWorkers(const TorchServing& torch, const ProfileSuite& suite,
   return OkStatus();
 }
 
-void RegisterTorchForecasters() {
-  RegisterLstmForecaster();
-}
+}  // namespace sloserve::cli::torch_plugin
 
-}  // namespace sloserve::cli
+extern "C" const sloserve::cli::TorchPluginApi* sloserve_torch_plugin_v1() {
+  namespace p = sloserve::cli::torch_plugin;
+  static const sloserve::cli::TorchPluginApi api = {
+      .build = SLOSERVE_VERSION " " SLOSERVE_GIT_REVISION,
+      .profile_measure = p::ProfileMeasureCommand,
+      .prepare_serving = p::PrepareTorchServing,
+      .check_cores = p::CheckTorchCores,
+      .preload_workers = p::PreloadTorchWorkers,
+      .make_lstm_forecaster = sloserve::MakeLstmForecaster,
+  };
+  return &api;
+}

@@ -18,7 +18,8 @@
 #include "torch_commands.h"
 
 namespace sloserve::cli {
-namespace {
+// Named, not anonymous: the unity build compiles the commands in one batch.
+namespace worker_cmd {
 
 const std::vector<FlagSpec> kFlags = {
     {"listen", "HOST:PORT", "address to serve the worker protocol on (port 0 = any free port)"},
@@ -96,10 +97,10 @@ Status Run(const Args& args) {
   return OkStatus();
 }
 
-}  // namespace
+}  // namespace worker_cmd
 
 int WorkerCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("worker", argv, kFlags, PrintHelp, Run);
+  return RunSubcommand("worker", argv, worker_cmd::kFlags, worker_cmd::PrintHelp, worker_cmd::Run);
 }
 
 }  // namespace sloserve::cli

@@ -1,5 +1,5 @@
 #pragma once
-// A minimal HTTP/1.0 GET over a POSIX socket, for end-to-end tests that read a real
+// A minimal HTTP/1.0 GET or POST over a POSIX socket, for end-to-end tests that read a real
 // server's /metrics without linking an HTTP library. HTTP/1.0 without keep-alive makes
 // the server close the connection after the response, so the body ends at EOF.
 #include <arpa/inet.h>
@@ -13,8 +13,8 @@
 
 namespace sloserve::testing {
 
-// The response body of GET http://127.0.0.1:<port><target>; empty on any failure.
-inline std::string HttpGetBody(uint16_t port, const std::string& target) {
+// The response body of one HTTP/1.0 exchange with 127.0.0.1:<port>; empty on any failure.
+inline std::string HttpExchangeBody(uint16_t port, const std::string& request) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return "";
   timeval timeout{10, 0};  // never hang a test on a stuck server
@@ -26,7 +26,6 @@ inline std::string HttpGetBody(uint16_t port, const std::string& target) {
   inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
   std::string response;
   if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request = "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
     size_t written = 0;
     while (written < request.size()) {
       const ssize_t n = send(fd, request.data() + written, request.size() - written, 0);
@@ -41,6 +40,19 @@ inline std::string HttpGetBody(uint16_t port, const std::string& target) {
   close(fd);
   const size_t body = response.find("\r\n\r\n");
   return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+// The response body of GET http://127.0.0.1:<port><target>; empty on any failure.
+inline std::string HttpGetBody(uint16_t port, const std::string& target) {
+  return HttpExchangeBody(port, "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+}
+
+// The response body of a JSON POST; empty on any failure.
+inline std::string HttpPostBody(uint16_t port, const std::string& target, const std::string& body) {
+  return HttpExchangeBody(port, "POST " + target +
+                                    " HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: "
+                                    "application/json\r\nContent-Length: " +
+                                    std::to_string(body.size()) + "\r\n\r\n" + body);
 }
 
 }  // namespace sloserve::testing
