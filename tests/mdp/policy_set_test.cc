@@ -46,6 +46,25 @@ TEST(PolicySet, AdjacentAccuraciesDifferByAtMostTheStep) {
   EXPECT_EQ(SelectPolicy(*ps, 901), nullptr);
 }
 
+TEST(PolicySet, SameSetOnAnyThreadCount) {
+  // Each round's MDPs are built on worker threads, and the cross-load checks done in them
+  // (a new load's upper neighbour) are kept for later: the set must not depend on which
+  // thread built what, nor on the order the checks arrive in.
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  PolicySetOptions set;
+  set.min_qps = 20;
+  set.max_qps = 900;
+  set.accuracy_step = 0.005;
+  set.threads = 1;
+  auto one = GeneratePolicySet(suite, SmallOptions(), set);
+  set.threads = 3;
+  auto three = GeneratePolicySet(suite, SmallOptions(), set);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  ASSERT_TRUE(three.ok()) << three.status().ToString();
+  ASSERT_GE(one->size(), 3u);
+  EXPECT_EQ(WritePolicySetText("k", *one), WritePolicySetText("k", *three));
+}
+
 TEST(PolicySet, EachPolicyServesTheLoadsBelowItWithinTheStep) {
   // Online, loads in (lo, hi] use hi's policy. On profiles that are not monotone in the
   // batch size (ramsis-text) a policy for a higher load can do much worse at a lower one
