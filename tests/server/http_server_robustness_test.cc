@@ -344,6 +344,17 @@ TEST(HttpServerOptionsTest, MaxConnectionsIsRangeChecked) {
   EXPECT_NE(server.status().message().find("max_connections"), std::string::npos);
 }
 
+TEST(HttpServerOptionsTest, MmapThresholdIsRangeChecked) {
+  FakeBackend backend;
+  HttpServer::Options options;
+  options.mmap_threshold_bytes = size_t{64} << 20;
+  auto server = HttpServer::Create(options, &backend);
+  ASSERT_FALSE(server.ok());
+  EXPECT_NE(server.status().message().find("mmap_threshold_bytes"), std::string::npos);
+  options.mmap_threshold_bytes = 0;  // off
+  EXPECT_TRUE(HttpServer::Create(options, &backend).ok());
+}
+
 // ---- Slow clients and memory held by request bodies (issue 16 item 2) ----
 
 // A raw client socket that writes what the test says, when it says so (slow-loris).
@@ -448,6 +459,42 @@ TEST_F(HttpServerRobustnessTest, SlowLorisConnectionsAreClosedAndARealClientIsSe
   EXPECT_GE(server_->metrics().ReadTimeouts(), slow);
   // Closed without a response (a 408 would be read by nobody); the server stays usable.
   EXPECT_EQ(Get("/v2/health/live").status, 200);
+}
+
+// Stop() (issue 16 item 3): a request still being read when the server stops is read and
+// answered 503 "server is shutting down" with Retry-After, not cut off. A slow request
+// in flight keeps Stop() draining meanwhile.
+TEST_F(HttpServerRobustnessTest, RequestReadDuringStopGets503WithRetryAfter) {
+  FakeBackend::Options backend;
+  backend.delay = Millis(500);
+  StartServer(backend, {});
+  std::thread in_flight([&] { (void)HttpPost(port_, "/v2/models/image/infer", InferBody(1)); });
+  while (backend_->submitted() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  RawSocket reading(port_);
+  ASSERT_TRUE(reading.Send("GET /v2/health/live HTTP/1.1\r\nHost: x\r\n"));  // unfinished
+  while (server_->metrics().OpenConnections() < 2) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  std::thread stopper([&] { server_->Stop(); });
+  // Stopping once the listener is gone (Stop() closes it after it starts draining).
+  for (int i = 0; i < 500; ++i) {
+    TestHttpClient probe(Seconds(1));
+    if (!probe.Connect(port_).ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(reading.Send("\r\n"));
+  bool closed = false;
+  for (int i = 0; i < 500 && !closed; ++i) {
+    closed = reading.ClosedByServer();
+    if (!closed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  stopper.join();
+  in_flight.join();
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(StatusLine(reading.received()), "HTTP/1.1 503 Service Unavailable")
+      << reading.received();
+  EXPECT_NE(reading.received().find("Retry-After: 1\r\n"), std::string::npos) << reading.received();
+  EXPECT_NE(reading.received().find("server is shutting down"), std::string::npos);
 }
 
 // A keep-alive connection waits idle_timeout for its next request, then is closed.

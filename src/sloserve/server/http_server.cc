@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "sloserve/core/mutex.h"
+#include "sloserve/server/heap_release.h"
 #include "sloserve/server/json_limits.h"
 #include "sloserve/server/json_util.h"
 #include "sloserve/server/kserve_handler.h"
@@ -331,7 +332,7 @@ class Session : public std::enable_shared_from_this<Session> {
     linger_ = false;
     if (server_->draining.load()) {
       keep_alive_ = false;
-      return Write({503, ErrorJson("server is shutting down")});
+      return Write({503, ErrorJson("server is shutting down"), "application/json", nullptr, "1"});
     }
     head_ = req.method() == http::verb::head;
     const HttpMethod method = req.method() == http::verb::get    ? HttpMethod::kGet
@@ -596,6 +597,11 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
   if (options.max_connections < 1 || options.max_connections > 1'000'000) {
     return InvalidArgumentError("HttpServer: max_connections must be in [1, 1000000]");
   }
+  if (options.mmap_threshold_bytes > kMaxMmapThresholdBytes) {
+    return InvalidArgumentError("HttpServer: mmap_threshold_bytes must be 0 (off) or at most " +
+                                std::to_string(kMaxMmapThresholdBytes) + ", got " +
+                                std::to_string(options.mmap_threshold_bytes));
+  }
   if (options.max_body_bytes == 0) {
     return InvalidArgumentError("HttpServer: max_body_bytes must be > 0");
   }
@@ -646,6 +652,7 @@ StatusOr<uint16_t> HttpServer::Start() {
   s.accept_timer.emplace(s.acceptor->get_executor());
   s.work.emplace(asio::make_work_guard(*s.ioc));
   s.parse_pool.emplace(1);
+  if (s.options.mmap_threshold_bytes > 0) ReturnLargeBlocksToOs(s.options.mmap_threshold_bytes);
   s.started = true;
   s.DoAccept();
   {

@@ -57,6 +57,11 @@ class HttpServer {
     // Open connections beyond this get 503 (+ Retry-After) and are closed, so clients
     // holding connections open cannot exhaust the process's file descriptors.
     size_t max_connections = 10000;
+    // Start() fixes glibc's mmap threshold here (process-wide, heap_release.h), so request
+    // bodies, their tensors and parse buffers of this size or more go back to the OS when
+    // freed instead of staying in the heap after a burst. 0 = leave the allocator alone.
+    // (The LibTorch executor sets its own at its first batch: it keeps memory on purpose.)
+    size_t mmap_threshold_bytes = size_t{1} << 20;
     // Set: one JSON line per inference request with its id (serve --log-format json).
     std::function<void(const std::string&)> access_log;
     // Per-request histograms and counters shared with other frontends of the backend (the

@@ -119,7 +119,6 @@ struct TorchExecutor::Impl {
     for (size_t v = 0; v < suite->variants().size(); ++v)
       by_variant[v] = repo->FindVariant(suite->variants()[v].name);
     SetInteropThreadsOnce();
-    KeepFreedMemoryOnce();
   }
 
   TimePoint Now() const { return options.clock->Now(); }
@@ -195,6 +194,9 @@ struct TorchExecutor::Impl {
   }
 
   ActionResult Handle(Worker* w, const RunBatch& a, const Job& job) {
+    // At the first batch, not at construction: the HTTP server, started after the
+    // executor is made, sets a low threshold of its own (server/heap_release.h).
+    KeepFreedMemoryOnce();
     ActionResult r = Begin(a);
     if (r.begin > a.latest_start) {
       r.status = Status(StatusCode::kDeadlineExceeded, "batch could not start by its latest start");
