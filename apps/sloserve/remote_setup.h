@@ -10,16 +10,23 @@
 #include "sloserve/core/status.h"
 #include "sloserve/engine/worker_protocol.h"
 #include "sloserve/profile/profile.h"
+#include "sloserve/remote/kserve_executor.h"
+#include "sloserve/remote/remote_executor.h"
 
 namespace sloserve::cli {
 
-// "host:port,host:port" -> the addresses; errors name the bad one.
-StatusOr<std::vector<std::string>> ParseRemoteWorkers(const std::string& text);
+// "host:port,host:port" -> the addresses; errors name the bad one and the config `key`.
+StatusOr<std::vector<std::string>> ParseRemoteWorkers(
+    const std::string& text, const std::string& key = "server.remote_workers");
 
-// The runtime's executor factory: a RemoteExecutor over `addresses`, connected (every
-// worker answered with the same suite) before it is returned; when connecting fails, the
-// error goes to `*connected` (the caller refuses to serve).
+// The runtime's executor factory: a RemoteExecutor over `options.addresses`, connected
+// (every worker answered with the same suite) before it is returned; when connecting
+// fails, the error goes to `*connected` (the caller refuses to serve).
 std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>
-RemoteExecutorFactory(std::vector<std::string> addresses, std::shared_ptr<Status> connected);
+RemoteExecutorFactory(RemoteExecutorOptions options, std::shared_ptr<Status> connected);
+
+// The runtime's executor factory for KServe v2 gRPC servers as workers.
+std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>
+KServeExecutorFactory(KServeExecutorOptions options);
 
 }  // namespace sloserve::cli

@@ -80,7 +80,10 @@ StatusOr<ServeSetup> BuildServeSetup(
         "server.drain_s",     "server.idle_timeout_s", "server.header_timeout_s",
         "server.body_timeout_s", "server.min_body_rate_kib", "server.inflight_body_mb",
         "server.grpc_port",   "server.grpc_threads", "server.grpc_max_in_flight",
-        "server.remote_workers"};
+        "server.remote_workers", "server.remote_health_interval_ms",
+        "server.remote_health_timeout_ms", "server.remote_failures_to_down",
+        "server.remote_call_timeout_ms", "server.remote_connect_timeout_s",
+        "server.remote_reconnect_backoff_ms", "server.kserve_workers", "server.kserve_model"};
     // clang-format on
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
@@ -120,13 +123,58 @@ StatusOr<ServeSetup> BuildServeSetup(
   }
   // Remote workers (docs/remote-workers.md): one engine worker per `sloserve worker`.
   auto connected = std::make_shared<Status>();
-  if (auto it = f.find("server.remote_workers"); it != f.end() && !it->second.empty()) {
-    ASSIGN_OR_RETURN(std::vector<std::string> addresses, ParseRemoteWorkers(it->second));
-    ro.deployment.workers = static_cast<int>(addresses.size());
-    ro.make_executor = RemoteExecutorFactory(std::move(addresses), connected);
+  const auto remote = f.find("server.remote_workers");
+  const auto kserve = f.find("server.kserve_workers");
+  const bool has_remote = remote != f.end() && !remote->second.empty();
+  const bool has_kserve = kserve != f.end() && !kserve->second.empty();
+  if (has_remote && has_kserve) {
+    return InvalidArgumentError(
+        "server.remote_workers and server.kserve_workers: use one kind of worker");
+  }
+  if (has_remote) {
+    RemoteExecutorOptions options;
+    ASSIGN_OR_RETURN(options.addresses, ParseRemoteWorkers(remote->second));
+    // Timing (docs/remote-workers.md "Failures"); each range-checked with its key.
+    ASSIGN_OR_RETURN(double interval_ms,
+                     ServerNumber(f, "server.remote_health_interval_ms", 200, 10, 60000));
+    options.health_interval = MillisF(interval_ms);
+    ASSIGN_OR_RETURN(double health_ms,
+                     ServerNumber(f, "server.remote_health_timeout_ms", 500, 10, 60000));
+    options.health_timeout = MillisF(health_ms);
+    ASSIGN_OR_RETURN(double failures,
+                     ServerNumber(f, "server.remote_failures_to_down", 2, 1, 100, true));
+    options.failures_to_down = static_cast<int>(failures);
+    ASSIGN_OR_RETURN(double call_ms,
+                     ServerNumber(f, "server.remote_call_timeout_ms", 5000, 1, 3600000));
+    options.action_timeout = MillisF(call_ms);
+    ASSIGN_OR_RETURN(double connect_s,
+                     ServerNumber(f, "server.remote_connect_timeout_s", 30, 0.1, 3600));
+    options.connect_timeout = SecondsF(connect_s);
+    ASSIGN_OR_RETURN(double backoff_ms,
+                     ServerNumber(f, "server.remote_reconnect_backoff_ms", 1000, 10, 600000));
+    options.reconnect_backoff = MillisF(backoff_ms);
+    ro.deployment.workers = static_cast<int>(options.addresses.size());
+    ro.make_executor = RemoteExecutorFactory(std::move(options), connected);
+  } else if (has_kserve) {
+    // Any KServe v2 gRPC server as a worker: one ModelInfer per batch.
+    KServeExecutorOptions options;
+    ASSIGN_OR_RETURN(options.addresses,
+                     ParseRemoteWorkers(kserve->second, "server.kserve_workers"));
+    if (auto model = f.find("server.kserve_model"); model != f.end()) options.model = model->second;
+    ASSIGN_OR_RETURN(double call_ms,
+                     ServerNumber(f, "server.remote_call_timeout_ms", 5000, 1, 3600000));
+    options.call_timeout = MillisF(call_ms);
+    ro.deployment.workers = static_cast<int>(options.addresses.size());
+    ro.make_executor = KServeExecutorFactory(std::move(options));
   }
   ASSIGN_OR_RETURN(setup.runtime, EngineRuntime::Create(setup.suite.get(), ro));
   RETURN_IF_ERROR(*connected);
+  // One set of request histograms and counters for both frontends: /metrics and the
+  // statistics extension count gRPC requests like HTTP ones.
+  std::vector<std::string> models;
+  for (const TaskInfo& t : setup.runtime->Tasks()) models.push_back(t.name);
+  setup.http.request_metrics = std::make_shared<RequestMetrics>(std::move(models));
+  setup.grpc.request_metrics = setup.http.request_metrics;
 
   auto host = f.find("server.host");
   if (host != f.end()) setup.http.host = host->second;

@@ -102,6 +102,14 @@ uint16_t GrpcServeTest::grpc_port_ = 0;
 uint16_t GrpcServeTest::http_port_ = 0;
 std::string GrpcServeTest::input_name_;
 
+// A counter of the HTTP /metrics text (the one with exactly these labels); -1 if absent.
+long MetricValue(uint16_t http_port, const std::string& series) {
+  const std::string m = testing::HttpGetBody(http_port, "/metrics");
+  const std::string key = "\n" + series + " ";
+  const size_t at = m.find(key);
+  return at == std::string::npos ? -1L : std::stol(m.substr(at + key.size()));
+}
+
 TEST_F(GrpcServeTest, HealthAndMetadata) {
   inference::ServerLiveResponse live;
   ASSERT_TRUE(stub_->ServerLive(Deadline().get(), {}, &live).ok());
@@ -285,17 +293,39 @@ TEST_F(GrpcServeTest, OneEngineBehindHttpAndGrpc) {
   };
   const long before = arrived();
   ASSERT_GE(before, 0);
+  // ... and the frontends' request histograms and outcome counters count gRPC requests
+  // like HTTP ones (one RequestMetrics behind both ports).
+  const std::string met =
+      "sloserve_requests_total{model=\"image\",outcome=\"met\",reason=\"none\"}";
+  const std::string late =
+      "sloserve_requests_total{model=\"image\",outcome=\"late\",reason=\"late\"}";
+  const std::string invalid =
+      "sloserve_requests_total{model=\"image\",outcome=\"invalid\",reason=\"bad_request\"}";
+  auto answered = [&] { return MetricValue(http_port_, met) + MetricValue(http_port_, late); };
+  const long answered_before = answered();
+  const long invalid_before = MetricValue(http_port_, invalid);
+  const std::string stats_before = testing::HttpGetBody(http_port_, "/v2/models/image/stats");
   inference::ModelInferResponse resp;
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(Infer(Request(1), &resp).ok());
+  inference::ModelInferRequest bad = Request(1);
+  bad.mutable_inputs(0)->set_datatype("INT8");
+  EXPECT_EQ(Infer(bad, &resp).error_code(), ::grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(arrived() - before, 5);
-}
-
-// A counter of the HTTP /metrics text (the one with exactly these labels); -1 if absent.
-long MetricValue(uint16_t http_port, const std::string& series) {
-  const std::string m = testing::HttpGetBody(http_port, "/metrics");
-  const std::string key = "\n" + series + " ";
-  const size_t at = m.find(key);
-  return at == std::string::npos ? -1L : std::stol(m.substr(at + key.size()));
+  EXPECT_EQ(answered() - answered_before, 5);
+  EXPECT_EQ(MetricValue(http_port_, invalid) - invalid_before, 1);
+  const std::string m = testing::HttpGetBody(http_port_, "/metrics");
+  EXPECT_NE(m.find("sloserve_request_duration_seconds_count{model=\"image\",variant=\""
+                   "efficientnet_b0\""),
+            std::string::npos)
+      << m;
+  // Triton's statistics extension counts them too.
+  const auto successes = [](const std::string& body) {
+    return nlohmann::json::parse(body)["model_stats"][0]["inference_stats"]["success"]["count"]
+        .get<long>();
+  };
+  EXPECT_EQ(successes(testing::HttpGetBody(http_port_, "/v2/models/image/stats")) -
+                successes(stats_before),
+            5);
 }
 
 TEST_F(GrpcServeTest, RepositoryUnloadAndLoad) {

@@ -81,9 +81,13 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
   auto w0 = StartWorker(config, p0);
   auto w1 = StartWorker(config, p1);
   const uint16_t grpc_port = testing::FreeTcpPort();
+  // Health checks every 100 ms (the default is 200), reconnection attempts at most 500 ms
+  // apart: the timing options (docs/remote-workers.md) reach the executor.
   Subprocess serve({kBin, "serve", config, "--port", "0", "--grpc-port", std::to_string(grpc_port),
                     "--remote-worker", "127.0.0.1:" + std::to_string(p0), "--remote-worker",
-                    "127.0.0.1:" + std::to_string(p1), "--duration", "120"});
+                    "127.0.0.1:" + std::to_string(p1), "--duration", "120", "--set",
+                    "server.remote_health_interval_ms=100", "--set",
+                    "server.remote_reconnect_backoff_ms=500"});
   ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << serve.err();
   const std::string log = serve.err();
   const size_t at = log.find("http://127.0.0.1:");
@@ -193,6 +197,27 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
   }
   EXPECT_GT(workers["w1"], 0);
   EXPECT_GT(workers["w0"], 0);
+
+  // The model repository drives the remote workers' lifecycle: unloading sends each an
+  // UnloadVariant, loading a LoadVariant again (counted by the controller per variant).
+  const std::string loads = "sloserve_variant_loads_total{variant=\"resnet18\"}";
+  const int64_t loads_before = std::max<int64_t>(0, Metric(http_port, loads));
+  inference::RepositoryModelUnloadRequest unload;
+  unload.set_model_name("image");
+  inference::RepositoryModelUnloadResponse unloaded;
+  ::grpc::Status s = stub->RepositoryModelUnload(testing::Deadline().get(), unload, &unloaded);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  inference::ModelInferResponse resp;
+  EXPECT_EQ(stub->ModelInfer(testing::Deadline().get(), calls.front()->req, &resp).error_code(),
+            ::grpc::StatusCode::FAILED_PRECONDITION);
+  inference::RepositoryModelLoadRequest load;
+  load.set_model_name("image");
+  inference::RepositoryModelLoadResponse loaded;
+  s = stub->RepositoryModelLoad(testing::Deadline().get(), load, &loaded);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_GE(Metric(http_port, loads) - loads_before, 2);  // on both workers
+  s = stub->ModelInfer(testing::Deadline().get(), calls.front()->req, &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
   serve.Signal(SIGTERM);
   const int exit_code = serve.Wait().exit_code;
 #if defined(__SANITIZE_ADDRESS__)
@@ -202,6 +227,24 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
 #else
   EXPECT_EQ(exit_code, 0);
 #endif
+}
+
+TEST(RemoteWorkerE2E, TimingOptionsAreRangeChecked) {
+  testing::ScopedTempDir dir("remote-options");
+  const std::string config = WriteConfig(dir);
+  // Refused before any worker is contacted (none listens on port 1), naming key and range.
+  for (const auto& [set, range] : std::vector<std::pair<std::string, std::string>>{
+           {"server.remote_health_interval_ms=0", "10..60000"},
+           {"server.remote_failures_to_down=0", "1..100"},
+           {"server.remote_reconnect_backoff_ms=5", "10..600000"}}) {
+    Subprocess serve(
+        {kBin, "serve", config, "--port", "0", "--remote-worker", "127.0.0.1:1", "--set", set});
+    const int exit_code = serve.Wait().exit_code;
+    EXPECT_NE(exit_code, 0) << set;
+    const std::string key = set.substr(0, set.find('='));
+    EXPECT_NE(serve.err().find(key), std::string::npos) << serve.err();
+    EXPECT_NE(serve.err().find(range), std::string::npos) << serve.err();
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
@@ -222,11 +223,14 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
   ::grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
   args.SetMaxSendMessageSize(64 << 20);
-  // Reconnect to a restarted worker within a second (gRPC's default backoff grows to
-  // minutes, which would keep a healthy worker out long after it is back).
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // Reconnect to a restarted worker within reconnect_backoff (gRPC's default backoff grows
+  // to minutes, which would keep a healthy worker out long after it is back).
+  const int max_backoff_ms = static_cast<int>(
+      std::clamp<double>(ToMillis(impl_->options.reconnect_backoff), 1, 3'600'000));
+  const int min_backoff_ms = std::min(100, max_backoff_ms);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, min_backoff_ms);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, min_backoff_ms);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_backoff_ms);
   for (const std::string& address : impl_->options.addresses) {
     Impl::Worker w;
     w.address = address;

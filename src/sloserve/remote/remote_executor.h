@@ -31,8 +31,12 @@ struct RemoteExecutorOptions {
   Duration health_interval = Millis(200);
   Duration health_timeout = Millis(500);
   int failures_to_down = 2;
-  Duration action_timeout = Seconds(5);    // beyond the action's expected duration
+  Duration action_timeout = Seconds(5);    // beyond the action's expected duration x 2
   Duration connect_timeout = Seconds(30);  // Connect(): how long to wait for every worker
+  // The longest wait between reconnection attempts to a lost worker (gRPC's own default
+  // grows to minutes, which would keep a restarted worker out long after it is back);
+  // attempts start at min(100 ms, this).
+  Duration reconnect_backoff = Seconds(1);
   // Down/up transitions and other news (default: stderr).
   std::function<void(const std::string&)> log;
 };

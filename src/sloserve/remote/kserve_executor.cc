@@ -1,0 +1,245 @@
+#include "sloserve/remote/kserve_executor.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <unordered_map>
+
+#include "sloserve/engine/clock.h"
+#include "sloserve/grpc/tensor_contents.h"
+#include "sloserve/proto/grpc_service.grpc.pb.h"
+
+namespace sloserve {
+
+// Named, not anonymous: KServeExecutor::Impl (external linkage) holds it, which GCC's
+// -Wsubobject-linkage refuses in a unity build.
+namespace kserve_internal {
+
+// One action's call: owned by the executor from Send until its callback has posted.
+struct KServeCall {
+  ::grpc::ClientContext ctx;
+  inference::ModelInferRequest infer;
+  inference::ModelInferResponse infer_reply;
+  inference::ModelReadyRequest ready;
+  inference::ModelReadyResponse ready_reply;
+  ActionId id = 0;
+  WorkerId worker = 0;
+  bool is_run = false;
+  std::vector<int32_t> rows;  // each query's rows, in launch order
+  TimePoint sent{};
+};
+
+}  // namespace kserve_internal
+using kserve_internal::KServeCall;
+
+struct KServeExecutor::Impl {
+  const ProfileSuite* suite;
+  PayloadStore* payloads;
+  KServeExecutorOptions options;
+  SteadyClock clock;
+  std::vector<std::unique_ptr<inference::GRPCInferenceService::Stub>> stubs;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::unordered_map<ActionId, KServeCall*> in_flight;
+
+  std::string ModelOf(VariantId v) const {
+    return options.model.empty() ? suite->variants()[v].name : options.model;
+  }
+
+  // The batch's inputs stacked along the batch dimension into one raw input.
+  Status BuildInfer(const RunBatch& run, KServeCall* call) {
+    inference::ModelInferRequest& req = call->infer;
+    req.set_model_name(ModelOf(run.variant));
+    std::string* raw = req.add_raw_input_contents();
+    inference::ModelInferRequest::InferInputTensor* input = nullptr;
+    int64_t rows = 0;
+    for (const Query& q : run.queries) {
+      const auto set = q.payload != 0 ? payloads->Get(q.payload) : nullptr;
+      if (!set || set->size() != 1) {
+        return InvalidArgumentError("query " + std::to_string(q.id) +
+                                    " has no single input tensor to send to the KServe server");
+      }
+      const Tensor& t = set->front();
+      if (t.shape.empty() || t.shape[0] != q.size) {
+        return InvalidArgumentError("query " + std::to_string(q.id) + "'s input '" + t.name +
+                                    "' does not have its " + std::to_string(q.size) +
+                                    " rows in dimension 0");
+      }
+      if (input == nullptr) {
+        input = req.add_inputs();
+        input->set_name(t.name);
+        input->set_datatype(t.datatype);
+        for (int64_t d : t.shape) input->add_shape(d);
+      } else if (t.name != input->name() || t.datatype != input->datatype() ||
+                 !std::equal(t.shape.begin() + 1, t.shape.end(), input->shape().begin() + 1,
+                             input->shape().end())) {
+        return InvalidArgumentError("the batch's inputs differ in name, datatype or shape");
+      }
+      raw->append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
+      rows += q.size;
+      call->rows.push_back(q.size);
+    }
+    if (input == nullptr) return InvalidArgumentError("empty batch");
+    input->set_shape(0, rows);
+    return OkStatus();
+  }
+
+  // The answer's outputs split back by rows: one output set per query.
+  Status SplitOutputs(const KServeCall& call, ActionResult* r) {
+    const inference::ModelInferResponse& resp = call.infer_reply;
+    int64_t total = 0;
+    for (int32_t n : call.rows) total += n;
+    std::vector<TensorSet> per_query(call.rows.size());
+    for (int i = 0; i < resp.outputs_size(); ++i) {
+      const auto& out = resp.outputs(i);
+      const std::vector<int64_t> shape(out.shape().begin(), out.shape().end());
+      const int64_t elements = grpc_protocol::ElementCount(shape);
+      if (shape.empty() || shape[0] != total || elements < 0) {
+        return InternalError("the KServe server's output '" + out.name() + "' does not have the " +
+                             std::to_string(total) + " rows of the batch in dimension 0");
+      }
+      if (DatatypeSize(out.datatype()) == 0) {
+        return InternalError("output '" + out.name() + "' of datatype '" + out.datatype() +
+                             "' cannot be split by rows (variable-size elements)");
+      }
+      StatusOr<std::vector<uint8_t>> bytes =
+          i < resp.raw_output_contents_size()
+              ? grpc_protocol::BytesFromRaw(resp.raw_output_contents(i), out.datatype(), elements,
+                                            out.name())
+              : grpc_protocol::BytesFromContents(out.contents(), out.datatype(), elements,
+                                                 out.name());
+      if (!bytes.ok()) return InternalError("the KServe server's " + bytes.status().message());
+      const size_t row_bytes = total > 0 ? bytes->size() / static_cast<size_t>(total) : 0;
+      size_t at = 0;
+      for (size_t q = 0; q < call.rows.size(); ++q) {
+        Tensor t;
+        t.name = out.name();
+        t.datatype = out.datatype();
+        t.shape = shape;
+        t.shape[0] = call.rows[q];
+        const size_t n = row_bytes * static_cast<size_t>(call.rows[q]);
+        t.data.assign(bytes->begin() + static_cast<std::ptrdiff_t>(at),
+                      bytes->begin() + static_cast<std::ptrdiff_t>(at + n));
+        at += n;
+        per_query[q].push_back(std::move(t));
+      }
+    }
+    for (TensorSet& set : per_query) {
+      auto handle = payloads->Put(std::move(set));
+      if (!handle.ok()) {
+        for (PayloadHandle h : r->outputs) payloads->Release(h);
+        r->outputs.clear();
+        return handle.status();
+      }
+      r->outputs.push_back(*handle);
+    }
+    return OkStatus();
+  }
+
+  // Every call's callback: the action's result, posted once.
+  void Finish(KServeCall* call, const ::grpc::Status& status, ResultSink* sink) {
+    ActionResult r;
+    r.id = call->id;
+    r.worker = call->worker;
+    r.begin = call->sent;
+    r.end = clock.Now();
+    const std::string where = "KServe server " + options.addresses[call->worker];
+    if (!status.ok()) {
+      r.status = UnavailableError(where + ": " + status.error_message());
+    } else if (call->is_run) {
+      r.status = SplitOutputs(*call, &r);
+    } else if (!call->ready_reply.ready()) {
+      r.status =
+          FailedPreconditionError(where + ": model '" + call->ready.name() + "' is not ready");
+    }
+    sink->Post(std::move(r));
+    // Retired last, under the lock the destructor waits on: once it sees no call in
+    // flight, no callback touches the executor any more.
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      in_flight.erase(call->id);
+      cv.notify_all();
+    }
+    delete call;
+  }
+};
+
+KServeExecutor::KServeExecutor(const ProfileSuite* suite, PayloadStore* payloads,
+                               KServeExecutorOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->suite = suite;
+  impl_->payloads = payloads;
+  impl_->options = std::move(options);
+  ::grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetMaxSendMessageSize(64 << 20);
+  for (const std::string& address : impl_->options.addresses) {
+    impl_->stubs.push_back(inference::GRPCInferenceService::NewStub(
+        ::grpc::CreateCustomChannel(address, ::grpc::InsecureChannelCredentials(), args)));
+  }
+}
+
+KServeExecutor::~KServeExecutor() {
+  Impl& m = *impl_;
+  std::unique_lock<std::mutex> lock(m.mu);
+  for (auto& [id, call] : m.in_flight) call->ctx.TryCancel();
+  m.cv.wait(lock, [&m] { return m.in_flight.empty(); });
+}
+
+Duration KServeExecutor::Send(const WorkerAction& action) {
+  Impl& m = *impl_;
+  const WorkerId w = std::visit([](const auto& a) { return a.worker; }, action);
+  ActionResult now_result;
+  now_result.id = IdOf(action);
+  now_result.worker = w;
+  now_result.begin = now_result.end = m.clock.Now();
+  if (w >= m.stubs.size()) {
+    now_result.status =
+        InvalidArgumentError("no KServe server for worker w" + std::to_string(w) + " (" +
+                             std::to_string(m.stubs.size()) + " configured)");
+    sink_->Post(std::move(now_result));
+    return Duration(0);
+  }
+  if (std::holds_alternative<UnloadVariant>(action)) {
+    sink_->Post(std::move(now_result));  // the server manages its own models
+    return Duration(0);
+  }
+  auto* call = new KServeCall;
+  call->id = IdOf(action);
+  call->worker = w;
+  call->sent = now_result.begin;
+  Duration expected{};
+  if (const auto* run = std::get_if<RunBatch>(&action)) {
+    call->is_run = true;
+    expected = run->expected;
+    if (Status s = m.BuildInfer(*run, call); !s.ok()) {
+      delete call;
+      now_result.status = s;
+      sink_->Post(std::move(now_result));
+      return Duration(0);
+    }
+  } else {
+    const auto& load = std::get<LoadVariant>(action);
+    expected = load.expected;
+    call->ready.set_name(m.ModelOf(load.variant));
+  }
+  call->ctx.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                             std::max(expected, Duration(0)) * 2 + m.options.call_timeout));
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.in_flight.emplace(call->id, call);
+  }
+  auto done = [&m, call, sink = sink_](::grpc::Status s) { m.Finish(call, s, sink); };
+  if (call->is_run) {
+    m.stubs[w]->async()->ModelInfer(&call->ctx, &call->infer, &call->infer_reply, std::move(done));
+  } else {
+    m.stubs[w]->async()->ModelReady(&call->ctx, &call->ready, &call->ready_reply, std::move(done));
+  }
+  return Duration(0);
+}
+
+}  // namespace sloserve

@@ -1,0 +1,44 @@
+#pragma once
+// Any KServe v2 (Open Inference Protocol) gRPC server as the workers of `sloserve serve`
+// (docs/remote-workers.md, "KServe v2 servers as workers"): engine worker i is the server
+// at addresses[i], and each RunBatch is ONE ModelInfer whose input is the batch's queries'
+// inputs stacked along the batch dimension (rows in launch order, raw little-endian
+// bytes); the answer's outputs are split back by rows, one output set per query. So a
+// Triton or KServe model server (or another `sloserve serve`) executes the batches the
+// engine forms. LoadVariant asks the server whether the model is ready (ModelReady; not
+// ready = a failed load) and UnloadVariant succeeds at once: the server manages its own
+// models. A failed call fails its action (the engine re-queues the batch's queries once,
+// then drops them as executor_error); every call has a deadline.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sloserve/core/payload_store.h"
+#include "sloserve/engine/worker_protocol.h"
+#include "sloserve/profile/profile.h"
+
+namespace sloserve {
+
+struct KServeExecutorOptions {
+  std::vector<std::string> addresses;  // one per engine worker, in WorkerId order
+  // The server's model for every variant; empty = the variant's name (a server with one
+  // model per variant, e.g. Triton with resnet18 and resnet50).
+  std::string model;
+  Duration call_timeout = Seconds(5);  // beyond the action's expected duration x 2
+};
+
+class KServeExecutor : public WorkerExecutor {
+ public:
+  // `suite` and `payloads` must outlive the executor.
+  KServeExecutor(const ProfileSuite* suite, PayloadStore* payloads, KServeExecutorOptions options);
+  // Cancels the calls in flight and waits until their results are posted.
+  ~KServeExecutor() override;
+
+  Duration Send(const WorkerAction& action) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sloserve
