@@ -131,10 +131,14 @@ StatusOr<ServeSetup> BuildServeSetup(
     return InvalidArgumentError(
         "server.remote_workers and server.kserve_workers: use one kind of worker");
   }
+  // Timing (docs/remote-workers.md "Timing options"); each range-checked with its key.
+  ASSIGN_OR_RETURN(double call_ms,
+                   ServerNumber(f, "server.remote_call_timeout_ms", 5000, 1, 3600000));
+  ASSIGN_OR_RETURN(double backoff_ms,
+                   ServerNumber(f, "server.remote_reconnect_backoff_ms", 1000, 10, 600000));
   if (has_remote) {
     RemoteExecutorOptions options;
     ASSIGN_OR_RETURN(options.addresses, ParseRemoteWorkers(remote->second));
-    // Timing (docs/remote-workers.md "Failures"); each range-checked with its key.
     ASSIGN_OR_RETURN(double interval_ms,
                      ServerNumber(f, "server.remote_health_interval_ms", 200, 10, 60000));
     options.health_interval = MillisF(interval_ms);
@@ -144,14 +148,10 @@ StatusOr<ServeSetup> BuildServeSetup(
     ASSIGN_OR_RETURN(double failures,
                      ServerNumber(f, "server.remote_failures_to_down", 2, 1, 100, true));
     options.failures_to_down = static_cast<int>(failures);
-    ASSIGN_OR_RETURN(double call_ms,
-                     ServerNumber(f, "server.remote_call_timeout_ms", 5000, 1, 3600000));
-    options.action_timeout = MillisF(call_ms);
     ASSIGN_OR_RETURN(double connect_s,
                      ServerNumber(f, "server.remote_connect_timeout_s", 30, 0.1, 3600));
     options.connect_timeout = SecondsF(connect_s);
-    ASSIGN_OR_RETURN(double backoff_ms,
-                     ServerNumber(f, "server.remote_reconnect_backoff_ms", 1000, 10, 600000));
+    options.action_timeout = MillisF(call_ms);
     options.reconnect_backoff = MillisF(backoff_ms);
     ro.deployment.workers = static_cast<int>(options.addresses.size());
     ro.make_executor = RemoteExecutorFactory(std::move(options), connected);
@@ -161,9 +161,8 @@ StatusOr<ServeSetup> BuildServeSetup(
     ASSIGN_OR_RETURN(options.addresses,
                      ParseRemoteWorkers(kserve->second, "server.kserve_workers"));
     if (auto model = f.find("server.kserve_model"); model != f.end()) options.model = model->second;
-    ASSIGN_OR_RETURN(double call_ms,
-                     ServerNumber(f, "server.remote_call_timeout_ms", 5000, 1, 3600000));
     options.call_timeout = MillisF(call_ms);
+    options.reconnect_backoff = MillisF(backoff_ms);
     ro.deployment.workers = static_cast<int>(options.addresses.size());
     ro.make_executor = KServeExecutorFactory(std::move(options));
   }

@@ -31,6 +31,7 @@ namespace {
 
 using inference::GRPCInferenceService;
 using testing::Deadline;
+using testing::MetricValue;
 using testing::Subprocess;
 
 const std::string kBin = SLOSERVE_BINARY;
@@ -101,14 +102,6 @@ GRPCInferenceService::Stub* GrpcServeTest::stub_ = nullptr;
 uint16_t GrpcServeTest::grpc_port_ = 0;
 uint16_t GrpcServeTest::http_port_ = 0;
 std::string GrpcServeTest::input_name_;
-
-// A counter of the HTTP /metrics text (the one with exactly these labels); -1 if absent.
-long MetricValue(uint16_t http_port, const std::string& series) {
-  const std::string m = testing::HttpGetBody(http_port, "/metrics");
-  const std::string key = "\n" + series + " ";
-  const size_t at = m.find(key);
-  return at == std::string::npos ? -1L : std::stol(m.substr(at + key.size()));
-}
 
 TEST_F(GrpcServeTest, HealthAndMetadata) {
   inference::ServerLiveResponse live;
@@ -285,13 +278,8 @@ TEST_F(GrpcServeTest, ShedIsResourceExhausted) {
 
 TEST_F(GrpcServeTest, OneEngineBehindHttpAndGrpc) {
   // Every ModelInfer reaches the engine HTTP feeds: its arrivals counter grows by them.
-  auto arrived = [] {
-    const std::string m = testing::HttpGetBody(http_port_, "/metrics");
-    const std::string key = "\nsloserve_queries_arrived_total ";
-    const size_t at = m.find(key);
-    return at == std::string::npos ? -1L : std::stol(m.substr(at + key.size()));
-  };
-  const long before = arrived();
+  auto arrived = [] { return MetricValue(http_port_, "sloserve_queries_arrived_total"); };
+  const int64_t before = arrived();
   ASSERT_GE(before, 0);
   // ... and the frontends' request histograms and outcome counters count gRPC requests
   // like HTTP ones (one RequestMetrics behind both ports).
@@ -302,8 +290,8 @@ TEST_F(GrpcServeTest, OneEngineBehindHttpAndGrpc) {
   const std::string invalid =
       "sloserve_requests_total{model=\"image\",outcome=\"invalid\",reason=\"bad_request\"}";
   auto answered = [&] { return MetricValue(http_port_, met) + MetricValue(http_port_, late); };
-  const long answered_before = answered();
-  const long invalid_before = MetricValue(http_port_, invalid);
+  const int64_t answered_before = answered();
+  const int64_t invalid_before = MetricValue(http_port_, invalid);
   const std::string stats_before = testing::HttpGetBody(http_port_, "/v2/models/image/stats");
   inference::ModelInferResponse resp;
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(Infer(Request(1), &resp).ok());
@@ -344,7 +332,7 @@ TEST_F(GrpcServeTest, RepositoryUnloadAndLoad) {
     return resp.models_size() == 1 ? resp.models(0).state() : std::string("none");
   };
   const std::string loads = "sloserve_variant_loads_total{variant=\"efficientnet_b0\"}";
-  const long loads_before = std::max(0L, MetricValue(http_port_, loads));
+  const int64_t loads_before = std::max<int64_t>(0, MetricValue(http_port_, loads));
   ASSERT_TRUE(ready());
   EXPECT_EQ(index_state(false), "READY");
 

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers of the gRPC tests: a free TCP port on 127.0.0.1 for a server that takes its
-// port on the command line (gRPC's 0 means "off" in sloserve), and a channel to it.
+// port on the command line (gRPC's 0 means "off" in sloserve), a channel to it, and a
+// value of its HTTP /metrics.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -9,9 +10,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include "support/http_get.h"
 
 namespace sloserve::testing {
 
@@ -43,6 +47,15 @@ inline std::unique_ptr<::grpc::ClientContext> Deadline(
   auto ctx = std::make_unique<::grpc::ClientContext>();
   ctx->set_deadline(std::chrono::system_clock::now() + s);
   return ctx;
+}
+
+// A whole-number series of the /metrics text of the server on `http_port` (the line with
+// exactly these labels); -1 if absent.
+inline int64_t MetricValue(uint16_t http_port, const std::string& series) {
+  const std::string m = HttpGetBody(http_port, "/metrics");
+  const std::string key = "\n" + series + " ";
+  const size_t at = m.find(key);
+  return at == std::string::npos ? -1 : std::llround(std::stod(m.substr(at + key.size())));
 }
 
 }  // namespace sloserve::testing

@@ -27,13 +27,6 @@ using testing::Subprocess;
 
 const std::string kServeBin = SLOSERVE_BINARY;
 
-// A /metrics value of the server on `http_port`; -1 if absent.
-double MetricOf(uint16_t http_port, const std::string& series) {
-  const std::string m = testing::HttpGetBody(http_port, "/metrics");
-  const size_t at = m.find("\n" + series + " ");
-  return at == std::string::npos ? -1 : std::stod(m.substr(at + series.size() + 2));
-}
-
 TEST(KServeWorkerE2E, EachBatchIsOneModelInferOnTheServer) {
   testing::ScopedTempDir dir("kserve-e2e");
   const std::string config = dir.File("serve.yaml");
@@ -100,10 +93,10 @@ TEST(KServeWorkerE2E, EachBatchIsOneModelInferOnTheServer) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), kThreads * kEach);
   // The back server served every row, in at most one request per front request.
-  const double back_requests = MetricOf(back_http, "sloserve_queries_arrived_total");
+  const int64_t back_requests = testing::MetricValue(back_http, "sloserve_queries_arrived_total");
   EXPECT_GE(back_requests, 1);
   EXPECT_LE(back_requests, kThreads * kEach);
-  EXPECT_EQ(MetricOf(back_http, "sloserve_rows_served_total{hardware=\"n1-4cpu\"}"),
+  EXPECT_EQ(testing::MetricValue(back_http, "sloserve_rows_served_total{hardware=\"n1-4cpu\"}"),
             kThreads * kEach * kRows);
 
   // The server gone: a request fails (re-queued once, then executor_error), not hangs.

@@ -67,12 +67,6 @@ std::string Summary(const std::map<std::string, int64_t>& counts) {
   return s;
 }
 
-int64_t Metric(uint16_t http_port, const std::string& name) {
-  const std::string m = testing::HttpGetBody(http_port, "/metrics");
-  const size_t at = m.find("\n" + name + " ");
-  return at == std::string::npos ? -1 : std::stoll(m.substr(at + name.size() + 2));
-}
-
 TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
   testing::ScopedTempDir dir("remote-e2e");
   const std::string config = WriteConfig(dir);
@@ -176,10 +170,11 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
       << Summary(out.by_code_or_worker) << ")\n"
       << serve.err();
   // The engine ended every query it admitted exactly once.
-  const int64_t arrived = Metric(http_port, "sloserve_queries_arrived_total");
-  const int64_t ended = Metric(http_port, "sloserve_queries_finished_total{outcome=\"met\"}") +
-                        Metric(http_port, "sloserve_queries_finished_total{outcome=\"late\"}") +
-                        Metric(http_port, "sloserve_queries_finished_total{outcome=\"dropped\"}");
+  const int64_t arrived = testing::MetricValue(http_port, "sloserve_queries_arrived_total");
+  const int64_t ended =
+      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"met\"}") +
+      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"late\"}") +
+      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"dropped\"}");
   EXPECT_EQ(arrived, out.sent);
   EXPECT_EQ(ended, arrived);
 
@@ -201,7 +196,7 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
   // The model repository drives the remote workers' lifecycle: unloading sends each an
   // UnloadVariant, loading a LoadVariant again (counted by the controller per variant).
   const std::string loads = "sloserve_variant_loads_total{variant=\"resnet18\"}";
-  const int64_t loads_before = std::max<int64_t>(0, Metric(http_port, loads));
+  const int64_t loads_before = std::max<int64_t>(0, testing::MetricValue(http_port, loads));
   inference::RepositoryModelUnloadRequest unload;
   unload.set_model_name("image");
   inference::RepositoryModelUnloadResponse unloaded;
@@ -215,7 +210,7 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
   inference::RepositoryModelLoadResponse loaded;
   s = stub->RepositoryModelLoad(testing::Deadline().get(), load, &loaded);
   ASSERT_TRUE(s.ok()) << s.error_message();
-  EXPECT_GE(Metric(http_port, loads) - loads_before, 2);  // on both workers
+  EXPECT_GE(testing::MetricValue(http_port, loads) - loads_before, 2);  // on both workers
   s = stub->ModelInfer(testing::Deadline().get(), calls.front()->req, &resp);
   EXPECT_TRUE(s.ok()) << s.error_message();
   serve.Signal(SIGTERM);

@@ -10,6 +10,7 @@
 #include "sloserve/engine/clock.h"
 #include "sloserve/grpc/tensor_contents.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
+#include "sloserve/remote/worker_channel.h"
 
 namespace sloserve {
 
@@ -173,12 +174,9 @@ KServeExecutor::KServeExecutor(const ProfileSuite* suite, PayloadStore* payloads
   impl_->suite = suite;
   impl_->payloads = payloads;
   impl_->options = std::move(options);
-  ::grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(64 << 20);
-  args.SetMaxSendMessageSize(64 << 20);
   for (const std::string& address : impl_->options.addresses) {
     impl_->stubs.push_back(inference::GRPCInferenceService::NewStub(
-        ::grpc::CreateCustomChannel(address, ::grpc::InsecureChannelCredentials(), args)));
+        remote::WorkerChannel(address, impl_->options.reconnect_backoff)));
   }
 }
 

@@ -24,7 +24,8 @@ struct KServeExecutorOptions {
   // The server's model for every variant; empty = the variant's name (a server with one
   // model per variant, e.g. Triton with resnet18 and resnet50).
   std::string model;
-  Duration call_timeout = Seconds(5);  // beyond the action's expected duration x 2
+  Duration call_timeout = Seconds(5);       // beyond the action's expected duration x 2
+  Duration reconnect_backoff = Seconds(1);  // see worker_channel.h
 };
 
 class KServeExecutor : public WorkerExecutor {

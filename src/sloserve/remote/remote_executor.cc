@@ -13,6 +13,7 @@
 #include "sloserve/engine/clock.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "sloserve/remote/wire_tensors.h"
+#include "sloserve/remote/worker_channel.h"
 
 namespace sloserve {
 
@@ -220,21 +221,10 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
   impl_->suite = suite;
   impl_->payloads = payloads;
   impl_->options = std::move(options);
-  ::grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(64 << 20);
-  args.SetMaxSendMessageSize(64 << 20);
-  // Reconnect to a restarted worker within reconnect_backoff (gRPC's default backoff grows
-  // to minutes, which would keep a healthy worker out long after it is back).
-  const int max_backoff_ms = static_cast<int>(
-      std::clamp<double>(ToMillis(impl_->options.reconnect_backoff), 1, 3'600'000));
-  const int min_backoff_ms = std::min(100, max_backoff_ms);
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, min_backoff_ms);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, min_backoff_ms);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_backoff_ms);
   for (const std::string& address : impl_->options.addresses) {
     Impl::Worker w;
     w.address = address;
-    w.channel = ::grpc::CreateCustomChannel(address, ::grpc::InsecureChannelCredentials(), args);
+    w.channel = remote::WorkerChannel(address, impl_->options.reconnect_backoff);
     w.stub = worker::WorkerService::NewStub(w.channel);
     impl_->workers.push_back(std::move(w));
   }

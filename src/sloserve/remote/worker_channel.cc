@@ -1,0 +1,21 @@
+#include "sloserve/remote/worker_channel.h"
+
+#include <algorithm>
+
+namespace sloserve::remote {
+
+std::shared_ptr<::grpc::Channel> WorkerChannel(const std::string& address,
+                                               Duration reconnect_backoff) {
+  ::grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetMaxSendMessageSize(64 << 20);
+  const int max_backoff_ms =
+      static_cast<int>(std::clamp<double>(ToMillis(reconnect_backoff), 1, 3'600'000));
+  const int min_backoff_ms = std::min(100, max_backoff_ms);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, min_backoff_ms);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, min_backoff_ms);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_backoff_ms);
+  return ::grpc::CreateCustomChannel(address, ::grpc::InsecureChannelCredentials(), args);
+}
+
+}  // namespace sloserve::remote
