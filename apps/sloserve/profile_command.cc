@@ -236,6 +236,8 @@ Status Run(const Args& a) {
                                         {"max_relative_error", v.fit.max_relative_error},
                                         {"headroom", model->headroom}});
       }
+      // Core counts missing from the table, interpolated (never extrapolated).
+      out["capacity_notes"] = model->notes;
     }
   }
   if (args->Has("json")) {
@@ -264,6 +266,9 @@ Status Run(const Args& a) {
       std::printf("%-24s %10.3f %10.3f %10.3f %10.2f\n", row["variant"].get<std::string>().c_str(),
                   row["intercept_rps"].get<double>(), row["slope_rps_per_core"].get<double>(),
                   row["rmse_rps"].get<double>(), 100 * row["max_relative_error"].get<double>());
+    }
+    for (const auto& note : out["capacity_notes"]) {
+      std::printf("note: %s\n", note.get<std::string>().c_str());
     }
   } else if (!capacity_note.empty()) {
     std::printf("\nno InfAdapter capacity fit: %s\n", capacity_note.c_str());
