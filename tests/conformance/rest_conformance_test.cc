@@ -17,6 +17,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sloserve/engine/worker_protocol.h"
@@ -95,8 +96,10 @@ RawResponse Send(uint16_t port, const std::string& method, const std::string& ta
 
 class EchoExecutor : public WorkerExecutor {
  public:
-  EchoExecutor(PayloadStore* payloads, std::atomic<int>* loads, std::atomic<int>* unloads)
-      : payloads_(payloads), loads_(loads), unloads_(unloads) {}
+  // `run_time`: how long a batch takes (its result is delivered that much later).
+  EchoExecutor(PayloadStore* payloads, std::atomic<int>* loads, std::atomic<int>* unloads,
+               Duration run_time)
+      : payloads_(payloads), loads_(loads), unloads_(unloads), run_time_(run_time) {}
   Duration Send(const WorkerAction& action) override {
     ActionResult r;
     r.id = IdOf(action);
@@ -119,7 +122,12 @@ class EchoExecutor : public WorkerExecutor {
       r.worker = std::get<UnloadVariant>(action).worker;
       r.begin = std::get<UnloadVariant>(action).sent;
     }
-    r.end = r.begin;
+    r.end = r.begin + (std::holds_alternative<RunBatch>(action) ? run_time_ : Duration(0));
+    // The engine's clock: when the last batch ends, when the last unload was sent.
+    if (std::holds_alternative<RunBatch>(action))
+      last_run_end_us = r.end.time_since_epoch().count();
+    if (std::holds_alternative<UnloadVariant>(action))
+      last_unload_sent_us = r.begin.time_since_epoch().count();
     sink_->PostAt(std::move(r), r.end);
     return Duration(0);
   }
@@ -128,6 +136,10 @@ class EchoExecutor : public WorkerExecutor {
   PayloadStore* payloads_;
   std::atomic<int>* loads_;
   std::atomic<int>* unloads_;
+  Duration run_time_;
+
+ public:
+  std::atomic<int64_t> last_run_end_us{0}, last_unload_sent_us{0};
 };
 
 constexpr const char* kModel = "conf model";  // a space: URLs must percent-encode it
@@ -153,13 +165,16 @@ ProfileSuite EchoSuite(const std::string& datatype) {
 // A server for a model whose input (and echoed output) has `datatype`.
 class Conformance {
  public:
-  explicit Conformance(const std::string& datatype) : suite_(EchoSuite(datatype)) {
+  explicit Conformance(const std::string& datatype, Duration run_time = Duration(0))
+      : suite_(EchoSuite(datatype)) {
     RuntimeOptions o;
     o.deployment.workers = 1;
     o.deployment.preload = "none";  // the first batch loads the variant: a cold start
     o.policy.options["variant"] = "echo";
-    o.make_executor = [this](const ProfileSuite&, PayloadStore* payloads) {
-      return std::make_unique<EchoExecutor>(payloads, &loads_, &unloads_);
+    o.make_executor = [this, run_time](const ProfileSuite&, PayloadStore* payloads) {
+      auto executor = std::make_unique<EchoExecutor>(payloads, &loads_, &unloads_, run_time);
+      executor_ = executor.get();
+      return executor;
     };
     auto rt = EngineRuntime::Create(&suite_, o);
     EXPECT_TRUE(rt.ok()) << rt.status().ToString();
@@ -192,9 +207,11 @@ class Conformance {
   // LoadVariant / UnloadVariant actions the executor received.
   int loads() const { return loads_.load(); }
   int unloads() const { return unloads_.load(); }
+  const EchoExecutor& executor() const { return *executor_; }
 
  private:
   std::atomic<int> loads_{0}, unloads_{0};
+  EchoExecutor* executor_ = nullptr;  // owned by the runtime
   ProfileSuite suite_;
   std::unique_ptr<EngineRuntime> runtime_;
   std::unique_ptr<HttpServer> server_;
@@ -549,6 +566,24 @@ TEST(RestConformance, RepositoryLoadAndUnloadDriveTheWorkers) {
   EXPECT_NE(r.body.find("parameters"), std::string::npos) << r.body;
   EXPECT_EQ(s.Post(load, "[1]").status, 400);
   EXPECT_EQ(s.Post(load, "{").status, 400);
+}
+
+TEST(RestConformance, UnloadWaitsForTheRequestsInTheSystem) {
+  // Batches take 300 ms: an unload sent while one runs answers after its request did.
+  Conformance s("FP32", Millis(300));
+  ASSERT_TRUE(s.ok());
+  const std::string infer = std::string(kModelPath) + "/infer";
+  int infer_status = 0;
+  std::thread client([&] { infer_status = s.Post(infer, InferJson("FP32", "[1,2,3,4]")).status; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the batch is running
+  const RawResponse r = s.Post("/v2/repository/models/conf%20model/unload", "");
+  client.join();
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(infer_status, 200);  // served, not cut off by the unload
+  ASSERT_EQ(s.unloads(), 1);
+  // The variant was released only once the batch running it had ended (engine clock).
+  EXPECT_GE(s.executor().last_unload_sent_us.load(), s.executor().last_run_end_us.load());
+  EXPECT_GT(s.executor().last_run_end_us.load(), 0);
 }
 
 }  // namespace
