@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <random>
 
 namespace sloserve {
 namespace {
@@ -20,6 +22,33 @@ TEST(LatencyDistributionTest, KeepsOrderAndSorts) {
   EXPECT_EQ(d.Min(), Micros(100));
   EXPECT_EQ(d.Max(), Micros(1600));
   EXPECT_EQ(d.Mean(), Micros(620));
+}
+
+// Long lists take the radix sort (non-negative, below 2^33), others std::sort; every path
+// must give std::sort's order and the exactly rounded mean. Values span 1, 2 and 3 radix
+// digits, plus negatives and one value past the radix range.
+TEST(LatencyDistributionTest, LongListsSortLikeStdSort) {
+  std::mt19937_64 rng(7);
+  for (int64_t max_us :
+       {int64_t{1000}, int64_t{3'000'000}, int64_t{8'000'000'000}, int64_t{1} << 40}) {
+    for (int64_t min_us : {int64_t{0}, int64_t{-5000}}) {
+      std::uniform_int_distribution<int64_t> pick(min_us, max_us);
+      std::vector<int64_t> samples(3000);
+      for (int64_t& x : samples) x = pick(rng);
+      std::vector<int64_t> want = samples;
+      std::sort(want.begin(), want.end());
+      long double sum = 0;
+      for (int64_t x : samples) sum += static_cast<long double>(x);
+      const LatencyDistribution d(samples);
+      EXPECT_EQ(d.samples_us(), samples) << max_us << " " << min_us;
+      EXPECT_EQ(d.sorted_samples_us(), want) << max_us << " " << min_us;
+      EXPECT_EQ(d.Mean().count(), std::llround(sum / 3000.0L)) << max_us << " " << min_us;
+    }
+  }
+  // Already sorted input stays as it is.
+  std::vector<int64_t> sorted(500);
+  for (size_t i = 0; i < sorted.size(); ++i) sorted[i] = static_cast<int64_t>(i * 7);
+  EXPECT_EQ(LatencyDistribution(sorted).sorted_samples_us(), sorted);
 }
 
 // Expected values are numpy.quantile([100, 200, 400, 800, 1600], q) (linear method).

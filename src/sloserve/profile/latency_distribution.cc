@@ -1,18 +1,62 @@
 #include "sloserve/profile/latency_distribution.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
+#include <utility>
 
 namespace sloserve {
+namespace {
+
+// Sorts non-negative samples below 2^33 by LSD radix, 11 bits a pass; anything else (short
+// lists, negative or huge values) by std::sort. Integers have one sorted order, so both give
+// the same result; the radix sort is ~4x faster on profile-sized lists (suite loading, issue 15).
+void SortSamples(std::vector<int64_t>& v, int64_t min_us, int64_t max_us) {
+  constexpr int kBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kBits;
+  if (v.size() < 256 || min_us < 0 || max_us >= (int64_t{1} << (3 * kBits))) {
+    std::sort(v.begin(), v.end());
+    return;
+  }
+  std::vector<int64_t> tmp(v.size());
+  std::vector<size_t> count(kBuckets);
+  for (int shift = 0; (max_us >> shift) != 0; shift += kBits) {
+    std::fill(count.begin(), count.end(), 0);
+    for (int64_t x : v) ++count[static_cast<size_t>(x >> shift) & (kBuckets - 1)];
+    size_t pos = 0;
+    for (size_t& c : count) pos += std::exchange(c, pos);
+    for (int64_t x : v) tmp[count[static_cast<size_t>(x >> shift) & (kBuckets - 1)]++] = x;
+    v.swap(tmp);
+  }
+}
+
+}  // namespace
 
 LatencyDistribution::LatencyDistribution(std::vector<int64_t> samples_us)
-    : samples_us_(std::move(samples_us)), sorted_us_(samples_us_) {
-  std::sort(sorted_us_.begin(), sorted_us_.end());
-  if (sorted_us_.empty()) return;
-  // Sum in long double: 10^6 samples of 10^7 us fit exactly, and the mean rounds once.
+    : samples_us_(std::move(samples_us)) {
+  if (samples_us_.empty()) return;
+  int64_t min_us = INT64_MAX, max_us = INT64_MIN;
+  for (int64_t s : samples_us_) {
+    min_us = std::min(min_us, s);
+    max_us = std::max(max_us, s);
+  }
+  sorted_us_ = samples_us_;
+  if (!std::is_sorted(sorted_us_.begin(), sorted_us_.end())) {
+    SortSamples(sorted_us_, min_us, max_us);
+  }
+  // The mean rounds once from the exact sum: in int64 when it cannot overflow (then the
+  // long double conversion is exact too), else in long double (exact up to 2^64).
+  const auto n = static_cast<long double>(sorted_us_.size());
   long double sum = 0;
-  for (int64_t s : sorted_us_) sum += static_cast<long double>(s);
-  mean_us_ = static_cast<int64_t>(std::llround(sum / static_cast<long double>(sorted_us_.size())));
+  if (min_us >= 0 && max_us <= INT64_MAX / static_cast<int64_t>(sorted_us_.size())) {
+    int64_t isum = 0;
+    for (int64_t s : sorted_us_) isum += s;
+    sum = static_cast<long double>(isum);
+  } else {
+    for (int64_t s : sorted_us_) sum += static_cast<long double>(s);
+  }
+  mean_us_ = static_cast<int64_t>(std::llround(sum / n));
 }
 
 Duration LatencyDistribution::Quantile(double q) const {

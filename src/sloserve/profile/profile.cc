@@ -182,7 +182,8 @@ StatusOr<ProfileSuite> LoadProfileFile(const std::string& path) {
   std::ostringstream buf;
   buf << in.rdbuf();
   if (in.bad()) return UnavailableError(path + ": read error");
-  return ParseProfileText(buf.str(), path);
+  const std::string text = std::move(buf).str();  // moved out, not copied (the text is MBs)
+  return ParseProfileText(text, path);
 }
 
 std::string ProfilesDir() {
@@ -213,7 +214,7 @@ StatusOr<ProfileSuite> LoadSuite(const std::string& name_or_path) {
     return LoadProfileFile(dir + "/" + file);
   }
   if (const EmbeddedFile* f = FindEmbeddedFile(file)) {
-    return ParseProfileText(std::string(f->data), std::string(kEmbeddedPrefix) + file);
+    return ParseProfileText(f->data, std::string(kEmbeddedPrefix) + file);
   }
   std::string known;
   for (const std::string& n : EmbeddedSuiteNames()) known += (known.empty() ? "" : ", ") + n;

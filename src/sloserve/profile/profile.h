@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sloserve/core/ids.h"
@@ -144,7 +145,7 @@ inline constexpr char kProfileExtension[] = ".prof";
 
 // Parses a profile file (docs/profiles.md). Errors name the file, line and field.
 StatusOr<ProfileSuite> LoadProfileFile(const std::string& path);
-StatusOr<ProfileSuite> ParseProfileText(const std::string& text, const std::string& origin);
+StatusOr<ProfileSuite> ParseProfileText(std::string_view text, const std::string& origin);
 // Writes the text form; ParseProfileText(WriteProfileText(s)) reproduces s.
 std::string WriteProfileText(const ProfileSuite& suite);
 // Resolves a suite by name ("ramsis-image": compiled into the binary, or read from

@@ -68,6 +68,7 @@ class Parser {
     SampleKey key;
     int line = 0;
     std::vector<int64_t> samples;
+    size_t last_size = 0;
   } group_;
   std::map<SampleKey, std::pair<int, size_t>> latency_seen_;  // key -> (line, sample count)
   std::map<SampleKey, int> load_seen_;
@@ -226,6 +227,8 @@ Status Parser::ParseSamples(bool is_load) {
     group_.is_load = is_load;
     group_.key = key;
     group_.line = line_no_;
+    // Lists of one suite are about the same length: size the next like the last (no regrowth).
+    group_.samples.reserve(group_.last_size);
   }
   for (size_t i = 4; i < tok_.size(); ++i) {
     int64_t us = 0;
@@ -249,6 +252,7 @@ Status Parser::FlushGroup() {
                            suite_.variants()[v].name + ", " + std::to_string(rows) + ")";
   std::vector<int64_t> samples = std::move(group_.samples);
   group_.samples.clear();
+  group_.last_size = samples.size();
   if (!group_.is_load) {
     auto [it, inserted] = latency_seen_.emplace(group_.key, std::pair(group_.line, samples.size()));
     if (!inserted) {
@@ -426,7 +430,7 @@ StatusOr<uint32_t> Parser::Ref(size_t i, const char* field, const char* what,
 
 }  // namespace
 
-StatusOr<ProfileSuite> ParseProfileText(const std::string& text, const std::string& origin) {
+StatusOr<ProfileSuite> ParseProfileText(std::string_view text, const std::string& origin) {
   Parser parser(origin);
   return parser.Parse(text);
 }
