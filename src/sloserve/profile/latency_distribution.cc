@@ -19,16 +19,25 @@ void SortSamples(std::vector<int64_t>& v, int64_t min_us, int64_t max_us) {
     std::sort(v.begin(), v.end());
     return;
   }
-  std::vector<int64_t> tmp(v.size());
+  // One scratch buffer per thread, reused across lists: a fresh one per list cost a memset
+  // and new pages for every list of a suite.
+  thread_local std::vector<int64_t> scratch;
+  if (scratch.size() < v.size()) scratch.resize(v.size());
+  int64_t* src = v.data();
+  int64_t* dst = scratch.data();
+  const size_t n = v.size();
   std::vector<size_t> count(kBuckets);
   for (int shift = 0; (max_us >> shift) != 0; shift += kBits) {
     std::fill(count.begin(), count.end(), 0);
-    for (int64_t x : v) ++count[static_cast<size_t>(x >> shift) & (kBuckets - 1)];
+    for (size_t i = 0; i < n; ++i) ++count[static_cast<size_t>(src[i] >> shift) & (kBuckets - 1)];
     size_t pos = 0;
     for (size_t& c : count) pos += std::exchange(c, pos);
-    for (int64_t x : v) tmp[count[static_cast<size_t>(x >> shift) & (kBuckets - 1)]++] = x;
-    v.swap(tmp);
+    for (size_t i = 0; i < n; ++i) {
+      dst[count[static_cast<size_t>(src[i] >> shift) & (kBuckets - 1)]++] = src[i];
+    }
+    std::swap(src, dst);
   }
+  if (src != v.data()) std::copy(src, src + n, v.data());  // an odd number of passes
 }
 
 }  // namespace
