@@ -1,6 +1,7 @@
 // End-to-end: what a new user meets first, with the real binary. It knows its version,
 // runs from any directory after being copied away from the build tree, serve binds at
-// once and says why it is not ready yet, and the demo shows variants switching with load.
+// once and answers with the fastest variant while it generates its policy set, and the demo shows
+// variants switching with load.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -82,24 +83,69 @@ TEST(FirstHourE2eTest, ACopiedBinaryRunsFromAnyDirectory) {
 
 // A RAMSIS deployment without a cached policy set takes minutes to start: the port
 // answers at once, readiness says what is being done, and Ctrl-C does not wait for it.
-TEST(FirstHourE2eTest, ServeBindsAtOnceAndSaysWhyItIsNotReady) {
+// One image inference through /v2/models/image/infer; the answer's parameters.
+nlohmann::json InferImage(uint16_t port) {
+  nlohmann::json request = {{"inputs",
+                             {{{"name", "input"},
+                               {"shape", {1, 16}},
+                               {"datatype", "FP32"},
+                               {"data", std::vector<float>(16, 1.0f)}}}}};
+  const auto answer = nlohmann::json::parse(
+      testing::HttpPostBody(port, "/v2/models/image/infer", request.dump()), nullptr, false);
+  return answer.is_object() ? answer.value("parameters", nlohmann::json::object())
+                            : nlohmann::json::object();
+}
+
+nlohmann::json Readiness(uint16_t port) {
+  return nlohmann::json::parse(testing::HttpGetBody(port, "/v2/health/ready"), nullptr,
+                               /*allow_exceptions=*/false);
+}
+
+// The whole image set from an empty cache takes tens of seconds: serve binds at once,
+// answers with the fastest variant meanwhile and says so, and a stop cancels the
+// generation (no set is written) instead of waiting for it.
+TEST(FirstHourE2eTest, ServeAnswersWithTheFastestVariantWhileItGeneratesItsPolicySet) {
   const std::string cache = FreshDir("cache");
   Subprocess server({"/usr/bin/env", "SLOSERVE_CACHE_DIR=" + cache, kBin, "serve", "--port", "0",
                      "--duration", "600", "--set", "slo_ms=149"});  // no shipped set for 149
-  ASSERT_TRUE(server.WaitForStderr("listening on", std::chrono::seconds(60))) << server.err();
+  ASSERT_TRUE(server.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << server.err();
   const uint16_t port = testing::ListenPort(server.err());
   ASSERT_NE(port, 0) << server.err();
-  const auto ready = nlohmann::json::parse(testing::HttpGetBody(port, "/v2/health/ready"), nullptr,
-                                           /*allow_exceptions=*/false);
+  const auto ready = Readiness(port);
   ASSERT_TRUE(ready.is_object()) << "no JSON from /v2/health/ready";
-  EXPECT_EQ(ready["ready"], false);
-  const std::string reason = ready.value("reason", "");
-  EXPECT_EQ(reason.rfind("starting: ", 0), 0u) << reason;
+  const std::string degraded = ready.value("degraded", "");
+  EXPECT_NE(degraded.find("serving the fastest variant (shufflenet_v2_x0_5)"), std::string::npos)
+      << ready.dump();
   EXPECT_FALSE(testing::HttpGetBody(port, "/v2/models/image").empty());  // metadata served
+  const auto answer = InferImage(port);
+  EXPECT_EQ(answer.value("variant", ""), "shufflenet_v2_x0_5") << answer.dump();
   server.Signal(SIGTERM);
   auto done = server.Wait();
-  EXPECT_EQ(done.exit_code, 130) << done.err;
-  EXPECT_NE(done.err.find("stopped during start-up"), std::string::npos) << done.err;
+  EXPECT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_NE(done.err.find("stopping"), std::string::npos) << done.err;
+  EXPECT_TRUE(std::filesystem::is_empty(cache)) << "the generation was not cancelled";
+  std::filesystem::remove_all(cache);
+}
+
+// A small load range generates in about a second: readiness drops its note and the
+// policy set decides (at low load a more accurate variant than the fastest).
+TEST(FirstHourE2eTest, ServeSwitchesToThePolicySetOnceGenerated) {
+  const std::string cache = FreshDir("small_cache");
+  Subprocess server({"/usr/bin/env", "SLOSERVE_CACHE_DIR=" + cache, kBin, "serve", "--port", "0",
+                     "--duration", "600", "--set", "slo_ms=149", "--set", "policy.min_qps=40",
+                     "--set", "policy.max_qps=200"});
+  ASSERT_TRUE(server.WaitForStderr("no longer degraded", std::chrono::seconds(120)))
+      << server.err();
+  const uint16_t port = testing::ListenPort(server.err());
+  ASSERT_NE(port, 0) << server.err();
+  const auto ready = Readiness(port);
+  EXPECT_EQ(ready, nlohmann::json({{"ready", true}})) << ready.dump();
+  const auto answer = InferImage(port);
+  EXPECT_FALSE(answer.value("variant", "").empty()) << answer.dump();
+  EXPECT_NE(answer.value("variant", ""), "shufflenet_v2_x0_5") << answer.dump();
+  server.Signal(SIGTERM);
+  EXPECT_EQ(server.Wait().exit_code, 0);
+  EXPECT_FALSE(std::filesystem::is_empty(cache)) << "the generated set was not cached";
   std::filesystem::remove_all(cache);
 }
 

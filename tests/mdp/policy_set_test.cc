@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 
@@ -44,6 +45,41 @@ TEST(PolicySet, AdjacentAccuraciesDifferByAtMostTheStep) {
   EXPECT_EQ(SelectPolicy(*ps, 10), &ps->front());
   EXPECT_EQ(SelectPolicy(*ps, 900), &ps->back());
   EXPECT_EQ(SelectPolicy(*ps, 901), nullptr);
+}
+
+TEST(PolicySet, ProgressTotalCoversTheWholeSet) {
+  // After the first round the total counts one policy per accuracy step between the end
+  // loads, not only the round in flight; it never falls below what is done.
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  PolicySetOptions set;
+  set.min_qps = 20;
+  set.max_qps = 900;
+  set.accuracy_step = 0.005;
+  std::vector<std::pair<int, int>> calls;
+  auto ps = GeneratePolicySet(suite, SmallOptions(), set, [&](int done, int total, const Policy&) {
+    calls.emplace_back(done, total);
+  });
+  ASSERT_TRUE(ps.ok()) << ps.status().ToString();
+  ASSERT_GE(calls.size(), 4u);
+  const double span = std::fabs(ps->back().expected_accuracy() - ps->front().expected_accuracy());
+  EXPECT_GE(calls[2].second, static_cast<int>(std::ceil(span / 0.5)) + 1);
+  for (const auto& [done, total] : calls) EXPECT_LE(done, total);
+}
+
+TEST(PolicySet, CancelStopsTheGeneration) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  std::atomic<bool> cancel{false};
+  PolicySetOptions set;
+  set.min_qps = 20;
+  set.max_qps = 900;
+  set.accuracy_step = 0.005;
+  set.cancel = &cancel;
+  int calls = 0;
+  auto ps = GeneratePolicySet(suite, SmallOptions(), set, [&](int, int, const Policy&) {
+    if (++calls == 2) cancel = true;
+  });
+  EXPECT_EQ(ps.status().code(), StatusCode::kUnavailable) << ps.status().ToString();
+  EXPECT_EQ(calls, 2);  // one thread: nothing started after the flag was set
 }
 
 TEST(PolicySet, SameSetOnAnyThreadCount) {

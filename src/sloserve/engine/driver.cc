@@ -12,6 +12,7 @@ Driver::Driver(DriverOptions options) : options_(std::move(options)) {
 }
 
 Driver::~Driver() {
+  CancelOffline();  // a job still running polls it and ends early
   {
     MutexLock lock(pool_mu_);
     pool_stop_ = true;

@@ -61,6 +61,10 @@ class Driver : public ResultSink {
 
   // For EngineOptions::submit_offline (the engine is created after the driver).
   std::function<void(OfflineJob)> OfflineSubmitter();
+  // For EngineOptions::offline_cancel: set by CancelOffline() and at destruction, so
+  // long offline work that polls it ends early instead of delaying a shutdown.
+  const std::atomic<bool>* offline_cancel() const { return &offline_cancel_; }
+  void CancelOffline() { offline_cancel_.store(true, std::memory_order_relaxed); }
   // Binds the engine and attaches the driver to the executor as its result sink.
   void Bind(Engine* engine, WorkerExecutor* executor);
   void SetArrivals(ArrivalSource* arrivals) { arrivals_ = arrivals; }
@@ -148,6 +152,7 @@ class Driver : public ResultSink {
   CondVar pool_cv_;
   std::deque<OfflineJob> pool_queue_ GUARDED_BY(pool_mu_);
   bool pool_stop_ GUARDED_BY(pool_mu_) = false;
+  std::atomic<bool> offline_cancel_{false};
   std::vector<std::thread> pool_;
 };
 

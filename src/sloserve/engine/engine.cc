@@ -108,6 +108,9 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   ctx.slo = options.slo;
   ctx.submit_offline = options.submit_offline;
   ctx.progress = options.progress;
+  ctx.live = options.live;
+  ctx.offline_cancel = options.offline_cancel;
+  ctx.degraded = options.degraded;
   RETURN_IF_ERROR(e->policies_.dispatch->Init(ctx).WithPrefix("dispatch policy"));
   RETURN_IF_ERROR(e->policies_.batching->Init(ctx).WithPrefix("batching policy"));
   if (e->policies_.placement) {

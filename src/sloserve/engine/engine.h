@@ -7,6 +7,7 @@
 // and reacts to their results. It never reads a clock: the driver passes `now` into
 // every call and asks NextWakeup() when to call OnTimer. Every submitted query ends
 // exactly once, completed or dropped with a reason, through the QuerySink and metrics.
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -57,6 +58,9 @@ struct EngineOptions {
   AdmissionOptions admission;
   std::function<void(OfflineJob)> submit_offline;              // see PolicyContext
   std::function<void(const std::string&, int, int)> progress;  // see PolicyContext
+  bool live = false;                                           // see PolicyContext
+  const std::atomic<bool>* offline_cancel = nullptr;           // see PolicyContext
+  std::function<void(const std::string&)> degraded;            // see PolicyContext
   PolicyNames names;
   // Outputs of results the engine discards (failed, stale, or not one per query): the
   // owner of the payload store releases them so nothing leaks. Empty = none kept.

@@ -48,6 +48,12 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
   // an MDP built again.
   std::map<std::pair<double, double>, Evaluation> early_checks;
   int finished = 0;
+  auto cancelled = [&set] { return set.cancel && set.cancel->load(std::memory_order_relaxed); };
+  const Status cancelled_status = UnavailableError("policy set generation cancelled");
+  // The set needs at least one policy per accuracy step between its end loads (known
+  // after the first round), so progress reports that as the total when it is larger than
+  // what the refinement rounds have asked for so far.
+  int expected_total = 0;
 
   auto generate = [&](const std::vector<double>& loads) -> Status {
     std::vector<StatusOr<Policy>> results(loads.size(), StatusOr<Policy>(InternalError("unset")));
@@ -71,6 +77,10 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
     } reported;
     auto work = [&](size_t begin, size_t stride) {
       for (size_t i = begin; i < loads.size(); i += stride) {
+        if (cancelled()) {
+          results[i] = cancelled_status;
+          continue;
+        }
         MdpOptions o = base;
         o.load_qps = loads[i];
         auto m = MdpModel::Build(suite, o);
@@ -83,7 +93,8 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
         if (progress && results[i].ok()) {
           MutexLock lock(reported.mu);
           ++reported.round_done;
-          progress(finished + reported.round_done, finished + static_cast<int>(loads.size()),
+          progress(finished + reported.round_done,
+                   std::max(expected_total, finished + static_cast<int>(loads.size())),
                    *results[i]);
         }
       }
@@ -136,6 +147,10 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
     auto work = [&](size_t begin, size_t stride) {
       for (size_t r = begin; r < rebuild.size(); r += stride) {
         const size_t i = rebuild[r];
+        if (cancelled()) {
+          evs[i] = cancelled_status;
+          continue;
+        }
         MdpOptions o = base;
         o.load_qps = todo[i].first;
         evs[i] = EvaluatePolicy(suite, o, done.at(todo[i].second));
@@ -160,6 +175,11 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
   std::vector<double> first = {set.min_qps};
   if (set.max_qps > set.min_qps) first.push_back(set.max_qps);
   RETURN_IF_ERROR(generate(first));
+  if (done.size() == 2) {
+    const double span = std::fabs(done.rbegin()->second.expected_accuracy() -
+                                  done.begin()->second.expected_accuracy());
+    expected_total = static_cast<int>(std::ceil(span / step_pp)) + 1;
+  }
   for (;;) {
     std::vector<double> mids;
     for (auto it = done.begin(); std::next(it) != done.end(); ++it) {
@@ -243,20 +263,16 @@ StatusOr<std::vector<Policy>> LoadPolicySet(const std::string& path, std::string
   return std::move(f.policies);
 }
 
-StatusOr<std::vector<Policy>> LoadOrGeneratePolicySet(
-    const ProfileSuite& suite, const MdpOptions& base, const PolicySetOptions& set,
-    const std::string& cache_dir, const PolicySetProgress& progress, bool* from_cache) {
+StatusOr<std::vector<Policy>> LoadCachedPolicySet(const ProfileSuite& suite, const MdpOptions& base,
+                                                  const PolicySetOptions& set,
+                                                  const std::string& cache_dir) {
   ASSIGN_OR_RETURN(std::string key, PolicySetKey(suite, base, set));
   const std::string path = PolicySetCachePath(cache_dir, key);
-  if (from_cache) *from_cache = false;
   std::error_code ec;
   if (std::filesystem::exists(path, ec)) {
     std::string stored;
     auto cached = LoadPolicySet(path, &stored);
-    if (cached.ok() && stored == key) {
-      if (from_cache) *from_cache = true;
-      return cached;
-    }
+    if (cached.ok() && stored == key) return cached;
   }
   // Sets shipped with sloserve (profiles/policy-sets/, compiled in) spare the demo and
   // the default configs minutes of generation on a fresh machine.
@@ -265,11 +281,23 @@ StatusOr<std::vector<Policy>> LoadOrGeneratePolicySet(
   if (FindEmbeddedFile(shipped.substr(kEmbeddedPrefix.size()))) {
     ASSIGN_OR_RETURN(std::string text, ReadFileOrEmbedded(shipped, "policy set"));
     auto parsed = ParsePolicySetText(text, shipped);
-    if (parsed.ok() && parsed->set_key == key) {
-      if (from_cache) *from_cache = true;
-      return std::move(parsed->policies);
-    }
+    if (parsed.ok() && parsed->set_key == key) return std::move(parsed->policies);
   }
+  return NotFoundError("no cached policy set for " + key);
+}
+
+StatusOr<std::vector<Policy>> LoadOrGeneratePolicySet(
+    const ProfileSuite& suite, const MdpOptions& base, const PolicySetOptions& set,
+    const std::string& cache_dir, const PolicySetProgress& progress, bool* from_cache) {
+  ASSIGN_OR_RETURN(std::string key, PolicySetKey(suite, base, set));
+  const std::string path = PolicySetCachePath(cache_dir, key);
+  if (from_cache) *from_cache = false;
+  auto cached = LoadCachedPolicySet(suite, base, set, cache_dir);
+  if (cached.ok()) {
+    if (from_cache) *from_cache = true;
+    return cached;
+  }
+  std::error_code ec;
   ASSIGN_OR_RETURN(std::vector<Policy> policies, GeneratePolicySet(suite, base, set, progress));
   std::filesystem::create_directories(cache_dir, ec);
   if (ec) return UnavailableError("cannot create cache dir " + cache_dir + ": " + ec.message());

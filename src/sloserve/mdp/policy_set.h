@@ -2,6 +2,7 @@
 // Policy sets: policies across a load range, refined until the expected accuracies of
 // adjacent loads differ by at most a threshold, with an on-disk cache
 // (docs/ramsis-mdp.md#policy-sets). Offline only: may use threads.
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct PolicySetOptions {
   // Stop splitting an interval narrower than this (qps); 0: (max - min) / 1024.
   double min_gap_qps = 0;
   int threads = 1;
+  // Set (from any thread) to stop a generation early: no new MDP is started and the
+  // generation returns UNAVAILABLE, so a server shutting down does not wait for it.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Policies sorted by load, from min_qps to max_qps.
@@ -48,6 +52,11 @@ Status SavePolicySet(const std::string& path, const std::string& set_key,
                      const std::vector<Policy>& policies);
 StatusOr<std::vector<Policy>> LoadPolicySet(const std::string& path,
                                             std::string* set_key = nullptr);
+// The cached set (in cache_dir, or shipped with sloserve) if its key matches, else
+// NOT_FOUND; generates nothing.
+StatusOr<std::vector<Policy>> LoadCachedPolicySet(const ProfileSuite& suite, const MdpOptions& base,
+                                                  const PolicySetOptions& set,
+                                                  const std::string& cache_dir);
 // Reads the cached set if its key matches, else generates and writes it (creating dir).
 // *from_cache (optional) tells which happened.
 StatusOr<std::vector<Policy>> LoadOrGeneratePolicySet(const ProfileSuite& suite,

@@ -1,5 +1,6 @@
 #pragma once
 // Read-only views the engine hands to policies. Policies never hold them across calls.
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -101,6 +102,16 @@ struct PolicyContext {
   // Reports progress of long work at Init (e.g. generating a RAMSIS policy set): what is
   // being done, steps done and the current estimate of the total. Empty = nobody listens.
   std::function<void(const std::string& what, int done, int total)> progress;
+  // True in a real-time server (serve), false in sim. A live server may answer with a
+  // fallback while long preparation (e.g. a RAMSIS policy set) runs as an offline job;
+  // sim keeps preparing at Init, so its results do not depend on how long that takes.
+  bool live = false;
+  // Set when offline work should stop early (the server is shutting down); long offline
+  // work polls it. Null = never.
+  const std::atomic<bool>* offline_cancel = nullptr;
+  // A live policy serving a fallback says why ("" when it no longer does); readiness
+  // reports it. Empty = nobody listens.
+  std::function<void(const std::string& note)> degraded;
 };
 
 }  // namespace sloserve

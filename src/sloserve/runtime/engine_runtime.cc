@@ -49,6 +49,9 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   eopts.progress = [self = rt.get()](const std::string& what, int done, int total) {
     self->ReportProgress(what, done, total);
   };
+  eopts.live = true;
+  eopts.offline_cancel = rt->driver_->offline_cancel();
+  eopts.degraded = [self = rt.get()](const std::string& note) { self->SetDegraded(note); };
   rt->pending_policies_ = std::make_unique<PolicySet>(std::move(policies));
   if (!options.deferred_init) RETURN_IF_ERROR(rt->Initialize());
   // App ids follow the suite's exec_hist app order, as in `sim` (per-app execution times).
@@ -148,11 +151,32 @@ void EngineRuntime::ReportProgress(const std::string& what, int done, int total)
     if (now - last_progress_log_ < std::chrono::seconds(2) && done < total) return;
     last_progress_log_ = now;
   }
+  Log(line);
+}
+
+void EngineRuntime::Log(const std::string& line) const {
   if (options_.log) {
     options_.log(line);
   } else {
     std::fprintf(stderr, "sloserve: %s\n", line.c_str());
   }
+}
+
+void EngineRuntime::SetDegraded(const std::string& note) {
+  std::string line;
+  {
+    MutexLock lock(inbox_mu_);
+    if (degraded_ == note) return;
+    line = note.empty() ? "no longer degraded (was: " + degraded_ + ")" : "degraded: " + note;
+    degraded_ = note;
+  }
+  Log(line);
+}
+
+std::string EngineRuntime::ReadyNote() const {
+  MutexLock lock(inbox_mu_);
+  if (degraded_.empty()) return "";
+  return degraded_ + " (" + starting_what_ + ")";
 }
 
 EngineRuntime::EngineRuntime(const ProfileSuite* suite, RuntimeOptions options)
@@ -218,6 +242,7 @@ void EngineRuntime::Stop(Duration grace) {
     }
     accepting_ = false;
     stopping_ = true;
+    driver_->CancelOffline();  // a policy set still generating ends early
     drain_deadline_ = Now() + grace;
     abandon_deadline_ = drain_deadline_ + grace;
     drain_deadline_set_ = true;

@@ -88,6 +88,7 @@ class EngineRuntime : public InferenceBackend {
   std::vector<TaskInfo> Tasks() const override { return tasks_; }
   bool Ready() const override;
   std::string NotReadyReason() const override;
+  std::string ReadyNote() const override;
   void Submit(InferRequest request, std::function<void(InferOutcome)> done) override;
   std::string PrometheusMetrics() const override;
   void ClientGone() override;
@@ -153,6 +154,10 @@ class EngineRuntime : public InferenceBackend {
   bool initialized_ GUARDED_BY(inbox_mu_) = false;
   Status init_status_ GUARDED_BY(inbox_mu_);
   std::string starting_what_ GUARDED_BY(inbox_mu_) = "initialising the policies";
+  // A policy serving a fallback while it prepares in the background (PolicyContext::degraded).
+  std::string degraded_ GUARDED_BY(inbox_mu_);
+  void SetDegraded(const std::string& note);
+  void Log(const std::string& line) const;  // options_.log, else stderr
   CondVar init_cv_;
   std::chrono::steady_clock::time_point progress_started_ GUARDED_BY(inbox_mu_){};
   std::chrono::steady_clock::time_point last_progress_log_ GUARDED_BY(inbox_mu_){};

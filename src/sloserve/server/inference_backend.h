@@ -86,6 +86,10 @@ class InferenceBackend {
   // Why Ready() is false (e.g. "starting: RAMSIS policy set 12/40, ~30 s left"); shown by
   // /v2/health/ready and in 503 answers. Empty when ready or when there is nothing to say.
   virtual std::string NotReadyReason() const { return ""; }
+  // While Ready(): why it serves in a degraded way, if it does (e.g. "serving the fastest
+  // variant while the RAMSIS policy set is generated: 12/40"); /v2/health/ready shows it
+  // as "degraded". Empty = fully ready.
+  virtual std::string ReadyNote() const { return ""; }
   // Takes ownership of the request; `done` is invoked exactly once.
   virtual void Submit(InferRequest request, std::function<void(InferOutcome)> done) = 0;
   // The backend's own metrics in Prometheus text format, appended to GET /metrics.

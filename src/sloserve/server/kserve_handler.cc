@@ -422,7 +422,14 @@ Routed KServeHandler::Route(HttpMethod method, std::string_view target, std::str
   }
   if (target == "/v2/health/ready") {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
-    if (backend_->Ready()) return HttpResponse{200, "{\"ready\":true}"};
+    if (backend_->Ready()) {
+      const std::string note = backend_->ReadyNote();
+      if (note.empty()) return HttpResponse{200, "{\"ready\":true}"};
+      std::string out = "{\"ready\":true,\"degraded\":";
+      AppendJsonString(out, note);
+      out += "}";
+      return HttpResponse{200, std::move(out)};
+    }
     std::string out = "{\"ready\":false,\"reason\":";
     AppendJsonString(out, backend_->NotReadyReason());
     out += "}";

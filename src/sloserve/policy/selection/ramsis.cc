@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "sloserve/policy/selection/variant_lookup.h"
@@ -26,23 +27,52 @@ std::string DefaultCacheDir() {
 
 // Policy sets already loaded or generated in this process, by set key: the runs of a
 // sweep share one generation instead of racing to produce the same cache file.
+struct SharedPolicySets {
+  Mutex generate_mu;  // held while generating: others wait for it
+  Mutex mu ACQUIRED_AFTER(generate_mu);
+  std::map<std::string, std::shared_ptr<const std::vector<mdp::Policy>>> sets GUARDED_BY(mu);
+};
+SharedPolicySets& Shared() {
+  static SharedPolicySets* shared = new SharedPolicySets;  // never destroyed: runs may
+  return *shared;                                          // outlive static teardown
+}
+
+// The set if this process or a cache has it, without generating (nullopt: nobody has it).
+StatusOr<std::optional<std::vector<mdp::Policy>>> CachedPolicySet(const ProfileSuite& suite,
+                                                                  const mdp::MdpOptions& m,
+                                                                  const mdp::PolicySetOptions& set,
+                                                                  const std::string& cache_dir) {
+  SharedPolicySets& shared = Shared();
+  ASSIGN_OR_RETURN(std::string key, mdp::PolicySetKey(suite, m, set));
+  {
+    MutexLock lock(shared.mu);
+    auto it = shared.sets.find(key);
+    if (it != shared.sets.end()) return std::optional(*it->second);
+  }
+  auto cached = mdp::LoadCachedPolicySet(suite, m, set, cache_dir);
+  if (!cached.ok()) return std::optional<std::vector<mdp::Policy>>();
+  MutexLock lock(shared.mu);
+  shared.sets[key] = std::make_shared<const std::vector<mdp::Policy>>(*cached);
+  return std::optional(std::move(cached).value());
+}
+
 StatusOr<std::vector<mdp::Policy>> SharedPolicySet(const ProfileSuite& suite,
                                                    const mdp::MdpOptions& m,
                                                    const mdp::PolicySetOptions& set,
                                                    const std::string& cache_dir,
                                                    const mdp::PolicySetProgress& progress) {
-  struct Shared {
-    Mutex mu;
-    std::map<std::string, std::shared_ptr<const std::vector<mdp::Policy>>> sets GUARDED_BY(mu);
-  };
-  static Shared* shared = new Shared;  // never destroyed: runs may outlive static teardown
+  SharedPolicySets& shared = Shared();
   ASSIGN_OR_RETURN(std::string key, mdp::PolicySetKey(suite, m, set));
-  MutexLock lock(shared->mu);  // held while generating: others wait for it (Init only)
-  auto it = shared->sets.find(key);
-  if (it != shared->sets.end()) return *it->second;
+  MutexLock generating(shared.generate_mu);
+  {
+    MutexLock lock(shared.mu);
+    auto it = shared.sets.find(key);
+    if (it != shared.sets.end()) return *it->second;
+  }
   ASSIGN_OR_RETURN(std::vector<mdp::Policy> policies,
                    mdp::LoadOrGeneratePolicySet(suite, m, set, cache_dir, progress));
-  shared->sets[key] = std::make_shared<const std::vector<mdp::Policy>>(policies);
+  MutexLock lock(shared.mu);
+  shared.sets[key] = std::make_shared<const std::vector<mdp::Policy>>(policies);
   return policies;
 }
 
@@ -88,6 +118,9 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
   if (ctx.workers.empty()) return InvalidArgumentError("ramsis: no workers");
   suite_ = ctx.suite;
   submit_offline_ = ctx.submit_offline;
+  degraded_ = ctx.degraded;
+  failed_.clear();
+  background_.clear();
   const HardwareId hw = ctx.workers.front().hardware;
   mdp::MdpOptions m = options_.mdp;
   m.task = suite.tasks()[ctx.task].name;
@@ -155,11 +188,70 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
       progress = [report = ctx.progress, text = std::string(what)](
                      int done, int total, const mdp::Policy&) { report(text, done, total); };
     }
-    ASSIGN_OR_RETURN(state.policies, SharedPolicySet(suite, m, set, options_.cache_dir, progress));
+    if (ctx.live && ctx.submit_offline) {
+      // A server answers with the fastest variant while a missing set is generated.
+      ASSIGN_OR_RETURN(auto cached, CachedPolicySet(suite, m, set, options_.cache_dir));
+      if (!cached) {
+        set.cancel = ctx.offline_cancel;
+        GenerateInBackground(classes.size(), m, set, progress);
+        state.in_flight = true;  // also keeps Extend from generating beside it
+        classes.push_back(std::move(state));
+        continue;
+      }
+      state.policies = std::move(*cached);
+    } else {
+      ASSIGN_OR_RETURN(state.policies,
+                       SharedPolicySet(suite, m, set, options_.cache_dir, progress));
+    }
     if (state.policies.empty()) return InternalError("ramsis: empty policy set");
     classes.push_back(std::move(state));
   }
+  for (size_t c = 0; c < classes.size(); ++c) {
+    if (!classes[c].in_flight) continue;
+    submit_offline_(std::move(background_[c]));
+  }
+  background_.clear();
+  if (degraded_) degraded_(DegradedNote());
   return OkStatus();
+}
+
+std::string RamsisSelection::DegradedNote() const {
+  int generating = 0;
+  for (const ClassState& cls : *classes_) generating += cls.policies.empty() ? 1 : 0;
+  if (generating == 0 && failed_.empty()) return "";
+  std::string note =
+      "serving the fastest variant (" + suite_->variants()[fastest_.variant].name + ")";
+  if (!failed_.empty()) return note + ": RAMSIS policy set generation failed: " + failed_;
+  return note + " while " + std::to_string(generating) + " of " + std::to_string(classes_->size()) +
+         " RAMSIS policy set(s) are generated";
+}
+
+void RamsisSelection::GenerateInBackground(size_t c, const mdp::MdpOptions& m,
+                                           const mdp::PolicySetOptions& set,
+                                           const mdp::PolicySetProgress& progress) {
+  background_.resize(c + 1);
+  OfflineJob& job = background_[c];
+  job.what = "RAMSIS policy set for SLO class " + std::to_string(c);
+  // Off the engine thread: reads only the suite (immutable) and its own copies.
+  job.work = [this, suite = suite_, m, set, cache_dir = options_.cache_dir, progress,
+              classes = std::weak_ptr<std::vector<ClassState>>(classes_),
+              c]() -> std::function<void()> {
+    auto generated = std::make_shared<StatusOr<std::vector<mdp::Policy>>>(
+        SharedPolicySet(*suite, m, set, cache_dir, progress));
+    // On the engine thread, as an event: the set replaces the fallback.
+    return [this, generated, classes, c] {
+      std::shared_ptr<std::vector<ClassState>> live = classes.lock();
+      if (!live || c >= live->size()) return;  // the policy is gone or re-initialised
+      ClassState& cls = (*live)[c];
+      cls.in_flight = false;
+      if (generated->ok() && !(*generated)->empty()) {
+        cls.policies = std::move(*generated).value();
+      } else {
+        failed_ = generated->ok() ? "empty policy set" : generated->status().message();
+      }
+      if (degraded_) degraded_(DegradedNote());
+    };
+  };
 }
 
 void RamsisSelection::Extend(size_t c, double qps) {

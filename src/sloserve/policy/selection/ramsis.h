@@ -10,6 +10,9 @@
 // throughput) no policy covers the load and the fastest variant serves the whole queue
 // while one more policy is generated as an offline job (PolicyContext::submit_offline)
 // and published into the set on the engine thread: no decision takes a lock.
+// In a server (PolicyContext::live) a set neither cached nor shipped is generated the
+// same way, as an offline job, while the fastest variant serves every query; readiness
+// says so (PolicyContext::degraded) until the set is published. sim generates it at Init.
 // Workers added by a plan after Init belong to the first SLO class.
 // Options: min_qps (default 1% of max), max_qps, accuracy_step (0.01), discretization
 //   (fld|md), d (100), mdp_batching (maximal|variable; the
@@ -66,6 +69,13 @@ class RamsisSelection : public SelectionPolicy {
   // Submits an offline job generating a policy for `qps` if none covers it and none is
   // in flight for the class; the job's publish step inserts it into the class's set.
   void Extend(size_t c, double qps);
+  // Live only (PolicyContext::live): prepares the offline job generating class c's set
+  // (submitted at the end of Init); its publish step replaces the fallback, the fastest
+  // variant, with the set.
+  void GenerateInBackground(size_t c, const mdp::MdpOptions& m, const mdp::PolicySetOptions& set,
+                            const mdp::PolicySetProgress& progress);
+  // What readiness says while some class serves the fastest variant ("" when none does).
+  std::string DegradedNote() const;
   Options options_;
   // Shared with the publish steps of offline jobs (as weak pointers), so a step that
   // arrives after this policy is gone, or re-initialised, does nothing.
@@ -74,7 +84,10 @@ class RamsisSelection : public SelectionPolicy {
   std::vector<SloClass> slo_classes_;
   const ProfileSuite* suite_ = nullptr;
   std::function<void(OfflineJob)> submit_offline_;
-  SelectionDecision fastest_{};  // beyond the set: fastest variant, its largest batch
+  SelectionDecision fastest_{};         // beyond the set: fastest variant, its largest batch
+  std::vector<OfflineJob> background_;  // Init: set generations to submit, by class
+  std::function<void(const std::string&)> degraded_;
+  std::string failed_;  // why a background generation failed (engine thread)
 };
 
 }  // namespace sloserve
