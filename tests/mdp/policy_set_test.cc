@@ -10,6 +10,7 @@
 
 #include "mdp/mdp_test_util.h"
 #include "sloserve/mdp/policy_io.h"
+#include "sloserve/mdp/solver.h"
 #include "sloserve/mdp/synthetic.h"
 
 namespace sloserve::mdp {
@@ -80,6 +81,27 @@ TEST(PolicySet, CancelStopsTheGeneration) {
   });
   EXPECT_EQ(ps.status().code(), StatusCode::kUnavailable) << ps.status().ToString();
   EXPECT_EQ(calls, 2);  // one thread: nothing started after the flag was set
+}
+
+// A stop must not wait for a whole value iteration or power iteration (minutes under the
+// sanitizers for a large MDP): both look at the flag every sweep.
+TEST(PolicySet, CancelStopsASolveAtItsNextSweep) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  MdpOptions o = SmallOptions();
+  o.load_qps = 300;
+  auto m = MdpModel::Build(suite, o);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const SolveResult full = Solve(*m, o.solver);
+  ASSERT_TRUE(full.converged);
+  ASSERT_GT(full.sweeps, 1);
+  std::atomic<bool> cancel{true};
+  SolverOptions cancelled = o.solver;
+  cancelled.cancel = &cancel;
+  const SolveResult stopped = Solve(*m, cancelled);
+  EXPECT_FALSE(stopped.converged);
+  EXPECT_EQ(stopped.sweeps, 0);
+  EXPECT_EQ(Stationary(*m, full.choice, cancelled).iterations, 0);
+  EXPECT_GT(Stationary(*m, full.choice, o.solver).iterations, 0);
 }
 
 TEST(PolicySet, SameSetOnAnyThreadCount) {

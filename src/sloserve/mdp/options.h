@@ -2,6 +2,7 @@
 // Options of a RAMSIS per-worker MDP (docs/ramsis-mdp.md): which profile, SLO, worker
 // count, arrival model, load, discretization, batching, queue bound, latency quantile and
 // solver. One MdpOptions value (plus the suite) determines one policy; CacheKey() names it.
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ struct SolverOptions {
   int fixed_sweeps = 100;            // kUndiscountedSweeps
   int eval_max_iterations = 200000;  // power iteration of the stationary distribution
   double eval_tolerance = 1e-12;     // L1 change between power-iteration steps
+  // Set (by a policy-set generation being cancelled): Solve and Stationary stop at their
+  // next sweep, unconverged; the caller discards the result. Not part of any cache key.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct MdpOptions {

@@ -83,6 +83,7 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
         }
         MdpOptions o = base;
         o.load_qps = loads[i];
+        o.solver.cancel = set.cancel;  // a stop does not wait for a whole solve
         auto m = MdpModel::Build(suite, o);
         if (!m.ok()) {
           results[i] = m.status();
@@ -90,6 +91,10 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
         }
         results[i] = PolicyFromModel(suite, *m, warm[i], &out_values[i]);
         if (upper[i] != nullptr) upper_ev[i] = EvaluatePolicyInModel(*m, *upper[i]);
+        if (cancelled()) {  // the solve or evaluation stopped early: nothing of it is kept
+          results[i] = cancelled_status;
+          continue;
+        }
         if (progress && results[i].ok()) {
           MutexLock lock(reported.mu);
           ++reported.round_done;
@@ -153,7 +158,9 @@ StatusOr<std::vector<Policy>> GeneratePolicySet(const ProfileSuite& suite, const
         }
         MdpOptions o = base;
         o.load_qps = todo[i].first;
+        o.solver.cancel = set.cancel;
         evs[i] = EvaluatePolicy(suite, o, done.at(todo[i].second));
+        if (cancelled()) evs[i] = cancelled_status;
       }
     };
     const size_t nt = std::min<size_t>(set.threads, rebuild.size());

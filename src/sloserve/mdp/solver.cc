@@ -69,6 +69,12 @@ double Expected(const MdpModel& m, int s, const Pair& p, const std::vector<doubl
 
 }  // namespace
 
+namespace {
+bool Cancelled(const SolverOptions& options) {
+  return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed);
+}
+}  // namespace
+
 SolveResult Solve(const MdpModel& m, const SolverOptions& options,
                   const std::vector<double>* initial_values) {
   const int ns = m.num_states();
@@ -84,6 +90,7 @@ SolveResult Solve(const MdpModel& m, const SolverOptions& options,
   const int limit = ratio ? options.max_sweeps : options.fixed_sweeps;
   const double eta = 0.95;  // data transformation: 0 < eta < min duration (1 query)
   for (int sweep = 1; sweep <= limit; ++sweep) {
+    if (Cancelled(options)) break;
     KernelValues(m, v, &u);
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
     for (int s = 1; s < ns; ++s) {
@@ -148,6 +155,7 @@ ChainStats Stationary(const MdpModel& m, const std::vector<int>& choice,
   pi[top] = 1.0;
   std::vector<std::vector<double>> mass(m.kernels().size());
   for (int it = 1; it <= options.eval_max_iterations; ++it) {
+    if (Cancelled(options)) break;
     std::fill(next.begin(), next.end(), 0.0);
     for (auto& mk : mass) mk.assign(kw, 0.0);
     for (int s = 1; s < ns; ++s) {
