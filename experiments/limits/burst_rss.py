@@ -12,11 +12,10 @@ import argparse
 import collections
 import http.client
 import json
-import re
-import subprocess
-import sys
 import threading
 import time
+
+from serve_process import start_serve
 
 
 def rss_mib(pid):
@@ -51,28 +50,7 @@ def main():
     ap.add_argument("--set", action="append", default=[], help="serve --set KEY=VALUE")
     args = ap.parse_args()
 
-    cmd = [args.sloserve, "serve", "--port", "0"]
-    for kv in args.set:
-        cmd += ["--set", kv]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    port = None
-    for line in proc.stderr:
-        m = re.search(r"127\.0\.0\.1:(\d+)", line)
-        if m:
-            port = int(m.group(1))
-            break
-    if port is None:
-        sys.exit("serve did not report its port")
-    threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
-    for _ in range(600):
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            c.request("GET", "/v2/health/ready")
-            if c.getresponse().status == 200:
-                break
-        except OSError:
-            pass
-        time.sleep(0.1)
+    proc, port = start_serve(args.sloserve, args.set)
 
     small = json.dumps({"inputs": [{"name": "input", "shape": [1, 16], "datatype": "FP32",
                                     "data": [0.5] * 16}]})

@@ -16,14 +16,13 @@ import collections
 import http.client
 import json
 import os
-import re
 import resource
 import selectors
 import socket
-import subprocess
-import sys
 import threading
 import time
+
+from serve_process import start_serve
 
 HEAD = b"POST /v2/models/image/infer HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 
@@ -55,28 +54,7 @@ def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, args.slow + 1024)), hard))
 
-    cmd = [args.sloserve, "serve", "--port", "0"]
-    for kv in args.set:
-        cmd += ["--set", kv]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    port = None
-    for line in proc.stderr:
-        m = re.search(r"127\.0\.0\.1:(\d+)", line)
-        if m:
-            port = int(m.group(1))
-            break
-    if port is None:
-        sys.exit("serve did not report its port")
-    threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
-    for _ in range(600):
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            c.request("GET", "/v2/health/ready")
-            if c.getresponse().status == 200:
-                break
-        except OSError:
-            pass
-        time.sleep(0.1)
+    proc, port = start_serve(args.sloserve, args.set)
 
     body = json.dumps({"inputs": [{"name": "input", "shape": [1, 16], "datatype": "FP32",
                                    "data": [0.5] * 16}]})
