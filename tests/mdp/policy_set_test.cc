@@ -102,6 +102,13 @@ TEST(PolicySet, CancelStopsASolveAtItsNextSweep) {
   EXPECT_EQ(stopped.sweeps, 0);
   EXPECT_EQ(Stationary(*m, full.choice, cancelled).iterations, 0);
   EXPECT_GT(Stationary(*m, full.choice, o.solver).iterations, 0);
+  // No policy is built from the stopped solve's incomplete choice (it has -1 entries).
+  MdpOptions oc = o;
+  oc.solver.cancel = &cancel;
+  auto mc = MdpModel::Build(suite, oc);
+  ASSERT_TRUE(mc.ok()) << mc.status().ToString();
+  EXPECT_EQ(PolicyFromModel(suite, *mc, nullptr, nullptr).status().code(),
+            StatusCode::kUnavailable);
 }
 
 TEST(PolicySet, SameSetOnAnyThreadCount) {

@@ -51,7 +51,9 @@ Evaluation EvaluateChoice(const MdpModel& m, const std::vector<int>& choice,
   Evaluation ev;
   ev.iterations = chain.iterations;
   ev.converged = chain.converged;
-  if (chain.invalid_state >= 0) {  // incomplete choice: no meaningful expectations
+  const bool cancelled = options.cancel != nullptr && options.cancel->load();
+  // An incomplete choice, or a cancelled power iteration: no meaningful expectations.
+  if (chain.invalid_state >= 0 || cancelled) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     ev.expected_accuracy = ev.expected_violation = ev.accuracy_per_query = nan;
     ev.full_state_probability = ev.mean_batch = nan;
@@ -105,6 +107,10 @@ StatusOr<Policy> PolicyFromModel(const ProfileSuite& suite, const MdpModel& m,
                                  std::vector<double>* values_out) {
   const MdpOptions& o = m.options();
   SolveResult sol = Solve(m, o.solver, warm_start);
+  // A cancelled solve stopped early: its choice may be incomplete (-1 entries), unusable.
+  if (o.solver.cancel != nullptr && o.solver.cancel->load()) {
+    return UnavailableError("policy generation cancelled");
+  }
   if (values_out) *values_out = sol.values;
   Evaluation ev = EvaluateChoice(m, sol.choice, o.solver);
 
