@@ -110,8 +110,7 @@ void Driver::PostArrival(EngineStep step) {
   if (first) inbox_cv_.NotifyOne();  // later ones find the driver awake already
 }
 
-void Driver::PostReachability(WorkerId worker, bool reachable,
-                              std::optional<ActionResult> result) {
+void Driver::PostReachability(WorkerId worker, bool reachable, std::optional<ActionResult> result) {
   // A control step (step 3 of Step's order), so the result it carries is handled after
   // the engine knows; a shared_ptr because EngineStep is a copyable std::function.
   auto carried = std::make_shared<std::optional<ActionResult>>(std::move(result));
