@@ -113,6 +113,8 @@ TEST_F(GrpcServeTest, HealthAndMetadata) {
   inference::ServerMetadataResponse server;
   ASSERT_TRUE(stub_->ServerMetadata(Deadline().get(), {}, &server).ok());
   EXPECT_EQ(server.name(), "sloserve");
+  EXPECT_NE(std::find(server.extensions().begin(), server.extensions().end(), "statistics"),
+            server.extensions().end());
   EXPECT_FALSE(server.version().empty());
 
   inference::ModelMetadataRequest mreq;
@@ -314,6 +316,71 @@ TEST_F(GrpcServeTest, OneEngineBehindHttpAndGrpc) {
   EXPECT_EQ(successes(testing::HttpGetBody(http_port_, "/v2/models/image/stats")) -
                 successes(stats_before),
             5);
+}
+
+TEST_F(GrpcServeTest, ModelStatisticsAgreesWithRest) {
+  auto grpc_stats = [](const std::string& name) {
+    inference::ModelStatisticsRequest req;
+    req.set_name(name);
+    inference::ModelStatisticsResponse resp;
+    const ::grpc::Status s = stub_->ModelStatistics(Deadline().get(), req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(resp.model_stats_size(), 1);
+    return resp.model_stats_size() == 1 ? resp.model_stats(0) : inference::ModelStatistics();
+  };
+  const inference::ModelStatistics before = grpc_stats("image");
+  // Three successes of 2 rows and one failure (shed by admission: an SLO of 1 us).
+  inference::ModelInferResponse resp;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Infer(Request(2), &resp).ok());
+  inference::ModelInferRequest shed = Request(1);
+  (*shed.mutable_parameters())["slo_ms"].set_double_param(0.001);
+  ASSERT_EQ(Infer(shed, &resp).error_code(), ::grpc::StatusCode::RESOURCE_EXHAUSTED);
+
+  // No request runs between the two reads: gRPC and REST give the same numbers.
+  const inference::ModelStatistics g = grpc_stats("");  // every model: the one task
+  const nlohmann::json rest = nlohmann::json::parse(
+      testing::HttpGetBody(http_port_, "/v2/models/image/stats"))["model_stats"][0];
+  EXPECT_EQ(g.name(), "image");
+  EXPECT_EQ(g.name(), rest["name"].get<std::string>());
+  EXPECT_EQ(g.version(), rest["version"].get<std::string>());
+  EXPECT_EQ(g.last_inference(), rest["last_inference"].get<uint64_t>());
+  EXPECT_EQ(g.inference_count(), rest["inference_count"].get<uint64_t>());
+  EXPECT_EQ(g.execution_count(), rest["execution_count"].get<uint64_t>());
+  const auto& gi = g.inference_stats();
+  const std::vector<std::pair<std::string, const inference::StatisticDuration*>> durations = {
+      {"success", &gi.success()},
+      {"fail", &gi.fail()},
+      {"queue", &gi.queue()},
+      {"compute_input", &gi.compute_input()},
+      {"compute_infer", &gi.compute_infer()},
+      {"compute_output", &gi.compute_output()},
+      {"cache_hit", &gi.cache_hit()},
+      {"cache_miss", &gi.cache_miss()}};
+  for (const auto& [key, d] : durations) {
+    EXPECT_EQ(d->count(), rest["inference_stats"][key]["count"].get<uint64_t>()) << key;
+    EXPECT_EQ(d->ns(), rest["inference_stats"][key]["ns"].get<uint64_t>()) << key;
+  }
+  EXPECT_EQ(g.batch_stats_size(), 0);
+  EXPECT_TRUE(rest["batch_stats"].empty());
+
+  // ... and they count what was sent.
+  EXPECT_EQ(gi.success().count() - before.inference_stats().success().count(), 3u);
+  EXPECT_EQ(g.inference_count() - before.inference_count(), 6u);
+  EXPECT_EQ(gi.fail().count() - before.inference_stats().fail().count(), 1u);
+  EXPECT_GT(gi.success().ns(), before.inference_stats().success().ns());
+  EXPECT_GT(gi.compute_infer().ns(), before.inference_stats().compute_infer().ns());
+  EXPECT_GE(g.last_inference(), before.last_inference());
+  EXPECT_GT(g.last_inference(), 0u);
+
+  inference::ModelStatisticsRequest req;
+  inference::ModelStatisticsResponse out;
+  req.set_name("nope");
+  EXPECT_EQ(stub_->ModelStatistics(Deadline().get(), req, &out).error_code(),
+            ::grpc::StatusCode::NOT_FOUND);
+  req.set_name("image");
+  req.set_version("1");
+  EXPECT_EQ(stub_->ModelStatistics(Deadline().get(), req, &out).error_code(),
+            ::grpc::StatusCode::NOT_FOUND);
 }
 
 TEST_F(GrpcServeTest, RepositoryUnloadAndLoad) {

@@ -15,6 +15,34 @@ using grpc_protocol::AsyncServerState;
 using grpc_protocol::UnaryCall;
 using Service = inference::GRPCInferenceService::AsyncService;
 
+namespace {
+
+void SetDuration(int64_t count, int64_t ns, inference::StatisticDuration* d) {
+  d->set_count(static_cast<uint64_t>(count));
+  d->set_ns(static_cast<uint64_t>(ns));
+}
+
+// One ModelStatistics entry, field by field as RequestMetrics::RenderModelStats renders
+// the REST one (no versions; no input/output copies, cache or batch statistics).
+void RenderModelStatistics(const std::string& name, const RequestMetrics::ModelStats& m,
+                           inference::ModelStatistics* out) {
+  out->set_name(name);
+  out->set_last_inference(static_cast<uint64_t>(m.last_inference_ms));
+  out->set_inference_count(static_cast<uint64_t>(m.inference_count));
+  out->set_execution_count(static_cast<uint64_t>(m.success_count));
+  inference::InferStatistics* s = out->mutable_inference_stats();
+  SetDuration(m.success_count, m.success_ns, s->mutable_success());
+  SetDuration(m.fail_count, m.fail_ns, s->mutable_fail());
+  SetDuration(m.success_count, m.queue_ns, s->mutable_queue());
+  SetDuration(m.success_count, 0, s->mutable_compute_input());
+  SetDuration(m.success_count, m.compute_ns, s->mutable_compute_infer());
+  SetDuration(m.success_count, 0, s->mutable_compute_output());
+  SetDuration(0, 0, s->mutable_cache_hit());
+  SetDuration(0, 0, s->mutable_cache_miss());
+}
+
+}  // namespace
+
 struct GrpcServer::Impl {
   Options options;
   InferenceBackend* backend = nullptr;
@@ -43,6 +71,8 @@ struct GrpcServer::Impl {
             inference::RepositoryModelLoadResponse>::Handler model_load;
   UnaryCall<Service, inference::RepositoryModelUnloadRequest,
             inference::RepositoryModelUnloadResponse>::Handler model_unload;
+  UnaryCall<Service, inference::ModelStatisticsRequest, inference::ModelStatisticsResponse>::Handler
+      statistics;
 
   const TaskInfo* FindTask(const std::string& name) const {
     auto it = tasks.find(name);
@@ -100,6 +130,7 @@ struct GrpcServer::Impl {
       call->response.set_name("sloserve");
       call->response.set_version(options.server_version);
       call->response.add_extensions("parameters");
+      call->response.add_extensions("statistics");
       call->response.add_extensions("model_repository");
       call->response.add_extensions("sloserve_slo");
       call->Reply(::grpc::Status::OK);
@@ -129,6 +160,33 @@ struct GrpcServer::Impl {
     };
     model_load = [this](auto* call) { HandleLoad(call, true); };
     model_unload = [this](auto* call) { HandleLoad(call, false); };
+    statistics = [this](auto* call) { HandleStatistics(call); };
+  }
+
+  // Triton's ModelStatistics: the numbers of the REST /v2/models/{m}/stats (one source,
+  // RequestMetrics::StatsOf); an empty name = every model.
+  void HandleStatistics(UnaryCall<Service, inference::ModelStatisticsRequest,
+                                  inference::ModelStatisticsResponse>* call) {
+    const std::string& name = call->request.name();
+    if (!name.empty()) {
+      const TaskInfo* task = nullptr;
+      ::grpc::Status s = CheckModel(name, call->request.version(), &task);
+      if (!s.ok()) return call->Reply(s);
+    } else if (!call->request.version().empty()) {
+      return call->Reply(
+          {::grpc::StatusCode::INVALID_ARGUMENT, "ModelStatistics: a version needs a model name"});
+    }
+    RequestMetrics* metrics = options.request_metrics.get();
+    if (metrics == nullptr) {
+      return call->Reply({::grpc::StatusCode::UNAVAILABLE, "statistics are not recorded"});
+    }
+    for (const auto& [task_name, task] : tasks) {
+      if (!name.empty() && task_name != name) continue;
+      const std::optional<size_t> model = metrics->IndexOf(task_name);
+      if (!model) continue;
+      RenderModelStatistics(task_name, metrics->StatsOf(*model), call->response.add_model_stats());
+    }
+    call->Reply(::grpc::Status::OK);
   }
 
   void HandleInfer(
@@ -239,6 +297,8 @@ StatusOr<uint16_t> GrpcServer::Start() {
       &Service::RequestRepositoryModelLoad, m.model_load);
   m.Listen<RepositoryModelUnloadRequest, RepositoryModelUnloadResponse>(
       &Service::RequestRepositoryModelUnload, m.model_unload);
+  m.Listen<ModelStatisticsRequest, ModelStatisticsResponse>(&Service::RequestModelStatistics,
+                                                            m.statistics);
   m.threads.Run(m.cqs);
   return static_cast<uint16_t>(bound);
 }

@@ -257,23 +257,36 @@ std::string RequestMetrics::RenderPrometheus() const {
   return out;
 }
 
-std::string RequestMetrics::RenderModelStats(size_t model) const {
+RequestMetrics::ModelStats RequestMetrics::StatsOf(size_t model) const {
   const Model& m = *by_model_.at(model);
-  const int64_t successes = m.success_count.load(kRelaxed);
+  ModelStats s;
+  s.last_inference_ms = m.last_ms.load(kRelaxed);
+  s.inference_count = m.rows.load(kRelaxed);
+  s.success_count = m.success_count.load(kRelaxed);
+  s.success_ns = m.success_ns.load(kRelaxed);
+  s.fail_count = m.fail_count.load(kRelaxed);
+  s.fail_ns = m.fail_ns.load(kRelaxed);
+  s.queue_ns = m.queue_ns.load(kRelaxed);
+  s.compute_ns = m.compute_ns.load(kRelaxed);
+  return s;
+}
+
+std::string RequestMetrics::RenderModelStats(size_t model) const {
+  const ModelStats m = StatsOf(model);
   auto stat = [](int64_t count, int64_t ns) {
     return "{\"count\":" + std::to_string(count) + ",\"ns\":" + std::to_string(ns) + "}";
   };
   std::string out = "{\"name\":";
   AppendJsonString(out, models_[model]);
-  out += ",\"version\":\"\",\"last_inference\":" + std::to_string(m.last_ms.load(kRelaxed)) +
-         ",\"inference_count\":" + std::to_string(m.rows.load(kRelaxed)) +
-         ",\"execution_count\":" + std::to_string(successes) + ",\"inference_stats\":{" +
-         "\"success\":" + stat(successes, m.success_ns.load(kRelaxed)) +
-         ",\"fail\":" + stat(m.fail_count.load(kRelaxed), m.fail_ns.load(kRelaxed)) +
-         ",\"queue\":" + stat(successes, m.queue_ns.load(kRelaxed)) +
-         ",\"compute_input\":" + stat(successes, 0) +
-         ",\"compute_infer\":" + stat(successes, m.compute_ns.load(kRelaxed)) +
-         ",\"compute_output\":" + stat(successes, 0) + ",\"cache_hit\":" + stat(0, 0) +
+  out += ",\"version\":\"\",\"last_inference\":" + std::to_string(m.last_inference_ms) +
+         ",\"inference_count\":" + std::to_string(m.inference_count) +
+         ",\"execution_count\":" + std::to_string(m.success_count) + ",\"inference_stats\":{" +
+         "\"success\":" + stat(m.success_count, m.success_ns) +
+         ",\"fail\":" + stat(m.fail_count, m.fail_ns) +
+         ",\"queue\":" + stat(m.success_count, m.queue_ns) +
+         ",\"compute_input\":" + stat(m.success_count, 0) +
+         ",\"compute_infer\":" + stat(m.success_count, m.compute_ns) +
+         ",\"compute_output\":" + stat(m.success_count, 0) + ",\"cache_hit\":" + stat(0, 0) +
          ",\"cache_miss\":" + stat(0, 0) + "},\"batch_stats\":[]}";
   return out;
 }

@@ -46,6 +46,15 @@ class RequestMetrics {
 
   // The series above in the Prometheus text format.
   std::string RenderPrometheus() const;
+  // Triton's statistics extension for one model (REST and gRPC render the same numbers):
+  // success = answered by the backend, fail = refused or failed by it; durations in ns.
+  struct ModelStats {
+    int64_t last_inference_ms = 0;  // since the epoch; 0 = none yet
+    int64_t inference_count = 0;    // rows of the successful requests
+    int64_t success_count = 0, success_ns = 0, fail_count = 0, fail_ns = 0;
+    int64_t queue_ns = 0, compute_ns = 0;  // over the successful requests
+  };
+  ModelStats StatsOf(size_t model) const;
   // One entry of Triton's statistics extension "model_stats" array for `model`.
   std::string RenderModelStats(size_t model) const;
   size_t models() const { return models_.size(); }
