@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 
+#include "sloserve/server/infer_fast_path.h"
 #include "sloserve/server/json_log.h"
 #include "sloserve/server/json_util.h"
 #include "sloserve/server/tensor_codec.h"
@@ -70,16 +72,8 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-StatusOr<std::vector<int64_t>> ParseShape(const json& j, const TaskInfo& task) {
-  if (!j.is_array()) return InvalidArgumentError("input 'shape' must be an array of integers");
-  std::vector<int64_t> shape;
-  shape.reserve(j.size());
-  for (const json& d : j) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0) {
-      return InvalidArgumentError("input 'shape' must hold non-negative integers");
-    }
-    shape.push_back(d.get<int64_t>());
-  }
+// A shape of non-negative integers against the task's declared input shape.
+Status CheckShape(const std::vector<int64_t>& shape, const TaskInfo& task) {
   if (shape.empty()) return InvalidArgumentError("input 'shape' must have a batch dimension");
   const auto& declared = task.input_shape;
   if (!declared.empty()) {
@@ -96,23 +90,46 @@ StatusOr<std::vector<int64_t>> ParseShape(const json& j, const TaskInfo& task) {
   if (shape[0] < 1 || shape[0] > std::numeric_limits<int32_t>::max()) {
     return InvalidArgumentError("the batch dimension shape[0] must be in [1, 2^31)");
   }
+  return OkStatus();
+}
+
+StatusOr<std::vector<int64_t>> ParseShape(const json& j, const TaskInfo& task) {
+  if (!j.is_array()) return InvalidArgumentError("input 'shape' must be an array of integers");
+  std::vector<int64_t> shape;
+  shape.reserve(j.size());
+  for (const json& d : j) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 0) {
+      return InvalidArgumentError("input 'shape' must hold non-negative integers");
+    }
+    shape.push_back(d.get<int64_t>());
+  }
+  RETURN_IF_ERROR(CheckShape(shape, task));
   return shape;
 }
 
+// The SLO a request gets without parameters.slo_ms.
+Duration DefaultSlo(const TaskInfo& task, Duration max_slo) {
+  return task.default_slo > Duration::zero() ? task.default_slo : max_slo;
+}
+
+// parameters.slo_ms, range-checked.
+StatusOr<Duration> SloFromMillis(double ms, Duration max_slo) {
+  const double max_ms = ToMillis(max_slo);
+  if (!std::isfinite(ms) || ms <= 0 || ms > max_ms) {
+    return InvalidArgumentError("parameter 'slo_ms' must be in (0, " +
+                                std::to_string(static_cast<int64_t>(max_ms)) + "]");
+  }
+  return std::max(MillisF(ms), Micros(1));
+}
+
 Status ParseParameters(const json& doc, const TaskInfo& task, Duration max_slo, InferRequest& req) {
-  req.slo = task.default_slo > Duration::zero() ? task.default_slo : max_slo;
+  req.slo = DefaultSlo(task, max_slo);
   const auto params = doc.find("parameters");
   if (params == doc.end()) return OkStatus();
   if (!params->is_object()) return InvalidArgumentError("'parameters' must be an object");
   if (const auto slo = params->find("slo_ms"); slo != params->end()) {
     if (!slo->is_number()) return InvalidArgumentError("parameter 'slo_ms' must be a number");
-    const double ms = slo->get<double>();
-    const double max_ms = ToMillis(max_slo);
-    if (!std::isfinite(ms) || ms <= 0 || ms > max_ms) {
-      return InvalidArgumentError("parameter 'slo_ms' must be in (0, " +
-                                  std::to_string(static_cast<int64_t>(max_ms)) + "]");
-    }
-    req.slo = std::max(MillisF(ms), Micros(1));
+    ASSIGN_OR_RETURN(req.slo, SloFromMillis(slo->get<double>(), max_slo));
   }
   if (const auto app = params->find("app"); app != params->end()) {
     if (!app->is_string()) return InvalidArgumentError("parameter 'app' must be a string");
@@ -359,8 +376,56 @@ int HttpStatusFromCode(StatusCode code) {
   return 500;
 }
 
+// The common request shape (infer_fast_path.h) when it is valid as it stands; nullopt
+// for anything else, including every error, which the tree path then reports.
+std::optional<InferCall> ParseCommonInferRequest(const TaskInfo& task, std::string_view body,
+                                                 Duration max_slo) {
+  std::optional<CommonInferRequest> common = ScanCommonInferRequest(body);
+  if (!common || common->input_name != task.input_name || common->datatype != "FP32" ||
+      (!task.input_datatype.empty() && common->datatype != task.input_datatype) ||
+      !CheckShape(common->shape, task).ok()) {
+    return std::nullopt;
+  }
+  const StatusOr<int64_t> expected = ElementCount(common->shape, "input shape");
+  if (!expected.ok()) return std::nullopt;
+  InferCall call;
+  call.request.slo = DefaultSlo(task, max_slo);
+  if (common->slo_ms) {
+    StatusOr<Duration> slo = SloFromMillis(*common->slo_ms, max_slo);
+    if (!slo.ok()) return std::nullopt;
+    call.request.slo = *slo;
+  }
+  Tensor tensor;
+  tensor.data.reserve(static_cast<size_t>(std::min<int64_t>(*expected, body.size())) * 4);
+  int64_t count = 0;
+  if (!AppendFp32Numbers(common->data, count, tensor.data) || count != *expected) {
+    return std::nullopt;
+  }
+  call.request.task = task.name;
+  if (common->id) {
+    call.id = std::string(*common->id);
+    call.has_id = true;
+  }
+  call.request.rows = static_cast<int32_t>(common->shape[0]);
+  tensor.name = task.input_name;
+  tensor.datatype = "FP32";
+  tensor.shape = std::move(common->shape);
+  call.request.inputs.push_back(std::move(tensor));
+  return call;
+}
+
 StatusOr<InferCall> ParseInferRequest(const TaskInfo& task, std::string_view body, Duration max_slo,
                                       std::string_view json_length) {
+  if (json_length.empty()) {
+    if (std::optional<InferCall> call = ParseCommonInferRequest(task, body, max_slo)) {
+      return std::move(*call);
+    }
+  }
+  return ParseInferRequestWithTree(task, body, max_slo, json_length);
+}
+
+StatusOr<InferCall> ParseInferRequestWithTree(const TaskInfo& task, std::string_view body,
+                                              Duration max_slo, std::string_view json_length) {
   std::string_view json_part = body;
   std::string_view binary;
   if (!json_length.empty()) {
