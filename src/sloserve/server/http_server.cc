@@ -6,6 +6,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -15,6 +16,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cerrno>
@@ -459,24 +461,40 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Write(HttpResponse response) {
     server_->metrics.RecordResponse(response.status);
-    res_ = {};
-    res_.version(version_);
-    res_.result(static_cast<unsigned>(response.status));
-    res_.set(http::field::server, "sloserve");
-    res_.set(http::field::content_type, response.content_type);
-    if (response.allow != nullptr) res_.set(http::field::allow, response.allow);
-    if (response.retry_after != nullptr) res_.set(http::field::retry_after, response.retry_after);
+    // The head is rendered by hand into a buffer the connection keeps (Beast's fields and
+    // serializer allocated per header and per write): the same fields in the same order.
+    res_head_.clear();
+    res_head_ += version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+    AppendNumber(res_head_, static_cast<size_t>(response.status));
+    res_head_ += ' ';
+    const auto reason = http::obsolete_reason(static_cast<http::status>(response.status));
+    res_head_.append(reason.data(), reason.size());
+    res_head_ += "\r\nServer: sloserve\r\nContent-Type: ";
+    res_head_ += response.content_type;
+    if (response.allow != nullptr) (res_head_ += "\r\nAllow: ") += response.allow;
+    if (response.retry_after != nullptr) (res_head_ += "\r\nRetry-After: ") += response.retry_after;
     if (response.inference_header_length > 0) {
-      res_.set("Inference-Header-Content-Length", std::to_string(response.inference_header_length));
+      res_head_ += "\r\nInference-Header-Content-Length: ";
+      AppendNumber(res_head_, response.inference_header_length);
     }
-    res_.body() = std::move(response.body);
-    res_.keep_alive(keep_alive_);
-    res_.prepare_payload();
-    if (head_) res_.body().clear();  // HEAD: the GET's headers (Content-Length too), no body
+    // HTTP/1.1 is persistent unless told; HTTP/1.0 only when told.
+    if (version_ != 10 && !keep_alive_) res_head_ += "\r\nConnection: close";
+    if (version_ == 10 && keep_alive_) res_head_ += "\r\nConnection: keep-alive";
+    res_head_ += "\r\nContent-Length: ";
+    AppendNumber(res_head_, response.body.size());
+    res_head_ += "\r\n\r\n";
+    res_body_ = std::move(response.body);
+    if (head_) res_body_.clear();  // HEAD: the GET's headers (Content-Length too), no body
     state_ = State::kWriting;
     stream_.expires_after(server_->options.write_timeout);
-    http::async_write(stream_, res_,
+    asio::async_write(stream_, std::array{asio::buffer(res_head_), asio::buffer(res_body_)},
                       beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+  }
+
+  static void AppendNumber(std::string& out, size_t n) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+    out.append(digits, end);
   }
 
   void OnWrite(beast::error_code ec, size_t /*bytes*/) {
@@ -520,7 +538,8 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::empty_body>> continue_;
-  http::response<http::string_body> res_;
+  std::string res_head_;  // the response being written: status line and fields
+  std::string res_body_;
   InferCall call_;
   std::shared_ptr<std::atomic<bool>> client_gone_;  // of the request with the backend
   State state_ = State::kReading;
