@@ -1,6 +1,9 @@
 #include "sloserve/server/http_server.h"
 
 #include <sys/socket.h>
+#ifdef __linux__
+#include <linux/filter.h>  // SO_ATTACH_FILTER: sealing the listener at Stop()
+#endif
 #if defined(__GLIBC__)
 #include <malloc.h>  // malloc_trim
 #endif
@@ -48,6 +51,7 @@ using tcp = asio::ip::tcp;
 
 constexpr size_t kHeaderLimit = 64 * 1024;
 constexpr auto kLingerTimeout = std::chrono::seconds(2);
+constexpr auto kSealSettle = std::chrono::milliseconds(2);  // Stop(): see SealListener
 constexpr auto kDrainReadTimeout = std::chrono::seconds(2);  // Stop(): finish reading
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
 constexpr size_t kIdleReadBytes = 16 * 1024;  // first read of a keep-alive request
@@ -557,6 +561,27 @@ class Session : public std::enable_shared_from_this<Session> {
 
 }  // namespace http_server_internal
 
+namespace {
+
+// Makes a listening socket drop every incoming packet (a classic BPF filter returning
+// 0), so the kernel completes no new handshakes for it: clients connecting from now on
+// see no answer to their SYN and then a refusal once the socket is closed, instead of a
+// completed connection that close() would reset. Connections already queued stay
+// acceptable. Returns false where filters are not available (the drain is then best
+// effort, as without this).
+bool SealListener(int fd) {
+#ifdef __linux__
+  sock_filter drop_all[] = {{BPF_RET | BPF_K, 0, 0, 0}};
+  sock_fprog program{1, drop_all};
+  return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof program) == 0;
+#else
+  (void)fd;
+  return false;
+#endif
+}
+
+}  // namespace
+
 void HttpServer::Impl::DoAccept() {
   acceptor->async_accept(asio::make_strand(*ioc), [this](beast::error_code ec, tcp::socket sock) {
     if (ec) {
@@ -688,15 +713,24 @@ void HttpServer::Stop() {
   s.stopped = true;
   s.draining.store(true);
   asio::post(s.acceptor->get_executor(), [&s] {
-    beast::error_code ec;
     // Connections the kernel has completed but we have not accepted would be reset by
-    // close(): accept them now, so their requests are read and answered 503.
-    s.acceptor->non_blocking(true, ec);
-    for (int i = 0; i < 4096 && !ec; ++i) {
-      tcp::socket sock(asio::make_strand(*s.ioc));
-      s.acceptor->accept(sock, ec);
-      if (!ec) s.StartSession(std::move(sock));
+    // close(): stop the kernel completing new ones, then accept what is queued, so every
+    // client whose connect() succeeded has its request read and answered 503.
+    const bool sealed = SealListener(s.acceptor->native_handle());
+    for (int pass = 0; pass < 2; ++pass) {
+      beast::error_code ec;
+      s.acceptor->non_blocking(true, ec);
+      for (int i = 0; i < 4096 && !ec; ++i) {
+        tcp::socket sock(asio::make_strand(*s.ioc));
+        s.acceptor->accept(sock, ec);
+        if (!ec) s.StartSession(std::move(sock));
+      }
+      // A handshake another CPU was completing as the seal went on lands within
+      // microseconds: look once more after a moment.
+      if (!sealed) break;
+      if (pass == 0) std::this_thread::sleep_for(http_server_internal::kSealSettle);
     }
+    beast::error_code ec;
     s.acceptor->close(ec);
     s.accept_timer->cancel();
   });
