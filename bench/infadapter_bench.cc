@@ -1,10 +1,11 @@
-// InfAdapter's Eq. 1 solved by GLPK (docs/infadapter.md#performance).
+// InfAdapter's Eq. 1 solved by GLPK and by the exact DP (docs/infadapter.md#performance).
 //   build/bench/infadapter_bench --benchmark_counters_tabular=true
-// BM_InfAdapterPaper/<lambda>: the paper's setting, the 5 ResNets of infadapter-resnet,
+// BM_InfAdapterPaper/<lambda> (GLPK MILP, the reference) and BM_InfAdapterPaperDp/<lambda>
+// (the planner's DP, infadapter_dp.h): the paper's setting, the 5 ResNets of infadapter-resnet,
 // B = 20 cores, SLO 750 ms, beta = 0.05, nothing loaded; one SolveInfAdapterMilp per
 // iteration (the problem is built once). lambda 1000 is past the budget's capacity: two
 // more solves (max capacity, then Eq. 1 at that capacity).
-// BM_InfAdapterSynthetic/<variants>/<budget>: random variants (accuracy 60-80 %,
+// BM_InfAdapterSynthetic[Dp]/<variants>/<budget>/<seed>: random variants (accuracy 60-80 %,
 // th(k) = 0.8 (a + b k) with noise, 25% of the core counts above the SLO), every core
 // count 1..budget allowed, lambda = 60% of what the budget can serve.
 #include <benchmark/benchmark.h>
@@ -13,6 +14,7 @@
 
 #include "sloserve/core/rng.h"
 #include "sloserve/policy/planning/infadapter_capacity.h"
+#include "sloserve/policy/planning/infadapter_dp.h"
 #include "sloserve/policy/planning/infadapter_milp.h"
 #include "sloserve/policy/planning/infadapter_problem.h"
 #include "sloserve/profile/profile.h"
@@ -34,7 +36,12 @@ void Report(benchmark::State& state, const InfAdapterPlan& plan) {
   state.counters["short"] = plan.shortfall_rps;
 }
 
-void BM_InfAdapterPaper(benchmark::State& state) {
+StatusOr<InfAdapterPlan> Milp(const InfAdapterProblem& p) {
+  return SolveInfAdapterMilp(p);
+}
+
+template <StatusOr<InfAdapterPlan> (*Solve)(const InfAdapterProblem&)>
+void BM_Paper(benchmark::State& state) {
   auto suite = LoadSuite("infadapter-resnet");
   Check(suite.status());
   auto model = BuildInfAdapterCapacity(*suite);
@@ -46,20 +53,24 @@ void BM_InfAdapterPaper(benchmark::State& state) {
   Check(problem.status());
   InfAdapterPlan plan;
   for (auto _ : state) {
-    auto p = SolveInfAdapterMilp(*problem);
+    auto p = Solve(*problem);
     Check(p.status());
     plan = std::move(p).value();
     benchmark::DoNotOptimize(plan);
   }
   Report(state, plan);
 }
-BENCHMARK(BM_InfAdapterPaper)
-    ->Arg(10)
-    ->Arg(50)
-    ->Arg(100)
-    ->Arg(150)
-    ->Arg(1000)
-    ->Unit(benchmark::kMillisecond);
+void PaperArgs(benchmark::internal::Benchmark* b) {
+  for (int lambda : {10, 50, 100, 150, 1000}) b->Arg(lambda);
+}
+void BM_InfAdapterPaper(benchmark::State& state) {
+  BM_Paper<Milp>(state);
+}
+void BM_InfAdapterPaperDp(benchmark::State& state) {
+  BM_Paper<SolveInfAdapterDp>(state);
+}
+BENCHMARK(BM_InfAdapterPaper)->Apply(PaperArgs)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_InfAdapterPaperDp)->Apply(PaperArgs)->Unit(benchmark::kMillisecond);
 
 InfAdapterProblem SyntheticProblem(int variants, int budget, uint64_t seed) {
   Rng rng = MakeRng(seed, "infadapter-bench");
@@ -84,13 +95,14 @@ InfAdapterProblem SyntheticProblem(int variants, int budget, uint64_t seed) {
   return p;
 }
 
-void BM_InfAdapterSynthetic(benchmark::State& state) {
+template <StatusOr<InfAdapterPlan> (*Solve)(const InfAdapterProblem&)>
+void BM_Synthetic(benchmark::State& state) {
   const InfAdapterProblem problem =
       SyntheticProblem(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)),
                        static_cast<uint64_t>(state.range(2)));
   InfAdapterPlan plan;
   for (auto _ : state) {
-    auto p = SolveInfAdapterMilp(problem);
+    auto p = Solve(problem);
     Check(p.status());
     plan = std::move(p).value();
     benchmark::DoNotOptimize(plan);
@@ -98,12 +110,25 @@ void BM_InfAdapterSynthetic(benchmark::State& state) {
   Report(state, plan);
   state.counters["optimal"] = plan.optimal;
 }
-BENCHMARK(BM_InfAdapterSynthetic)
-    ->Args({5, 20, 7})
-    ->Args({10, 32, 7})
-    ->Args({20, 64, 7})
-    ->ArgsProduct({{20}, {64}, {1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12}})
-    ->Unit(benchmark::kMillisecond);
+
+// The 30 seeds of docs/infadapter.md#performance: 7 first, then 1..30.
+void SyntheticArgs(benchmark::internal::Benchmark* b) {
+  b->Args({5, 20, 7})->Args({10, 32, 7})->Args({20, 64, 7});
+  for (int seed = 1; seed <= 30; ++seed) {
+    if (seed != 7) b->Args({20, 64, seed});
+  }
+}
+
+// BM_InfAdapterSynthetic: the GLPK MILP (the reference); BM_InfAdapterSyntheticDp: the
+// planner's solver (infadapter_dp.h), the same plans.
+void BM_InfAdapterSynthetic(benchmark::State& state) {
+  BM_Synthetic<Milp>(state);
+}
+void BM_InfAdapterSyntheticDp(benchmark::State& state) {
+  BM_Synthetic<SolveInfAdapterDp>(state);
+}
+BENCHMARK(BM_InfAdapterSynthetic)->Apply(SyntheticArgs)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_InfAdapterSyntheticDp)->Apply(SyntheticArgs)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace sloserve

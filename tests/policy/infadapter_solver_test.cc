@@ -1,8 +1,8 @@
-// InfAdapter's Eq. 1: the GLPK MILP solver against the exhaustive enumerator on seeded
-// random small instances and on the paper's setting (5 ResNets, B = 20 cores, SLO
-// 750 ms, lambda 10..150 rps, beta = 0.05), the plan's invariants (quotas sum to lambda,
-// lambda_m <= th_m(n_m), cores within the budget), overload (the highest-capacity plan
-// and its shortfall), and bad input.
+// InfAdapter's Eq. 1: the GLPK MILP solver and the planner's DP (infadapter_dp.h) against
+// the exhaustive enumerator on seeded random small instances and on the paper's setting (5 ResNets,
+// B = 20 cores, SLO 750 ms, lambda 10..150 rps, beta = 0.05), the plan's invariants (quotas sum to
+// lambda, lambda_m <= th_m(n_m), cores within the budget), overload (the highest-capacity plan and
+// its shortfall), and bad input; the DP against the MILP on instances too large to enumerate.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <random>
 
 #include "sloserve/policy/planning/infadapter_capacity.h"
+#include "sloserve/policy/planning/infadapter_dp.h"
 #include "sloserve/policy/planning/infadapter_exhaustive.h"
 #include "sloserve/policy/planning/infadapter_milp.h"
 #include "sloserve/policy/planning/infadapter_problem.h"
@@ -65,51 +66,70 @@ void ExpectValidPlan(const InfAdapterProblem& p, const InfAdapterPlan& plan, dou
   EXPECT_NEAR(plan.served_rps, sum, 1e-9 * std::max(1.0, target));
 }
 
-void ExpectSameObjective(const InfAdapterProblem& p, const std::string& what) {
-  auto milp = SolveInfAdapterMilp(p);
-  ASSERT_TRUE(milp.ok()) << what << ": " << milp.status().ToString();
-  auto oracle = SolveInfAdapterExhaustive(p);
-  ASSERT_TRUE(oracle.ok()) << what << ": " << oracle.status().ToString();
-  EXPECT_TRUE(milp->optimal) << what;
-  EXPECT_NEAR(milp->objective, oracle->objective, 1e-6 * std::max(1.0, std::abs(oracle->objective)))
+// `plan` is as good as the reference (the enumerator's or the MILP's).
+void ExpectSamePlanValue(const InfAdapterProblem& p, const InfAdapterPlan& plan,
+                         const InfAdapterPlan& reference, const std::string& what) {
+  EXPECT_TRUE(plan.optimal) << what;
+  EXPECT_NEAR(plan.objective, reference.objective,
+              1e-6 * std::max(1.0, std::abs(reference.objective)))
       << what;
-  EXPECT_NEAR(milp->shortfall_rps, oracle->shortfall_rps, 1e-6 * std::max(1.0, p.lambda_rps))
+  EXPECT_NEAR(plan.shortfall_rps, reference.shortfall_rps, 1e-6 * std::max(1.0, p.lambda_rps))
       << what;
-  ExpectValidPlan(p, *milp, milp->served_rps);
-  if (oracle->shortfall_rps == 0) ExpectValidPlan(p, *milp, p.lambda_rps);
+  ExpectValidPlan(p, plan, plan.served_rps);
+  if (reference.shortfall_rps == 0) ExpectValidPlan(p, plan, p.lambda_rps);
 }
 
-// Random instances of `nvar` variants and `budget` cores (every core count, a quarter
+// The MILP and the DP both reach the enumerator's objective.
+void ExpectSameObjective(const InfAdapterProblem& p, const std::string& what) {
+  auto oracle = SolveInfAdapterExhaustive(p);
+  ASSERT_TRUE(oracle.ok()) << what << ": " << oracle.status().ToString();
+  auto milp = SolveInfAdapterMilp(p);
+  ASSERT_TRUE(milp.ok()) << what << ": " << milp.status().ToString();
+  ExpectSamePlanValue(p, *milp, *oracle, what + " (milp)");
+  auto dp = SolveInfAdapterDp(p);
+  ASSERT_TRUE(dp.ok()) << what << ": " << dp.status().ToString();
+  ExpectSamePlanValue(p, *dp, *oracle, what + " (dp)");
+}
+
+// A random instance of `n` variants and `budget` cores (every core count, a quarter
 // above the SLO), lambda from 5% to 130% of what the budget can serve.
+InfAdapterProblem RandomProblem(std::mt19937_64& rng, int n, int budget) {
+  std::uniform_real_distribution<double> u(0, 1);
+  InfAdapterProblem p;
+  p.budget_cores = budget;
+  for (int m = 0; m < n; ++m) {
+    InfAdapterCandidate c;
+    c.name = "v" + std::to_string(m);
+    c.accuracy = 60 + 20 * u(rng);
+    c.load_time_s = 5 + 4 * u(rng);
+    if (u(rng) < 0.3) c.loaded_cores = {1 + static_cast<int>(u(rng) * p.budget_cores)};
+    const double a = -5 + 10 * u(rng), b = 3 + 20 * u(rng);
+    for (int k = 1; k <= p.budget_cores; ++k) {
+      if (u(rng) < 0.25) continue;  // p_m(k) above the SLO
+      c.options.push_back({k, std::max(0.0, 0.8 * (a + b * k + 2 * (u(rng) - 0.5)))});
+    }
+    p.variants.push_back(std::move(c));
+  }
+  p.weights.beta = 0.2 * u(rng);
+  p.weights.gamma = 0.05 * u(rng);
+  auto cap = InfAdapterMaxCapacity(p);
+  EXPECT_TRUE(cap.ok()) << cap.status().ToString();
+  auto cap_dp = InfAdapterMaxCapacityDp(p);
+  EXPECT_TRUE(cap_dp.ok()) << cap_dp.status().ToString();
+  EXPECT_NEAR(*cap_dp, *cap, 1e-9 * std::max(1.0, *cap));
+  p.lambda_rps = (0.05 + 1.25 * u(rng)) * std::max(1.0, *cap);
+  return p;
+}
+
 void MatchesEnumeratorOnRandomInstances(uint64_t seed, int trials,
                                         std::uniform_int_distribution<int> nvar,
                                         std::uniform_int_distribution<int> budget) {
   std::mt19937_64 rng(seed);
   int overloaded = 0;
   for (int trial = 0; trial < trials; ++trial) {
-    std::uniform_real_distribution<double> u(0, 1);
-    InfAdapterProblem p;
-    p.budget_cores = budget(rng);
-    const int n = nvar(rng);
-    for (int m = 0; m < n; ++m) {
-      InfAdapterCandidate c;
-      c.name = "v" + std::to_string(m);
-      c.accuracy = 60 + 20 * u(rng);
-      c.load_time_s = 5 + 4 * u(rng);
-      if (u(rng) < 0.3) c.loaded_cores = {1 + static_cast<int>(u(rng) * p.budget_cores)};
-      const double a = -5 + 10 * u(rng), b = 3 + 20 * u(rng);
-      for (int k = 1; k <= p.budget_cores; ++k) {
-        if (u(rng) < 0.25) continue;  // p_m(k) above the SLO
-        c.options.push_back({k, std::max(0.0, 0.8 * (a + b * k + 2 * (u(rng) - 0.5)))});
-      }
-      p.variants.push_back(std::move(c));
-    }
-    p.weights.beta = 0.2 * u(rng);
-    p.weights.gamma = 0.05 * u(rng);
-    auto cap = InfAdapterMaxCapacity(p);
-    ASSERT_TRUE(cap.ok()) << cap.status().ToString();
-    p.lambda_rps = (0.05 + 1.25 * u(rng)) * std::max(1.0, *cap);
-    overloaded += p.lambda_rps > *cap;
+    const int b = budget(rng);
+    const InfAdapterProblem p = RandomProblem(rng, nvar(rng), b);
+    overloaded += p.lambda_rps > *InfAdapterMaxCapacity(p);
     ExpectSameObjective(p, "seed " + std::to_string(seed) + " trial " + std::to_string(trial));
   }
   EXPECT_GT(overloaded, trials / 20) << "seed " << seed;  // the overload path was exercised
@@ -128,6 +148,23 @@ TEST(InfAdapterSolver, MatchesEnumeratorOnLargerRandomInstances) {
   for (uint64_t seed : {7u, 8u}) {
     MatchesEnumeratorOnRandomInstances(seed, 40, std::uniform_int_distribution<int>(5, 6),
                                        std::uniform_int_distribution<int>(8, 12));
+  }
+}
+
+// Instances too large for the enumerator: the DP against the MILP (both exact).
+TEST(InfAdapterSolver, DpMatchesMilpOnLargerInstances) {
+  std::mt19937_64 rng(20261127);
+  for (int trial = 0; trial < 24; ++trial) {
+    const int n = std::uniform_int_distribution<int>(8, 14)(rng);
+    const int b = std::uniform_int_distribution<int>(16, 40)(rng);
+    const InfAdapterProblem p = RandomProblem(rng, n, b);
+    const std::string what = "trial " + std::to_string(trial);
+    auto milp = SolveInfAdapterMilp(p);
+    ASSERT_TRUE(milp.ok()) << what << ": " << milp.status().ToString();
+    ASSERT_TRUE(milp->optimal) << what;
+    auto dp = SolveInfAdapterDp(p);
+    ASSERT_TRUE(dp.ok()) << what << ": " << dp.status().ToString();
+    ExpectSamePlanValue(p, *dp, *milp, what);
   }
 }
 
@@ -176,6 +213,10 @@ TEST(InfAdapterSolver, OverloadGivesTheMaxCapacityPlanAndShortfall) {
   ASSERT_TRUE(empty.ok()) << empty.status().ToString();
   EXPECT_EQ(empty->total_cores, 0);
   EXPECT_EQ(empty->shortfall_rps, 1000);
+  auto empty_dp = SolveInfAdapterDp(none);
+  ASSERT_TRUE(empty_dp.ok()) << empty_dp.status().ToString();
+  EXPECT_EQ(empty_dp->total_cores, 0);
+  EXPECT_EQ(empty_dp->shortfall_rps, 1000);
 }
 
 TEST(InfAdapterSolver, ZeroLambdaUsesNothing) {
@@ -245,6 +286,7 @@ TEST(InfAdapterSolver, BadInputIsInvalidArgumentNamingTheField) {
   p.budget_cores = -1;
   ExpectInvalid(SolveInfAdapterMilp(p), "budget_cores");
   ExpectInvalid(SolveInfAdapterExhaustive(p), "budget_cores");
+  ExpectInvalid(SolveInfAdapterDp(p), "budget_cores");
   p = PaperProblem(50);
   p.lambda_rps = -3;
   ExpectInvalid(SolveInfAdapterMilp(p), "lambda_rps");
@@ -257,6 +299,7 @@ TEST(InfAdapterSolver, BadInputIsInvalidArgumentNamingTheField) {
   p = PaperProblem(50);
   p.weights.beta = -1;
   ExpectInvalid(SolveInfAdapterMilp(p), "weights.beta");
+  ExpectInvalid(SolveInfAdapterDp(p), "weights.beta");
 
   InfAdapterRequest r;
   r.lambda_rps = 50;

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <optional>
 
-#include "sloserve/policy/planning/infadapter_milp.h"
+#include "sloserve/policy/planning/infadapter_dp.h"
 
 namespace sloserve {
 
@@ -262,7 +262,7 @@ void InfAdapterPlanning::SolveAndRollOut(const PlanningInput& input, DeploymentP
 StatusOr<InfAdapterPlan> InfAdapterPlanning::Decide(const InfAdapterProblem& problem) const {
   switch (options_.method) {
     case Method::kInfAdapter:
-      return SolveInfAdapterMilp(problem);
+      return SolveInfAdapterDp(problem);
     case Method::kMsPlus: {
       // One variant at a time: each solved alone; the best keeps the least shortfall,
       // then the highest objective.
@@ -273,7 +273,7 @@ StatusOr<InfAdapterPlan> InfAdapterPlanning::Decide(const InfAdapterProblem& pro
         for (size_t j = 0; j < alone.variants.size(); ++j) {
           if (j != m) alone.variants[j].options.clear();
         }
-        ASSIGN_OR_RETURN(InfAdapterPlan plan, SolveInfAdapterMilp(alone));
+        ASSIGN_OR_RETURN(InfAdapterPlan plan, SolveInfAdapterDp(alone));
         if (!best || plan.shortfall_rps < best->shortfall_rps - 1e-9 ||
             (plan.shortfall_rps <= best->shortfall_rps + 1e-9 &&
              plan.objective > best->objective)) {

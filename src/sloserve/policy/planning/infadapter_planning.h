@@ -1,6 +1,6 @@
 #pragma once
 // InfAdapter's adapter loop (EuroMLSys'23, section 4; docs/infadapter.md) as a planning
-// policy. Every `interval_s` it forecasts the load, solves Eq. 1 (SolveInfAdapterMilp)
+// policy. Every `interval_s` it forecasts the load, solves Eq. 1 (SolveInfAdapterDp)
 // for that rate within the core budget, and turns the solution into a deployment: one
 // worker per variant used, on the hardware type with that many cores (the suite's
 // cpu-<N>c), pinned to the variant, with the variant's quota (for the `quota`
