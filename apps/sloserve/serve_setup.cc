@@ -136,17 +136,18 @@ StatusOr<ServeSetup> BuildServeSetup(
                    ServerNumber(f, "server.remote_call_timeout_ms", 5000, 1, 3600000));
   ASSIGN_OR_RETURN(double backoff_ms,
                    ServerNumber(f, "server.remote_reconnect_backoff_ms", 1000, 10, 600000));
+  // Health checks, for both kinds of worker.
+  ASSIGN_OR_RETURN(double interval_ms,
+                   ServerNumber(f, "server.remote_health_interval_ms", 200, 10, 60000));
+  ASSIGN_OR_RETURN(double health_ms,
+                   ServerNumber(f, "server.remote_health_timeout_ms", 500, 10, 60000));
+  ASSIGN_OR_RETURN(double failures,
+                   ServerNumber(f, "server.remote_failures_to_down", 2, 1, 100, true));
   if (has_remote) {
     RemoteExecutorOptions options;
     ASSIGN_OR_RETURN(options.addresses, ParseRemoteWorkers(remote->second));
-    ASSIGN_OR_RETURN(double interval_ms,
-                     ServerNumber(f, "server.remote_health_interval_ms", 200, 10, 60000));
     options.health_interval = MillisF(interval_ms);
-    ASSIGN_OR_RETURN(double health_ms,
-                     ServerNumber(f, "server.remote_health_timeout_ms", 500, 10, 60000));
     options.health_timeout = MillisF(health_ms);
-    ASSIGN_OR_RETURN(double failures,
-                     ServerNumber(f, "server.remote_failures_to_down", 2, 1, 100, true));
     options.failures_to_down = static_cast<int>(failures);
     ASSIGN_OR_RETURN(double connect_s,
                      ServerNumber(f, "server.remote_connect_timeout_s", 30, 0.1, 3600));
@@ -163,6 +164,9 @@ StatusOr<ServeSetup> BuildServeSetup(
     if (auto model = f.find("server.kserve_model"); model != f.end()) options.model = model->second;
     options.call_timeout = MillisF(call_ms);
     options.reconnect_backoff = MillisF(backoff_ms);
+    options.health_interval = MillisF(interval_ms);
+    options.health_timeout = MillisF(health_ms);
+    options.failures_to_down = static_cast<int>(failures);
     ro.deployment.workers = static_cast<int>(options.addresses.size());
     ro.make_executor = KServeExecutorFactory(std::move(options));
   }

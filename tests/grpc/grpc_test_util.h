@@ -1,7 +1,7 @@
 #pragma once
 // Helpers of the gRPC tests: a free TCP port on 127.0.0.1 for a server that takes its
-// port on the command line (gRPC's 0 means "off" in sloserve), a channel to it, and a
-// value of its HTTP /metrics.
+// port on the command line (gRPC's 0 means "off" in sloserve), a channel to it, a value
+// of its HTTP /metrics, and requests for the tests' model "image" (input [-1,16] FP32).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -12,9 +12,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
+#include <gtest/gtest.h>
+
+#include "sloserve/proto/grpc_service.grpc.pb.h"
 #include "support/http_get.h"
 
 namespace sloserve::testing {
@@ -56,6 +60,34 @@ inline int64_t MetricValue(uint16_t http_port, const std::string& series) {
   const std::string key = "\n" + series + " ";
   const size_t at = m.find(key);
   return at == std::string::npos ? -1 : std::llround(std::stod(m.substr(at + key.size())));
+}
+
+// A request of `rows` rows of 16 FP32 ones for model "image", whose metadata is `meta`.
+inline inference::ModelInferRequest ImageRequest(const inference::ModelMetadataResponse& meta,
+                                                 int rows) {
+  inference::ModelInferRequest req;
+  req.set_model_name("image");
+  auto* in = req.add_inputs();
+  in->set_name(meta.inputs(0).name());
+  in->set_datatype("FP32");
+  in->add_shape(rows);
+  in->add_shape(16);
+  for (int i = 0; i < rows * 16; ++i) in->mutable_contents()->add_fp32_contents(1.0f);
+  return req;
+}
+
+// Sends `req` `n` times, one after another, expecting each answered; how many each engine
+// worker (the response's parameter "worker") served.
+inline std::map<std::string, int> InferOneByOne(inference::GRPCInferenceService::Stub* stub,
+                                                const inference::ModelInferRequest& req, int n) {
+  std::map<std::string, int> by_worker;
+  for (int i = 0; i < n; ++i) {
+    inference::ModelInferResponse resp;
+    const ::grpc::Status s = stub->ModelInfer(Deadline().get(), req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    if (s.ok()) ++by_worker[resp.parameters().at("worker").string_param()];
+  }
+  return by_worker;
 }
 
 }  // namespace sloserve::testing

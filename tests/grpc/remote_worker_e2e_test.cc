@@ -1,7 +1,8 @@
 // Remote workers end to end with real processes on 127.0.0.1: `sloserve serve` with two
 // `sloserve worker` processes, requests over gRPC; one worker is killed mid-run. Every
 // request ends exactly once (answered or refused with a status), the engine accounts for
-// every arrival, the survivor takes the load, and the restarted worker rejoins.
+// every arrival, the survivor takes the load, and the restarted worker rejoins. A worker
+// restarted on its port gets the variants the engine believes loaded there loaded again.
 #include <signal.h>
 
 #include <atomic>
@@ -18,6 +19,7 @@
 
 #include "grpc/grpc_test_util.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
+#include "sloserve/proto/worker_service.grpc.pb.h"
 #include "support/http_get.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
@@ -107,13 +109,7 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
   auto send = [&] {
     auto c = std::make_unique<Call>();
     c->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-    c->req.set_model_name("image");
-    auto* in = c->req.add_inputs();
-    in->set_name(meta.inputs(0).name());
-    in->set_datatype("FP32");
-    in->add_shape(1);
-    in->add_shape(16);
-    for (int i = 0; i < 16; ++i) in->mutable_contents()->add_fp32_contents(1.0f);
+    c->req = testing::ImageRequest(meta, 1);
     c->after_kill = killed.load();
     Call* raw = c.get();
     {
@@ -181,15 +177,7 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
   // Restarted on its port, w1 passes its health checks and rejoins.
   w1 = StartWorker(config, p1);
   EXPECT_TRUE(serve.WaitForStderr("healthy again", std::chrono::seconds(10))) << serve.err();
-  std::map<std::string, int> workers;
-  for (int i = 0; i < 40; ++i) {
-    auto ctx = testing::Deadline();
-    inference::ModelInferRequest req = calls.front()->req;
-    inference::ModelInferResponse resp;
-    const ::grpc::Status s = stub->ModelInfer(ctx.get(), req, &resp);
-    ASSERT_TRUE(s.ok()) << s.error_message();
-    ++workers[resp.parameters().at("worker").string_param()];
-  }
+  std::map<std::string, int> workers = testing::InferOneByOne(stub.get(), calls.front()->req, 40);
   EXPECT_GT(workers["w1"], 0);
   EXPECT_GT(workers["w0"], 0);
 
@@ -222,6 +210,61 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
 #else
   EXPECT_EQ(exit_code, 0);
 #endif
+}
+
+TEST(RemoteWorkerE2E, RestartedWorkerGetsItsResidentVariantsLoadedAgain) {
+  testing::ScopedTempDir dir("remote-restart");
+  const std::string config = WriteConfig(dir);
+  const uint16_t p0 = testing::FreeTcpPort(), p1 = testing::FreeTcpPort();
+  ASSERT_NE(p0, p1);
+  auto w0 = StartWorker(config, p0);
+  auto w1 = StartWorker(config, p1);
+  const uint16_t grpc_port = testing::FreeTcpPort();
+  Subprocess serve({kBin, "serve", config, "--port", "0", "--grpc-port", std::to_string(grpc_port),
+                    "--remote-worker", "127.0.0.1:" + std::to_string(p0), "--remote-worker",
+                    "127.0.0.1:" + std::to_string(p1), "--duration", "120", "--set",
+                    "server.remote_health_interval_ms=100", "--set",
+                    "server.remote_reconnect_backoff_ms=300"});
+  ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << serve.err();
+  auto stub = inference::GRPCInferenceService::NewStub(testing::LocalChannel(grpc_port));
+  inference::ModelMetadataRequest mreq;
+  mreq.set_name("image");
+  inference::ModelMetadataResponse meta;
+  ASSERT_TRUE(stub->ModelMetadata(testing::Deadline().get(), mreq, &meta).ok());
+  const inference::ModelInferRequest req = testing::ImageRequest(meta, 1);
+  auto infer = [&](int n) { return testing::InferOneByOne(stub.get(), req, n); };
+  // The worker process's own account (its Health reply): the variants it has loaded.
+  auto loaded_on = [](uint16_t port) {
+    auto worker_stub = worker::WorkerService::NewStub(testing::LocalChannel(port));
+    worker::HealthReply reply;
+    const ::grpc::Status s =
+        worker_stub->Health(testing::Deadline().get(), worker::HealthRequest(), &reply);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    std::vector<std::string> names;
+    for (uint32_t v : reply.loaded_variants()) names.push_back(reply.variant_names(v));
+    return names;
+  };
+
+  EXPECT_GT(infer(10)["w1"], 0);
+  // The engine starts with resnet18 resident on both workers: the emulated workers were
+  // never sent a Load for it (the engine's initial residents).
+  EXPECT_TRUE(loaded_on(p1).empty());
+
+  // Killed, the server keeps answering (w0 serves; a batch lost on w1 is re-queued).
+  w1->Signal(SIGKILL);
+  w1->Wait();
+  infer(10);
+  // Restarted on its port: a new process; the controller loads resnet18 on it before it
+  // rejoins, and it serves again.
+  w1 = StartWorker(config, p1);
+  ASSERT_TRUE(serve.WaitForStderr("restarted: loaded its 1 resident variant(s) again (resnet18)",
+                                  std::chrono::seconds(10)))
+      << serve.err();
+  ASSERT_TRUE(serve.WaitForStderr("w1 (127.0.0.1:" + std::to_string(p1) + ") is healthy again",
+                                  std::chrono::seconds(10)))
+      << serve.err();
+  EXPECT_EQ(loaded_on(p1), std::vector<std::string>{"resnet18"});
+  EXPECT_GT(infer(10)["w1"], 0);
 }
 
 TEST(RemoteWorkerE2E, TimingOptionsAreRangeChecked) {

@@ -11,6 +11,7 @@
 #include "sloserve/grpc/tensor_contents.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
 #include "sloserve/remote/worker_channel.h"
+#include "sloserve/remote/worker_health.h"
 
 namespace sloserve {
 
@@ -45,6 +46,19 @@ struct KServeExecutor::Impl {
   std::mutex mu;
   std::condition_variable cv;
   std::unordered_map<ActionId, KServeCall*> in_flight;
+  std::unique_ptr<remote::WorkerHealth> health;
+
+  // One health check: the server answers ServerReady with ready = true.
+  Status CheckReady(WorkerId w, Duration timeout) {
+    ::grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::duration_cast<std::chrono::system_clock::duration>(timeout));
+    inference::ServerReadyResponse reply;
+    const ::grpc::Status s = stubs[w]->ServerReady(&ctx, inference::ServerReadyRequest(), &reply);
+    if (!s.ok()) return UnavailableError(s.error_message());
+    if (!reply.ready()) return UnavailableError("ServerReady answered ready = false");
+    return OkStatus();
+  }
 
   std::string ModelOf(VariantId v) const {
     return options.model.empty() ? suite->variants()[v].name : options.model;
@@ -148,6 +162,7 @@ struct KServeExecutor::Impl {
     r.begin = call->sent;
     r.end = clock.Now();
     const std::string where = "KServe server " + options.addresses[call->worker];
+    const bool lost = !status.ok() && remote::IsWorkerLost(status.error_code());
     if (!status.ok()) {
       r.status = UnavailableError(where + ": " + status.error_message());
     } else if (call->is_run) {
@@ -156,7 +171,13 @@ struct KServeExecutor::Impl {
       r.status =
           FailedPreconditionError(where + ": model '" + call->ready.name() + "' is not ready");
     }
-    sink->Post(std::move(r));
+    if (lost) {
+      // The engine stops giving the server queries before it re-queues this batch's.
+      health->MarkDown(call->worker, status.error_message());
+      health->PostLost(call->worker, std::move(r));
+    } else {
+      sink->Post(std::move(r));
+    }
     // Retired last, under the lock the destructor waits on: once it sees no call in
     // flight, no callback touches the executor any more.
     {
@@ -178,10 +199,32 @@ KServeExecutor::KServeExecutor(const ProfileSuite* suite, PayloadStore* payloads
     impl_->stubs.push_back(inference::GRPCInferenceService::NewStub(
         remote::WorkerChannel(address, impl_->options.reconnect_backoff)));
   }
+  Impl& m = *impl_;
+  std::vector<std::string> names;
+  for (WorkerId w = 0; w < m.options.addresses.size(); ++w) {
+    names.push_back("KServe server w" + std::to_string(w) + " (" + m.options.addresses[w] + ")");
+  }
+  m.health = std::make_unique<remote::WorkerHealth>(
+      std::move(names),
+      remote::WorkerHealthOptions{m.options.health_interval, m.options.health_timeout,
+                                  m.options.failures_to_down, m.options.log},
+      [&m](WorkerId w, Duration timeout) { return m.CheckReady(w, timeout); },
+      [&m](WorkerId w) { return remote::CancelCallsOf(m.mu, m.in_flight, w); });
+}
+
+void KServeExecutor::Attach(ResultSink* sink) {
+  WorkerExecutor::Attach(sink);
+  impl_->health->Attach(sink);
+  impl_->health->Start();
+}
+
+int KServeExecutor::down_workers() const {
+  return impl_->health->down_workers();
 }
 
 KServeExecutor::~KServeExecutor() {
   Impl& m = *impl_;
+  m.health->Stop();
   std::unique_lock<std::mutex> lock(m.mu);
   for (auto& [id, call] : m.in_flight) call->ctx.TryCancel();
   m.cv.wait(lock, [&m] { return m.in_flight.empty(); });
@@ -203,6 +246,12 @@ Duration KServeExecutor::Send(const WorkerAction& action) {
   }
   if (std::holds_alternative<UnloadVariant>(action)) {
     sink_->Post(std::move(now_result));  // the server manages its own models
+    return Duration(0);
+  }
+  if (!m.health->Up(w)) {
+    now_result.status = UnavailableError("KServe server w" + std::to_string(w) + " (" +
+                                         m.options.addresses[w] + ") is down");
+    m.health->PostLost(w, std::move(now_result));
     return Duration(0);
   }
   auto* call = new KServeCall;

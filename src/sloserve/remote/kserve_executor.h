@@ -8,7 +8,12 @@
 // engine forms. LoadVariant asks the server whether the model is ready (ModelReady; not
 // ready = a failed load) and UnloadVariant succeeds at once: the server manages its own
 // models. A failed call fails its action (the engine re-queues the batch's queries once,
-// then drops them as executor_error); every call has a deadline.
+// then drops them as executor_error); every call has a deadline. Health: each server gets
+// a ServerReady check every `health_interval` (remote::WorkerHealth): a server that fails
+// `failures_to_down` checks in a row, or whose call finds it gone, is marked down (its
+// calls in flight fail, the engine gives its load to the others) and rejoins when a check
+// succeeds again.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +31,11 @@ struct KServeExecutorOptions {
   std::string model;
   Duration call_timeout = Seconds(5);       // beyond the action's expected duration x 2
   Duration reconnect_backoff = Seconds(1);  // see worker_channel.h
+  Duration health_interval = Millis(200);
+  Duration health_timeout = Millis(500);
+  int failures_to_down = 2;
+  // Down/up transitions (default: stderr).
+  std::function<void(const std::string&)> log;
 };
 
 class KServeExecutor : public WorkerExecutor {
@@ -35,7 +45,10 @@ class KServeExecutor : public WorkerExecutor {
   // Cancels the calls in flight and waits until their results are posted.
   ~KServeExecutor() override;
 
+  void Attach(ResultSink* sink) override;
   Duration Send(const WorkerAction& action) override;
+  // Servers marked down now (thread-safe).
+  int down_workers() const;
 
  private:
   struct Impl;

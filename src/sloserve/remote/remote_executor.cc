@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -14,6 +15,7 @@
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "sloserve/remote/wire_tensors.h"
 #include "sloserve/remote/worker_channel.h"
+#include "sloserve/remote/worker_health.h"
 
 namespace sloserve {
 
@@ -30,29 +32,23 @@ struct RemoteCall {
   ActionId id = 0;
   WorkerId worker = 0;
   bool is_run = false;
+  bool is_load = false;
 };
 
 }  // namespace remote_internal
 using remote_internal::RemoteCall;
-
-namespace {
-
-// The worker lost: codes that mean the process or the link is gone, not a bad action.
-bool IsWorkerLost(::grpc::StatusCode code) {
-  return code == ::grpc::StatusCode::UNAVAILABLE || code == ::grpc::StatusCode::DEADLINE_EXCEEDED ||
-         code == ::grpc::StatusCode::CANCELLED || code == ::grpc::StatusCode::UNKNOWN;
-}
-
-}  // namespace
 
 struct RemoteExecutor::Impl {
   struct Worker {
     std::string address;
     std::shared_ptr<::grpc::Channel> channel;
     std::unique_ptr<worker::WorkerService::Stub> stub;
-    bool up = true;         // under mu
-    int failed_checks = 0;  // health thread only
     bool reads_inputs = false;
+    std::string instance;  // its process (HealthReply.instance); Connect, then health thread
+    // Under mu: the variants the engine believes loaded there (it ran them, or a Load
+    // succeeded; not unloaded since), loaded again when the process restarts.
+    std::set<VariantId> resident;
+    HardwareId hardware = 0;  // under mu
   };
 
   const ProfileSuite* suite;
@@ -65,53 +61,20 @@ struct RemoteExecutor::Impl {
   mutable std::mutex mu;
   std::condition_variable cv;
   std::unordered_map<ActionId, RemoteCall*> in_flight;
-  bool stopping = false;
-  std::thread health_thread;
+  std::unique_ptr<remote::WorkerHealth> health;
+  // Ids of the Loads sent to a restarted worker (health thread), apart from the engine's.
+  static constexpr ActionId kReloadActions = ActionId{1} << 62;
+  ActionId next_reload = 0;
+  // Under mu: the checks start once connected and attached.
+  bool connected = false, health_started = false;
 
-  void Log(const std::string& line) const {
-    if (options.log) {
-      options.log(line);
-    } else {
-      std::fprintf(stderr, "%s\n", line.c_str());
-    }
-  }
-
-  // Posts `result` after the engine has stopped giving worker `w` queries, so the
-  // re-queued queries of a lost batch go to the others.
-  void PostLost(WorkerId w, ActionResult result) {
-    sink->PostReachability(w, false, std::move(result));
-  }
-
-  // Marks `w` down (once) and cancels its calls in flight; their callbacks post the
-  // failures. Returns whether it was up.
-  bool MarkDown(WorkerId w, const std::string& why) {
-    std::vector<RemoteCall*> cancel;
+  void StartHealthWhenReady() {
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (!workers[w].up) return false;
-      workers[w].up = false;
-      for (auto& [id, call] : in_flight) {
-        if (call->worker == w) cancel.push_back(call);
-      }
-      // TryCancel under the lock: the callback needs `mu` to retire the call, so the
-      // calls are still alive here.
-      for (RemoteCall* c : cancel) c->ctx.TryCancel();
+      if (!connected || sink == nullptr || health_started) return;
+      health_started = true;
     }
-    Log("sloserve: remote worker w" + std::to_string(w) + " (" + workers[w].address +
-        ") is down: " + why + "; " + std::to_string(cancel.size()) + " action(s) failed");
-    sink->PostReachability(w, false);
-    return true;
-  }
-
-  void MarkUp(WorkerId w) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (workers[w].up || stopping) return;
-      workers[w].up = true;
-    }
-    Log("sloserve: remote worker w" + std::to_string(w) + " (" + workers[w].address +
-        ") is healthy again: rejoins");
-    sink->PostReachability(w, true);
+    health->Start();
   }
 
   // One Health call; OK when the worker answers with this suite's variants.
@@ -133,27 +96,52 @@ struct RemoteExecutor::Impl {
                                      "): start it with the same config");
     }
     workers[w].reads_inputs = reply.reads_inputs();
+    if (!workers[w].instance.empty() && reply.instance() != workers[w].instance) {
+      // A new process holds none of the variants the engine believes loaded there: keep it
+      // out until they are loaded again.
+      health->MarkDown(w, "restarted (a new worker process)");
+      RETURN_IF_ERROR(LoadResidentAgain(w, reply));
+    }
+    workers[w].instance = reply.instance();
     return OkStatus();
   }
 
-  void HealthLoop() {
-    std::unique_lock<std::mutex> lock(mu);
-    while (!stopping) {
-      cv.wait_for(lock, options.health_interval, [this] { return stopping; });
-      if (stopping) return;
-      lock.unlock();
-      for (WorkerId w = 0; w < workers.size(); ++w) {
-        const Status s = CheckHealth(w, options.health_timeout);
-        if (s.ok()) {
-          workers[w].failed_checks = 0;
-          MarkUp(w);
-        } else if (++workers[w].failed_checks >= options.failures_to_down) {
-          MarkDown(w, "health check failed " + std::to_string(workers[w].failed_checks) +
-                          " times (" + s.message() + ")");
-        }
-      }
-      lock.lock();
+  // Loads the worker's resident variants on its new process (one Load call each, with the
+  // action timeout), those it has not loaded yet.
+  Status LoadResidentAgain(WorkerId w, const worker::HealthReply& reply) {
+    std::set<VariantId> load;
+    HardwareId hardware = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      load = workers[w].resident;
+      hardware = workers[w].hardware;
     }
+    for (uint32_t v : reply.loaded_variants()) load.erase(v);
+    std::string names;
+    for (VariantId v : load) {
+      ::grpc::ClientContext ctx;
+      ctx.set_deadline(
+          std::chrono::system_clock::now() +
+          std::chrono::duration_cast<std::chrono::system_clock::duration>(options.action_timeout));
+      worker::LifecycleRequest req;
+      req.set_action(kReloadActions + next_reload++);  // apart from the engine's ids
+      req.set_worker(w);
+      req.set_hardware(hardware);
+      req.set_variant(v);
+      worker::ActionReply ack;
+      const ::grpc::Status s = workers[w].stub->Load(&ctx, req, &ack);
+      const std::string& name = suite->variants()[v].name;
+      if (!s.ok()) return UnavailableError("loading " + name + " again: " + s.error_message());
+      if (ack.code() != 0) {
+        return Status(static_cast<StatusCode>(ack.code()), ack.message())
+            .WithPrefix("loading " + name + " again");
+      }
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    health->Log("sloserve: remote worker w" + std::to_string(w) + " (" + workers[w].address +
+                ") restarted: loaded its " + std::to_string(load.size()) +
+                " resident variant(s) again" + (names.empty() ? "" : " (" + names + ")"));
+    return OkStatus();
   }
 
   // The callback of every call: turns the reply into the action's result and posts it.
@@ -167,7 +155,7 @@ struct RemoteExecutor::Impl {
       r.begin = r.end;
       r.status = UnavailableError("remote worker w" + std::to_string(call->worker) + " (" +
                                   workers[call->worker].address + "): " + status.error_message());
-      lost = IsWorkerLost(status.error_code());
+      lost = remote::IsWorkerLost(status.error_code());
     } else {
       const worker::ActionReply& reply = call->reply;
       r.begin = r.end - Micros(reply.duration_us());
@@ -188,14 +176,19 @@ struct RemoteExecutor::Impl {
       }
     }
     const WorkerId w = call->worker;
-    if (lost) MarkDown(w, status.error_message());
+    if (call->is_load && r.status.ok()) {
+      std::lock_guard<std::mutex> lock(mu);
+      workers[w].resident.insert(call->lifecycle.variant());
+      workers[w].hardware = call->lifecycle.hardware();
+    }
+    if (lost) health->MarkDown(w, status.error_message());
     {
       std::lock_guard<std::mutex> lock(mu);
       in_flight.erase(call->id);
     }
     delete call;
     if (lost) {
-      PostLost(w, std::move(r));
+      health->PostLost(w, std::move(r));
     } else {
       sink->Post(std::move(r));
     }
@@ -211,7 +204,7 @@ struct RemoteExecutor::Impl {
     r.begin = r.end = clock.Now();
     r.status = UnavailableError("remote worker w" + std::to_string(w) + " (" + workers[w].address +
                                 ") is down");
-    PostLost(w, std::move(r));
+    health->PostLost(w, std::move(r));
   }
 };
 
@@ -228,18 +221,24 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
     w.stub = worker::WorkerService::NewStub(w.channel);
     impl_->workers.push_back(std::move(w));
   }
+  Impl& m = *impl_;
+  std::vector<std::string> names;
+  for (WorkerId w = 0; w < m.workers.size(); ++w) {
+    names.push_back("remote worker w" + std::to_string(w) + " (" + m.workers[w].address + ")");
+  }
+  m.health = std::make_unique<remote::WorkerHealth>(
+      std::move(names),
+      remote::WorkerHealthOptions{m.options.health_interval, m.options.health_timeout,
+                                  m.options.failures_to_down, m.options.log},
+      [&m](WorkerId w, Duration timeout) { return m.CheckHealth(w, timeout); },
+      [&m](WorkerId w) { return remote::CancelCallsOf(m.mu, m.in_flight, w); });
 }
 
 RemoteExecutor::~RemoteExecutor() {
   Impl& m = *impl_;
-  {
-    std::lock_guard<std::mutex> lock(m.mu);
-    m.stopping = true;
-    for (auto& [id, call] : m.in_flight) call->ctx.TryCancel();
-  }
-  m.cv.notify_all();
-  if (m.health_thread.joinable()) m.health_thread.join();
+  m.health->Stop();
   std::unique_lock<std::mutex> lock(m.mu);
+  for (auto& [id, call] : m.in_flight) call->ctx.TryCancel();
   m.cv.wait(lock, [&m] { return m.in_flight.empty(); });
 }
 
@@ -257,13 +256,22 @@ Status RemoteExecutor::Connect() {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-  m.health_thread = std::thread([&m] { m.HealthLoop(); });
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.connected = true;
+  }
+  m.StartHealthWhenReady();
   return OkStatus();
 }
 
 void RemoteExecutor::Attach(ResultSink* sink) {
   WorkerExecutor::Attach(sink);
-  impl_->sink = sink;
+  impl_->health->Attach(sink);
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->sink = sink;
+  }
+  impl_->StartHealthWhenReady();
 }
 
 Duration RemoteExecutor::Send(const WorkerAction& action) {
@@ -278,12 +286,7 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
     m.sink->Post(std::move(r));
     return Duration(0);
   }
-  bool up = false;
-  {
-    std::lock_guard<std::mutex> lock(m.mu);
-    up = m.workers[w].up;
-  }
-  if (!up) {
+  if (!m.health->Up(w)) {
     m.FailNow(action, w);
     return Duration(0);
   }
@@ -328,6 +331,7 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
           req.set_variant(a.variant);
         },
         action);
+    call->is_load = load;
     if (load) {
       expected = std::get<LoadVariant>(action).expected;
       req.set_expected_us(expected.count());
@@ -339,6 +343,13 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
   {
     std::lock_guard<std::mutex> lock(m.mu);
     m.in_flight.emplace(call->id, call);
+    Impl::Worker& wk = m.workers[w];
+    if (const auto* run = std::get_if<RunBatch>(&action)) {
+      wk.resident.insert(run->variant);  // the engine runs only what it believes loaded
+      wk.hardware = run->hardware;
+    } else if (const auto* unload = std::get_if<UnloadVariant>(&action)) {
+      wk.resident.erase(unload->variant);
+    }
   }
   auto* stub = m.workers[w].stub.get();
   auto done = [&m, call](::grpc::Status s) { m.Finish(call, s); };
@@ -353,10 +364,7 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
 }
 
 int RemoteExecutor::down_workers() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  int n = 0;
-  for (const auto& w : impl_->workers) n += w.up ? 0 : 1;
-  return n;
+  return impl_->health->down_workers();
 }
 
 }  // namespace sloserve

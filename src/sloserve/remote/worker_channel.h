@@ -15,4 +15,10 @@ namespace sloserve::remote {
 std::shared_ptr<::grpc::Channel> WorkerChannel(const std::string& address,
                                                Duration reconnect_backoff);
 
+// The worker lost: codes that mean the process or the link is gone, not a bad action.
+inline bool IsWorkerLost(::grpc::StatusCode code) {
+  return code == ::grpc::StatusCode::UNAVAILABLE || code == ::grpc::StatusCode::DEADLINE_EXCEEDED ||
+         code == ::grpc::StatusCode::CANCELLED || code == ::grpc::StatusCode::UNKNOWN;
+}
+
 }  // namespace sloserve::remote

@@ -1,11 +1,14 @@
 #include "sloserve/remote/worker_server.h"
 
 #include <grpcpp/grpcpp.h>
+#include <unistd.h>
 
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 #include <queue>
+#include <random>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -42,6 +45,7 @@ struct PendingAction {
   LifecycleCall* lifecycle = nullptr;
   std::vector<PayloadHandle> inputs;  // released when answered
   TimePoint received{};
+  bool is_load = false;  // a lifecycle action: Load (else Unload)
 };
 
 struct WorkerServer::Impl : public ResultSink {
@@ -55,6 +59,8 @@ struct WorkerServer::Impl : public ResultSink {
   std::mutex mu;
   std::condition_variable cv;
   std::unordered_map<ActionId, PendingAction> pending;
+  std::set<uint32_t> loaded_variants;  // under mu: Load succeeded, no Unload since
+  std::string instance;                // this process, for the controller (HealthReply)
   struct Timed {
     TimePoint at;
     uint64_t seq;
@@ -136,6 +142,14 @@ struct WorkerServer::Impl : public ResultSink {
       }
     }
     for (PayloadHandle h : r.outputs) payloads->Release(h);
+    if (p.lifecycle != nullptr && r.status.ok()) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (p.is_load) {
+        loaded_variants.insert(p.lifecycle->request.variant());
+      } else {
+        loaded_variants.erase(p.lifecycle->request.variant());
+      }
+    }
     ++done;
     if (p.run) {
       p.run->Reply(::grpc::Status::OK);
@@ -171,6 +185,11 @@ struct WorkerServer::Impl : public ResultSink {
       for (const auto& v : suite->variants()) call->response.add_variant_names(v.name);
       call->response.set_reads_inputs(options.reads_inputs);
       call->response.set_executor(options.executor_name);
+      call->response.set_instance(instance);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        for (uint32_t v : loaded_variants) call->response.add_loaded_variants(v);
+      }
       call->Reply(::grpc::Status::OK);
     };
     run = [this](RunCall* call) { HandleRun(call); };
@@ -235,6 +254,7 @@ struct WorkerServer::Impl : public ResultSink {
     PendingAction p;
     p.lifecycle = call;
     p.received = clock.Now();
+    p.is_load = is_load;
     if (is_load) {
       LoadVariant a{req.action(),  req.worker(), req.hardware(),
                     req.variant(), p.received,   Micros(req.expected_us())};
@@ -262,6 +282,9 @@ StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Create(Options options,
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
   impl->suite = suite;
+  std::random_device random;
+  impl->instance =
+      std::to_string(getpid()) + "-" + std::to_string(random()) + "-" + std::to_string(random());
   impl->payloads = std::make_unique<PayloadStore>(impl->options.payload_bytes);
   impl->executor = make_executor(*suite, impl->payloads.get());
   impl->executor->Attach(impl.get());

@@ -1,0 +1,105 @@
+#include "sloserve/remote/worker_health.h"
+
+#include <cstdio>
+
+namespace sloserve::remote {
+
+WorkerHealth::WorkerHealth(std::vector<std::string> names, WorkerHealthOptions options, Check check,
+                           CancelCalls cancel)
+    : names_(std::move(names)),
+      options_(std::move(options)),
+      check_(std::move(check)),
+      cancel_(std::move(cancel)),
+      failed_checks_(names_.size(), 0),
+      up_(names_.size(), true) {}
+
+WorkerHealth::~WorkerHealth() {
+  Stop();
+}
+
+void WorkerHealth::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void WorkerHealth::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool WorkerHealth::Up(WorkerId w) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return up_[w];
+}
+
+int WorkerHealth::down_workers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int n = 0;
+  for (bool up : up_) n += up ? 0 : 1;
+  return n;
+}
+
+void WorkerHealth::Log(const std::string& line) const {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
+
+// The state change and its post happen under mu_, so the engine sees the transitions in
+// the order they happened (a down posted after a later up would keep the worker out for
+// good: the checks that succeed find it up already).
+bool WorkerHealth::MarkDown(WorkerId w, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!up_[w]) return false;
+    up_[w] = false;
+    sink_->PostReachability(w, false);
+  }
+  const size_t cancelled = cancel_(w);
+  Log("sloserve: " + names_[w] + " is down: " + why + "; " + std::to_string(cancelled) +
+      " action(s) failed");
+  return true;
+}
+
+void WorkerHealth::PostLost(WorkerId w, ActionResult result) {
+  // With the current state: a worker back up since its call failed stays up.
+  std::lock_guard<std::mutex> lock(mu_);
+  sink_->PostReachability(w, up_[w], std::move(result));
+}
+
+void WorkerHealth::MarkUp(WorkerId w) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (up_[w] || stopping_) return;
+    up_[w] = true;
+    sink_->PostReachability(w, true);
+  }
+  Log("sloserve: " + names_[w] + " is healthy again: rejoins");
+}
+
+void WorkerHealth::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    cv_.wait_for(lock, options_.interval, [this] { return stopping_; });
+    if (stopping_) return;
+    lock.unlock();
+    for (WorkerId w = 0; w < names_.size(); ++w) {
+      const Status s = check_(w, options_.timeout);
+      if (s.ok()) {
+        failed_checks_[w] = 0;
+        MarkUp(w);
+      } else if (++failed_checks_[w] >= options_.failures_to_down) {
+        MarkDown(w, "health check failed " + std::to_string(failed_checks_[w]) + " times (" +
+                        s.message() + ")");
+      }
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace sloserve::remote

@@ -1,0 +1,95 @@
+#pragma once
+// Up/down state of an executor's remote workers (`sloserve worker` processes or KServe v2
+// servers) and the thread that checks them (docs/remote-workers.md, "Failures"): every
+// `interval` each worker gets one check with a `timeout` deadline; `failures_to_down`
+// failed checks in a row, or one action that finds the worker lost (MarkDown), mark it
+// down: its calls in flight are cancelled (failing their actions) and the engine stops
+// giving it queries (ResultSink::PostReachability) before it sees those failures. A
+// check that succeeds again brings it back (the engine gives it queries again).
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sloserve/core/status.h"
+#include "sloserve/engine/worker_protocol.h"
+
+namespace sloserve::remote {
+
+struct WorkerHealthOptions {
+  Duration interval = Millis(200);
+  Duration timeout = Millis(500);
+  int failures_to_down = 2;
+  // Down/up transitions (default: stderr).
+  std::function<void(const std::string&)> log;
+};
+
+// Cancels worker w's calls in `in_flight` (id -> call with `worker` and a `ctx`) under
+// `mu`, the lock their callbacks retire them under (so they are alive here); their
+// callbacks post the failures. Returns how many.
+template <class CallMap>
+size_t CancelCallsOf(std::mutex& mu, CallMap& in_flight, WorkerId w) {
+  std::lock_guard<std::mutex> lock(mu);
+  size_t n = 0;
+  for (auto& [id, call] : in_flight) {
+    if (call->worker != w) continue;
+    call->ctx.TryCancel();
+    ++n;
+  }
+  return n;
+}
+
+class WorkerHealth {
+ public:
+  // One check of worker w within `timeout`; OK = healthy. Runs on the health thread.
+  using Check = std::function<Status(WorkerId w, Duration timeout)>;
+  // Cancels worker w's calls in flight (their callbacks post the failures); returns how
+  // many. Called once per down transition.
+  using CancelCalls = std::function<size_t(WorkerId w)>;
+
+  // names[w] is how worker w appears in the log ("remote worker w0 (10.0.0.5:9001)").
+  WorkerHealth(std::vector<std::string> names, WorkerHealthOptions options, Check check,
+               CancelCalls cancel);
+  ~WorkerHealth();  // Stop()
+  WorkerHealth(const WorkerHealth&) = delete;
+  WorkerHealth& operator=(const WorkerHealth&) = delete;
+
+  // `sink` receives the reachability changes; before any MarkDown or PostLost.
+  void Attach(ResultSink* sink) { sink_ = sink; }
+  // Starts the checks (after Attach; once).
+  void Start();
+  // Stops the checks (no worker comes back after this) and joins the thread.
+  void Stop();
+
+  bool Up(WorkerId w) const;
+  int down_workers() const;
+  // Marks w down (once; returns whether it was up) and cancels its calls in flight.
+  bool MarkDown(WorkerId w, const std::string& why);
+  // A failed action of w, posted with w's reachability (down, unless it rejoined since):
+  // the engine stops giving w queries first, so a lost batch's re-queued queries go to
+  // the others.
+  void PostLost(WorkerId w, ActionResult result);
+  // A line of news about the workers, where the options say.
+  void Log(const std::string& line) const;
+
+ private:
+  void Loop();
+  void MarkUp(WorkerId w);
+
+  const std::vector<std::string> names_;
+  const WorkerHealthOptions options_;
+  const Check check_;
+  const CancelCalls cancel_;
+  ResultSink* sink_ = nullptr;
+  std::vector<int> failed_checks_;  // health thread only
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<bool> up_;  // under mu_
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace sloserve::remote
