@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "profile/profile_test_data.h"
+
 #include <algorithm>
 #include <map>
 #include <random>
+
+using sloserve::profile_test_data::ToVector;
 
 namespace sloserve {
 namespace {
@@ -17,8 +21,8 @@ LatencyDistribution Five() {
 TEST(LatencyDistributionTest, KeepsOrderAndSorts) {
   LatencyDistribution d = Five();
   EXPECT_EQ(d.size(), 5u);
-  EXPECT_EQ(d.samples_us(), (std::vector<int64_t>{800, 100, 1600, 200, 400}));
-  EXPECT_EQ(d.sorted_samples_us(), (std::vector<int64_t>{100, 200, 400, 800, 1600}));
+  EXPECT_EQ(ToVector(d.samples_us()), (std::vector<int64_t>{800, 100, 1600, 200, 400}));
+  EXPECT_EQ(ToVector(d.sorted_samples_us()), (std::vector<int64_t>{100, 200, 400, 800, 1600}));
   EXPECT_EQ(d.Min(), Micros(100));
   EXPECT_EQ(d.Max(), Micros(1600));
   EXPECT_EQ(d.Mean(), Micros(620));
@@ -40,15 +44,15 @@ TEST(LatencyDistributionTest, LongListsSortLikeStdSort) {
       long double sum = 0;
       for (int64_t x : samples) sum += static_cast<long double>(x);
       const LatencyDistribution d(samples);
-      EXPECT_EQ(d.samples_us(), samples) << max_us << " " << min_us;
-      EXPECT_EQ(d.sorted_samples_us(), want) << max_us << " " << min_us;
+      EXPECT_EQ(ToVector(d.samples_us()), samples) << max_us << " " << min_us;
+      EXPECT_EQ(ToVector(d.sorted_samples_us()), want) << max_us << " " << min_us;
       EXPECT_EQ(d.Mean().count(), std::llround(sum / 3000.0L)) << max_us << " " << min_us;
     }
   }
   // Already sorted input stays as it is.
   std::vector<int64_t> sorted(500);
   for (size_t i = 0; i < sorted.size(); ++i) sorted[i] = static_cast<int64_t>(i * 7);
-  EXPECT_EQ(LatencyDistribution(sorted).sorted_samples_us(), sorted);
+  EXPECT_EQ(ToVector(LatencyDistribution(sorted).sorted_samples_us()), sorted);
 }
 
 // Expected values are numpy.quantile([100, 200, 400, 800, 1600], q) (linear method).

@@ -8,6 +8,8 @@
 #include "profile/profile_test_data.h"
 #include "sloserve/profile/profile.h"
 
+using sloserve::profile_test_data::ToVector;
+
 namespace sloserve {
 namespace {
 
@@ -46,11 +48,13 @@ TEST(ProfileParserTest, ParsesHandWrittenSuite) {
   const VariantId small = *s->FindVariant("small");
   EXPECT_EQ(s->BatchSizes(hw, small), (std::vector<int>{1, 4}));
   // Adjacent lines with the same key continue one sample list.
-  EXPECT_EQ(s->Latency(hw, small, 1)->samples_us(), (std::vector<int64_t>{1000, 1100, 1200, 1300}));
-  EXPECT_EQ(s->LoadLatency(hw, small, 4)->samples_us(), (std::vector<int64_t>{10, 20}));
+  EXPECT_EQ(ToVector(s->Latency(hw, small, 1)->samples_us()),
+            (std::vector<int64_t>{1000, 1100, 1200, 1300}));
+  EXPECT_EQ(ToVector(s->LoadLatency(hw, small, 4)->samples_us()), (std::vector<int64_t>{10, 20}));
   EXPECT_EQ(s->LoadLatency(hw, small, 1), nullptr);  // batch 1 has no load component
   EXPECT_EQ(s->LoadLatency(hw, small, 3), s->LoadLatency(hw, small, 4));
-  EXPECT_EQ(s->ServiceLatency(hw, small, 3)->samples_us(), (std::vector<int64_t>{3010, 3120}));
+  EXPECT_EQ(ToVector(s->ServiceLatency(hw, small, 3)->samples_us()),
+            (std::vector<int64_t>{3010, 3120}));
 
   ASSERT_EQ(s->capacity_points().size(), 2u);
   EXPECT_EQ(s->capacity_points()[0].p99, Millis(700));
@@ -189,10 +193,12 @@ TEST(ProfileParserTest, RoundTripsThroughWriter) {
   for (const auto& [hw, v] : a->ProfiledPairs()) {
     ASSERT_EQ(b->BatchSizes(hw, v), a->BatchSizes(hw, v));
     for (int rows : a->BatchSizes(hw, v)) {
-      EXPECT_EQ(b->Latency(hw, v, rows)->samples_us(), a->Latency(hw, v, rows)->samples_us());
+      EXPECT_EQ(ToVector(b->Latency(hw, v, rows)->samples_us()),
+                ToVector(a->Latency(hw, v, rows)->samples_us()));
     }
   }
-  EXPECT_EQ(b->LoadLatency(0, 0, 4)->samples_us(), a->LoadLatency(0, 0, 4)->samples_us());
+  EXPECT_EQ(ToVector(b->LoadLatency(0, 0, 4)->samples_us()),
+            ToVector(a->LoadLatency(0, 0, 4)->samples_us()));
   EXPECT_EQ(b->capacity_points().size(), 2u);
   EXPECT_EQ(b->exec_histograms()[0].weights, a->exec_histograms()[0].weights);
 }
@@ -247,7 +253,7 @@ TEST(ProfileParserTest, WriterSplitsLongSampleListsAndReadsThemBack) {
   EXPECT_NE(text.find("\nlatency h v 10 "), std::string::npos);
   StatusOr<ProfileSuite> back = ParseProfileText(text, "w");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_EQ(back->Latency(hw, v, 10)->samples_us(), samples);
+  EXPECT_EQ(ToVector(back->Latency(hw, v, 10)->samples_us()), samples);
   EXPECT_EQ(back->variants()[0].accuracy, 1.0 / 3.0);
   EXPECT_EQ(back->hardware()[0].price_per_hour, 0.1234567);
   EXPECT_EQ(back->exec_histograms()[0].weights, (std::vector<double>{1e-3, 2.5}));

@@ -10,6 +10,8 @@
 #include "profile/profile_test_data.h"
 #include "support/temp_dir.h"
 
+using sloserve::profile_test_data::ToVector;
+
 namespace sloserve {
 namespace {
 
@@ -55,7 +57,7 @@ TEST(ProfileSuiteTest, ServiceLatencySumsPairedLoadSamples) {
   const LatencyDistribution* sum = s.ServiceLatency(0, 0, 9);
   ASSERT_NE(sum, nullptr);
   // Paired index by index (130, 210, 320), not sorted-and-added.
-  EXPECT_EQ(sum->samples_us(), (std::vector<int64_t>{130, 210, 320}));
+  EXPECT_EQ(ToVector(sum->samples_us()), (std::vector<int64_t>{130, 210, 320}));
   EXPECT_EQ(s.LoadBatchSizes(0, 0), (std::vector<int>{10}));
   EXPECT_EQ(s.ServiceLatency(0, 0, 11), nullptr);
   // Replacing the latency with an unpaired length drops the sum.

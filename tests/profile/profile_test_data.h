@@ -1,7 +1,16 @@
 #pragma once
 // A small hand-written suite shared by the profile tests. Line numbers matter: the
 // corrupt-input tests replace single lines and expect errors to name them.
+#include <cstdint>
+#include <span>
+#include <vector>
+
 namespace sloserve::profile_test_data {
+
+// Sample lists are spans (LatencyDistribution); compare them as vectors.
+inline std::vector<int64_t> ToVector(std::span<const int64_t> s) {
+  return {s.begin(), s.end()};
+}
 
 inline constexpr const char* kTinySuite[] = {
     /* 1 */ "sloserve-profile 1",

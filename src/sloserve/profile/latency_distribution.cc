@@ -42,18 +42,26 @@ void SortSamples(std::vector<int64_t>& v, int64_t min_us, int64_t max_us) {
 
 }  // namespace
 
-LatencyDistribution::LatencyDistribution(std::vector<int64_t> samples_us)
-    : samples_us_(std::move(samples_us)) {
-  if (samples_us_.empty()) return;
+LatencyDistribution::LatencyDistribution(std::vector<int64_t> samples_us) {
+  if (samples_us.empty()) return;
   int64_t min_us = INT64_MAX, max_us = INT64_MIN;
-  for (int64_t s : samples_us_) {
+  for (int64_t s : samples_us) {
     min_us = std::min(min_us, s);
     max_us = std::max(max_us, s);
   }
-  sorted_us_ = samples_us_;
-  if (!std::is_sorted(sorted_us_.begin(), sorted_us_.end())) {
-    SortSamples(sorted_us_, min_us, max_us);
+  // A list already sorted is stored once (both spans view it).
+  struct Owned {
+    std::vector<int64_t> samples, sorted;
+  };
+  auto owned = std::make_shared<Owned>();
+  owned->samples = std::move(samples_us);
+  if (!std::is_sorted(owned->samples.begin(), owned->samples.end())) {
+    owned->sorted = owned->samples;
+    SortSamples(owned->sorted, min_us, max_us);
   }
+  samples_us_ = owned->samples;
+  sorted_us_ = owned->sorted.empty() ? samples_us_ : std::span<const int64_t>(owned->sorted);
+  owner_ = std::move(owned);
   // The mean rounds once from the exact sum: in int64 when it cannot overflow (then the
   // long double conversion is exact too), else in long double (exact up to 2^64).
   const auto n = static_cast<long double>(sorted_us_.size());
@@ -66,6 +74,18 @@ LatencyDistribution::LatencyDistribution(std::vector<int64_t> samples_us)
     for (int64_t s : sorted_us_) sum += static_cast<long double>(s);
   }
   mean_us_ = static_cast<int64_t>(std::llround(sum / n));
+}
+
+LatencyDistribution LatencyDistribution::FromStored(std::span<const int64_t> samples,
+                                                    std::span<const int64_t> sorted,
+                                                    int64_t mean_us,
+                                                    std::shared_ptr<const void> owner) {
+  LatencyDistribution d;
+  d.owner_ = std::move(owner);
+  d.samples_us_ = samples;
+  d.sorted_us_ = sorted;
+  d.mean_us_ = mean_us;
+  return d;
 }
 
 Duration LatencyDistribution::Quantile(double q) const {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sloserve/core/embedded_files.h"
+#include "sloserve/profile/suite_cache.h"
 
 namespace sloserve {
 namespace {
@@ -117,6 +118,18 @@ void ProfileSuite::AddLoadLatency(HardwareId hw, VariantId v, int rows, LatencyD
   UpdateServiceLatency(hw, v, rows);
 }
 
+void ProfileSuite::RestoreDistribution(SampleTable table, HardwareId hw, VariantId v, int rows,
+                                       LatencyDistribution d) {
+  switch (table) {
+    case SampleTable::kLatency:
+      return Insert(latency_, hw, v, rows, std::move(d));
+    case SampleTable::kLoad:
+      return Insert(load_latency_, hw, v, rows, std::move(d));
+    case SampleTable::kService:
+      return Insert(service_latency_, hw, v, rows, std::move(d));
+  }
+}
+
 void ProfileSuite::UpdateServiceLatency(HardwareId hw, VariantId v, int rows) {
   const LatencyDistribution* lat = FindExact(latency_, hw, v, rows);
   const LatencyDistribution* load = FindExact(load_latency_, hw, v, rows);
@@ -124,7 +137,7 @@ void ProfileSuite::UpdateServiceLatency(HardwareId hw, VariantId v, int rows) {
     EraseExact(service_latency_, hw, v, rows);  // a replaced profile may have broken the pair
     return;
   }
-  std::vector<int64_t> sum(lat->samples_us());
+  std::vector<int64_t> sum(lat->samples_us().begin(), lat->samples_us().end());
   for (size_t i = 0; i < sum.size(); ++i) sum[i] += load->samples_us()[i];
   Insert(service_latency_, hw, v, rows, LatencyDistribution(std::move(sum)));
 }
@@ -183,7 +196,7 @@ StatusOr<ProfileSuite> LoadProfileFile(const std::string& path) {
   buf << in.rdbuf();
   if (in.bad()) return UnavailableError(path + ": read error");
   const std::string text = std::move(buf).str();  // moved out, not copied (the text is MBs)
-  return ParseProfileText(text, path);
+  return ParseProfileTextCached(text, path, DefaultProfileCacheDir());
 }
 
 std::string ProfilesDir() {
@@ -214,7 +227,8 @@ StatusOr<ProfileSuite> LoadSuite(const std::string& name_or_path) {
     return LoadProfileFile(dir + "/" + file);
   }
   if (const EmbeddedFile* f = FindEmbeddedFile(file)) {
-    return ParseProfileText(f->data, std::string(kEmbeddedPrefix) + file);
+    return ParseProfileTextCached(f->data, std::string(kEmbeddedPrefix) + file,
+                                  DefaultProfileCacheDir());
   }
   std::string known;
   for (const std::string& n : EmbeddedSuiteNames()) known += (known.empty() ? "" : ", ") + n;

@@ -109,11 +109,33 @@ class ProfileSuite {
   void AddExecHistogram(ExecHistogram h) { exec_histograms_.push_back(std::move(h)); }
   void AddCapacityPoint(CapacityPoint p) { capacity_points_.push_back(p); }
 
+  // --- the suite cache (suite_cache.h) stores and restores the sample tables as they are ---
+  enum class SampleTable : uint32_t { kLatency = 0, kLoad = 1, kService = 2 };
+  // fn(table, hw, v, rows, distribution) for every stored distribution.
+  template <typename Fn>
+  void ForEachDistribution(Fn&& fn) const {
+    const std::pair<SampleTable, const TableMap*> tables[] = {
+        {SampleTable::kLatency, &latency_},
+        {SampleTable::kLoad, &load_latency_},
+        {SampleTable::kService, &service_latency_}};
+    for (const auto& [kind, map] : tables) {
+      for (const auto& [key, t] : *map) {
+        for (size_t i = 0; i < t.batch_sizes.size(); ++i) {
+          fn(kind, key.first, key.second, t.batch_sizes[i], t.dists[i]);
+        }
+      }
+    }
+  }
+  // Stores d in one table as is (AddLatency/AddLoadLatency also derive the service table).
+  void RestoreDistribution(SampleTable table, HardwareId hw, VariantId v, int rows,
+                           LatencyDistribution d);
+
  private:
   struct Table {
     std::vector<int> batch_sizes;            // ascending
     std::vector<LatencyDistribution> dists;  // parallel to batch_sizes
   };
+  using TableMap = std::map<std::pair<HardwareId, VariantId>, Table>;
   static const LatencyDistribution* Lookup(
       const std::map<std::pair<HardwareId, VariantId>, Table>& m, HardwareId hw, VariantId v,
       int rows);
@@ -143,7 +165,8 @@ class ProfileSuite {
 // File extension of profile suites; LoadSuite("x") reads ProfilesDir()/x.prof.
 inline constexpr char kProfileExtension[] = ".prof";
 
-// Parses a profile file (docs/profiles.md). Errors name the file, line and field.
+// Parses a profile file (docs/profiles.md). Errors name the file, line and field. Files of
+// 1 MB or more (and the embedded suites) go through the suite cache (suite_cache.h).
 StatusOr<ProfileSuite> LoadProfileFile(const std::string& path);
 StatusOr<ProfileSuite> ParseProfileText(std::string_view text, const std::string& origin);
 // Writes the text form; ParseProfileText(WriteProfileText(s)) reproduces s.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <span>
 #include <string>
 #include <system_error>
 
@@ -41,7 +42,7 @@ void AppendShape(std::string& out, const std::vector<int64_t>& shape) {
 }
 
 void AppendSamples(std::string& out, const char* kind, const std::string& hw,
-                   const std::string& variant, int rows, const std::vector<int64_t>& samples) {
+                   const std::string& variant, int rows, std::span<const int64_t> samples) {
   for (size_t i = 0; i < samples.size(); i += profile_format::kSamplesPerLine) {
     out += kind;
     out += ' ';
