@@ -113,6 +113,8 @@ StatusOr<ServeSetup> BuildServeSetup(
   // Overload protection is on when serving unless the config says engine.admission: off.
   ro.admission.enabled = spec.admission.value_or(true);
   ro.admission.max_queued_rows = spec.admission_queue;
+  ro.admission.priority_levels = spec.priority_levels;
+  ro.admission.default_priority = spec.priority_default;
   ASSIGN_OR_RETURN(double max_queue, ServerNumber(f, "server.max_queue", 100000, 1, 1e8, true));
   ro.max_queue = static_cast<size_t>(max_queue);
   // Input and output tensors of the queries in the system (beyond it: 429).

@@ -14,6 +14,8 @@ loads=("$@")
 [ ${#loads[@]} -gt 0 ] || loads=(1500 3000 6000)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# The machine's load beside the numbers: this is a live measurement on shared cores.
+echo "# $(date -u +%FT%TZ) $(nproc) cores, loadavg $(cut -d' ' -f1-3 /proc/loadavg), $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 printf '%-9s %6s %7s %7s %7s %7s %9s %7s %8s | %7s %8s %8s\n' admission qps sent ok shed_429 other p99_ms met_ok goodput srv_shed srv_adm srv_p99
 for admission in ${ADMISSION:-off on}; do
   for qps in "${loads[@]}"; do
@@ -40,3 +42,4 @@ print(f"{adm:<9} {qps:6.0f} {r['sent']:7d} {ok:7d} {shed:7d} {other:7d} {p99:9.1
 PY
   done
 done
+echo "# $(date -u +%FT%TZ) loadavg $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -91,9 +91,10 @@ TEST(AdmissionControlTest, PolicySetSaysWhetherItsSelectionFollowsTheLoad) {
   }
 }
 
-// The engine under 3x overload in virtual time: without admission nearly every query is
-// late; with it the excess is shed at arrival and most admitted queries meet the SLO.
-MetricsSummary Overload(bool admission, std::map<QueryId, int>* ended) {
+// The engine at `load` x its capacity in virtual time (Poisson). With `mixed`, every
+// other query asks for priority 2 (low) and the rest for 1 (high).
+MetricsSummary Overload(bool admission, std::map<QueryId, int>* ended, double load = 3,
+                        bool mixed = false) {
   ProfileSuite suite = testing::SmallSuite();
   EngineOptions opts;
   opts.admission.enabled = admission;
@@ -105,11 +106,13 @@ MetricsSummary Overload(bool admission, std::map<QueryId, int>* ended) {
   Engine& e = run.engine();
   e.set_sink([&](const QueryRecord& r) { ++(*ended)[r.id]; });
   std::mt19937_64 rng(5);
-  std::exponential_distribution<double> gap(3 * 2 * 8 / 0.024);  // 3x the capacity
+  std::exponential_distribution<double> gap(load * 2 * 8 / 0.024);
   TimePoint now = kTimeZero;
   for (int i = 0; i < 20000; ++i) {
     now += Micros(static_cast<int64_t>(gap(rng) * 1e6));
-    run.Submit(At(now, Millis(100)), now);
+    Query q = At(now, Millis(100));
+    if (mixed) q.priority = 1 + i % 2;
+    run.Submit(q, now);
   }
   run.RunToEnd();
   EXPECT_EQ(e.in_system(), 0u);
@@ -183,6 +186,79 @@ TEST(EngineAdmissionTest, CancelDropsAQueuedQueryOnly) {
   ASSERT_EQ(done.size(), 2u);
   EXPECT_TRUE(done[1].met_slo);
   EXPECT_EQ(e.Summarize(AtMicros(10000)).cancelled, 1);
+}
+
+TEST(AdmissionControlTest, LowerPrioritiesGetAShareOfTheQueue) {
+  // Capacity 666.7 rows/s, bound 67 rows, batch 24 ms (first test); 2 levels: level 2 may
+  // use half the bound (34 rows) and half the wait (0.75 x 100 ms - 24 ms = 51 ms).
+  ProfileSuite suite = testing::SmallSuite();
+  AdmissionControl a(suite, 0, Millis(100), AdmissionOptions{true, 0, 0.75, 2, 1});
+  a.SetActiveWorkers({{0, 0}, {1, 0}});
+  const TimePoint deadline = kTimeZero + Millis(100);
+  EXPECT_TRUE(a.Admit(0, 1, kTimeZero, deadline, 2));    // an idle deployment takes both
+  EXPECT_TRUE(a.Admit(15, 1, kTimeZero, deadline, 2));   // 24 ms of wait: within 25.5
+  EXPECT_FALSE(a.Admit(20, 1, kTimeZero, deadline, 2));  // 31.5 ms: only the high class
+  EXPECT_TRUE(a.Admit(20, 1, kTimeZero, deadline, 1));
+  EXPECT_FALSE(a.Admit(34, 1, kTimeZero + Seconds(0), kTimeZero + Seconds(100), 2));  // bound
+  EXPECT_TRUE(a.Admit(34, 1, kTimeZero, kTimeZero + Seconds(100), 1));
+  EXPECT_EQ(a.Level(0), 1);  // the default
+  EXPECT_EQ(a.Level(2), 2);
+  EXPECT_EQ(a.Level(9), 2);  // beyond the levels: the lowest
+  AdmissionControl low_default(suite, 0, Millis(100), AdmissionOptions{true, 0, 0.75, 3, 2});
+  EXPECT_EQ(low_default.Level(0), 2);
+}
+
+TEST(AdmissionControlTest, PriorityLevelsAreRangeChecked) {
+  EXPECT_TRUE(ValidatePriorityLevels(2, 1).ok());
+  EXPECT_TRUE(ValidatePriorityLevels(kMaxPriorityLevels, kMaxPriorityLevels).ok());
+  const Status none = ValidatePriorityLevels(0, 1);
+  EXPECT_NE(none.message().find("'engine.priority_levels': must be 1..16, got 0"),
+            std::string::npos)
+      << none.message();
+  const Status high = ValidatePriorityLevels(3, 4);
+  EXPECT_NE(high.message().find("'engine.priority_default': must be 1..3"), std::string::npos)
+      << high.message();
+  EXPECT_FALSE(ValidatePriorityLevels(17, 1).ok());
+  ProfileSuite suite = testing::SmallSuite();
+  PuppetExecutor exec;
+  EngineOptions opts;
+  opts.admission.priority_levels = 0;
+  EXPECT_FALSE(Engine::Create(&suite, Workers(1),
+                              Policies("round_robin", "edf", {{"variant", "fast"}}), &exec, opts, 1)
+                   .ok());
+}
+
+TEST(EngineAdmissionTest, AtTwiceTheCapacityTheLowPriorityHalfIsShedFirst) {
+  // 50/50 high/low at 2x: the high half alone is about the capacity, so it is admitted
+  // and keeps meeting the SLO while the low half takes the shedding.
+  std::map<QueryId, int> ended;
+  const MetricsSummary m = Overload(true, &ended, 2, true);
+  ASSERT_EQ(ended.size(), 20000u);
+  ASSERT_EQ(m.priorities.size(), 2u);
+  const PriorityStats& high = m.priorities[0];
+  const PriorityStats& low = m.priorities[1];
+  EXPECT_EQ(high.level, 1);
+  EXPECT_EQ(low.level, 2);
+  EXPECT_EQ(high.arrived + low.arrived, 20000);
+  EXPECT_EQ(high.shed + low.shed, m.shed);
+  EXPECT_GT(low.shed_rate, 0.5);                   // most of the low half
+  EXPECT_LT(high.shed_rate, 0.2 * low.shed_rate);  // much less of the high half
+  EXPECT_GE(high.admitted_met_rate, 0.9);
+  EXPECT_GE(m.admitted_met_rate, 0.9);
+  // Without priorities the same load is shed evenly: the classes are what differ.
+  std::map<QueryId, int> ended_even;
+  const MetricsSummary even = Overload(true, &ended_even, 2, false);
+  EXPECT_TRUE(even.priorities.empty());
+  EXPECT_GT(static_cast<double>(even.shed) / 20000, 2 * high.shed_rate);
+}
+
+TEST(EngineAdmissionTest, BelowCapacityNoClassIsShed) {
+  std::map<QueryId, int> ended;
+  const MetricsSummary m = Overload(true, &ended, 0.5, true);
+  ASSERT_EQ(m.priorities.size(), 2u);
+  EXPECT_EQ(m.priorities[0].shed, 0);
+  EXPECT_LT(m.priorities[1].shed_rate, 0.01);
+  EXPECT_GE(m.admitted_met_rate, 0.95);
 }
 
 }  // namespace

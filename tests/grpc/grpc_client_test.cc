@@ -194,6 +194,10 @@ TEST_F(GrpcServeTest, InferTypedContents) {
   EXPECT_TRUE(Infer(req, &resp).ok());
   (*req.mutable_parameters())["slo_ms"].set_string_param("300");
   EXPECT_TRUE(Infer(req, &resp).ok());
+  // Triton's priority: the low class of the default two levels is served when not overloaded.
+  (*req.mutable_parameters())["priority"].set_int64_param(2);
+  const ::grpc::Status low = Infer(req, &resp);
+  EXPECT_TRUE(low.ok()) << low.error_message();
 }
 
 TEST_F(GrpcServeTest, InferRawContents) {
@@ -253,6 +257,10 @@ TEST_F(GrpcServeTest, ErrorsAreStatusCodes) {
        ::grpc::StatusCode::INVALID_ARGUMENT, "slo_ms"},
       {"slo_ms type", [](auto& r) { (*r.mutable_parameters())["slo_ms"].set_bool_param(true); },
        ::grpc::StatusCode::INVALID_ARGUMENT, "slo_ms"},
+      {"priority range", [](auto& r) { (*r.mutable_parameters())["priority"].set_int64_param(3); },
+       ::grpc::StatusCode::INVALID_ARGUMENT, "parameter 'priority' must be an integer in [0, 2]"},
+      {"priority type", [](auto& r) { (*r.mutable_parameters())["priority"].set_double_param(1); },
+       ::grpc::StatusCode::INVALID_ARGUMENT, "parameter 'priority'"},
       {"unknown output", [](auto& r) { r.add_outputs()->set_name("logits"); },
        ::grpc::StatusCode::INVALID_ARGUMENT, "logits"},
       {"two inputs", [](auto& r) { *r.add_inputs() = r.inputs(0); },

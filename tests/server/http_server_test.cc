@@ -97,6 +97,43 @@ TEST_F(HttpServerTest, InferUsesTaskDefaultSlo) {
   EXPECT_EQ(backend_->last_request().app, "");
 }
 
+// Triton's `priority` parameter: 0 = the default level, 1..levels; anything else is a
+// 400 that names the parameter and the range.
+class HttpServerPriorityTest : public ServerFixture {
+ protected:
+  void SetUp() override {
+    FakeBackend::Options options;
+    options.tasks[0].priority_levels = 3;
+    StartServer(options);
+  }
+};
+
+TEST_F(HttpServerPriorityTest, AcceptedInRangeAndRefusedOutside) {
+  for (int p : {0, 1, 3}) {
+    const TestResponse r =
+        Post("/v2/models/image/infer",
+             InferBody(1, R"(,"parameters":{"priority":)" + std::to_string(p) + "}"));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(backend_->last_request().priority, p);
+  }
+  const int submitted = backend_->submitted();
+  for (const char* bad : {"4", "-1", "1.5", "\"1\"", "true", "18446744073709551615"}) {
+    const TestResponse r =
+        Post("/v2/models/image/infer",
+             InferBody(1, std::string(R"(,"parameters":{"priority":)") + bad + "}"));
+    EXPECT_EQ(r.status, 400) << bad << " -> " << r.body;
+    const json j = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(j.is_object() && j.contains("error")) << r.body;
+    EXPECT_NE(j["error"].get<std::string>().find("parameter 'priority' must be an integer"),
+              std::string::npos)
+        << bad << " -> " << r.body;
+  }
+  const TestResponse range =
+      Post("/v2/models/image/infer", InferBody(1, R"(,"parameters":{"priority":4})"));
+  EXPECT_NE(range.body.find("in [0, 3]"), std::string::npos) << range.body;
+  EXPECT_EQ(backend_->submitted(), submitted);
+}
+
 TEST_F(HttpServerTest, InferValidationErrors) {
   ExpectInferError("{not json", 400);
   ExpectInferError("", 400);

@@ -101,7 +101,7 @@ TEST(ExperimentConfigTest, UnknownKeysSuggestAndListTheValidKeys) {
             "under 'workload.': workload.arrival, workload.load_qps, workload.cv, "
             "workload.trace, workload.window_start_s, workload.window_end_s, "
             "workload.rate_scale, workload.time_compression, workload.sizes, "
-            "workload.app_weights; see docs/sim.md)");
+            "workload.app_weights, workload.app_priorities; see docs/sim.md)");
   // A top-level key that belongs in a section.
   cfg = ParseExperimentConfig("arrival: poisson\n", "x.yaml");
   ASSERT_FALSE(cfg.ok());

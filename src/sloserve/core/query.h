@@ -13,6 +13,9 @@ struct Query {
   TaskId task = 0;
   AppId app = 0;
   int32_t size = 1;  // rows in the request (Kairos' "query batch size"); 1 for RAMSIS/ORLOJ
+  // Triton's request priority: 1 = highest, 2 the next, ...; 0 = the deployment's default
+  // level (the engine resolves it at Submit; docs/admission.md).
+  int32_t priority = 0;
   TimePoint arrival{};
   TimePoint deadline{};       // arrival + SLO
   uint64_t cookie = 0;        // frontend's handle to answer the client; 0 in simulation

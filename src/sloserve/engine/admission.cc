@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace sloserve {
 namespace {
@@ -10,6 +11,24 @@ namespace {
 constexpr double kRateWeight = 0.05;
 
 }  // namespace
+
+Status ValidatePriorityLevels(int64_t levels, int64_t default_level) {
+  if (levels < 1 || levels > kMaxPriorityLevels) {
+    return InvalidArgumentError("'engine.priority_levels': must be 1.." +
+                                std::to_string(kMaxPriorityLevels) + ", got " +
+                                std::to_string(levels));
+  }
+  if (default_level < 1 || default_level > levels) {
+    return InvalidArgumentError("'engine.priority_default': must be 1.." + std::to_string(levels) +
+                                " (engine.priority_levels), got " + std::to_string(default_level));
+  }
+  return OkStatus();
+}
+
+int32_t AdmissionControl::Level(int32_t priority) const {
+  if (priority == 0) return options_.default_priority;
+  return std::clamp(priority, 1, std::max(options_.priority_levels, 1));
+}
 
 AdmissionControl::AdmissionControl(const ProfileSuite& suite, TaskId task, Duration slo,
                                    AdmissionOptions options, bool variant_follows_load)
@@ -105,16 +124,23 @@ Duration AdmissionControl::batch_time() const {
   return active_ > 0 ? SecondsF(batch_sum_ / active_) : Duration(0);
 }
 
-bool AdmissionControl::Admit(int64_t queued_rows, int32_t rows, TimePoint now,
-                             TimePoint deadline) const {
+bool AdmissionControl::Admit(int64_t queued_rows, int32_t rows, TimePoint now, TimePoint deadline,
+                             int32_t level) const {
   if (!options_.enabled) return true;
-  if (queued_rows + rows > bound_) return false;
+  // A lower class may use only its share of the queue and of the time to its deadline.
+  const int32_t levels = std::max(options_.priority_levels, 1);
+  const double share =
+      static_cast<double>(levels - std::clamp(level, 1, levels) + 1) / static_cast<double>(levels);
+  const int64_t bound =
+      share < 1 ? static_cast<int64_t>(std::ceil(static_cast<double>(bound_) * share)) : bound_;
+  if (queued_rows + rows > bound) return false;
   if (capacity_ <= 0) return true;  // nothing profiled to estimate with: the bound only
   const double wait_s = static_cast<double>(queued_rows + rows) / capacity_;
-  const TimePoint done = now + SecondsF(wait_s) + batch_time();
   // The estimate is a mean: a query admitted right at its deadline misses it half the
-  // time, so only `target` of the time left may be spent.
-  return done - now <= SecondsF(ToSeconds(deadline - now) * options_.target);
+  // time, so only `target` of the time left may be spent: its batch, then the wait, of
+  // which a lower class gets its share (an idle deployment still takes every class).
+  const double room_s = ToSeconds(deadline - now) * options_.target - ToSeconds(batch_time());
+  return wait_s <= room_s * share;
 }
 
 }  // namespace sloserve

@@ -22,11 +22,18 @@
 // the light-load rate would shed the step (the demo's ramp lost 21% of its 1,600 qps
 // step that way). The deployment's capacity sums its active workers' rates; the batch
 // time averages their batches. Pure arithmetic: no clock, no threads.
+//
+// Priority classes (Triton's `priority`: 1 = highest, 0 = the default level): a query of
+// level p of L may use (L - p + 1) / L of the queue bound and of the time it may wait
+// (target x time to the deadline - batch time), so under overload the queue settles where the
+// lowest classes are refused and the highest still get in (the room above a class's share is kept
+// for the classes above it).
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "sloserve/core/ids.h"
+#include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
 #include "sloserve/profile/profile.h"
 
@@ -39,7 +46,14 @@ struct AdmissionOptions {
   // Share of a query's time to its deadline that its estimated wait and batch may take
   // (the estimate is a mean; under overload the queue sits at this threshold). (0, 1].
   double target = 0.75;
+  // Priority levels (1..kMaxPriorityLevels) and the level of a query that names none.
+  int32_t priority_levels = 2;
+  int32_t default_priority = 1;
 };
+
+inline constexpr int32_t kMaxPriorityLevels = 16;
+// Whether the levels and the default are in range (the error names both).
+Status ValidatePriorityLevels(int64_t levels, int64_t default_level);
 
 class AdmissionControl {
  public:
@@ -52,8 +66,13 @@ class AdmissionControl {
   void SetActiveWorkers(const std::vector<std::pair<WorkerId, HardwareId>>& active);
   // Worker `w` started a batch of `rows` the profile expects to take `expected`.
   void OnBatch(WorkerId w, int32_t rows, Duration expected);
-  // Whether a query of `rows` with `deadline` may join `queued_rows` waiting rows.
-  bool Admit(int64_t queued_rows, int32_t rows, TimePoint now, TimePoint deadline) const;
+  // The level a query's `priority` asks for: 0 = the default; beyond the levels = the
+  // lowest (frontends refuse those with 400 before they get here).
+  int32_t Level(int32_t priority) const;
+  // Whether a query of `rows` with `deadline` and priority `level` (resolved by Level)
+  // may join `queued_rows` waiting rows.
+  bool Admit(int64_t queued_rows, int32_t rows, TimePoint now, TimePoint deadline,
+             int32_t level = 1) const;
   // Whether a queued query can no longer meet its deadline even if it started now.
   bool Expired(TimePoint deadline, TimePoint now) const { return deadline < now + min_service_; }
 

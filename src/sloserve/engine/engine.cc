@@ -45,6 +45,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   if (options.admission.max_queued_rows < 0) {
     return InvalidArgumentError("engine: admission max_queued_rows must be >= 0");
   }
+  RETURN_IF_ERROR(ValidatePriorityLevels(options.admission.priority_levels,
+                                         options.admission.default_priority));
   std::unique_ptr<Engine> e(new Engine(suite, std::move(policies), executor, options));
   e->admission_ = AdmissionControl(*suite, options.task, options.slo, options.admission,
                                    e->policies_.variant_follows_load);
@@ -248,6 +250,7 @@ void Engine::Invalid(const std::string& policy, const std::string& what) {
 QueryId Engine::Submit(Query q, TimePoint now) {
   q.id = next_query_id_++;
   q.arrival = now;
+  q.priority = admission_.Level(q.priority);
   if (q.deadline < now) q.deadline = now;
   metrics_.OnArrival(now);
   ++in_system_;
@@ -257,8 +260,8 @@ QueryId Engine::Submit(Query q, TimePoint now) {
     DropSlot(slot, DropReason::kUnservable, now);
     return q.id;
   }
-  if (admission_.enabled() &&
-      !admission_.Admit(system_rows_ - running_rows_ - q.size, q.size, now, q.deadline)) {
+  if (admission_.enabled() && !admission_.Admit(system_rows_ - running_rows_ - q.size, q.size, now,
+                                                q.deadline, q.priority)) {
     DropSlot(slot, DropReason::kShed, now);
     return q.id;
   }
@@ -1080,6 +1083,7 @@ QueryRecord Engine::RecordOf(const Query& q) {
                      .task = q.task,
                      .app = q.app,
                      .size = q.size,
+                     .priority = q.priority,
                      .cookie = q.cookie,
                      .payload = q.payload,
                      .output = 0,

@@ -66,6 +66,13 @@ void MetricsCollector::OnArrival(TimePoint now) {
 void MetricsCollector::OnDone(const QueryRecord& r, double accuracy) {
   // Outcomes are attributed to the interval the query arrived in.
   IntervalStats& s = Slot(r.arrival);
+  const size_t level = static_cast<size_t>(std::max(r.priority, 0));
+  if (level >= by_priority_.size()) by_priority_.resize(level + 1);
+  PriorityStats& p = by_priority_[level];
+  ++p.arrived;
+  if (r.dropped && (r.drop_reason == DropReason::kShed || r.drop_reason == DropReason::kQueueFull))
+    ++p.shed;
+  if (!r.dropped && r.met_slo) ++p.met;
   for (IntervalStats* st : {&s, &total_}) {
     if (r.dropped) {
       ++st->dropped;
@@ -129,6 +136,17 @@ MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers) const {
     m.utilization = static_cast<double>(busy_us_) * 1e-6 / (workers * m.elapsed_s);
   }
   m.cold_starts = cold_starts_;
+  int levels_seen = 0;
+  for (const PriorityStats& p : by_priority_) levels_seen += p.arrived > 0;
+  for (size_t level = 0; levels_seen > 1 && level < by_priority_.size(); ++level) {
+    PriorityStats p = by_priority_[level];
+    if (p.arrived == 0) continue;
+    p.level = static_cast<int32_t>(level);
+    p.shed_rate = static_cast<double>(p.shed) / static_cast<double>(p.arrived);
+    if (p.arrived > p.shed)
+      p.admitted_met_rate = static_cast<double>(p.met) / static_cast<double>(p.arrived - p.shed);
+    m.priorities.push_back(p);
+  }
   return m;
 }
 

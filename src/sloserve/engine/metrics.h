@@ -34,6 +34,14 @@ struct IntervalStats {
   double core_seconds = 0;  // cores of the active and starting workers x time in the interval
 };
 
+// One priority class's outcome (docs/admission.md): level 1 = highest.
+struct PriorityStats {
+  int32_t level = 1;
+  int64_t arrived = 0, shed = 0, met = 0;
+  double shed_rate = 0;          // shed / arrived
+  double admitted_met_rate = 0;  // met / (arrived - shed)
+};
+
 struct MetricsSummary {
   int64_t arrived = 0;
   int64_t completed = 0;
@@ -57,6 +65,8 @@ struct MetricsSummary {
   double utilization = 0;    // busy time / (workers x elapsed)
   int64_t cold_starts = 0;
   int64_t batches = 0;
+  // Per priority level, when queries of more than one level ended (else empty).
+  std::vector<PriorityStats> priorities;
 };
 
 class MetricsCollector {
@@ -85,6 +95,7 @@ class MetricsCollector {
 
   Duration interval_;
   IntervalStats total_;
+  std::vector<PriorityStats> by_priority_;  // [level], counts only
   std::vector<IntervalStats> series_;
   std::vector<double> core_seconds_;  // per interval; may run past the last arrival
   LatencyHistogram latency_;

@@ -26,6 +26,7 @@ struct QueryRecord {
   TaskId task = 0;
   AppId app = 0;
   int32_t size = 1;
+  int32_t priority = 1;  // resolved level, 1 = highest
   uint64_t cookie = 0;
   PayloadHandle payload = 0;  // input tensors
   PayloadHandle output = 0;   // output tensors from the executor (0 = none)

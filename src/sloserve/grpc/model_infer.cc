@@ -66,6 +66,13 @@ Status ParseParameters(const TaskInfo& task, const inference::ModelInferRequest&
       return InvalidArgumentError("unknown app '" + out.app + "' for model '" + task.name + "'");
     }
   }
+  if (auto it = params.find("priority"); it != params.end()) {
+    if (it->second.parameter_choice_case() != inference::InferParameter::kInt64Param)
+      return InvalidArgumentError("parameter 'priority' must be an integer (int64_param)");
+    const int64_t p = it->second.int64_param();
+    RETURN_IF_ERROR(CheckPriority(p, task));
+    out.priority = static_cast<int32_t>(p);
+  }
   return OkStatus();
 }
 

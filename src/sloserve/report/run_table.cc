@@ -59,35 +59,45 @@ std::string Cell(const nlohmann::json& row, const Column& c) {
 }  // namespace
 
 nlohmann::json SummaryJson(const MetricsSummary& m) {
-  return {{"accuracy", m.accuracy},
-          {"violation_rate", m.violation_rate},
-          {"finish_rate", m.finish_rate},
-          {"throughput_qps", m.throughput_qps},
-          {"p50_ms", m.p50_ms},
-          {"p95_ms", m.p95_ms},
-          {"p99_ms", m.p99_ms},
-          {"max_ms", m.max_ms},
-          {"mean_ms", m.mean_ms},
-          {"mean_queue_ms", m.mean_queue_ms},
-          {"mean_batch_size", m.mean_batch_size},
-          {"utilization", m.utilization},
-          {"cost_per_hour", m.cost_per_hour},
-          {"cost_usd", m.cost_usd},
-          {"core_seconds", m.core_seconds},
-          {"cold_starts", m.cold_starts},
-          {"arrived", m.arrived},
-          {"completed", m.completed},
-          {"met", m.met},
-          {"late", m.late},
-          {"dropped", m.dropped},
-          {"shed", m.shed},
-          {"expired", m.expired},
-          {"cancelled", m.cancelled},
-          {"admitted", m.admitted},
-          {"admitted_met_rate", m.admitted_met_rate},
-          {"goodput_qps", m.goodput_qps},
-          {"batches", m.batches},
-          {"elapsed_s", m.elapsed_s}};
+  nlohmann::json j = {{"accuracy", m.accuracy},
+                      {"violation_rate", m.violation_rate},
+                      {"finish_rate", m.finish_rate},
+                      {"throughput_qps", m.throughput_qps},
+                      {"p50_ms", m.p50_ms},
+                      {"p95_ms", m.p95_ms},
+                      {"p99_ms", m.p99_ms},
+                      {"max_ms", m.max_ms},
+                      {"mean_ms", m.mean_ms},
+                      {"mean_queue_ms", m.mean_queue_ms},
+                      {"mean_batch_size", m.mean_batch_size},
+                      {"utilization", m.utilization},
+                      {"cost_per_hour", m.cost_per_hour},
+                      {"cost_usd", m.cost_usd},
+                      {"core_seconds", m.core_seconds},
+                      {"cold_starts", m.cold_starts},
+                      {"arrived", m.arrived},
+                      {"completed", m.completed},
+                      {"met", m.met},
+                      {"late", m.late},
+                      {"dropped", m.dropped},
+                      {"shed", m.shed},
+                      {"expired", m.expired},
+                      {"cancelled", m.cancelled},
+                      {"admitted", m.admitted},
+                      {"admitted_met_rate", m.admitted_met_rate},
+                      {"goodput_qps", m.goodput_qps},
+                      {"batches", m.batches},
+                      {"elapsed_s", m.elapsed_s}};
+  // Per priority level (docs/admission.md), only when more than one level was seen.
+  for (const PriorityStats& p : m.priorities) {
+    j["priorities"].push_back({{"level", p.level},
+                               {"arrived", p.arrived},
+                               {"shed", p.shed},
+                               {"met", p.met},
+                               {"shed_rate", p.shed_rate},
+                               {"admitted_met_rate", p.admitted_met_rate}});
+  }
+  return j;
 }
 
 std::string SummaryText(const MetricsSummary& m) {
@@ -109,7 +119,15 @@ std::string SummaryText(const MetricsSummary& m) {
       m.goodput_qps, m.violation_rate, m.finish_rate, m.accuracy, m.p50_ms, m.p95_ms, m.p99_ms,
       m.max_ms, m.mean_queue_ms, m.throughput_qps, m.elapsed_s, m.mean_batch_size, m.utilization,
       m.cost_per_hour, m.cost_usd, static_cast<long long>(m.cold_starts));
-  return buf;
+  std::string text = buf;
+  for (const PriorityStats& p : m.priorities) {
+    std::snprintf(buf, sizeof buf,
+                  "priority %d  %lld arrived, %lld shed (%.4f), %.4f of admitted met the SLO\n",
+                  p.level, static_cast<long long>(p.arrived), static_cast<long long>(p.shed),
+                  p.shed_rate, p.admitted_met_rate);
+    text += buf;
+  }
+  return text;
 }
 
 nlohmann::json RunRowJson(const RunResult& r) {

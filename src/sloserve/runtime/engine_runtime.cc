@@ -87,6 +87,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     if (t == rt->deployment_.task && !options.input_shape.empty())
       info.input_shape = options.input_shape;
     info.default_slo = t == rt->deployment_.task ? rt->deployment_.slo : spec.default_slo;
+    info.priority_levels = options.admission.priority_levels;
     rt->tasks_.push_back(std::move(info));
   }
   const size_t tasks = suite->tasks().size();
@@ -280,6 +281,7 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
   q.app = app != apps_.end() ? app->second : static_cast<AppId>(profiled_apps_);
   if (profiled_apps_ > 0 && q.app >= profiled_apps_) ++unknown_app_queries_;
   q.size = std::max<int32_t>(1, p.request.rows);
+  q.priority = p.request.priority;
   Duration slo = p.request.slo;
   if (slo.count() <= 0) {  // the served default: the configured SLO for the deployment's task
     slo = q.task == deployment_.task ? deployment_.slo : suite_->tasks()[q.task].default_slo;

@@ -28,7 +28,19 @@ struct TaskInfo {
   std::vector<int64_t> output_shape = {-1, 1};
   Duration default_slo{};
   std::vector<std::string> apps;  // known app names; empty = any
+  int32_t priority_levels = 1;    // request `priority` 1..levels (1 = highest), 0 = default
 };
+
+// Checks a request's `priority` parameter (Triton's schedule-policy extension: 0 = the
+// default level, 1 = highest) against the task's levels; the error names the parameter.
+inline Status CheckPriority(int64_t priority, const TaskInfo& task) {
+  if (priority < 0 || priority > task.priority_levels) {
+    return InvalidArgumentError(
+        "parameter 'priority' must be an integer in [0, " + std::to_string(task.priority_levels) +
+        "] (0 = default, 1 = highest; engine.priority_levels), got " + std::to_string(priority));
+  }
+  return OkStatus();
+}
 
 // A task's place in the model repository's lifecycle. Only kLoaded serves requests.
 enum class ModelState { kLoaded, kLoading, kUnloading, kUnloaded };
@@ -50,9 +62,10 @@ inline const char* ModelStateName(ModelState s) {
 
 struct InferRequest {
   std::string task;
-  std::string app;   // empty = default app
-  Duration slo{};    // validated: > 0 and <= the frontend's maximum
-  int32_t rows = 1;  // size of the batch dimension of the input
+  std::string app;       // empty = default app
+  Duration slo{};        // validated: > 0 and <= the frontend's maximum
+  int32_t rows = 1;      // size of the batch dimension of the input
+  int32_t priority = 0;  // validated by CheckPriority: 0 = default level, 1 = highest
   // The input tensors, validated against the task's declared input (element bytes as
   // documented at Tensor). The backend owns them from Submit on.
   TensorSet inputs;

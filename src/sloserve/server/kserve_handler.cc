@@ -139,6 +139,16 @@ Status ParseParameters(const json& doc, const TaskInfo& task, Duration max_slo, 
       return InvalidArgumentError("unknown app '" + req.app + "' for model '" + task.name + "'");
     }
   }
+  if (const auto priority = params->find("priority"); priority != params->end()) {
+    if (!priority->is_number_integer())
+      return InvalidArgumentError("parameter 'priority' must be an integer");
+    const int64_t p =
+        priority->is_number_unsigned()
+            ? static_cast<int64_t>(std::min<uint64_t>(priority->get<uint64_t>(), INT64_MAX))
+            : priority->get<int64_t>();
+    RETURN_IF_ERROR(CheckPriority(p, task));
+    req.priority = static_cast<int32_t>(p);
+  }
   return OkStatus();
 }
 

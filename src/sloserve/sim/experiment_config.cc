@@ -11,6 +11,7 @@
 
 #include "sloserve/core/did_you_mean.h"
 #include "sloserve/core/embedded_files.h"
+#include "sloserve/engine/admission.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
@@ -47,6 +48,8 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"workload.app_weights",
      "apps of arrivals: comma-separated weights, one per exec_hist app of the suite "
      "(default: equal; no apps: app 0)"},
+    {"workload.app_priorities",
+     "priority of each app's queries, in the order of app_weights (1 = highest, 0 = default)"},
     {"executor.latency", "batch latency from the profile: a percentile such as p95, or sample"},
     {"executor.time_scale", "multiply every batch duration (0 = instant)"},
     {"engine.max_worker_queue", "admission bound per worker queue"},
@@ -54,6 +57,10 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
      "overload protection (docs/admission.md): on | off (default: off in sim, on in serve)"},
     {"engine.admission_queue",
      "admission: bound on queued rows, 0 = capacity x SLO (default 0; 0..1e9)"},
+    {"engine.priority_levels",
+     "admission: request priority levels, 1 = highest (Triton's `priority`; default 2; 1..16)"},
+    {"engine.priority_default",
+     "admission: level of a request that names none (priority 0; default 1; 1..levels)"},
     {"engine.series_interval_ms", "time-series bucket width in ms (default 1000)"},
     {"engine.plan_interval_ms", "how often the planning policy is asked, in ms (default 1000)"},
     {"engine.offline_delay_ms",
@@ -393,6 +400,24 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
     return InvalidArgumentError("'engine.admission_queue': must be 0..1000000000, got " +
                                 std::to_string(admission_queue));
   r.admission_queue = admission_queue;
+  ASSIGN_OR_RETURN(int64_t levels, Integer(f, "engine.priority_levels", 2));
+  ASSIGN_OR_RETURN(int64_t default_level, Integer(f, "engine.priority_default", 1));
+  RETURN_IF_ERROR(ValidatePriorityLevels(levels, default_level));
+  r.priority_levels = static_cast<int32_t>(levels);
+  r.priority_default = static_cast<int32_t>(default_level);
+  {
+    std::stringstream ps(Text(f, "workload.app_priorities", ""));
+    for (std::string item; std::getline(ps, item, ',');) {
+      char* end = nullptr;
+      errno = 0;
+      const long p = std::strtol(item.c_str(), &end, 10);
+      if (item.empty() || *end != '\0' || errno != 0 || p < 0 || p > r.priority_levels)
+        return InvalidArgumentError("'workload.app_priorities': expected levels 0.." +
+                                    std::to_string(r.priority_levels) +
+                                    " (engine.priority_levels; 0 = default), got \"" + item + "\"");
+      r.app_priorities.push_back(static_cast<int32_t>(p));
+    }
+  }
   ASSIGN_OR_RETURN(double interval_ms, Number(f, "engine.series_interval_ms", 1000));
   if (interval_ms <= 0)
     return InvalidArgumentError("'engine.series_interval_ms': must be positive");

@@ -30,12 +30,17 @@ struct RunSpec {
   // Weight of each app (AppId = index in the suite's exec_hist app order) among arrivals;
   // empty = equal weights over the suite's apps (app 0 when it has none).
   std::vector<double> app_weights;
+  // Priority of each app's queries (index = AppId; 1 = highest, 0 = the default level);
+  // empty = every query the default (docs/admission.md).
+  std::vector<int32_t> app_priorities;
   ServiceTimeOptions service;
   PolicySpec policy;
   size_t max_worker_queue = 1'000'000;
   // Admission control (docs/admission.md): unset = the face's default (sim off, serve on).
   std::optional<bool> admission;
-  int64_t admission_queue = 0;  // bound on queued rows; 0 = capacity x SLO
+  int64_t admission_queue = 0;   // bound on queued rows; 0 = capacity x SLO
+  int32_t priority_levels = 2;   // admission classes (1 = highest)
+  int32_t priority_default = 1;  // level of a query that names none
   Duration series_interval = Seconds(1);
   // Also compute each series interval's p99 latency (RunResult::series_p99_ms). Keeps every
   // completed query's latency until the run ends, so only `sim --series` turns it on.

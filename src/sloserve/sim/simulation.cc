@@ -67,6 +67,8 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   eopts.max_worker_queue = spec.max_worker_queue;
   eopts.admission.enabled = spec.admission.value_or(false);
   eopts.admission.max_queued_rows = spec.admission_queue;
+  eopts.admission.priority_levels = spec.priority_levels;
+  eopts.admission.default_priority = spec.priority_default;
   eopts.series_interval = spec.series_interval;
   eopts.task = dep.task;
   eopts.slo = dep.slo;
@@ -127,6 +129,7 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
         q.task = dep.task;
         q.size = sizes->Sample(size_rng);
         q.app = std::min<AppId>(draw_app(), static_cast<AppId>(app_cum.size() - 1));
+        if (q.app < spec.app_priorities.size()) q.priority = spec.app_priorities[q.app];
         q.deadline = now + (spec.slo_mix.empty() ? dep.slo : draw_slo());
         e.Submit(q, now);
         if (hooks.on_progress && horizon_us > 0) {
