@@ -62,6 +62,17 @@ inline int64_t MetricValue(uint16_t http_port, const std::string& series) {
   return at == std::string::npos ? -1 : std::llround(std::stod(m.substr(at + key.size())));
 }
 
+// The metadata of model "image" from the server behind `stub` (empty on failure, which
+// the test is told).
+inline inference::ModelMetadataResponse ImageMetadata(inference::GRPCInferenceService::Stub* stub) {
+  inference::ModelMetadataRequest req;
+  req.set_name("image");
+  inference::ModelMetadataResponse meta;
+  const ::grpc::Status s = stub->ModelMetadata(Deadline().get(), req, &meta);
+  EXPECT_TRUE(s.ok() && meta.inputs_size() == 1) << s.error_message();
+  return meta;
+}
+
 // A request of `rows` rows of 16 FP32 ones for model "image", whose metadata is `meta`.
 inline inference::ModelInferRequest ImageRequest(const inference::ModelMetadataResponse& meta,
                                                  int rows) {

@@ -67,10 +67,8 @@ TEST(KServeWorkerE2E, EachBatchIsOneModelInferOnTheServer) {
   ASSERT_TRUE(front.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << front.err();
 
   auto stub = inference::GRPCInferenceService::NewStub(testing::LocalChannel(front_grpc));
-  inference::ModelMetadataRequest mreq;
-  mreq.set_name("image");
-  inference::ModelMetadataResponse meta;
-  ASSERT_TRUE(stub->ModelMetadata(testing::Deadline().get(), mreq, &meta).ok());
+  const inference::ModelMetadataResponse meta = testing::ImageMetadata(stub.get());
+  ASSERT_EQ(meta.inputs_size(), 1);
   auto request = [&](int rows) { return testing::ImageRequest(meta, rows); };
 
   // 24 requests of 2 rows from 8 threads at once: the front server batches them.
@@ -136,10 +134,8 @@ TEST(KServeWorkerE2E, DeadServerIsMarkedDownAndRejoinsWhenRestarted) {
        "server.remote_reconnect_backoff_ms=300"});
   ASSERT_TRUE(front.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << front.err();
   auto stub = inference::GRPCInferenceService::NewStub(testing::LocalChannel(front_grpc));
-  inference::ModelMetadataRequest mreq;
-  mreq.set_name("image");
-  inference::ModelMetadataResponse meta;
-  ASSERT_TRUE(stub->ModelMetadata(testing::Deadline().get(), mreq, &meta).ok());
+  const inference::ModelMetadataResponse meta = testing::ImageMetadata(stub.get());
+  ASSERT_EQ(meta.inputs_size(), 1);
   const inference::ModelInferRequest one_row = testing::ImageRequest(meta, 1);
   auto serve = [&](int n) { return testing::InferOneByOne(stub.get(), one_row, n); };
   std::map<std::string, int> before = serve(10);

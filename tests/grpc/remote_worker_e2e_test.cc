@@ -54,6 +54,20 @@ std::unique_ptr<Subprocess> StartWorker(const std::string& config, uint16_t port
   return w;
 }
 
+// `sloserve serve` with the workers on ports p0 and p1, gRPC on `grpc_port`. Health checks
+// every 100 ms (the default is 200), reconnection attempts at most 500 ms apart: the
+// timing options (docs/remote-workers.md) reach the executor.
+std::vector<std::string> ServeArgs(const std::string& config, uint16_t p0, uint16_t p1,
+                                   uint16_t grpc_port) {
+  const std::string w0 = "127.0.0.1:" + std::to_string(p0), w1 = "127.0.0.1:" + std::to_string(p1);
+  // clang-format off
+  return {kBin, "serve", config, "--port", "0", "--grpc-port", std::to_string(grpc_port),
+          "--remote-worker", w0, "--remote-worker", w1, "--duration", "120",
+          "--set", "server.remote_health_interval_ms=100",
+          "--set", "server.remote_reconnect_backoff_ms=500"};
+  // clang-format on
+}
+
 // The open-loop client: each request's outcome, recorded once per request.
 struct Outcomes {
   std::mutex mu;
@@ -77,13 +91,7 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
   auto w0 = StartWorker(config, p0);
   auto w1 = StartWorker(config, p1);
   const uint16_t grpc_port = testing::FreeTcpPort();
-  // Health checks every 100 ms (the default is 200), reconnection attempts at most 500 ms
-  // apart: the timing options (docs/remote-workers.md) reach the executor.
-  Subprocess serve({kBin, "serve", config, "--port", "0", "--grpc-port", std::to_string(grpc_port),
-                    "--remote-worker", "127.0.0.1:" + std::to_string(p0), "--remote-worker",
-                    "127.0.0.1:" + std::to_string(p1), "--duration", "120", "--set",
-                    "server.remote_health_interval_ms=100", "--set",
-                    "server.remote_reconnect_backoff_ms=500"});
+  Subprocess serve(ServeArgs(config, p0, p1, grpc_port));
   ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << serve.err();
   const std::string log = serve.err();
   const size_t at = log.find("http://127.0.0.1:");
@@ -91,10 +99,8 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
   const uint16_t http_port = static_cast<uint16_t>(std::stoi(log.substr(at + 17)));
 
   auto stub = inference::GRPCInferenceService::NewStub(testing::LocalChannel(grpc_port));
-  inference::ModelMetadataRequest mreq;
-  mreq.set_name("image");
-  inference::ModelMetadataResponse meta;
-  ASSERT_TRUE(stub->ModelMetadata(testing::Deadline().get(), mreq, &meta).ok());
+  const inference::ModelMetadataResponse meta = testing::ImageMetadata(stub.get());
+  ASSERT_EQ(meta.inputs_size(), 1);
 
   Outcomes out;
   std::atomic<bool> killed{false};
@@ -220,17 +226,11 @@ TEST(RemoteWorkerE2E, RestartedWorkerGetsItsResidentVariantsLoadedAgain) {
   auto w0 = StartWorker(config, p0);
   auto w1 = StartWorker(config, p1);
   const uint16_t grpc_port = testing::FreeTcpPort();
-  Subprocess serve({kBin, "serve", config, "--port", "0", "--grpc-port", std::to_string(grpc_port),
-                    "--remote-worker", "127.0.0.1:" + std::to_string(p0), "--remote-worker",
-                    "127.0.0.1:" + std::to_string(p1), "--duration", "120", "--set",
-                    "server.remote_health_interval_ms=100", "--set",
-                    "server.remote_reconnect_backoff_ms=300"});
+  Subprocess serve(ServeArgs(config, p0, p1, grpc_port));
   ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << serve.err();
   auto stub = inference::GRPCInferenceService::NewStub(testing::LocalChannel(grpc_port));
-  inference::ModelMetadataRequest mreq;
-  mreq.set_name("image");
-  inference::ModelMetadataResponse meta;
-  ASSERT_TRUE(stub->ModelMetadata(testing::Deadline().get(), mreq, &meta).ok());
+  const inference::ModelMetadataResponse meta = testing::ImageMetadata(stub.get());
+  ASSERT_EQ(meta.inputs_size(), 1);
   const inference::ModelInferRequest req = testing::ImageRequest(meta, 1);
   auto infer = [&](int n) { return testing::InferOneByOne(stub.get(), req, n); };
   // The worker process's own account (its Health reply): the variants it has loaded.
