@@ -96,6 +96,16 @@ nlohmann::json InferImage(uint16_t port) {
                             : nlohmann::json::object();
 }
 
+// Policy-set files in a cache dir: everything but `profiles/`, where the profile suites'
+// parsed copies are kept (written whenever a suite is loaded, generation or not).
+int PolicySetFiles(const std::string& cache) {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(cache)) {
+    if (entry.path().filename() != "profiles") ++n;
+  }
+  return n;
+}
+
 nlohmann::json Readiness(uint16_t port) {
   return nlohmann::json::parse(testing::HttpGetBody(port, "/v2/health/ready"), nullptr,
                                /*allow_exceptions=*/false);
@@ -123,7 +133,7 @@ TEST(FirstHourE2eTest, ServeAnswersWithTheFastestVariantWhileItGeneratesItsPolic
   auto done = server.Wait();
   EXPECT_EQ(done.exit_code, 0) << done.err;
   EXPECT_NE(done.err.find("stopping"), std::string::npos) << done.err;
-  EXPECT_TRUE(std::filesystem::is_empty(cache)) << "the generation was not cancelled";
+  EXPECT_EQ(PolicySetFiles(cache), 0) << "the generation was not cancelled";
   std::filesystem::remove_all(cache);
 }
 
@@ -145,7 +155,7 @@ TEST(FirstHourE2eTest, ServeSwitchesToThePolicySetOnceGenerated) {
   EXPECT_NE(answer.value("variant", ""), "shufflenet_v2_x0_5") << answer.dump();
   server.Signal(SIGTERM);
   EXPECT_EQ(server.Wait().exit_code, 0);
-  EXPECT_FALSE(std::filesystem::is_empty(cache)) << "the generated set was not cached";
+  EXPECT_GT(PolicySetFiles(cache), 0) << "the generated set was not cached";
   std::filesystem::remove_all(cache);
 }
 
