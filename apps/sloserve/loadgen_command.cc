@@ -7,6 +7,7 @@
 #include "load_schedule.h"
 #include "progress_bar.h"
 #include "serve_setup.h"
+#include "sloserve/engine/admission.h"
 #include "sloserve/loadgen/labelled_dataset.h"
 #include "sloserve/loadgen/load_generator.h"
 #include "sloserve/loadgen/model_metadata.h"
@@ -30,6 +31,7 @@ const std::vector<FlagSpec> kFlags = {
     {"time-compression", "X", "trace: replay X times faster with the same requests"},
     {"slo-ms", "MS", "send parameters.slo_ms (default: the server's task default)"},
     {"app", "NAME", "send parameters.app"},
+    {"priority", "N", "send parameters.priority: 1 = highest (docs/admission.md); 0 = not sent"},
     {"rows", "N", "batch dimension of every request (default 1)"},
     {"sizes", "SPEC",
      "draw each request's rows as sim's workload.sizes: constant:N, deeprecsys, "
@@ -76,6 +78,11 @@ Status Run(const Args& args) {
   o.port = static_cast<uint16_t>(port);
   o.task = args.Get("model", "image");
   o.app = args.Get("app", "");
+  ASSIGN_OR_RETURN(int64_t priority, args.GetInt("priority", 0));
+  if (priority < 0 || priority > kMaxPriorityLevels)
+    return InvalidArgumentError("--priority: must be 0.." + std::to_string(kMaxPriorityLevels) +
+                                ", got " + std::to_string(priority));
+  o.priority = static_cast<int32_t>(priority);
   ASSIGN_OR_RETURN(o.slo_ms, args.GetDouble("slo-ms", 0));
   const bool sized = args.Has("sizes");
   if (sized && args.Has("rows")) {

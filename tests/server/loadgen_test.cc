@@ -73,6 +73,7 @@ TEST(LoadGenTest, BodyMatchesOptions) {
   o.shape = {2, 3};
   o.slo_ms = 25;
   o.app = "a1";
+  o.priority = 2;
   auto body = BuildInferBody(o);
   ASSERT_TRUE(body.ok());
   const json j = json::parse(*body);
@@ -80,6 +81,7 @@ TEST(LoadGenTest, BodyMatchesOptions) {
   EXPECT_EQ(j["inputs"][0]["data"].size(), 6u);
   EXPECT_EQ(j["parameters"]["slo_ms"], 25.0);
   EXPECT_EQ(j["parameters"]["app"], "a1");
+  EXPECT_EQ(j["parameters"]["priority"], 2);
   o.shape = {3, 3};
   EXPECT_FALSE(BuildInferBody(o).ok());
 }
@@ -93,6 +95,7 @@ TEST(LoadGenTest, BodyForRowsReplacesTheBatchDimension) {
   const json j = json::parse(*body);
   EXPECT_EQ(j["inputs"][0]["shape"], json({5, 3}));
   EXPECT_EQ(j["inputs"][0]["data"].size(), 15u);
+  EXPECT_FALSE(j.contains("parameters"));  // nothing set: no slo_ms, app or priority
   EXPECT_FALSE(BuildInferBody(o, 0).ok());
   o.shape = {};
   body = BuildInferBody(o, 4);

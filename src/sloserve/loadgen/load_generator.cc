@@ -388,6 +388,7 @@ StatusOr<std::string> BuildDataBody(const LoadOptions& options, const std::vecto
   json params = json::object();
   if (options.slo_ms > 0) params["slo_ms"] = options.slo_ms;
   if (!options.app.empty()) params["app"] = options.app;
+  if (options.priority > 0) params["priority"] = options.priority;
   if (!params.empty()) body["parameters"] = params;
   return body.dump();
 }
@@ -428,6 +429,7 @@ StatusOr<std::string> BuildInferBody(const LoadOptions& options, int32_t rows) {
   json params = json::object();
   if (options.slo_ms > 0) params["slo_ms"] = options.slo_ms;
   if (!options.app.empty()) params["app"] = options.app;
+  if (options.priority > 0) params["priority"] = options.priority;
   if (!params.empty()) body += ",\"parameters\":" + params.dump();
   body += '}';
   return body;

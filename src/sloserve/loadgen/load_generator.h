@@ -25,9 +25,10 @@ namespace sloserve {
 struct LoadOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 8000;
-  std::string task;   // POST /v2/models/{task}/infer
-  std::string app;    // parameters.app; empty = not sent
-  double slo_ms = 0;  // parameters.slo_ms; <= 0 = not sent (server default)
+  std::string task;      // POST /v2/models/{task}/infer
+  std::string app;       // parameters.app; empty = not sent
+  int32_t priority = 0;  // parameters.priority (1 = highest); 0 = not sent
+  double slo_ms = 0;     // parameters.slo_ms; <= 0 = not sent (server default)
   // The SLO the server applies when slo_ms is not sent (e.g. the model metadata's
   // parameters.default_slo_ms): the send-lag bottleneck check compares against slo_ms if
   // > 0, else this; both <= 0 = the lag is not judged (docs/loadgen.md).
