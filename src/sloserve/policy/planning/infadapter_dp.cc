@@ -241,8 +241,6 @@ DpResult SolveForTarget(const InfAdapterProblem& p, const DpProblem& d, double t
       next.push_back(s);
     }
     end_bucket();
-    fprintf(stderr, "beam %zu stage %zu cand %zu kept %zu best %.6f\n", beam, j, cand.size(),
-            next.size(), best);
     stages.push_back(std::move(next));
   }
 
