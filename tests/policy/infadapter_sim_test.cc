@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <set>
 
 #include "policy/infadapter_bursty_yaml.h"
@@ -146,17 +145,20 @@ TEST(InfAdapterSimTest, FarFewerViolationsThanVpaPlusOnResNet152AcrossTheBurst) 
 // start (draining workers take no new queries and are not provisioned; metrics.md).
 Duration LongestTwoSizes(const Observed& o) {
   Duration longest{0};
-  std::optional<TimePoint> since;
+  // A plain flag, not std::optional: GCC 12 at -O1 warns maybe-uninitialized on it.
+  bool two_sizes = false;
+  TimePoint since{};
   for (const auto& s : o.samples) {
     std::set<int> sizes;
     for (const Observed::Worker& w : s.workers)
       if (w.phase == WorkerPhase::kStarting || w.phase == WorkerPhase::kActive)
         sizes.insert(w.cores);
     if (sizes.size() >= 2) {
-      if (!since) since = s.at;
-      longest = std::max(longest, s.at - *since);
+      if (!two_sizes) since = s.at;
+      two_sizes = true;
+      longest = std::max(longest, s.at - since);
     } else {
-      since.reset();
+      two_sizes = false;
     }
   }
   return longest;

@@ -93,7 +93,7 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
   }
   r->AddPlanning("static", "keep the configured deployment", StaticPlanning::Create);
   r->AddPlanning("infadapter",
-                 "InfAdapter: variants, cores and quotas by MILP on the forecast load",
+                 "InfAdapter: variants, cores and quotas by Eq. 1 on the forecast load",
                  InfAdapterPlanning::Create);
   r->AddPlanning("ms_plus", "InfAdapter's MS+ baseline: one variant at a time and its cores",
                  InfAdapterPlanning::CreateMsPlus);
