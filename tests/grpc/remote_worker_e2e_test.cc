@@ -160,14 +160,16 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
   EXPECT_GT(out.by_code_or_worker["w1"], 0);
   // After it, the survivor took the load: of the requests sent after the kill, most were
   // served, by w0; the few in flight on w1 or dispatched before it was marked down were
-  // re-queued (served by w0) or dropped with an error.
+  // re-queued (served by w0) or dropped with an error. "Most" is two thirds: the share
+  // that also meets the 1 s SLO depends on the machine (80-100% on a quiet one, 72% once
+  // at load 11), while without failover at least the half dispatched to w1 is lost.
   int64_t served_after = 0, by_w1_after = 0;
   for (const std::string& k : out.after_kill) {
     served_after += k == "w0" ? 1 : 0;
     by_w1_after += k == "w1" ? 1 : 0;
   }
   EXPECT_EQ(by_w1_after, 0);
-  EXPECT_GE(served_after, static_cast<int64_t>(out.after_kill.size()) * 8 / 10)
+  EXPECT_GE(3 * served_after, 2 * static_cast<int64_t>(out.after_kill.size()))
       << "served by w0 after the kill: " << served_after << " of " << out.after_kill.size() << " ("
       << Summary(out.by_code_or_worker) << ")\n"
       << serve.err();
