@@ -51,7 +51,7 @@ using tcp = asio::ip::tcp;
 
 constexpr size_t kHeaderLimit = 64 * 1024;
 constexpr auto kLingerTimeout = std::chrono::seconds(2);
-constexpr auto kSealSettle = std::chrono::milliseconds(2);  // Stop(): see SealListener
+constexpr auto kSealSettle = std::chrono::milliseconds(2);   // Stop(): see SealListener
 constexpr auto kDrainReadTimeout = std::chrono::seconds(2);  // Stop(): finish reading
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
 constexpr size_t kIdleReadBytes = 16 * 1024;  // first read of a keep-alive request
