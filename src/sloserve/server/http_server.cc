@@ -413,10 +413,8 @@ class Session : public std::enable_shared_from_this<Session> {
     // session outlives the handler however long the backend keeps the std::function.
     server_->backend->Submit(
         std::move(request), [self = shared_from_this()](InferOutcome outcome) mutable {
-          auto executor = self->stream_.get_executor();
-          asio::post(executor, [s = std::move(self), o = std::move(outcome)]() mutable {
-            s->OnOutcome(std::move(o));
-          });
+          OnIoThread(std::move(self),
+                     [o = std::move(outcome)](Session& s) mutable { s.OnOutcome(std::move(o)); });
         });
     WatchForDisconnect();
   }
@@ -428,14 +426,27 @@ class Session : public std::enable_shared_from_this<Session> {
     server_->in_flight.fetch_add(1);
     server_->backend->SetModelLoaded(
         call.model, call.load, [self = shared_from_this(), call](Status status) mutable {
-          auto executor = self->stream_.get_executor();
-          asio::post(executor,
-                     [s = std::move(self), c = std::move(call), st = std::move(status)]() mutable {
-                       if (s->state_ != State::kClosed)
-                         s->Write(s->server_->handler->RenderRepository(c, st));
-                       s->server_->InferDone();
+          OnIoThread(std::move(self),
+                     [c = std::move(call), st = std::move(status)](Session& s) mutable {
+                       if (s.state_ != State::kClosed)
+                         s.Write(s.server_->handler->RenderRepository(c, st));
+                       s.server_->InferDone();
                      });
         });
+  }
+
+  // Runs `fn` on the session's strand, called from a backend thread. The hop goes through
+  // the io_context first: a copy of the strand executor must not be destroyed on the
+  // backend's thread, because the handler may let Stop() finish and the io_context (with
+  // the strand service) go before that thread returns (ASan: use after free).
+  template <typename Fn>
+  static void OnIoThread(std::shared_ptr<Session> self, Fn fn) {
+    asio::io_context& ioc = *self->server_->ioc;
+    asio::post(ioc, [s = std::move(self), f = std::move(fn)]() mutable {
+      Session& session = *s;
+      asio::dispatch(session.stream_.get_executor(),
+                     [s = std::move(s), f = std::move(f)]() mutable { f(*s); });
+    });
   }
 
   // While the backend has the request, a readable socket with nothing to read means the
