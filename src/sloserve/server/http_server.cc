@@ -101,6 +101,9 @@ struct HttpServer::Impl {
   }
   void InferDone() EXCLUDES(mu) {
     metrics.InferFinished();
+    LeaveInFlight();
+  }
+  void LeaveInFlight() EXCLUDES(mu) {
     if (in_flight.fetch_sub(1) == 1 && draining.load()) {
       MutexLock lock(mu);  // so the notification cannot slip between Stop's check and wait
       cv.NotifyAll();
@@ -439,14 +442,18 @@ class Session : public std::enable_shared_from_this<Session> {
   // the io_context first: a copy of the strand executor must not be destroyed on the
   // backend's thread, because the handler may let Stop() finish and the io_context (with
   // the strand service) go before that thread returns (ASan: use after free).
+  // This thread also counts as in flight until post() has returned, so Stop() does not
+  // destroy the io_context while post() is still waking one of its threads.
   template <typename Fn>
   static void OnIoThread(std::shared_ptr<Session> self, Fn fn) {
-    asio::io_context& ioc = *self->server_->ioc;
-    asio::post(ioc, [s = std::move(self), f = std::move(fn)]() mutable {
+    HttpServer::Impl* server = self->server_;
+    server->in_flight.fetch_add(1);
+    asio::post(*server->ioc, [s = std::move(self), f = std::move(fn)]() mutable {
       Session& session = *s;
       asio::dispatch(session.stream_.get_executor(),
                      [s = std::move(s), f = std::move(f)]() mutable { f(*s); });
     });
+    server->LeaveInFlight();
   }
 
   // While the backend has the request, a readable socket with nothing to read means the
