@@ -353,7 +353,8 @@ TEST(RestConformance, HealthServerAndModelMetadata) {
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.Json()["name"], "sloserve");
   const json extensions = r.Json()["extensions"];
-  for (const char* ext : {"binary_tensor_data", "statistics", "model_repository"}) {
+  for (const char* ext :
+       {"binary_tensor_data", "statistics", "model_repository", "schedule_policy"}) {
     const json& e = extensions;
     EXPECT_NE(std::find(e.begin(), e.end(), ext), e.end()) << ext;
   }

@@ -261,5 +261,45 @@ TEST(EngineAdmissionTest, BelowCapacityNoClassIsShed) {
   EXPECT_GE(m.admitted_met_rate, 0.95);
 }
 
+// GET /metrics exports every configured level, also one no query ended in, with the two
+// shed reasons apart (MetricsCollector::PriorityCounts); the summary lists only the
+// levels seen.
+TEST(EngineAdmissionTest, PriorityCountsCoverEveryLevelAndSplitTheShedReasons) {
+  MetricsCollector c;
+  auto done = [&](int32_t level, DropReason reason, bool met = false) {
+    QueryRecord r;
+    r.priority = level;
+    r.dropped = reason != DropReason::kNone;
+    r.drop_reason = reason;
+    r.met_slo = met;
+    c.OnDone(r, 0);
+  };
+  done(1, DropReason::kNone, true);
+  done(1, DropReason::kNone, false);
+  done(2, DropReason::kShed);
+  done(2, DropReason::kShed);
+  done(2, DropReason::kQueueFull);
+  done(2, DropReason::kExpired);
+  const std::vector<PriorityStats> levels = c.PriorityCounts(3);
+  ASSERT_EQ(levels.size(), 3u);
+  EXPECT_EQ(levels[0].level, 1);
+  EXPECT_EQ(levels[0].arrived, 2);
+  EXPECT_EQ(levels[0].met, 1);
+  EXPECT_EQ(levels[0].shed, 0);
+  EXPECT_DOUBLE_EQ(levels[0].admitted_met_rate, 0.5);
+  EXPECT_EQ(levels[1].level, 2);
+  EXPECT_EQ(levels[1].arrived, 4);
+  EXPECT_EQ(levels[1].shed, 3);  // both reasons; the expired one was admitted
+  EXPECT_EQ(levels[1].queue_full, 1);
+  EXPECT_DOUBLE_EQ(levels[1].shed_rate, 0.75);
+  EXPECT_EQ(levels[2].level, 3);
+  EXPECT_EQ(levels[2].arrived, 0);
+  EXPECT_EQ(levels[2].shed, 0);
+  const MetricsSummary m = c.Summarize(TimePoint(Seconds(1)), 1);
+  ASSERT_EQ(m.priorities.size(), 2u);
+  EXPECT_EQ(m.priorities[1].level, 2);
+  EXPECT_EQ(m.priorities[1].queue_full, 1);
+}
+
 }  // namespace
 }  // namespace sloserve

@@ -113,8 +113,11 @@ TEST_F(GrpcServeTest, HealthAndMetadata) {
   inference::ServerMetadataResponse server;
   ASSERT_TRUE(stub_->ServerMetadata(Deadline().get(), {}, &server).ok());
   EXPECT_EQ(server.name(), "sloserve");
-  EXPECT_NE(std::find(server.extensions().begin(), server.extensions().end(), "statistics"),
-            server.extensions().end());
+  for (const char* ext : {"statistics", "schedule_policy", "parameters"}) {  // as GET /v2
+    EXPECT_NE(std::find(server.extensions().begin(), server.extensions().end(), ext),
+              server.extensions().end())
+        << ext;
+  }
   EXPECT_FALSE(server.version().empty());
 
   inference::ModelMetadataRequest mreq;

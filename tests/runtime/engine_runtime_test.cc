@@ -144,6 +144,61 @@ TEST(EngineRuntimeTest, OverloadIsRejectedClearlyAndStopAnswersEverything) {
   EXPECT_EQ(SubmitAndWait(**rt, late).status.code(), StatusCode::kUnavailable);
 }
 
+// The value of the Prometheus sample `series` (name and labels) in `prom`; -1 if absent.
+double Sample(const std::string& prom, const std::string& series) {
+  const size_t at = prom.find("\n" + series + " ");
+  return at == std::string::npos ? -1 : std::stod(prom.substr(at + series.size() + 2));
+}
+
+// GET /metrics reports shed requests per priority level and reason (issue 16): every level
+// of engine.priority_levels is there (at 0 until used), and the level the requests asked
+// for carries exactly the requests answered 429.
+TEST(EngineRuntimeTest, ShedRequestsAreReportedPerPriorityLevel) {
+  ProfileSuite suite = testing::SmallSuite();
+  RuntimeOptions o = Options(1, /*time_scale=*/5.0);  // 50 ms batches
+  o.max_queue = 5;
+  o.admission.enabled = true;
+  o.admission.priority_levels = 3;
+  auto rt = EngineRuntime::Create(&suite, o);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  (*rt)->Start();
+  constexpr int kRequests = 50;
+  std::atomic<int> answered{0}, refused{0};
+  for (int i = 0; i < kRequests; ++i) {
+    InferRequest req;
+    req.task = "t";
+    req.slo = Seconds(10);
+    req.priority = 2;
+    (*rt)->Submit(req, [&](InferOutcome out) {
+      if (out.status.code() == StatusCode::kResourceExhausted) refused++;
+      answered++;
+    });
+  }
+  (*rt)->Stop(Seconds(120));  // returns once everything is answered; the grace is a bound
+  ASSERT_EQ(answered.load(), kRequests);
+  ASSERT_GT(refused.load(), 0);
+  const std::string prom = (*rt)->PrometheusMetrics();
+  const std::string shed = "sloserve_queries_shed_by_priority_total";
+  EXPECT_EQ(Sample(prom, shed + "{priority=\"2\",reason=\"shed\"}") +
+                Sample(prom, shed + "{priority=\"2\",reason=\"queue_full\"}"),
+            refused.load())
+      << prom;
+  for (const char* level : {"1", "3"}) {
+    for (const char* reason : {"shed", "queue_full"}) {
+      EXPECT_EQ(Sample(prom, shed + "{priority=\"" + level + "\",reason=\"" + reason + "\"}"), 0)
+          << level << " " << reason;
+    }
+    EXPECT_EQ(Sample(prom, std::string("sloserve_queries_ended_by_priority_total{priority=\"") +
+                               level + "\"}"),
+              0);
+  }
+  EXPECT_EQ(Sample(prom, "sloserve_queries_ended_by_priority_total{priority=\"2\"}"), kRequests);
+  EXPECT_EQ(Sample(prom, "sloserve_queries_met_by_priority_total{priority=\"2\"}"),
+            static_cast<double>((*rt)->Summary().met));
+  EXPECT_EQ(prom.find("priority=\"4\""), std::string::npos);  // the label set is the levels
+  EXPECT_EQ(Sample(prom, "sloserve_queries_shed_total"), refused.load());
+}
+
 // An executor whose batches never finish (a hung worker): Stop() must not wait for them.
 class HungExecutor : public WorkerExecutor {
  public:

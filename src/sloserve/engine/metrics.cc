@@ -72,6 +72,7 @@ void MetricsCollector::OnDone(const QueryRecord& r, double accuracy) {
   ++p.arrived;
   if (r.dropped && (r.drop_reason == DropReason::kShed || r.drop_reason == DropReason::kQueueFull))
     ++p.shed;
+  if (r.dropped && r.drop_reason == DropReason::kQueueFull) ++p.queue_full;
   if (!r.dropped && r.met_slo) ++p.met;
   for (IntervalStats* st : {&s, &total_}) {
     if (r.dropped) {
@@ -138,16 +139,26 @@ MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers) const {
   m.cold_starts = cold_starts_;
   int levels_seen = 0;
   for (const PriorityStats& p : by_priority_) levels_seen += p.arrived > 0;
-  for (size_t level = 0; levels_seen > 1 && level < by_priority_.size(); ++level) {
-    PriorityStats p = by_priority_[level];
-    if (p.arrived == 0) continue;
-    p.level = static_cast<int32_t>(level);
-    p.shed_rate = static_cast<double>(p.shed) / static_cast<double>(p.arrived);
-    if (p.arrived > p.shed)
-      p.admitted_met_rate = static_cast<double>(p.met) / static_cast<double>(p.arrived - p.shed);
-    m.priorities.push_back(p);
+  if (levels_seen > 1) {
+    for (const PriorityStats& p : PriorityCounts(static_cast<int32_t>(by_priority_.size()) - 1))
+      if (p.arrived > 0) m.priorities.push_back(p);
   }
   return m;
+}
+
+std::vector<PriorityStats> MetricsCollector::PriorityCounts(int32_t levels) const {
+  std::vector<PriorityStats> out;
+  for (int32_t level = 1; level <= levels; ++level) {
+    PriorityStats p;
+    if (static_cast<size_t>(level) < by_priority_.size())
+      p = by_priority_[static_cast<size_t>(level)];
+    p.level = level;
+    if (p.arrived > 0) p.shed_rate = static_cast<double>(p.shed) / static_cast<double>(p.arrived);
+    if (p.arrived > p.shed)
+      p.admitted_met_rate = static_cast<double>(p.met) / static_cast<double>(p.arrived - p.shed);
+    out.push_back(p);
+  }
+  return out;
 }
 
 }  // namespace sloserve

@@ -38,6 +38,7 @@ struct IntervalStats {
 struct PriorityStats {
   int32_t level = 1;
   int64_t arrived = 0, shed = 0, met = 0;
+  int64_t queue_full = 0;        // of shed: refused because a queue was at its bound
   double shed_rate = 0;          // shed / arrived
   double admitted_met_rate = 0;  // met / (arrived - shed)
 };
@@ -86,6 +87,9 @@ class MetricsCollector {
 
   // Aggregates over [0, end]; cost fields are left for the engine to fill.
   MetricsSummary Summarize(TimePoint end, int workers) const;
+  // Levels 1..`levels` (every one, also those no query ended in: /metrics exports a fixed
+  // label set), counts and rates as in MetricsSummary::priorities.
+  std::vector<PriorityStats> PriorityCounts(int32_t levels) const;
   // The intervals from 0 to the last arrival's, with their core_seconds.
   std::vector<IntervalStats> series() const;
   Duration interval() const { return interval_; }

@@ -8,6 +8,7 @@
 #include "sloserve/grpc/async_unary.h"
 #include "sloserve/grpc/model_infer.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
+#include "sloserve/server/server_extensions.h"
 
 namespace sloserve {
 
@@ -129,10 +130,7 @@ struct GrpcServer::Impl {
     server_metadata = [this](auto* call) {
       call->response.set_name("sloserve");
       call->response.set_version(options.server_version);
-      call->response.add_extensions("parameters");
-      call->response.add_extensions("statistics");
-      call->response.add_extensions("model_repository");
-      call->response.add_extensions("sloserve_slo");
+      for (std::string_view e : kServerExtensions) call->response.add_extensions(std::string(e));
       call->Reply(::grpc::Status::OK);
     };
     model_metadata = [this](auto* call) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "sloserve/profile/exec_time_model.h"
+#include "sloserve/runtime/priority_metrics.h"
 
 namespace sloserve {
 
@@ -589,10 +590,12 @@ std::string EngineRuntime::PrometheusMetrics() const {
   size_t queued = 0, busy = 0, active = 0;
   std::vector<TypeCounters> by_type;
   int64_t unknown_apps = 0;
+  std::vector<PriorityStats> by_level;
   {
     MutexLock lock(engine_mu_);
     if (!engine_) return "";  // still starting: nothing measured yet
     m = engine_->Summarize(Now());
+    by_level = engine_->metrics().PriorityCounts(options_.admission.priority_levels);
     counters = engine_->counters();
     for (const WorkerView& w : engine_->workers()) {
       queued += w.queue_length;
@@ -621,6 +624,7 @@ std::string EngineRuntime::PrometheusMetrics() const {
   line("sloserve_queries_shed_total", "counter",
        "Queries refused by admission control (answered 429; not SLO misses).",
        static_cast<double>(m.shed));
+  AppendPriorityMetrics(by_level, out);
   line("sloserve_queries_expired_total", "counter",
        "Queued queries dropped before running: their deadline could no longer be met.",
        static_cast<double>(m.expired));

@@ -12,6 +12,7 @@
 #include "sloserve/server/infer_fast_path.h"
 #include "sloserve/server/json_log.h"
 #include "sloserve/server/json_util.h"
+#include "sloserve/server/server_extensions.h"
 #include "sloserve/server/tensor_codec.h"
 
 namespace sloserve {
@@ -468,12 +469,14 @@ KServeHandler::KServeHandler(Options options, std::vector<TaskInfo> tasks,
                           });
   request_metrics_ = use_shared ? shared : std::make_shared<RequestMetrics>(names);
   for (auto& [name, entry] : tasks_) entry.index = *request_metrics_->IndexOf(name);
+  json extensions = json::array();
+  for (std::string_view e : kServerExtensions) extensions.push_back(e);
+  extensions.push_back(kRestOnlyExtension);
   server_metadata_json_ = json{
       {"name", "sloserve"},
       {"version", options_.server_version},
       {"extensions",
-       {"parameters", "binary_tensor_data", "statistics", "model_repository",
-        "sloserve_slo"}}}.dump();
+       std::move(extensions)}}.dump();
 }
 
 const KServeHandler::TaskEntry* KServeHandler::FindTask(std::string_view name) const {
