@@ -22,13 +22,29 @@ StatusOr<std::vector<std::string>> ParseRemoteWorkers(const std::string& text,
 }
 
 std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>
-RemoteExecutorFactory(RemoteExecutorOptions options, std::shared_ptr<Status> connected) {
-  return [options = std::move(options), connected](
+RemoteExecutorFactory(RemoteExecutorOptions options, std::shared_ptr<Status> connected,
+                      std::shared_ptr<RemoteExecutor*> made) {
+  return [options = std::move(options), connected, made](
              const ProfileSuite& suite, PayloadStore* payloads) -> std::unique_ptr<WorkerExecutor> {
     auto executor = std::make_unique<RemoteExecutor>(&suite, payloads, options);
     *connected = executor->Connect();
+    *made = executor.get();
     return executor;
   };
+}
+
+Status PreloadRemoteWorkers(RemoteExecutor* executor, const ProfileSuite& suite,
+                            const std::vector<WorkerSpec>& workers) {
+  for (WorkerId w = 0; w < workers.size(); ++w) {
+    const WorkerSpec& spec = workers[w];
+    if (spec.preload_none) continue;
+    std::vector<VariantId> load = spec.preload;
+    for (VariantId v = 0; spec.preload.empty() && v < suite.variants().size(); ++v) {
+      if (!suite.BatchSizes(spec.hardware, v).empty()) load.push_back(v);
+    }
+    RETURN_IF_ERROR(executor->Preload(w, spec.hardware, load));
+  }
+  return OkStatus();
 }
 
 std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>

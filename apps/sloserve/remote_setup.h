@@ -8,6 +8,7 @@
 
 #include "sloserve/core/payload_store.h"
 #include "sloserve/core/status.h"
+#include "sloserve/engine/engine.h"
 #include "sloserve/engine/worker_protocol.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/remote/kserve_executor.h"
@@ -21,9 +22,17 @@ StatusOr<std::vector<std::string>> ParseRemoteWorkers(
 
 // The runtime's executor factory: a RemoteExecutor over `options.addresses`, connected
 // (every worker answered with the same suite) before it is returned; when connecting
-// fails, the error goes to `*connected` (the caller refuses to serve).
+// fails, the error goes to `*connected` (the caller refuses to serve). The executor made
+// goes to `*made` (owned by the runtime), for PreloadRemoteWorkers.
 std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>
-RemoteExecutorFactory(RemoteExecutorOptions options, std::shared_ptr<Status> connected);
+RemoteExecutorFactory(RemoteExecutorOptions options, std::shared_ptr<Status> connected,
+                      std::shared_ptr<RemoteExecutor*> made);
+
+// Loads on each remote worker the variants the engine starts with as resident there
+// (`workers[w]`'s preload: none, a list, or every variant profiled on its hardware), so
+// the worker processes hold what the engine believes loaded from the start.
+Status PreloadRemoteWorkers(RemoteExecutor* executor, const ProfileSuite& suite,
+                            const std::vector<WorkerSpec>& workers);
 
 // The runtime's executor factory for KServe v2 gRPC servers as workers.
 std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>

@@ -125,6 +125,7 @@ StatusOr<ServeSetup> BuildServeSetup(
   }
   // Remote workers (docs/remote-workers.md): one engine worker per `sloserve worker`.
   auto connected = std::make_shared<Status>();
+  auto remote_executor = std::make_shared<RemoteExecutor*>(nullptr);
   const auto remote = f.find("server.remote_workers");
   const auto kserve = f.find("server.kserve_workers");
   const bool has_remote = remote != f.end() && !remote->second.empty();
@@ -157,7 +158,7 @@ StatusOr<ServeSetup> BuildServeSetup(
     options.action_timeout = MillisF(call_ms);
     options.reconnect_backoff = MillisF(backoff_ms);
     ro.deployment.workers = static_cast<int>(options.addresses.size());
-    ro.make_executor = RemoteExecutorFactory(std::move(options), connected);
+    ro.make_executor = RemoteExecutorFactory(std::move(options), connected, remote_executor);
   } else if (has_kserve) {
     // Any KServe v2 gRPC server as a worker: one ModelInfer per batch.
     KServeExecutorOptions options;
@@ -174,6 +175,11 @@ StatusOr<ServeSetup> BuildServeSetup(
   }
   ASSIGN_OR_RETURN(setup.runtime, EngineRuntime::Create(setup.suite.get(), ro));
   RETURN_IF_ERROR(*connected);
+  // The engine starts with variants resident on its workers: load them on the processes.
+  if (*remote_executor != nullptr) {
+    RETURN_IF_ERROR(
+        PreloadRemoteWorkers(*remote_executor, *setup.suite, setup.runtime->deployment().workers));
+  }
   // One set of request histograms and counters for both frontends: /metrics and the
   // statistics extension count gRPC requests like HTTP ones.
   std::vector<std::string> models;

@@ -24,6 +24,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/counts_summary.h"
 #include "support/delay_proxy.h"
 #include "support/http_get.h"
 #include "support/net_namespaces.h"
@@ -150,12 +151,6 @@ class Clients {
   std::vector<std::thread> pool_;
 };
 
-std::string Summary(const std::map<std::string, int64_t>& counts) {
-  std::string s;
-  for (const auto& [k, n] : counts) s += (s.empty() ? "" : ", ") + k + ": " + std::to_string(n);
-  return s;
-}
-
 TEST(NetnsRemoteE2E, KilledWorkerOnADelayedLinkLeavesTheLoadToTheSurvivors) {
   testing::NetNamespaces net("slonet");
   if (!net.error().empty()) GTEST_SKIP() << "network namespaces unavailable: " << net.error();
@@ -231,8 +226,8 @@ TEST(NetnsRemoteE2E, KilledWorkerOnADelayedLinkLeavesTheLoadToTheSurvivors) {
     clients.Finish();
     std::lock_guard<std::mutex> lock(clients.mu_);
     ASSERT_EQ(clients.entered_, 12) << "client threads could not enter " << ctl;
-    const std::string answers =
-        "before the kill: " + Summary(clients.before_) + "; after: " + Summary(clients.after_);
+    const std::string answers = "before the kill: " + testing::CountsSummary(clients.before_) +
+                                "; after: " + testing::CountsSummary(clients.after_);
     std::cerr << answers << "\n";
     // Every request got an answer (served, or refused with an error body).
     EXPECT_EQ(clients.before_["none"] + clients.after_["none"], 0) << answers;

@@ -20,6 +20,7 @@
 #include "grpc/grpc_test_util.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
+#include "support/counts_summary.h"
 #include "support/http_get.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
@@ -31,13 +32,15 @@ using testing::Subprocess;
 
 const std::string kBin = SLOSERVE_BINARY;
 
-std::string WriteConfig(const testing::ScopedTempDir& dir) {
+// `preload`: the variants the engine starts with as resident ("" = all, the default).
+std::string WriteConfig(const testing::ScopedTempDir& dir, const std::string& preload = "") {
   const std::string path = dir.File("remote.yaml");
   std::ofstream(path) << "suite: ramsis-image\n"
                          "task: image\n"
                          "hardware: n1-4cpu\n"
                          "workers: 2\n"
-                         "slo_ms: 1000\n"
+                      << (preload.empty() ? "" : "preload: " + preload + "\n")
+                      << "slo_ms: 1000\n"
                          "seed: 1\n"
                          "executor: {latency: sample}\n"
                          "policy: {name: fixed, dispatch: round_robin, batching: edf, "
@@ -76,12 +79,6 @@ struct Outcomes {
   std::map<std::string, int64_t> by_code_or_worker;  // "w0", "w1", or the gRPC code
   std::vector<std::string> after_kill;               // worker or code of late requests
 };
-
-std::string Summary(const std::map<std::string, int64_t>& counts) {
-  std::string s;
-  for (const auto& [k, n] : counts) s += (s.empty() ? "" : ", ") + k + ": " + std::to_string(n);
-  return s;
-}
 
 TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
   testing::ScopedTempDir dir("remote-e2e");
@@ -171,7 +168,7 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
   EXPECT_EQ(by_w1_after, 0);
   EXPECT_GE(3 * served_after, 2 * static_cast<int64_t>(out.after_kill.size()))
       << "served by w0 after the kill: " << served_after << " of " << out.after_kill.size() << " ("
-      << Summary(out.by_code_or_worker) << ")\n"
+      << testing::CountsSummary(out.by_code_or_worker) << ")\n"
       << serve.err();
   // The engine ended every query it admitted exactly once.
   const int64_t arrived = testing::MetricValue(http_port, "sloserve_queries_arrived_total");
@@ -222,7 +219,7 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
 
 TEST(RemoteWorkerE2E, RestartedWorkerGetsItsResidentVariantsLoadedAgain) {
   testing::ScopedTempDir dir("remote-restart");
-  const std::string config = WriteConfig(dir);
+  const std::string config = WriteConfig(dir, "resnet18,resnet50");
   const uint16_t p0 = testing::FreeTcpPort(), p1 = testing::FreeTcpPort();
   ASSERT_NE(p0, p1);
   auto w0 = StartWorker(config, p0);
@@ -247,25 +244,32 @@ TEST(RemoteWorkerE2E, RestartedWorkerGetsItsResidentVariantsLoadedAgain) {
     return names;
   };
 
+  // The engine starts with resnet18 and resnet50 resident on both workers: before
+  // serving, the controller loaded them on the worker processes.
+  const std::vector<std::string> initial = {"resnet18", "resnet50"};
+  EXPECT_EQ(loaded_on(p0), initial);
+  EXPECT_EQ(loaded_on(p1), initial);
+  EXPECT_NE(serve.err().find("w1 (127.0.0.1:" + std::to_string(p1) +
+                             ") loaded the variants resident at start: resnet18, resnet50"),
+            std::string::npos)
+      << serve.err();
   EXPECT_GT(infer(10)["w1"], 0);
-  // The engine starts with resnet18 resident on both workers: the emulated workers were
-  // never sent a Load for it (the engine's initial residents).
-  EXPECT_TRUE(loaded_on(p1).empty());
 
   // Killed, the server keeps answering (w0 serves; a batch lost on w1 is re-queued).
   w1->Signal(SIGKILL);
   w1->Wait();
   infer(10);
-  // Restarted on its port: a new process; the controller loads resnet18 on it before it
+  // Restarted on its port: a new process; the controller loads both on it before it
   // rejoins, and it serves again.
   w1 = StartWorker(config, p1);
-  ASSERT_TRUE(serve.WaitForStderr("restarted: loaded its 1 resident variant(s) again (resnet18)",
-                                  std::chrono::seconds(10)))
+  ASSERT_TRUE(
+      serve.WaitForStderr("restarted: loaded its 2 resident variant(s) again (resnet18, resnet50)",
+                          std::chrono::seconds(10)))
       << serve.err();
   ASSERT_TRUE(serve.WaitForStderr("w1 (127.0.0.1:" + std::to_string(p1) + ") is healthy again",
                                   std::chrono::seconds(10)))
       << serve.err();
-  EXPECT_EQ(loaded_on(p1), std::vector<std::string>{"resnet18"});
+  EXPECT_EQ(loaded_on(p1), initial);
   EXPECT_GT(infer(10)["w1"], 0);
 }
 

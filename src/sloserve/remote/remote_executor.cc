@@ -43,8 +43,8 @@ struct RemoteExecutor::Impl {
     std::string address;
     std::shared_ptr<::grpc::Channel> channel;
     std::unique_ptr<worker::WorkerService::Stub> stub;
-    bool reads_inputs = false;
-    std::string instance;  // its process (HealthReply.instance); Connect, then health thread
+    bool reads_inputs = false;  // under mu: written by the health thread, read by Send
+    std::string instance;       // its process (HealthReply.instance); Connect, then health thread
     // Under mu: the variants the engine believes loaded there (it ran them, or a Load
     // succeeded; not unloaded since), loaded again when the process restarts.
     std::set<VariantId> resident;
@@ -64,7 +64,7 @@ struct RemoteExecutor::Impl {
   std::unique_ptr<remote::WorkerHealth> health;
   // Ids of the Loads sent to a restarted worker (health thread), apart from the engine's.
   static constexpr ActionId kReloadActions = ActionId{1} << 62;
-  ActionId next_reload = 0;
+  ActionId next_reload = 0;  // under mu
   // Under mu: the checks start once connected and attached.
   bool connected = false, health_started = false;
 
@@ -95,7 +95,10 @@ struct RemoteExecutor::Impl {
                                      std::to_string(suite->variants().size()) +
                                      "): start it with the same config");
     }
-    workers[w].reads_inputs = reply.reads_inputs();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      workers[w].reads_inputs = reply.reads_inputs();
+    }
     if (!workers[w].instance.empty() && reply.instance() != workers[w].instance) {
       // A new process holds none of the variants the engine believes loaded there: keep it
       // out until they are loaded again.
@@ -118,29 +121,43 @@ struct RemoteExecutor::Impl {
     }
     for (uint32_t v : reply.loaded_variants()) load.erase(v);
     std::string names;
+    RETURN_IF_ERROR(LoadNow(w, hardware, load, " again", &names));
+    health->Log("sloserve: remote worker w" + std::to_string(w) + " (" + workers[w].address +
+                ") restarted: loaded its " + std::to_string(load.size()) +
+                " resident variant(s) again" + (names.empty() ? "" : " (" + names + ")"));
+    return OkStatus();
+  }
+
+  // One blocking Load call per variant on worker w (ids apart from the engine's, the action
+  // timeout each); the names loaded go to `names`. Errors say "loading NAME<what>".
+  Status LoadNow(WorkerId w, HardwareId hardware, const std::set<VariantId>& load,
+                 const std::string& what, std::string* names) {
     for (VariantId v : load) {
       ::grpc::ClientContext ctx;
       ctx.set_deadline(
           std::chrono::system_clock::now() +
           std::chrono::duration_cast<std::chrono::system_clock::duration>(options.action_timeout));
       worker::LifecycleRequest req;
-      req.set_action(kReloadActions + next_reload++);  // apart from the engine's ids
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        req.set_action(kReloadActions + next_reload++);  // apart from the engine's ids
+      }
       req.set_worker(w);
       req.set_hardware(hardware);
       req.set_variant(v);
       worker::ActionReply ack;
       const ::grpc::Status s = workers[w].stub->Load(&ctx, req, &ack);
       const std::string& name = suite->variants()[v].name;
-      if (!s.ok()) return UnavailableError("loading " + name + " again: " + s.error_message());
+      if (!s.ok()) return UnavailableError("loading " + name + what + ": " + s.error_message());
       if (ack.code() != 0) {
         return Status(static_cast<StatusCode>(ack.code()), ack.message())
-            .WithPrefix("loading " + name + " again");
+            .WithPrefix("loading " + name + what);
       }
-      names += (names.empty() ? "" : ", ") + name;
+      *names += (names->empty() ? "" : ", ") + name;
+      std::lock_guard<std::mutex> lock(mu);
+      workers[w].resident.insert(v);
+      workers[w].hardware = hardware;
     }
-    health->Log("sloserve: remote worker w" + std::to_string(w) + " (" + workers[w].address +
-                ") restarted: loaded its " + std::to_string(load.size()) +
-                " resident variant(s) again" + (names.empty() ? "" : " (" + names + ")"));
     return OkStatus();
   }
 
@@ -264,6 +281,23 @@ Status RemoteExecutor::Connect() {
   return OkStatus();
 }
 
+Status RemoteExecutor::Preload(WorkerId worker, HardwareId hardware,
+                               const std::vector<VariantId>& variants) {
+  Impl& m = *impl_;
+  if (worker >= m.workers.size()) {
+    return InvalidArgumentError("preload: no remote worker w" + std::to_string(worker));
+  }
+  std::string names;
+  RETURN_IF_ERROR(m.LoadNow(worker, hardware, {variants.begin(), variants.end()},
+                            " (resident at start)", &names)
+                      .WithPrefix("remote worker w" + std::to_string(worker) + " (" +
+                                  m.workers[worker].address + ")"));
+  m.health->Log("sloserve: remote worker w" + std::to_string(worker) + " (" +
+                m.workers[worker].address +
+                ") loaded the variants resident at start: " + (names.empty() ? "none" : names));
+  return OkStatus();
+}
+
 void RemoteExecutor::Attach(ResultSink* sink) {
   WorkerExecutor::Attach(sink);
   impl_->health->Attach(sink);
@@ -296,6 +330,11 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
   Duration expected{};
   const TimePoint now = m.clock.Now();
   if (const auto* run = std::get_if<RunBatch>(&action)) {
+    bool reads_inputs = false;
+    {
+      std::lock_guard<std::mutex> lock(m.mu);
+      reads_inputs = m.workers[w].reads_inputs;
+    }
     call->is_run = true;
     expected = run->expected;
     worker::RunRequest& req = call->run;
@@ -316,7 +355,7 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
       wq->set_size(q.size);
       wq->set_slo_us(q.slo().count());
       wq->set_deadline_in_us((q.deadline - now).count());
-      if (m.workers[w].reads_inputs && q.payload != 0) {
+      if (reads_inputs && q.payload != 0) {
         if (auto set = m.payloads->Get(q.payload)) remote::ToWire(*set, wq->mutable_inputs());
       }
     }

@@ -53,6 +53,11 @@ class RemoteExecutor : public WorkerExecutor {
   // starts the health checks.
   Status Connect();
 
+  // Loads `variants` on `worker` (one Load call each, blocking) and counts them resident
+  // there (loaded again if its process restarts): for the variants the engine starts with
+  // as resident, for which it sends no LoadVariant. Call after Connect, before serving.
+  Status Preload(WorkerId worker, HardwareId hardware, const std::vector<VariantId>& variants);
+
   void Attach(ResultSink* sink) override;
   Duration Send(const WorkerAction& action) override;
 
