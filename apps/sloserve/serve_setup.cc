@@ -83,7 +83,8 @@ StatusOr<ServeSetup> BuildServeSetup(
         "server.remote_workers", "server.remote_health_interval_ms",
         "server.remote_health_timeout_ms", "server.remote_failures_to_down",
         "server.remote_call_timeout_ms", "server.remote_connect_timeout_s",
-        "server.remote_reconnect_backoff_ms", "server.kserve_workers", "server.kserve_model"};
+        "server.remote_reconnect_backoff_ms", "server.kserve_workers", "server.kserve_model",
+        "server.early_shed"};
     // clang-format on
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
@@ -115,6 +116,12 @@ StatusOr<ServeSetup> BuildServeSetup(
   ro.admission.max_queued_rows = spec.admission_queue;
   ro.admission.priority_levels = spec.priority_levels;
   ro.admission.default_priority = spec.priority_default;
+  if (auto it = f.find("server.early_shed"); it != f.end()) {
+    if (it->second != "on" && it->second != "off")
+      return InvalidArgumentError("'server.early_shed': must be on or off, got \"" + it->second +
+                                  "\"");
+    ro.early_shed = it->second == "on";
+  }
   ASSIGN_OR_RETURN(double max_queue, ServerNumber(f, "server.max_queue", 100000, 1, 1e8, true));
   ro.max_queue = static_cast<size_t>(max_queue);
   // Input and output tensors of the queries in the system (beyond it: 429).

@@ -199,6 +199,86 @@ TEST(EngineRuntimeTest, ShedRequestsAreReportedPerPriorityLevel) {
   EXPECT_EQ(Sample(prom, "sloserve_queries_shed_total"), refused.load());
 }
 
+// Early shedding (issue 16, runtime/early_shed.h): once admission refuses every query of
+// a level, Submit refuses a request of that level on the caller's thread (no hand-off to
+// the engine), with the engine's answer, and counts it like the engine's own sheds. A
+// request with a longer SLO than the deployment's might still be admitted: the engine
+// decides. The timing is generous: batches run 20x their profiled time, so the queue that
+// refuses level 2 takes seconds to drain.
+TEST(EngineRuntimeTest, OverloadShedsOnTheCallersThreadAndCountsIt) {
+  ProfileSuite suite = testing::SmallSuite();
+  RuntimeOptions o = Options(1, /*time_scale=*/20.0);
+  o.deployment.slo = Seconds(1);  // admission lets about 250 rows wait, level 2 half of them
+  o.admission.enabled = true;
+  o.admission.priority_levels = 2;
+  auto rt = EngineRuntime::Create(&suite, o);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  (*rt)->Start();
+  std::promise<void> first_shed;
+  std::atomic<bool> shed_seen{false};
+  std::atomic<int> answered{0};
+  constexpr int kBurst = 600;
+  for (int i = 0; i < kBurst; ++i) {
+    InferRequest req;
+    req.task = "t";
+    req.slo = Seconds(1);
+    req.priority = 1;
+    (*rt)->Submit(req, [&](InferOutcome out) {
+      if (out.status.code() == StatusCode::kResourceExhausted && !shed_seen.exchange(true))
+        first_shed.set_value();
+      answered++;
+    });
+  }
+  first_shed.get_future().wait();
+  (void)(*rt)->Summary();  // takes the engine lock: the step that shed has published its state
+  const std::thread::id caller = std::this_thread::get_id();
+  constexpr int kLow = 20;
+  for (int i = 0; i < kLow; ++i) {
+    InferRequest req;
+    req.task = "t";
+    req.slo = Seconds(1);
+    req.priority = 2;
+    std::thread::id answered_on;
+    InferOutcome got;
+    (*rt)->Submit(req, [&](InferOutcome out) {
+      answered_on = std::this_thread::get_id();
+      got = std::move(out);
+      answered++;
+    });
+    EXPECT_EQ(answered_on, caller) << "request " << i << " went to the engine";
+    EXPECT_EQ(got.status.code(), StatusCode::kResourceExhausted) << got.status.ToString();
+    ASSERT_NE(got.reason, nullptr);
+    EXPECT_STREQ(got.reason, "shed");
+  }
+  // A longer SLO than the deployment's: not refused early, whatever the queue.
+  std::promise<std::thread::id> long_slo;
+  InferRequest patient;
+  patient.task = "t";
+  patient.slo = Seconds(60);
+  patient.priority = 2;
+  (*rt)->Submit(patient, [&](InferOutcome) {
+    long_slo.set_value(std::this_thread::get_id());
+    answered++;
+  });
+  (*rt)->Stop(Duration(0));
+  EXPECT_NE(long_slo.get_future().get(), caller);
+  EXPECT_EQ(answered.load(), kBurst + kLow + 1);
+  const MetricsSummary m = (*rt)->Summary();
+  EXPECT_EQ(m.arrived, kBurst + kLow + 1);  // the early-shed ones count as arrived and shed
+  EXPECT_EQ(m.admitted, m.arrived - m.shed);
+  ASSERT_EQ(m.priorities.size(), 2u);
+  // Per level, ended queries: Stop(0) abandons the running batch (at most 8 of the burst).
+  EXPECT_LE(m.priorities[0].arrived, kBurst);
+  EXPECT_GE(m.priorities[0].arrived, kBurst - 8);
+  EXPECT_EQ(m.priorities[1].arrived, kLow + 1);
+  EXPECT_GE(m.priorities[1].shed, kLow);
+  const std::string prom = (*rt)->PrometheusMetrics();
+  EXPECT_GE(Sample(prom, "sloserve_queries_shed_early_total"), kLow) << prom;
+  EXPECT_EQ(Sample(prom, "sloserve_queries_shed_total"), static_cast<double>(m.shed));
+  EXPECT_EQ(Sample(prom, "sloserve_queries_ended_by_priority_total{priority=\"2\"}"), kLow + 1);
+  EXPECT_EQ(Sample(prom, "sloserve_queries_arrived_total"), static_cast<double>(m.arrived));
+}
+
 // An executor whose batches never finish (a hung worker): Stop() must not wait for them.
 class HungExecutor : public WorkerExecutor {
  public:

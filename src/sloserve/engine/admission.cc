@@ -26,8 +26,7 @@ Status ValidatePriorityLevels(int64_t levels, int64_t default_level) {
 }
 
 int32_t AdmissionControl::Level(int32_t priority) const {
-  if (priority == 0) return options_.default_priority;
-  return std::clamp(priority, 1, std::max(options_.priority_levels, 1));
+  return PriorityLevel(priority, options_.priority_levels, options_.default_priority);
 }
 
 AdmissionControl::AdmissionControl(const ProfileSuite& suite, TaskId task, Duration slo,

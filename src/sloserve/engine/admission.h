@@ -28,6 +28,7 @@
 // (target x time to the deadline - batch time), so under overload the queue settles where the
 // lowest classes are refused and the highest still get in (the room above a class's share is kept
 // for the classes above it).
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -52,6 +53,12 @@ struct AdmissionOptions {
 };
 
 inline constexpr int32_t kMaxPriorityLevels = 16;
+// The level a query's `priority` asks for: 0 = `default_level`; beyond the levels = the
+// lowest (frontends refuse those with 400 before they get here).
+inline int32_t PriorityLevel(int32_t priority, int32_t levels, int32_t default_level) {
+  if (priority == 0) return default_level;
+  return std::clamp(priority, 1, std::max(levels, 1));
+}
 // Whether the levels and the default are in range (the error names both).
 Status ValidatePriorityLevels(int64_t levels, int64_t default_level);
 
@@ -62,6 +69,7 @@ class AdmissionControl {
                    bool variant_follows_load = false);
 
   bool enabled() const { return options_.enabled; }
+  int32_t priority_levels() const { return options_.priority_levels; }
   // The workers taking queries (id, hardware) changed.
   void SetActiveWorkers(const std::vector<std::pair<WorkerId, HardwareId>>& active);
   // Worker `w` started a batch of `rows` the profile expects to take `expected`.

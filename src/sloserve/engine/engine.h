@@ -114,6 +114,8 @@ class Engine {
 
   void set_sink(QuerySink sink) { sink_ = std::move(sink); }
   size_t in_system() const { return in_system_; }
+  // Rows waiting for a batch (in the system, not running): what admission weighs.
+  int64_t queued_rows() const { return system_rows_ - running_rows_; }
   // Actions sent whose results have not come back.
   size_t actions_in_flight() const { return in_flight_; }
   const std::vector<WorkerView>& workers() const { return views_; }

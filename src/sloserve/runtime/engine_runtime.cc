@@ -55,6 +55,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   eopts.degraded = [self = rt.get()](const std::string& note) { self->SetDegraded(note); };
   rt->pending_policies_ = std::make_unique<PolicySet>(std::move(policies));
   if (!options.deferred_init) RETURN_IF_ERROR(rt->Initialize());
+  rt->early_shed_task_ = suite->tasks()[rt->deployment_.task].name;
   // App ids follow the suite's exec_hist app order, as in `sim` (per-app execution times).
   const ExecTimeTable exec_times = ExecTimeTable::Build(*suite);
   for (const std::string& app : exec_times.apps())
@@ -214,19 +215,44 @@ std::string EngineRuntime::NotReadyReason() const {
   return "";
 }
 
+namespace {
+
+InferOutcome ShedOutcome() {
+  InferOutcome out;
+  out.reason = DropReasonName(DropReason::kShed);
+  out.status = ResourceExhaustedError(
+      "overloaded: the SLO cannot be met behind the queued requests, retry later");
+  return out;
+}
+
+}  // namespace
+
 void EngineRuntime::Submit(InferRequest request, std::function<void(InferOutcome)> done) {
+  bool shed = false;
   {
     MutexLock lock(inbox_mu_);
     if (accepting_ && initialized_ && init_status_.ok()) {
+      // Under overload, a request admission would refuse anyway is refused here, without
+      // the two thread hand-offs to the engine and back (early_shed.h).
+      shed = options_.early_shed && request.task == early_shed_task_ &&
+             early_shed_.Refuse(PriorityLevel(request.priority, options_.admission.priority_levels,
+                                              options_.admission.default_priority),
+                                request.slo <= deployment_.slo);
       // Posted under inbox_mu_, so Stop() (which clears accepting_ under it) happens after
       // and the engine thread's last steps still admit and answer it.
-      driver_->PostArrival(
-          [this, p = Pending{std::move(request), std::move(done)}](Engine&, TimePoint now) mutable {
-            engine_mu_.AssertHeld();  // the engine thread runs driver steps holding it
-            Admit(std::move(p), now);
-          });
-      return;
+      if (!shed) {
+        driver_->PostArrival([this, p = Pending{std::move(request), std::move(done)}](
+                                 Engine&, TimePoint now) mutable {
+          engine_mu_.AssertHeld();  // the engine thread runs driver steps holding it
+          Admit(std::move(p), now);
+        });
+        return;
+      }
     }
+  }
+  if (shed) {
+    done(ShedOutcome());
+    return;
   }
   InferOutcome out;
   std::string why = NotReadyReason();
@@ -350,8 +376,7 @@ void EngineRuntime::Answer(const QueryRecord& r) {
         out.status = ResourceExhaustedError("queue full: the server is overloaded, retry later");
         break;
       case DropReason::kShed:
-        out.status = ResourceExhaustedError(
-            "overloaded: the SLO cannot be met behind the queued requests, retry later");
+        out = ShedOutcome();
         break;
       case DropReason::kCancelled:
         out.status = UnavailableError("cancelled: the client disconnected");
@@ -427,6 +452,7 @@ void EngineRuntime::Loop() {
     MutexLock engine_lock(engine_mu_);
     const TimePoint now = Now();
     driver_->Step(now);
+    early_shed_.Publish(engine_->admission(), engine_->queued_rows(), now, deployment_.slo);
     if (active_model_ops_ > 0) AdvanceModelOps(now);
     if (stopping) {
       if (now >= drain_deadline) engine_->DropAllQueued(now);
@@ -577,7 +603,12 @@ void EngineRuntime::FinishModelOp(TaskId task, ModelState state, const Status& s
 
 MetricsSummary EngineRuntime::Summary() {
   MutexLock lock(engine_mu_);
-  return engine_ ? engine_->Summarize(Now()) : MetricsSummary{};
+  if (!engine_) return MetricsSummary{};
+  MetricsSummary m = engine_->Summarize(Now());
+  std::vector<PriorityStats> levels =
+      engine_->metrics().PriorityCounts(options_.admission.priority_levels);
+  early_shed_.AddTo(m, levels);
+  return m;
 }
 
 }  // namespace sloserve
@@ -596,6 +627,7 @@ std::string EngineRuntime::PrometheusMetrics() const {
     if (!engine_) return "";  // still starting: nothing measured yet
     m = engine_->Summarize(Now());
     by_level = engine_->metrics().PriorityCounts(options_.admission.priority_levels);
+    early_shed_.AddTo(m, by_level);
     counters = engine_->counters();
     for (const WorkerView& w : engine_->workers()) {
       queued += w.queue_length;
@@ -624,6 +656,10 @@ std::string EngineRuntime::PrometheusMetrics() const {
   line("sloserve_queries_shed_total", "counter",
        "Queries refused by admission control (answered 429; not SLO misses).",
        static_cast<double>(m.shed));
+  line("sloserve_queries_shed_early_total", "counter",
+       "Of the shed queries, those refused on the network thread, without reaching the engine "
+       "(admission was refusing every query of their priority level).",
+       static_cast<double>(early_shed_.refused()));
   AppendPriorityMetrics(by_level, out);
   line("sloserve_queries_expired_total", "counter",
        "Queued queries dropped before running: their deadline could no longer be met.",

@@ -30,6 +30,7 @@
 #include "sloserve/exec/profile_executor.h"
 #include "sloserve/exec/service_time_model.h"
 #include "sloserve/policy/policy_spec.h"
+#include "sloserve/runtime/early_shed.h"
 #include "sloserve/runtime/load_observer.h"
 #include "sloserve/server/inference_backend.h"
 
@@ -43,6 +44,9 @@ struct RuntimeOptions {
   size_t max_queue = 100'000;  // admission bound (central and per worker)
   // Overload protection in the engine (docs/admission.md): shed requests get 429.
   AdmissionOptions admission;
+  // Refuse on the caller's thread what admission is refusing at every level anyway
+  // (runtime/early_shed.h); false: every request goes to the engine thread.
+  bool early_shed = true;
   Duration plan_interval = Seconds(1);  // planning policy tick (when one is configured)
   // Declared input shape of the deployment's task, replacing the profile's. The emulated
   // executor never reads tensor data, so load tests may declare a small tensor.
@@ -173,7 +177,10 @@ class EngineRuntime : public InferenceBackend {
   std::unordered_map<uint64_t, Waiting> waiting_;  // engine thread
   uint64_t next_cookie_ = 1;
   std::unordered_map<std::string, AppId> apps_;  // the profiled apps; read-only once created
-  size_t profiled_apps_ = 0;  // apps with an execution-time profile (ids below this)
+  // Requests refused on the caller's thread (early_shed.h): those of the deployment's task.
+  EarlyShed early_shed_;
+  std::string early_shed_task_;  // read-only once created
+  size_t profiled_apps_ = 0;     // apps with an execution-time profile (ids below this)
   // Queries with no or an unprofiled app.
   int64_t unknown_app_queries_ GUARDED_BY(engine_mu_) = 0;
   std::vector<TypeCounters> by_type_ GUARDED_BY(engine_mu_);  // by HardwareId

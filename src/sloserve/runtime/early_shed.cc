@@ -1,0 +1,55 @@
+#include "sloserve/runtime/early_shed.h"
+
+#include <algorithm>
+
+namespace sloserve {
+
+void EarlyShed::Publish(const AdmissionControl& admission, int64_t queued_rows, TimePoint now,
+                        Duration slo) {
+  const int32_t levels = std::clamp(admission.priority_levels(), 1, kMaxPriorityLevels);
+  for (int32_t level = 1; level <= levels; ++level) {
+    const bool shed =
+        admission.enabled() && !admission.Admit(queued_rows, 1, now, now + slo, level);
+    shedding_[static_cast<size_t>(level)].store(shed, std::memory_order_relaxed);
+  }
+}
+
+bool EarlyShed::Refuse(int32_t level, bool cheapest) {
+  if (!cheapest || level < 1 || level > kMaxPriorityLevels) return false;
+  const auto l = static_cast<size_t>(level);
+  if (!shedding_[l].load(std::memory_order_relaxed)) return false;
+  refused_[l].fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+int64_t EarlyShed::refused() const {
+  int64_t n = 0;
+  for (const auto& r : refused_) n += r.load(std::memory_order_relaxed);
+  return n;
+}
+
+void EarlyShed::AddTo(MetricsSummary& m, std::vector<PriorityStats>& levels) const {
+  const int64_t n = refused();
+  if (n == 0) return;
+  m.arrived += n;
+  m.dropped += n;
+  m.shed += n;
+  m.admitted = m.arrived - m.shed;
+  const auto arrived = static_cast<double>(m.arrived);
+  m.violation_rate = static_cast<double>(m.late + m.dropped) / arrived;
+  m.finish_rate = static_cast<double>(m.met) / arrived;
+  int seen = 0;
+  for (PriorityStats& p : levels) {
+    if (p.level < 1 || p.level > kMaxPriorityLevels) continue;
+    const int64_t r = refused_[static_cast<size_t>(p.level)].load(std::memory_order_relaxed);
+    p.arrived += r;
+    p.shed += r;
+    if (p.arrived > 0) p.shed_rate = static_cast<double>(p.shed) / static_cast<double>(p.arrived);
+    seen += p.arrived > 0;
+  }
+  m.priorities.clear();
+  for (const PriorityStats& p : levels)
+    if (seen > 1 && p.arrived > 0) m.priorities.push_back(p);
+}
+
+}  // namespace sloserve
