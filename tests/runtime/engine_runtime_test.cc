@@ -150,6 +150,15 @@ double Sample(const std::string& prom, const std::string& series) {
   return at == std::string::npos ? -1 : std::stod(prom.substr(at + series.size() + 2));
 }
 
+// A request for the test suite's task "t".
+InferRequest TaskRequest(Duration slo, int32_t priority) {
+  InferRequest req;
+  req.task = "t";
+  req.slo = slo;
+  req.priority = priority;
+  return req;
+}
+
 // GET /metrics reports shed requests per priority level and reason (issue 16): every level
 // of engine.priority_levels is there (at 0 until used), and the level the requests asked
 // for carries exactly the requests answered 429.
@@ -165,10 +174,7 @@ TEST(EngineRuntimeTest, ShedRequestsAreReportedPerPriorityLevel) {
   constexpr int kRequests = 50;
   std::atomic<int> answered{0}, refused{0};
   for (int i = 0; i < kRequests; ++i) {
-    InferRequest req;
-    req.task = "t";
-    req.slo = Seconds(10);
-    req.priority = 2;
+    InferRequest req = TaskRequest(Seconds(10), 2);
     (*rt)->Submit(req, [&](InferOutcome out) {
       if (out.status.code() == StatusCode::kResourceExhausted) refused++;
       answered++;
@@ -219,10 +225,7 @@ TEST(EngineRuntimeTest, OverloadShedsOnTheCallersThreadAndCountsIt) {
   std::atomic<int> answered{0};
   constexpr int kBurst = 600;
   for (int i = 0; i < kBurst; ++i) {
-    InferRequest req;
-    req.task = "t";
-    req.slo = Seconds(1);
-    req.priority = 1;
+    InferRequest req = TaskRequest(Seconds(1), 1);
     (*rt)->Submit(req, [&](InferOutcome out) {
       if (out.status.code() == StatusCode::kResourceExhausted && !shed_seen.exchange(true))
         first_shed.set_value();
@@ -234,10 +237,7 @@ TEST(EngineRuntimeTest, OverloadShedsOnTheCallersThreadAndCountsIt) {
   const std::thread::id caller = std::this_thread::get_id();
   constexpr int kLow = 20;
   for (int i = 0; i < kLow; ++i) {
-    InferRequest req;
-    req.task = "t";
-    req.slo = Seconds(1);
-    req.priority = 2;
+    InferRequest req = TaskRequest(Seconds(1), 2);
     std::thread::id answered_on;
     InferOutcome got;
     (*rt)->Submit(req, [&](InferOutcome out) {
@@ -252,11 +252,7 @@ TEST(EngineRuntimeTest, OverloadShedsOnTheCallersThreadAndCountsIt) {
   }
   // A longer SLO than the deployment's: not refused early, whatever the queue.
   std::promise<std::thread::id> long_slo;
-  InferRequest patient;
-  patient.task = "t";
-  patient.slo = Seconds(60);
-  patient.priority = 2;
-  (*rt)->Submit(patient, [&](InferOutcome) {
+  (*rt)->Submit(TaskRequest(Seconds(60), 2), [&](InferOutcome) {
     long_slo.set_value(std::this_thread::get_id());
     answered++;
   });
