@@ -78,6 +78,7 @@ Status Run(const Args& args) {
   if (make) {
     options.executor_name = "torch";
     options.reads_inputs = true;
+    options.holds_models = true;
   } else {
     make = [&spec](const ProfileSuite& s, PayloadStore*) -> std::unique_ptr<WorkerExecutor> {
       return std::make_unique<ProfileExecutor>(ServiceTimeModel(&s, spec.service, spec.seed));

@@ -121,7 +121,7 @@ struct RemoteExecutor::Impl {
     }
     for (uint32_t v : reply.loaded_variants()) load.erase(v);
     std::string names;
-    RETURN_IF_ERROR(LoadNow(w, hardware, load, " again", &names));
+    RETURN_IF_ERROR(LoadNow(w, hardware, load, " again", /*at_start=*/false, &names));
     health->Log("sloserve: remote worker w" + std::to_string(w) + " (" + workers[w].address +
                 ") restarted: loaded its " + std::to_string(load.size()) +
                 " resident variant(s) again" + (names.empty() ? "" : " (" + names + ")"));
@@ -131,12 +131,14 @@ struct RemoteExecutor::Impl {
   // One blocking Load call per variant on worker w (ids apart from the engine's, the action
   // timeout each); the names loaded go to `names`. Errors say "loading NAME<what>".
   Status LoadNow(WorkerId w, HardwareId hardware, const std::set<VariantId>& load,
-                 const std::string& what, std::string* names) {
+                 const std::string& what, bool at_start, std::string* names) {
     for (VariantId v : load) {
+      // The engine's Load deadline: 2 x the profile's load time + the action timeout.
+      const Duration expected = suite->variants()[v].load_time;
       ::grpc::ClientContext ctx;
-      ctx.set_deadline(
-          std::chrono::system_clock::now() +
-          std::chrono::duration_cast<std::chrono::system_clock::duration>(options.action_timeout));
+      ctx.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                           std::max(expected, Duration(0)) * 2 + options.action_timeout));
       worker::LifecycleRequest req;
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -145,6 +147,8 @@ struct RemoteExecutor::Impl {
       req.set_worker(w);
       req.set_hardware(hardware);
       req.set_variant(v);
+      req.set_expected_us(expected.count());
+      req.set_at_start(at_start);
       worker::ActionReply ack;
       const ::grpc::Status s = workers[w].stub->Load(&ctx, req, &ack);
       const std::string& name = suite->variants()[v].name;
@@ -289,7 +293,7 @@ Status RemoteExecutor::Preload(WorkerId worker, HardwareId hardware,
   }
   std::string names;
   RETURN_IF_ERROR(m.LoadNow(worker, hardware, {variants.begin(), variants.end()},
-                            " (resident at start)", &names)
+                            " (resident at start)", /*at_start=*/true, &names)
                       .WithPrefix("remote worker w" + std::to_string(worker) + " (" +
                                   m.workers[worker].address + ")"));
   m.health->Log("sloserve: remote worker w" + std::to_string(worker) + " (" +

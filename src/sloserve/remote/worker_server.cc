@@ -251,6 +251,15 @@ struct WorkerServer::Impl : public ResultSink {
   void HandleLifecycle(LifecycleCall* call, bool is_load) {
     const worker::LifecycleRequest& req = call->request;
     if (auto s = CheckIds(req.hardware(), req.variant()); !s.ok()) return call->Reply(s);
+    if (is_load && req.at_start() && !options.holds_models) {
+      // Resident from the engine's start, with no cold start: nothing to emulate.
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        loaded_variants.insert(req.variant());
+      }
+      ++done;
+      return call->Reply(::grpc::Status::OK);
+    }
     PendingAction p;
     p.lifecycle = call;
     p.received = clock.Now();

@@ -26,6 +26,8 @@ class WorkerServer {
     size_t max_message_bytes = size_t{64} << 20;
     std::string executor_name = "emulated";
     bool reads_inputs = false;  // the executor reads input tensors (LibTorch)
+    // The executor loads real models (LibTorch); else a Load `at_start` is recorded at once.
+    bool holds_models = false;
   };
   using MakeExecutor =
       std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>;
