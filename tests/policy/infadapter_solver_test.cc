@@ -12,6 +12,7 @@
 #include "sloserve/policy/planning/infadapter_capacity.h"
 #include "sloserve/policy/planning/infadapter_dp.h"
 #include "sloserve/policy/planning/infadapter_exhaustive.h"
+#include "sloserve/policy/planning/infadapter_incumbent.h"
 #include "sloserve/policy/planning/infadapter_milp.h"
 #include "sloserve/policy/planning/infadapter_problem.h"
 #include "sloserve/profile/profile.h"
@@ -166,6 +167,69 @@ TEST(InfAdapterSolver, DpMatchesMilpOnLargerInstances) {
     ASSERT_TRUE(dp.ok()) << what << ": " << dp.status().ToString();
     ExpectSamePlanValue(p, *dp, *milp, what);
   }
+}
+
+// The benchmark's size (20 variants x 64 cores, docs/infadapter.md#performance), where
+// reduced-cost fixing leaves out most options before the branch and bound.
+TEST(InfAdapterSolver, DpMatchesMilpAtBenchmarkSize) {
+  std::mt19937_64 rng(20261128);
+  for (int trial = 0; trial < 2; ++trial) {
+    const InfAdapterProblem p = RandomProblem(rng, 20, 64);
+    const std::string what = "trial " + std::to_string(trial);
+    auto milp = SolveInfAdapterMilp(p);
+    ASSERT_TRUE(milp.ok()) << what << ": " << milp.status().ToString();
+    auto dp = SolveInfAdapterDp(p);
+    ASSERT_TRUE(dp.ok()) << what << ": " << dp.status().ToString();
+    ExpectSamePlanValue(p, *milp, *dp, what);
+  }
+}
+
+// The MILP's starting plan (infadapter_incumbent.h), here from no LP hint at all: when it
+// finds one, it serves the target within the budget, its objective is the plan's, and it
+// is never better than the optimum.
+TEST(InfAdapterSolver, IncumbentIsAFeasiblePlanNoBetterThanTheOptimum) {
+  std::mt19937_64 rng(20261129);
+  int found = 0, tried = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int n = std::uniform_int_distribution<int>(3, 10)(rng);
+    const int b = std::uniform_int_distribution<int>(8, 40)(rng);
+    const InfAdapterProblem p = RandomProblem(rng, n, b);
+    auto optimum = SolveInfAdapterMilp(p);
+    ASSERT_TRUE(optimum.ok()) << optimum.status().ToString();
+    if (optimum->shortfall_rps > 0) continue;  // the heuristic is only run below capacity
+    ++tried;
+    const double target = p.lambda_rps;
+    std::vector<InfAdapterIncumbentVariant> vars(p.variants.size());
+    for (size_t m = 0; m < p.variants.size(); ++m) {
+      for (const InfAdapterCoreOption& o : p.variants[m].options) {
+        vars[m].accuracy = p.variants[m].accuracy;
+        vars[m].load_time_s = p.variants[m].load_time_s;
+        vars[m].cores.push_back(o.cores);
+        vars[m].th.push_back(std::min(o.throughput_rps, target));
+        vars[m].needs_load.push_back(InfAdapterNeedsLoad(p.variants[m], o.cores));
+      }
+    }
+    const InfAdapterIncumbentWeights w{p.weights.alpha / target,
+                                       p.weights.beta / InfAdapterCoreScale(p),
+                                       p.weights.gamma / InfAdapterLoadScale(p)};
+    const InfAdapterIncumbent h = FindInfAdapterIncumbent(vars, target, p.budget_cores, w);
+    if (h.pick.empty()) continue;
+    ++found;
+    const InfAdapterPlan plan = EvaluateInfAdapterChoice(p, h.pick, target);
+    ExpectValidPlan(p, plan, target);
+    double quotas = 0;
+    for (size_t m = 0; m < p.variants.size(); ++m) {
+      EXPECT_NEAR(h.quotas[m], plan.allocations[m].quota_rps, 1e-9 * target) << "trial " << trial;
+      quotas += h.quotas[m];
+    }
+    EXPECT_NEAR(quotas, target, 1e-9 * target) << "trial " << trial;
+    EXPECT_NEAR(h.load_s, plan.load_cost_s, 1e-12) << "trial " << trial;
+    EXPECT_NEAR(h.objective, plan.objective, 1e-9 * std::abs(plan.objective)) << "trial " << trial;
+    EXPECT_LE(h.objective, optimum->objective + 1e-9 * std::abs(optimum->objective))
+        << "trial " << trial;
+  }
+  EXPECT_GT(tried, 20);
+  EXPECT_GT(found, tried * 3 / 4) << "the local search rarely reached the target";
 }
 
 TEST(InfAdapterSolver, MatchesEnumeratorOnPaperSetting) {
