@@ -4,6 +4,7 @@
 // stabilisation window, forecasters, and bad options.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "sloserve/policy/params.h"
@@ -80,6 +81,15 @@ TEST(InfAdapterPlanningTest, SolvesThenCreatesBeforeItDeletes) {
   const InfAdapterPlan& solved = p->solves()[0].plan;
   EXPECT_DOUBLE_EQ(p->solves()[0].forecast_rps, 80.0);
   EXPECT_NEAR(solved.served_rps, 80.0, 1e-6);
+  // The MILP (the default) and `solver` dp reach the same optimum.
+  auto dp = Adapter(
+      {{"forecaster", "last_value"}, {"margin", "0"}, {"stabilization_s", "0"}, {"solver", "dp"}},
+      workers);
+  Tick t_dp;
+  t_dp.history = t.history;
+  t_dp.Run(*dp, 30, workers);
+  ASSERT_EQ(dp->solves().size(), 1u);
+  EXPECT_NEAR(dp->solves()[0].plan.objective, solved.objective, 1e-9 * std::abs(solved.objective));
   // Only additions: one per variant used, on the hardware with its cores, with its quota.
   double quotas = 0;
   int cores = 0;
@@ -210,14 +220,15 @@ TEST(InfAdapterPlanningTest, ForecastersAndTheirOptions) {
   // Not registered here (this test does not link LibTorch): refused with the reason.
   auto lstm = MakeLoadForecaster({"lstm", 60, 0.1});
   ASSERT_FALSE(lstm.ok());
-  EXPECT_NE(lstm.status().message().find("LibTorch"), std::string::npos) << lstm.status().ToString();
+  EXPECT_NE(lstm.status().message().find("LibTorch"), std::string::npos)
+      << lstm.status().ToString();
 }
 
 TEST(InfAdapterPlanningTest, BadOptionsAndSuitesAreNamed) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"budget_cores", "0"}, {"headroom", "1.5"},      {"interval_s", "0"},
-      {"margin", "-1"},      {"min_cores", "30"},      {"forecaster", "lstm"},
-      {"beta", "-0.1"},      {"stabilization_s", "-5"}};
+      {"budget_cores", "0"}, {"headroom", "1.5"},       {"interval_s", "0"},
+      {"margin", "-1"},      {"min_cores", "30"},       {"forecaster", "lstm"},
+      {"beta", "-0.1"},      {"stabilization_s", "-5"}, {"solver", "cbc"}};
   for (const auto& [key, value] : bad) {
     auto p = InfAdapterPlanning::Create(PolicyParams("infadapter", {{key, value}}));
     ASSERT_FALSE(p.ok()) << key;

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "sloserve/policy/planning/infadapter_dp.h"
+#include "sloserve/policy/planning/infadapter_milp.h"
 
 namespace sloserve {
 
@@ -44,6 +45,7 @@ StatusOr<InfAdapterPlanning::Options> InfAdapterPlanning::ParseOptions(const Pol
   ASSIGN_OR_RETURN(o.weights.beta, p.GetDouble("beta", 0.05));
   ASSIGN_OR_RETURN(o.weights.gamma, p.GetDouble("gamma", 0.001));
   ASSIGN_OR_RETURN(o.margin, p.GetDouble("margin", vpa ? 0.15 : 0.1));
+  ASSIGN_OR_RETURN(const std::string solver, p.GetString("solver", "milp"));
   ASSIGN_OR_RETURN(o.forecaster.kind, p.GetString("forecaster", vpa ? "last_value" : "moving_max"));
   ASSIGN_OR_RETURN(int64_t window, p.GetInt("forecast_window_s", 60));
   ASSIGN_OR_RETURN(o.forecaster.ewma_alpha, p.GetDouble("ewma_alpha", 0.1));
@@ -60,6 +62,9 @@ StatusOr<InfAdapterPlanning::Options> InfAdapterPlanning::ParseOptions(const Pol
   if (!(o.weights.beta >= 0)) return bad("option 'beta' must be >= 0");
   if (!(o.weights.gamma >= 0)) return bad("option 'gamma' must be >= 0");
   if (!(o.margin >= 0 && o.margin <= 10)) return bad("option 'margin' must be 0..10");
+  if (solver != "milp" && solver != "dp")
+    return bad("option 'solver' must be milp or dp, got '" + solver + "'");
+  o.dp_solver = solver == "dp";
   if (window < 1 || window > 86400) return bad("option 'forecast_window_s' must be 1..86400");
   if (!(stabilization_s >= 0 && stabilization_s <= 86400))
     return bad("option 'stabilization_s' must be 0..86400");
@@ -259,10 +264,14 @@ void InfAdapterPlanning::SolveAndRollOut(const PlanningInput& input, DeploymentP
   rollout_started_ = input.now;
 }
 
+StatusOr<InfAdapterPlan> InfAdapterPlanning::SolveEq1(const InfAdapterProblem& problem) const {
+  return options_.dp_solver ? SolveInfAdapterDp(problem) : SolveInfAdapterMilp(problem);
+}
+
 StatusOr<InfAdapterPlan> InfAdapterPlanning::Decide(const InfAdapterProblem& problem) const {
   switch (options_.method) {
     case Method::kInfAdapter:
-      return SolveInfAdapterDp(problem);
+      return SolveEq1(problem);
     case Method::kMsPlus: {
       // One variant at a time: each solved alone; the best keeps the least shortfall,
       // then the highest objective.
@@ -273,7 +282,7 @@ StatusOr<InfAdapterPlan> InfAdapterPlanning::Decide(const InfAdapterProblem& pro
         for (size_t j = 0; j < alone.variants.size(); ++j) {
           if (j != m) alone.variants[j].options.clear();
         }
-        ASSIGN_OR_RETURN(InfAdapterPlan plan, SolveInfAdapterDp(alone));
+        ASSIGN_OR_RETURN(InfAdapterPlan plan, SolveEq1(alone));
         if (!best || plan.shortfall_rps < best->shortfall_rps - 1e-9 ||
             (plan.shortfall_rps <= best->shortfall_rps + 1e-9 &&
              plan.objective > best->objective)) {

@@ -1,6 +1,6 @@
 #pragma once
 // InfAdapter's adapter loop (EuroMLSys'23, section 4; docs/infadapter.md) as a planning
-// policy. Every `interval_s` it forecasts the load, solves Eq. 1 (SolveInfAdapterDp)
+// policy. Every `interval_s` it forecasts the load, solves Eq. 1 (the GLPK MILP)
 // for that rate within the core budget, and turns the solution into a deployment: one
 // worker per variant used, on the hardware type with that many cores (the suite's
 // cpu-<N>c), pinned to the variant, with the variant's quota (for the `quota`
@@ -18,6 +18,8 @@
 //   headroom           fraction of the fitted capacity used (0.8)
 //   beta, gamma        weights of cores and loading cost (0.05, 0.001; alpha is 1)
 //   margin             the forecast is scaled by 1 + margin before the solver (0.1)
+//   solver             milp | dp: Eq. 1 by the GLPK MILP (infadapter_milp.h) or by the
+//                      exact DP (infadapter_dp.h); the same optimum (milp)
 //   forecaster         moving_max | last_value | ewma | lstm (moving_max; load_forecaster.h)
 //   forecast_window_s  moving_max's window (60)
 //   lstm_model         lstm's TorchScript file (models/forecast/twitter_lstm.pt)
@@ -57,6 +59,7 @@ class InfAdapterPlanning : public PlanningPolicy {
     double headroom = 0.8;
     InfAdapterWeights weights;
     double margin = 0.1;
+    bool dp_solver = false;  // `solver` dp: SolveInfAdapterDp instead of the MILP
     ForecasterOptions forecaster;
     Duration stabilization = Seconds(60);
     Duration rollout_timeout = Seconds(120);
@@ -95,6 +98,8 @@ class InfAdapterPlanning : public PlanningPolicy {
   void SolveAndRollOut(const PlanningInput& input, DeploymentPlan* out);
   // The method's plan for `problem` (core options already limited to deployable ones).
   StatusOr<InfAdapterPlan> Decide(const InfAdapterProblem& problem) const;
+  // Eq. 1 by the configured solver.
+  StatusOr<InfAdapterPlan> SolveEq1(const InfAdapterProblem& problem) const;
 
   Options options_;
   std::unique_ptr<LoadForecaster> forecaster_;
