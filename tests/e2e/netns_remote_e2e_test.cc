@@ -7,7 +7,12 @@
 // worker is killed (SIGKILL). Every request gets one answer, the engine ends every
 // arrival once, and the two survivors take the load. Skipped (with the reason) where
 // network namespaces cannot be made: not root, no `ip`, no netns support.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -150,6 +155,58 @@ class Clients {
   bool closed_ = false;
   std::vector<std::thread> pool_;
 };
+
+// The proxy itself, on 127.0.0.1 of this namespace: bytes pass unchanged both ways, a
+// round trip takes at least 2 x its delay (a lower bound: it never delivers early), and
+// the target closing its side closes the client's.
+TEST(DelayProxy, DelaysEachDirectionAndPassesOnAClose) {
+  const int server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(server, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(server, 4), 0);
+  ASSERT_EQ(getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  // The target: echoes one message, then closes.
+  std::thread echo([server] {
+    const int c = accept(server, nullptr, nullptr);
+    char buf[64];
+    const ssize_t n = c < 0 ? -1 : recv(c, buf, sizeof buf, 0);
+    if (n > 0) send(c, buf, static_cast<size_t>(n), MSG_NOSIGNAL);
+    if (c >= 0) close(c);
+  });
+  const auto delay = std::chrono::milliseconds(20);
+  testing::DelayProxy proxy("", "127.0.0.1", 0, "127.0.0.1", ntohs(addr.sin_port), delay);
+  ASSERT_EQ(proxy.error(), "");
+  const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  timeval timeout{10, 0};  // never hang on a broken proxy
+  setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in to = addr;
+  to.sin_port = htons(proxy.port());
+  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(send(client, "ping", 4, MSG_NOSIGNAL), 4);
+  std::string got;
+  char buf[64];
+  for (ssize_t n; got.size() < 4 && (n = recv(client, buf, sizeof buf, 0)) > 0;) {
+    got.append(buf, static_cast<size_t>(n));
+  }
+  const auto round_trip = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(got, "ping");
+  EXPECT_GE(round_trip, 2 * delay);
+  EXPECT_EQ(recv(client, buf, sizeof buf, 0), 0);  // the target closed: so does the proxy
+  EXPECT_EQ(proxy.connections(), 1);
+  // Counted after each write: the last count may trail the client's read by a moment.
+  for (int i = 0; i < 500 && proxy.bytes_forwarded() < 8; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(proxy.bytes_forwarded(), 8);
+  echo.join();
+  close(client);
+  close(server);
+}
 
 #if defined(__SANITIZE_THREAD__)
 #define SLOSERVE_NETNS_TSAN 1

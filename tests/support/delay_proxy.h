@@ -61,6 +61,10 @@ class DelayProxy {
         ready.set_value("cannot listen on " + listen_ip + ":" + std::to_string(listen_port));
         return;
       }
+      sockaddr_in bound{};
+      socklen_t len = sizeof bound;
+      getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
+      port_ = ntohs(bound.sin_port);
       ready.set_value("");
       AcceptLoop();
     });
@@ -81,6 +85,8 @@ class DelayProxy {
 
   // Empty when listening; otherwise what failed.
   const std::string& error() const { return error_; }
+  // The port it listens on (listen_port, or the one picked for 0).
+  uint16_t port() const { return port_; }
   // Bytes forwarded so far, both directions (thread-safe).
   int64_t bytes_forwarded() const { return bytes_.load(); }
   // Connections accepted and connected to the target so far (thread-safe).
@@ -202,6 +208,7 @@ class DelayProxy {
   std::atomic<int64_t> bytes_{0};
   std::atomic<int> connected_{0};
   int listen_fd_ = -1;
+  uint16_t port_ = 0;  // set before the constructor returns
   std::string error_;
   std::thread acceptor_;
   std::vector<std::unique_ptr<Connection>> connections_;  // acceptor thread, then ~DelayProxy
