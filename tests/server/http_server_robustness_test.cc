@@ -461,6 +461,52 @@ TEST_F(HttpServerRobustnessTest, SlowLorisConnectionsAreClosedAndARealClientIsSe
   EXPECT_EQ(Get("/v2/health/live").status, 200);
 }
 
+// Fairness at server.max_connections (issue 16): connections that never deliver a whole
+// request (idle, or trickling a header) cannot keep a real client out. A new connection
+// at the cap takes the place of the oldest of them, so the real client is served each
+// time, while the cap still bounds the open connections. The read deadlines are long
+// here: only the eviction frees places. Without it every real request gets 503.
+TEST_F(HttpServerRobustnessTest, AtTheCapIdleAndSlowConnectionsMakeRoomForARealClient) {
+  HttpServer::Options options;
+  options.threads = 1;
+  options.max_connections = 300;
+  options.header_timeout = Seconds(60);
+  options.idle_timeout = Seconds(60);
+  StartServer({}, options);
+  const rlim_t limit = RaiseFileLimit(1200);  // two descriptors per connection here
+  ASSERT_GE(limit, 1000u) << "open-file limit";
+  constexpr int kHeld = 400;  // 100 beyond the cap
+  std::vector<std::unique_ptr<RawSocket>> held;
+  for (int i = 0; i < kHeld; ++i) {
+    auto c = std::make_unique<RawSocket>(port_);
+    ASSERT_TRUE(c->ok()) << "connection " << i;
+    // Half idle, half with a header that never ends.
+    if (i % 2 == 1) {
+      ASSERT_TRUE(c->Send("POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\n"));
+    }
+    held.push_back(std::move(c));
+  }
+  constexpr int kRequests = 20;
+  int served = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    auto r = HttpPost(port_, "/v2/models/image/infer", InferBody(1));
+    if (r.ok() && r->status == 200) ++served;
+  }
+  EXPECT_EQ(served, kRequests);
+  // Each connection beyond the cap closed an older held one; the cap still holds.
+  EXPECT_GE(server_->metrics().EvictedConnections(), kHeld - options.max_connections);
+  int64_t open = server_->metrics().OpenConnections();
+  for (int i = 0; i < 500 && open > static_cast<int64_t>(options.max_connections); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    open = server_->metrics().OpenConnections();
+  }
+  EXPECT_LE(open, static_cast<int64_t>(options.max_connections));
+  int closed = 0;
+  for (int i = 0; i < kHeld; ++i) closed += held[i]->ClosedByServer() ? 1 : 0;
+  EXPECT_GE(closed, kHeld - static_cast<int>(options.max_connections));
+  EXPECT_EQ(server_->metrics().ReadTimeouts(), 0);  // the deadlines played no part
+}
+
 // Stop() (issue 16 item 3): a request still being read when the server stops is read and
 // answered 503 "server is shutting down" with Retry-After, not cut off. A slow request
 // in flight keeps Stop() draining meanwhile.

@@ -150,6 +150,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Session(tcp::socket&& socket, HttpServer::Impl* server, bool over_limit = false)
       : stream_(std::move(socket)), server_(server), over_limit_(over_limit) {
     server_->metrics.ConnectionOpened();
+    opened_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   }
   ~Session() {
     if (charged_ > 0) server_->ReleaseBody(charged_);
@@ -168,6 +169,27 @@ class Session : public std::enable_shared_from_this<Session> {
            ErrorJson("too many open connections (limit " +
                      std::to_string(self->server_->options.max_connections) + "); retry later"),
            "application/json", nullptr, "1"});
+    });
+  }
+
+  // When it opened (steady clock), while it has not yet delivered a whole request; 0 once
+  // it has, kEvicting once chosen to make room. Read under the server's mutex by
+  // StartSession (the session is alive then).
+  static constexpr int64_t kEvicting = -1;
+  int64_t unproven_since() const { return opened_ns_.load(std::memory_order_relaxed); }
+  // Chooses it to make room, if it still has not delivered a request (`since` as read).
+  bool ClaimForEviction(int64_t since) {
+    return opened_ns_.compare_exchange_strong(since, kEvicting, std::memory_order_relaxed);
+  }
+
+  // Over server.max_connections a new connection takes the place of the oldest one that
+  // never delivered a whole request (idle or slow-loris): closed here, on its strand,
+  // unless a request completed since it was claimed.
+  void Evict() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->unproven_since() != kEvicting || self->state_ == State::kClosed) return;
+      self->server_->metrics.ConnectionEvicted();
+      self->Close();
     });
   }
 
@@ -335,6 +357,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnRead(beast::error_code ec, size_t /*bytes*/) {
     if (state_ == State::kClosed) return;
     if (ec) return OnReadError(ec);
+    opened_ns_.store(0, std::memory_order_relaxed);  // a whole request: no longer evictable
     auto& req = parser_->get();
     version_ = req.version();
     keep_alive_ = req.keep_alive();
@@ -575,6 +598,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Clock::time_point body_start_{};
   Clock::time_point read_cap_ = Clock::time_point::max();
   const bool over_limit_;
+  std::atomic<int64_t> opened_ns_{0};  // unproven_since()
 };
 
 }  // namespace http_server_internal
@@ -620,13 +644,31 @@ void HttpServer::Impl::DoAccept() {
 void HttpServer::Impl::StartSession(tcp::socket sock) {
   beast::error_code ec;
   sock.set_option(tcp::no_delay(true), ec);
-  std::shared_ptr<Session> session;
+  std::shared_ptr<Session> session, evicted;
   {
     MutexLock lock(mu);
-    const bool over_limit = sessions.size() >= options.max_connections;
+    bool over_limit = sessions.size() >= options.max_connections;
+    if (over_limit) {
+      // Fairness at the cap: the oldest connection that never delivered a whole request
+      // makes room (a scan, only at the cap). A session in the map is alive while `mu` is
+      // held: its destructor unregisters under `mu` before its members go.
+      Session* oldest = nullptr;
+      int64_t oldest_ns = 0;
+      for (const auto& [s, weak] : sessions) {
+        const int64_t since = s->unproven_since();
+        if (since > 0 && (oldest == nullptr || since < oldest_ns)) {
+          oldest = s;
+          oldest_ns = since;
+        }
+      }
+      if (oldest != nullptr && oldest->ClaimForEviction(oldest_ns))
+        evicted = sessions[oldest].lock();
+      over_limit = evicted == nullptr;
+    }
     session = std::make_shared<Session>(std::move(sock), this, over_limit);
     sessions.emplace(session.get(), session);
   }
+  if (evicted) evicted->Evict();
   session->Start();
 }
 

@@ -46,7 +46,13 @@ std::string ServerMetrics::RenderPrometheus() const {
       "or body arrived too slowly.\n"
       "# TYPE sloserve_http_read_timeouts_total counter\n"
       "sloserve_http_read_timeouts_total " +
-      std::to_string(ReadTimeouts()) + "\n";
+      std::to_string(ReadTimeouts()) +
+      "\n"
+      "# HELP sloserve_http_connections_evicted_total Connections that never delivered a whole "
+      "request, closed to make room for a new one at server.max_connections.\n"
+      "# TYPE sloserve_http_connections_evicted_total counter\n"
+      "sloserve_http_connections_evicted_total " +
+      std::to_string(EvictedConnections()) + "\n";
   return out;
 }
 

@@ -17,15 +17,20 @@ class ServerMetrics {
   void InferFinished() { infer_in_flight_.fetch_sub(1, std::memory_order_relaxed); }
   // A connection closed because its request's header or body came in too slowly.
   void ReadTimedOut() { read_timeouts_.fetch_add(1, std::memory_order_relaxed); }
+  // A connection that never delivered a whole request closed to make room for a new one
+  // at server.max_connections.
+  void ConnectionEvicted() { evicted_.fetch_add(1, std::memory_order_relaxed); }
 
   int64_t ResponsesWithStatus(int http_status) const;
   int64_t TotalResponses() const;
   int64_t OpenConnections() const { return connections_open_.load(std::memory_order_relaxed); }
   int64_t InferInFlight() const { return infer_in_flight_.load(std::memory_order_relaxed); }
   int64_t ReadTimeouts() const { return read_timeouts_.load(std::memory_order_relaxed); }
+  int64_t EvictedConnections() const { return evicted_.load(std::memory_order_relaxed); }
 
   // sloserve_http_responses_total{code="..."}, sloserve_http_connections_open,
-  // sloserve_http_infer_in_flight, sloserve_http_read_timeouts_total.
+  // sloserve_http_infer_in_flight, sloserve_http_read_timeouts_total,
+  // sloserve_http_connections_evicted_total.
   std::string RenderPrometheus() const;
 
  private:
@@ -35,6 +40,7 @@ class ServerMetrics {
   std::atomic<int64_t> connections_open_{0};
   std::atomic<int64_t> infer_in_flight_{0};
   std::atomic<int64_t> read_timeouts_{0};
+  std::atomic<int64_t> evicted_{0};
 };
 
 }  // namespace sloserve
