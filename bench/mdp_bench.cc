@@ -85,22 +85,34 @@ void BM_Fld100_Maximal_9Models_Authors100Sweeps(benchmark::State& state) {
 }
 BENCHMARK(BM_Fld100_Maximal_9Models_Authors100Sweeps)->Unit(benchmark::kMillisecond)->Iterations(3);
 
+// The same policy with every pair evaluated in every sweep (no action elimination; the
+// policy is bit-identical), to measure what the elimination saves.
+void BM_Fld100_Maximal_9Models_NoElimination(benchmark::State& state) {
+  MdpOptions o = PaperOptions();
+  o.variants = RamsisImageParetoVariants();
+  o.solver.eliminate_actions = false;
+  Run(state, ImageSuite(), o);
+}
+BENCHMARK(BM_Fld100_Maximal_9Models_NoElimination)->Unit(benchmark::kMillisecond)->Iterations(3);
+
 // Issue 15's second row: every image variant (26, 22 profiled and kept by the pruning).
 void BM_Fld100_Maximal_WholeImageSuite(benchmark::State& state) {
   Run(state, ImageSuite(), PaperOptions());
 }
 BENCHMARK(BM_Fld100_Maximal_WholeImageSuite)->Unit(benchmark::kMillisecond)->Iterations(3);
 
-// Issue 15's third row: the policy set serve needs for the image suite (40-4,000 qps,
-// accuracy step 0.01, 2 threads), cross-load checks included; one run.
-void BM_PolicySet_WholeImageSuite_40To4000(benchmark::State& state) {
+// The image policy set serve needs (40-4,000 qps, accuracy step 0.01), cross-load checks
+// included; one run.
+void RunImageSet(benchmark::State& state, int threads, bool eliminate_actions) {
   PolicySetOptions set;
   set.min_qps = 40;
   set.max_qps = 4000;
-  set.threads = 2;
+  set.threads = threads;
+  MdpOptions o = PaperOptions();
+  o.solver.eliminate_actions = eliminate_actions;
   size_t count = 0;
   for (auto _ : state) {
-    auto ps = GeneratePolicySet(ImageSuite(), PaperOptions(), set);
+    auto ps = GeneratePolicySet(ImageSuite(), o, set);
     if (!ps.ok()) {
       state.SkipWithError(ps.status().ToString().c_str());
       return;
@@ -109,10 +121,27 @@ void BM_PolicySet_WholeImageSuite_40To4000(benchmark::State& state) {
   }
   state.counters["policies"] = static_cast<double>(count);
 }
+
+// Issue 15's third row, on 2 threads (wall time).
+void BM_PolicySet_WholeImageSuite_40To4000(benchmark::State& state) {
+  RunImageSet(state, 2, true);
+}
 BENCHMARK(BM_PolicySet_WholeImageSuite_40To4000)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseRealTime();
+
+// The same set on one thread (CPU time is then the whole generation's), with action
+// elimination (elimination:1, the default) and without (elimination:0): same policies.
+void BM_PolicySet_WholeImageSuite_40To4000_OneThread(benchmark::State& state) {
+  RunImageSet(state, 1, state.range(0) != 0);
+}
+BENCHMARK(BM_PolicySet_WholeImageSuite_40To4000_OneThread)
+    ->ArgName("elimination")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 void BM_Fld100_Maximal_60Models(benchmark::State& state) {
   MdpOptions o = PaperOptions();

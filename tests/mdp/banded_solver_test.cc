@@ -177,16 +177,9 @@ TEST(BandedSolver, SmallInstancesMatchTheDenseReference) {
 // reference stays fast: the kernels are as wide (60 phases) and as sparse.
 TEST(BandedSolver, ImageSuiteMatchesTheDenseReference) {
   const ProfileSuite& suite = sloserve::testing::EmbeddedSuite("ramsis-image");
-  MdpOptions o;
-  o.task = "image";
-  o.variants = RamsisImageParetoVariants();
-  o.slo = Millis(150);
-  o.workers = 60;
-  o.max_queue = 12;
-  o.discretization = {DiscretizationKind::kFixedLength, 20};
   for (double load : {800.0, 2000.0, 3600.0}) {
-    o.load_qps = load;
-    ExpectSameAsReference(suite, o, "image load " + std::to_string(load));
+    ExpectSameAsReference(suite, testing::SmallImageOptions(load),
+                          "image load " + std::to_string(load));
   }
 }
 

@@ -49,6 +49,10 @@ struct SolverOptions {
   int fixed_sweeps = 100;            // kUndiscountedSweeps
   int eval_max_iterations = 200000;  // power iteration of the stationary distribution
   double eval_tolerance = 1e-12;     // L1 change between power-iteration steps
+  // Value iteration skips the pairs that provably cannot be a state's best in the next
+  // sweeps (docs/ramsis-mdp.md#action-elimination); the results are bit-identical either
+  // way. false (tests and benchmarks) evaluates every pair in every sweep. Not in cache keys.
+  bool eliminate_actions = true;
   // Set (by a policy-set generation being cancelled): Solve and Stationary stop at their
   // next sweep, unconverged; the caller discards the result. Not part of any cache key.
   const std::atomic<bool>* cancel = nullptr;

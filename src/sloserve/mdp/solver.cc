@@ -24,7 +24,9 @@ double Dot(const double* a, const double* b, int n) {
 }
 
 // Expected next-state values per (kernel, phase): U[k][x] = sum_s' P_k(s' | x) V(s').
-void KernelValues(const MdpModel& m, const std::vector<double>& v,
+// Only the kernels with needed[ki] set are computed (the others keep stale values that no
+// pair evaluated in this sweep reads).
+void KernelValues(const MdpModel& m, const std::vector<double>& v, const std::vector<char>& needed,
                   std::vector<std::vector<double>>* u) {
   const int kw = m.workers();
   const int top = m.StateIndex(1, m.num_levels() - 1);
@@ -36,6 +38,7 @@ void KernelValues(const MdpModel& m, const std::vector<double>& v,
       out.clear();
       continue;
     }
+    if (!needed[ki]) continue;
     out.assign(kw, 0.0);
     for (int x = 0; x < kw; ++x) {
       double s = kn.p0[x] * v[top] + kn.full[x] * v[m.full_state()];
@@ -79,6 +82,7 @@ SolveResult Solve(const MdpModel& m, const SolverOptions& options,
                   const std::vector<double>* initial_values) {
   const int ns = m.num_states();
   const int top = m.StateIndex(1, m.num_levels() - 1);
+  const double inf = std::numeric_limits<double>::infinity();
   SolveResult res;
   res.choice.assign(ns, -1);
   std::vector<double> v(ns, 0.0), tv(ns, 0.0);
@@ -89,27 +93,64 @@ SolveResult Solve(const MdpModel& m, const SolverOptions& options,
   }
   const int limit = ratio ? options.max_sweeps : options.fixed_sweeps;
   const double eta = 0.95;  // data transformation: 0 < eta < min duration (1 query)
+
+  // Action elimination, exact (docs/ramsis-mdp.md#action-elimination): a pair's value is a
+  // convex combination of values (weights eta/d, 1 - eta/d and probabilities summing to
+  // 1), so from one sweep to the next it moves by at least the smallest and at most the
+  // largest change of a value, i.e. within [lo, hi] shifted by the same reference for all
+  // pairs. A pair `gap` below its state's best cannot be the best, nor tie it, until the
+  // spans hi - lo of the sweeps since then add up to `gap`; until then it is not
+  // evaluated, and a kernel that no evaluated pair reads is not computed. The maximum, its
+  // first argmax and so every value and decision are the same as without elimination.
+  const int np = static_cast<int>(m.pairs().size());
+  std::vector<double> skip_until(np, -inf);  // gap + spans before the pair's last evaluation
+  std::vector<char> eligible(np, 1);         // eta / d <= 1 (a batch of at least one query)
+  for (int i = 0; i < np; ++i) {
+    if (ratio && m.pairs()[i].action.batch < 1) eligible[i] = 0;
+  }
+  std::vector<char> evaluate(np, 1), kernel_needed(m.kernels().size(), 1);
+  std::vector<double> val(np, 0.0);
+  double spans = 0;  // sum of hi - lo over the sweeps done
+
   for (int sweep = 1; sweep <= limit; ++sweep) {
     if (Cancelled(options)) break;
-    KernelValues(m, v, &u);
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    // Rounding: the bounds hold for exact arithmetic; the margin covers the rounding of
+    // the dot products and of the probabilities' sums (1 within 1e-12) many times over.
+    double vmax = 0;
+    for (int s = 0; s < ns; ++s) vmax = std::max(vmax, std::fabs(v[s]));
+    const double cutoff = spans + 1e-9 * (1 + vmax + spans);
+    std::fill(kernel_needed.begin(), kernel_needed.end(), 0);
+    for (int i = 0; i < np; ++i) {
+      evaluate[i] = !options.eliminate_actions || !eligible[i] || !(skip_until[i] > cutoff);
+      if (!evaluate[i]) continue;
+      ++res.pair_evaluations;
+      const Pair& p = m.pairs()[i];
+      if (p.leftover < 0) kernel_needed[p.kernel] = 1;
+    }
+    KernelValues(m, v, kernel_needed, &u);
+    double lo = inf, hi = -lo;
     for (int s = 1; s < ns; ++s) {
-      double best = -std::numeric_limits<double>::infinity();
+      double best = -inf;
       int best_i = -1;
-      for (int i = m.PairsBegin(s) - m.pairs().data(); i < m.PairsEnd(s) - m.pairs().data(); ++i) {
+      const int first = static_cast<int>(m.PairsBegin(s) - m.pairs().data());
+      const int end = static_cast<int>(m.PairsEnd(s) - m.pairs().data());
+      for (int i = first; i < end; ++i) {
+        if (!evaluate[i]) continue;
         const Pair& p = m.pairs()[i];
         const double e = Expected(m, s, p, v, u);
-        double val;
         if (ratio) {
           const double d = p.action.batch;
-          val = p.reward / d + (eta / d) * (e - v[s]) + v[s];
+          val[i] = p.reward / d + (eta / d) * (e - v[s]) + v[s];
         } else {
-          val = p.reward + e;
+          val[i] = p.reward + e;
         }
-        if (val > best) {
-          best = val;
+        if (val[i] > best) {
+          best = val[i];
           best_i = i;
         }
+      }
+      for (int i = first; i < end; ++i) {
+        if (evaluate[i]) skip_until[i] = spans + (best - val[i]);
       }
       tv[s] = best;
       res.choice[s] = best_i;
@@ -118,6 +159,7 @@ SolveResult Solve(const MdpModel& m, const SolverOptions& options,
     }
     tv[0] = tv[top];
     res.sweeps = sweep;
+    spans += hi - lo;
     if (ratio) {
       res.gain_lo = lo;
       res.gain_hi = hi;

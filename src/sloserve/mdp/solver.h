@@ -1,6 +1,7 @@
 #pragma once
 // Value iteration for the per-worker MDP (docs/ramsis-mdp.md#optimality-criterion) and the
 // stationary distribution of the chain under a fixed choice of actions (section 5.1).
+#include <cstdint>
 #include <vector>
 
 #include "sloserve/mdp/model.h"
@@ -14,6 +15,8 @@ struct SolveResult {
   // kAccuracyPerQuery: bounds on the optimal long-run accuracy per served query (%).
   double gain_lo = 0, gain_hi = 0;
   std::vector<double> values;  // final relative values (kAccuracyPerQuery), per state
+  // Pairs evaluated over all sweeps (sweeps x pairs without action elimination).
+  int64_t pair_evaluations = 0;
 };
 
 // `initial_values` (optional, kAccuracyPerQuery only): warm start, e.g. the values of the
