@@ -27,7 +27,8 @@
 // option whose reduced cost shows that a plan using it is worse than that plan is left
 // out (reduced-cost fixing: exact), and glp_intopt runs branch and bound on the smaller
 // model with the heuristic's plan as its first incumbent. On 20 variants x 64 cores this
-// leaves 10-40% of the options and cuts the time 3-5x (docs/infadapter.md#performance).
+// leaves 10-50% of the options and cuts the median and the maximum time about 4x
+// (docs/infadapter.md#performance).
 //
 // Overload. If lambda exceeds what the whole budget can serve (the first solve is
 // infeasible), a second MILP finds the highest capacity C* = max sum th_m(k) y_{m,k}
