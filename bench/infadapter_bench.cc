@@ -1,10 +1,10 @@
 // InfAdapter's Eq. 1 solved by GLPK and by the exact DP (docs/infadapter.md#performance).
 //   build/bench/infadapter_bench --benchmark_counters_tabular=true
-// BM_InfAdapterPaper/<lambda> (GLPK MILP, the reference) and BM_InfAdapterPaperDp/<lambda>
-// (the planner's DP, infadapter_dp.h): the paper's setting, the 5 ResNets of infadapter-resnet,
-// B = 20 cores, SLO 750 ms, beta = 0.05, nothing loaded; one SolveInfAdapterMilp per
-// iteration (the problem is built once). lambda 1000 is past the budget's capacity: two
-// more solves (max capacity, then Eq. 1 at that capacity).
+// BM_InfAdapterPaper/<lambda> (the GLPK MILP, the planner's solver) and
+// BM_InfAdapterPaperDp/<lambda> (the exact DP, infadapter_dp.h, its cross-check): the paper's
+// setting, the 5 ResNets of infadapter-resnet, B = 20 cores, SLO 750 ms, beta = 0.05, nothing
+// loaded; one SolveInfAdapterMilp per iteration (the problem is built once). lambda 1000 is past
+// the budget's capacity: two more solves (max capacity, then Eq. 1 at that capacity).
 // BM_InfAdapterSynthetic[Dp]/<variants>/<budget>/<seed>: random variants (accuracy 60-80 %,
 // th(k) = 0.8 (a + b k) with noise, 25% of the core counts above the SLO), every core
 // count 1..budget allowed, lambda = 60% of what the budget can serve.
@@ -119,8 +119,8 @@ void SyntheticArgs(benchmark::internal::Benchmark* b) {
   }
 }
 
-// BM_InfAdapterSynthetic: the GLPK MILP (the reference); BM_InfAdapterSyntheticDp: the
-// planner's solver (infadapter_dp.h), the same plans.
+// BM_InfAdapterSynthetic: the GLPK MILP (the planner's solver); BM_InfAdapterSyntheticDp:
+// the exact DP (infadapter_dp.h, `solver: dp`), the same plans.
 void BM_InfAdapterSynthetic(benchmark::State& state) {
   BM_Synthetic<Milp>(state);
 }

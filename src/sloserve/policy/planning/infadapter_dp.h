@@ -1,9 +1,10 @@
 #pragma once
 // InfAdapter's Eq. 1 (infadapter_problem.h) solved exactly by a dynamic program over
-// the variants in accuracy order; the planner's solver. The GLPK MILP
-// (infadapter_milp.h) is the reference it is tested against (and the exhaustive
-// enumerator on small instances); this is 10-100x faster on 20 variants x 64 cores,
-// where the MILP spends most of its time proving optimality (docs/infadapter.md#performance).
+// the variants in accuracy order: the cross-check of the planner's GLPK MILP
+// (infadapter_milp.h; the tests compare both with each other and with the exhaustive
+// enumerator), and the planner's solver with the policy option `solver: dp`. 100x faster
+// than the MILP in the paper's setting, about 2x slower on 20 variants x 64 cores
+// (docs/infadapter.md#performance).
 //
 // Why a DP is exact. Quotas fill the most accurate variants first, so with the variants
 // sorted by accuracy a_1 >= a_2 >= ... and C_j the capacity of the first j (unused

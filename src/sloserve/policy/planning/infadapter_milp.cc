@@ -267,7 +267,7 @@ InfAdapterIncumbent FindIncumbent(glp_prob* lp, const InfAdapterProblem& p, cons
   return h;
 }
 
-// The plan as column values of the model `l` (which has every option the plan uses).
+// The plan as column values of the model `l`; empty x if `l` lacks an option it uses.
 Incumbent ToColumns(glp_prob* lp, const Layout& l, const InfAdapterIncumbent& h) {
   Incumbent inc;
   inc.x.assign(glp_get_num_cols(lp) + 1, 0.0);
@@ -275,6 +275,7 @@ Incumbent ToColumns(glp_prob* lp, const Layout& l, const InfAdapterIncumbent& h)
     if (h.pick[m] < 0) continue;
     const VariantColumns& vc = l.v[m];
     const auto it = std::find(vc.option.begin(), vc.option.end(), h.pick[m]);
+    if (it == vc.option.end()) return {};  // not in this model: no incumbent (not expected)
     inc.x[vc.used] = 1;
     inc.x[vc.y[it - vc.option.begin()]] = 1;
     inc.x[l.lambda[m]] = h.quotas[m];
@@ -325,7 +326,7 @@ StatusOr<SolveResult> SolveEq1(const InfAdapterProblem& p, double target,
   ASSIGN_OR_RETURN(const bool still_feasible, SolveRootLp(reduced.get()));
   if (!still_feasible) return InternalError("GLPK: reduced-cost fixing cut off the incumbent");
   Incumbent inc = ToColumns(reduced.get(), rl, h);
-  return Solve(reduced.get(), rl, o, &inc);
+  return Solve(reduced.get(), rl, o, inc.x.empty() ? nullptr : &inc);
 }
 
 }  // namespace
