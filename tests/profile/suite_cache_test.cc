@@ -132,6 +132,23 @@ TEST(SuiteCacheTest, ParseErrorsAreTheParsersAndNothingIsCached) {
   EXPECT_FALSE(std::filesystem::exists(SuiteCachePath(dir.path(), text)));
 }
 
+TEST(SuiteCacheTest, TheDirKeepsOnlyTheNewestCaches) {
+  testing::ScopedTempDir dir;
+  const size_t suites = kKeptSuiteCaches + 3;
+  for (size_t i = 0; i < suites; ++i) {
+    const std::string text = TinyText() + "# edit " + std::to_string(i) + "\n";
+    ASSERT_TRUE(ParseProfileTextCached(text, "tiny", dir.path(), 0).ok());
+  }
+  size_t caches = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    caches += e.path().extension() == ".profc" ? 1 : 0;
+  }
+  EXPECT_EQ(caches, kKeptSuiteCaches);
+  // The newest text's cache is among the kept ones.
+  const std::string last = TinyText() + "# edit " + std::to_string(suites - 1) + "\n";
+  EXPECT_TRUE(std::filesystem::exists(SuiteCachePath(dir.path(), last)));
+}
+
 TEST(SuiteCacheTest, EmbeddedKairosSuiteRoundTrips) {
   testing::ScopedTempDir dir;
   const EmbeddedFile* f = FindEmbeddedFile("kairos-recsys.prof");

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "sloserve/core/cache_files.h"
 #include "sloserve/core/embedded_files.h"
 #include "sloserve/core/mutex.h"
 #include "sloserve/core/rng.h"
@@ -247,17 +248,9 @@ std::string PolicySetCachePath(const std::string& cache_dir, const std::string& 
 
 Status SavePolicySet(const std::string& path, const std::string& set_key,
                      const std::vector<Policy>& policies) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return UnavailableError("cannot write " + tmp);
-    out << WritePolicySetText(set_key, policies);
-    if (!out.good()) return UnavailableError("error writing " + tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return UnavailableError("cannot rename " + tmp + " to " + path + ": " + ec.message());
-  return OkStatus();
+  // Atomic: serve instances starting at once may generate and save the same set.
+  const std::string text = WritePolicySetText(set_key, policies);
+  return WriteFileAtomically(path, [&text](std::ostream& out) { out << text; });
 }
 
 StatusOr<std::vector<Policy>> LoadPolicySet(const std::string& path, std::string* set_key) {
@@ -279,7 +272,10 @@ StatusOr<std::vector<Policy>> LoadCachedPolicySet(const ProfileSuite& suite, con
   if (std::filesystem::exists(path, ec)) {
     std::string stored;
     auto cached = LoadPolicySet(path, &stored);
-    if (cached.ok() && stored == key) return cached;
+    if (cached.ok() && stored == key) {
+      TouchCacheFile(path);  // recently used: kept by the pruning after a save
+      return cached;
+    }
   }
   // Sets shipped with sloserve (profiles/policy-sets/, compiled in) spare the demo and
   // the default configs minutes of generation on a fresh machine.
@@ -309,6 +305,7 @@ StatusOr<std::vector<Policy>> LoadOrGeneratePolicySet(
   std::filesystem::create_directories(cache_dir, ec);
   if (ec) return UnavailableError("cannot create cache dir " + cache_dir + ": " + ec.message());
   RETURN_IF_ERROR(SavePolicySet(path, key, policies));
+  PruneCacheFiles(cache_dir, ".mdpset", kKeptPolicySets);
   return policies;
 }
 

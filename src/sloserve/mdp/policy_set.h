@@ -48,6 +48,11 @@ std::string DefaultPolicyCacheDir();
 // Cache file of a key: <dir>/<16 hex digits of FNV-1a(key)>.mdpset.
 std::string PolicySetCachePath(const std::string& cache_dir, const std::string& key);
 
+// How many policy sets a cache dir keeps (the most recently saved or loaded, ~0.5 MB
+// each): older ones are deleted after each save by LoadOrGeneratePolicySet.
+inline constexpr size_t kKeptPolicySets = 64;
+
+// Writes the set atomically (temporary file + rename).
 Status SavePolicySet(const std::string& path, const std::string& set_key,
                      const std::vector<Policy>& policies);
 StatusOr<std::vector<Policy>> LoadPolicySet(const std::string& path,

@@ -5,16 +5,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <span>
 #include <vector>
 
+#include "sloserve/core/cache_files.h"
 #include "sloserve/core/rng.h"
 
 namespace sloserve {
@@ -197,14 +196,8 @@ Status WriteSuiteCache(const std::string& path, std::string_view text, const Pro
       sizeof(CacheHeader) + PadTo8(skeleton.size()) + entries.size() * sizeof(CacheEntry);
   h.data_words = words;
 
-  // A unique temporary name per writer (processes and threads may load the same suite at
-  // once); the rename publishes a complete file or nothing.
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." +
-                          std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return UnavailableError("cannot write " + tmp);
+  // Processes and threads may load the same suite at once: the file appears whole or not.
+  return WriteFileAtomically(path, [&](std::ostream& out) {
     out.write(reinterpret_cast<const char*>(&h), sizeof(h));
     out.write(skeleton.data(), static_cast<std::streamsize>(skeleton.size()));
     const char zeros[8] = {};
@@ -215,20 +208,7 @@ Status WriteSuiteCache(const std::string& path, std::string_view text, const Pro
       out.write(reinterpret_cast<const char*>(s.data()),
                 static_cast<std::streamsize>(s.size() * sizeof(int64_t)));
     }
-    out.flush();
-    if (!out.good()) {
-      out.close();
-      std::remove(tmp.c_str());
-      return UnavailableError("error writing " + tmp);
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    return UnavailableError("cannot rename " + tmp + " to " + path + ": " + ec.message());
-  }
-  return OkStatus();
+  });
 }
 
 namespace {
@@ -294,12 +274,16 @@ StatusOr<ProfileSuite> ParseProfileTextCached(std::string_view text, const std::
   const std::string path = CachePathOfHash(dir, hash, text.size());
   if (auto cached = ReadSuiteCacheOfHash(path, text, hash, origin); cached.ok()) {
     if (from_cache) *from_cache = true;
+    TouchCacheFile(path);  // recently used: kept by the pruning below
     return cached;
   }
   ASSIGN_OR_RETURN(ProfileSuite suite, ParseProfileText(text, origin));
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (!ec) (void)WriteSuiteCache(path, text, suite);  // best effort: the suite is parsed
+  // Best effort: the suite is parsed either way.
+  if (!ec && WriteSuiteCache(path, text, suite).ok()) {
+    PruneCacheFiles(dir, ".profc", kKeptSuiteCaches);
+  }
   return suite;
 }
 

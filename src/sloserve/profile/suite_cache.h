@@ -4,7 +4,8 @@
 // `sloserve sim`; the cache holds the parsed sample lists (measurement order, sorted, mean)
 // in one file that is mapped read-only, so a run touches only the pages of the lists it
 // reads. A cache file is named and validated by the size and hash of the source text;
-// it is written once, atomically (temporary file + rename), like the policy-set cache.
+// it is written once, atomically (temporary file + rename), like the policy-set cache,
+// and the dir keeps the kKeptSuiteCaches most recently used files.
 // Format and rules: docs/profiles.md#suite-cache.
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,10 @@
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
+
+// How many suite caches a cache dir keeps (the most recently written or read; ~26 MB
+// each for ramsis-image): older ones are deleted after each write.
+inline constexpr size_t kKeptSuiteCaches = 8;
 
 // Sources smaller than this are parsed directly (parsing them is as fast as the cache).
 inline constexpr size_t kMinCachedSuiteBytes = size_t{1} << 20;
