@@ -198,7 +198,8 @@ StatusOr<ServeSetup> BuildServeSetup(
   if (host != f.end()) setup.http.host = host->second;
   ASSIGN_OR_RETURN(double port, ServerNumber(f, "server.port", 8000, 0, 65535, true));
   setup.http.port = static_cast<uint16_t>(port);
-  ASSIGN_OR_RETURN(double threads, ServerNumber(f, "server.threads", 2, 1, 256, true));
+  ASSIGN_OR_RETURN(double threads,
+                   ServerNumber(f, "server.threads", HttpServer::DefaultThreads(), 1, 256, true));
   setup.http.threads = static_cast<int>(threads);
   ASSIGN_OR_RETURN(double body_mb, ServerNumber(f, "server.max_body_mb", 16, 0.001, 4096));
   setup.http.max_body_bytes = static_cast<size_t>(body_mb * 1024 * 1024);

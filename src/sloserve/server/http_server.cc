@@ -686,6 +686,10 @@ void HttpServer::Impl::RunIoThread() {
   cv.NotifyAll();
 }
 
+int HttpServer::DefaultThreads() {
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
+}
+
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 HttpServer::~HttpServer() {

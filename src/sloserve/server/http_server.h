@@ -31,6 +31,13 @@ namespace sloserve {
 
 class HttpServer {
  public:
+  // serve's default io-thread count: half the hardware threads, at least one. The io
+  // threads share the cores with the engine thread and (in a benchmark) the load
+  // generator; on a quiet 2-core machine one io thread served 20% more requests/s than
+  // two, whose wake-ups of each other cost more than their parallelism gained
+  // (docs/benchmarks.md, "HTTP path against nginx"). `--threads` overrides it.
+  static int DefaultThreads();
+
   struct Options {
     std::string host = "127.0.0.1";
     uint16_t port = 8000;                      // 0 = pick an ephemeral port
