@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "e2e/sloserve_paths.h"
 #include "support/listen_port.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
@@ -15,8 +16,8 @@ namespace {
 using testing::RunProcess;
 using testing::Subprocess;
 
-const std::string kBin = SLOSERVE_BINARY;
-const std::string kRoot = SLOSERVE_SOURCE_DIR;
+using testing::kBin;
+using testing::kRoot;
 
 TEST(CliE2eTest, HelpForEveryCommand) {
   for (const char* cmd : {"demo", "serve", "loadgen", "sim", "policies", "profile", "plan"}) {

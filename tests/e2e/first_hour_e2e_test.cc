@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "e2e/sloserve_paths.h"
 #include "support/http_get.h"
 #include "support/listen_port.h"
 #include "support/subprocess.h"
@@ -18,8 +19,8 @@ namespace {
 using testing::RunProcess;
 using testing::Subprocess;
 
-const std::string kBin = SLOSERVE_BINARY;
-const std::string kRoot = SLOSERVE_SOURCE_DIR;
+using testing::kBin;
+using testing::kRoot;
 
 // `cd DIR && [ENV] BIN ARGS...` through /bin/sh (arguments here have no quotes).
 testing::ProcessResult RunIn(const std::string& dir, const std::string& command) {

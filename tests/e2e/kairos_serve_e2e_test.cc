@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "e2e/sloserve_paths.h"
 #include "support/http_get.h"
 #include "support/listen_port.h"
 #include "support/subprocess.h"
@@ -30,7 +31,7 @@ using json = nlohmann::json;
 using testing::RunProcess;
 using testing::Subprocess;
 
-const std::string kBin = SLOSERVE_BINARY;
+using testing::kBin;
 constexpr double kLoadSeconds = 4;
 
 // RM2 (QoS 350 ms) on 1 g4dn.xlarge + 3 r5n.large, one query per instance at a time,

@@ -29,6 +29,7 @@
 
 #include <gtest/gtest.h>
 
+#include "e2e/sloserve_paths.h"
 #include "support/counts_summary.h"
 #include "support/delay_proxy.h"
 #include "support/http_get.h"
@@ -41,7 +42,7 @@ namespace {
 
 using testing::Subprocess;
 
-const std::string kBin = SLOSERVE_BINARY;
+using testing::kBin;
 constexpr int kWorkers = 3;
 constexpr int kKilled = 2;                             // the worker killed mid-run
 constexpr uint16_t kWorkerPort = 9000;                 // in each worker's namespace
@@ -49,7 +50,7 @@ constexpr uint16_t kProxyPort = 9100;                  // the proxies, in the co
 constexpr uint16_t kHttpPort = 8000;                   // the controller's, in its namespace
 constexpr auto kDelay = std::chrono::milliseconds(2);  // one way, each link
 
-std::string WriteConfig(const testing::ScopedTempDir& dir) {
+std::string WriteRemoteConfig(const testing::ScopedTempDir& dir) {
   const std::string path = dir.File("netns.yaml");
   std::ofstream(path) << "suite: ramsis-image\n"
                          "task: image\n"
@@ -260,7 +261,7 @@ TEST(NetnsRemoteE2E, KilledWorkerOnADelayedLinkLeavesTheLoadToTheSurvivors) {
   }
 
   testing::ScopedTempDir dir("netns-e2e");
-  const std::string config = WriteConfig(dir);
+  const std::string config = WriteRemoteConfig(dir);
   std::vector<std::unique_ptr<Subprocess>> workers;
   for (int k = 0; k < kWorkers; ++k) {
     workers.push_back(std::make_unique<Subprocess>(net.Exec(

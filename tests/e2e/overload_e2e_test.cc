@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "e2e/sloserve_paths.h"
 #include "support/http_get.h"
 #include "support/listen_port.h"
 #include "support/subprocess.h"
@@ -35,7 +36,7 @@ namespace {
 using testing::RunProcess;
 using testing::Subprocess;
 
-const std::string kBin = SLOSERVE_BINARY;
+using testing::kBin;
 
 std::string WriteConfig(const testing::ScopedTempDir& dir) {
   const std::string path = dir.File("overload.yaml");

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "e2e/sloserve_paths.h"
 #include "support/http_get.h"
 #include "support/listen_port.h"
 #include "support/subprocess.h"
@@ -19,8 +20,8 @@ namespace {
 using testing::RunProcess;
 using testing::Subprocess;
 
-const std::string kBin = SLOSERVE_BINARY;
-const std::string kRoot = SLOSERVE_SOURCE_DIR;
+using testing::kBin;
+using testing::kRoot;
 
 // serve --model-repository loads the committed digits family through the plugin and a
 // request is answered by a TorchScript variant.

@@ -34,7 +34,7 @@ using testing::Deadline;
 using testing::MetricValue;
 using testing::Subprocess;
 
-const std::string kBin = SLOSERVE_BINARY;
+using testing::kBin;
 
 class GrpcServeTest : public ::testing::Test {
  protected:

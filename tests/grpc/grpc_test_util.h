@@ -23,6 +23,10 @@
 
 namespace sloserve::testing {
 
+// The sloserve binary under test (set by tests/grpc/CMakeLists.txt); one definition for
+// the files grpc_test compiles as one unity batch.
+inline const std::string kBin = SLOSERVE_BINARY;
+
 // A port no socket listens on right now (the kernel's next ephemeral one); 0 on failure.
 inline uint16_t FreeTcpPort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

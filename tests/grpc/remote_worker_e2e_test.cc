@@ -30,7 +30,7 @@ namespace {
 
 using testing::Subprocess;
 
-const std::string kBin = SLOSERVE_BINARY;
+using testing::kBin;
 
 // `preload`: the variants the engine starts with as resident ("" = all, the default).
 std::string WriteConfig(const testing::ScopedTempDir& dir, const std::string& preload = "") {
