@@ -1,6 +1,7 @@
 // The tree-free parse of the common inference request (infer_fast_path.h) against the
-// tree parser: whatever the body, ParseInferRequest (fast path first) and
-// ParseInferRequestWithTree give the same call or the same error.
+// tree parser it replaced: whatever the body, ParseInferRequest (fast path first, then
+// the streaming parser) and the streaming parser alone give the same call or the same
+// error as ParseInferRequestWithTree (infer_parse_compare.h).
 #include "sloserve/server/infer_fast_path.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "infer_parse_compare.h"
 #include "sloserve/server/kserve_handler.h"
 
 namespace sloserve {
@@ -26,29 +28,8 @@ TaskInfo ImageTask() {
   return t;
 }
 
-// What the server would answer: the error message, or every field of the call.
-std::string Describe(const StatusOr<InferCall>& call) {
-  if (!call.ok()) return "error: " + call.status().ToString();
-  const InferRequest& r = call->request;
-  std::string out = "task=" + r.task + " id=" + (call->has_id ? call->id : "<none>") +
-                    " rows=" + std::to_string(r.rows) + " slo_ns=" + std::to_string(r.slo.count()) +
-                    " app=" + r.app + " outputs=" + std::to_string(call->outputs.size()) +
-                    " binary_out=" + std::to_string(call->binary_outputs);
-  for (const Tensor& t : r.inputs) {
-    out += " [" + t.name + " " + t.datatype + " shape";
-    for (int64_t d : t.shape) out += " " + std::to_string(d);
-    out += " bytes";
-    for (uint8_t b : t.data) out += " " + std::to_string(b);
-    out += "]";
-  }
-  return out;
-}
-
 void ExpectSameAsTree(const std::string& body) {
-  const TaskInfo task = ImageTask();
-  EXPECT_EQ(Describe(ParseInferRequest(task, body, Seconds(60))),
-            Describe(ParseInferRequestWithTree(task, body, Seconds(60))))
-      << "body: " << body;
+  sloserve::ExpectSameAsTree(ImageTask(), body);
 }
 
 const char* kCommon =

@@ -4,6 +4,21 @@
 
 namespace sloserve {
 
+Status JsonStringTooLong(const JsonLimits& limits) {
+  return InvalidArgumentError("JSON string longer than the limit of " +
+                              std::to_string(limits.max_string_bytes) + " bytes");
+}
+
+Status JsonNestedTooDeeply(const JsonLimits& limits) {
+  return InvalidArgumentError("JSON nested deeper than the limit of " +
+                              std::to_string(limits.max_depth) + " levels");
+}
+
+Status JsonTooManyValues(const JsonLimits& limits) {
+  return InvalidArgumentError("JSON document has more than the limit of " +
+                              std::to_string(limits.max_values) + " values");
+}
+
 StatusOr<JsonShape> ScanJsonShape(std::string_view doc, const JsonLimits& limits) {
   JsonShape shape;
   int depth = 0;
@@ -17,16 +32,14 @@ StatusOr<JsonShape> ScanJsonShape(std::string_view doc, const JsonLimits& limits
         if (doc[i] == '\\') ++i;  // the escaped byte cannot end the string
       }
       if (i - start - 1 > limits.max_string_bytes) {
-        return InvalidArgumentError("JSON string longer than the limit of " +
-                                    std::to_string(limits.max_string_bytes) + " bytes");
+        return JsonStringTooLong(limits);
       }
       ++shape.values;  // a key counts too: it is a node of an object
     } else if (c == '[' || c == '{') {
       in_scalar = false;
       ++shape.values;
       if (++depth > limits.max_depth) {
-        return InvalidArgumentError("JSON nested deeper than the limit of " +
-                                    std::to_string(limits.max_depth) + " levels");
+        return JsonNestedTooDeeply(limits);
       }
       if (depth > shape.depth) shape.depth = depth;
     } else if (c == ']' || c == '}') {
@@ -39,8 +52,7 @@ StatusOr<JsonShape> ScanJsonShape(std::string_view doc, const JsonLimits& limits
       ++shape.values;
     }
     if (shape.values > limits.max_values) {
-      return InvalidArgumentError("JSON document has more than the limit of " +
-                                  std::to_string(limits.max_values) + " values");
+      return JsonTooManyValues(limits);
     }
   }
   return shape;

@@ -25,6 +25,12 @@ struct JsonShape {
   int depth = 0;       // deepest nesting seen
 };
 
+// The InvalidArgument errors naming each exceeded limit (the streaming request parser,
+// infer_request_parser.h, enforces the same limits as it reads).
+Status JsonStringTooLong(const JsonLimits& limits);
+Status JsonNestedTooDeeply(const JsonLimits& limits);
+Status JsonTooManyValues(const JsonLimits& limits);
+
 // InvalidArgument naming the exceeded limit, or the shape of `doc`.
 StatusOr<JsonShape> ScanJsonShape(std::string_view doc, const JsonLimits& limits);
 

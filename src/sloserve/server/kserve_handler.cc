@@ -10,6 +10,9 @@
 #include <utility>
 
 #include "sloserve/server/infer_fast_path.h"
+#include "sloserve/server/infer_request_checks.h"
+#include "sloserve/server/infer_request_parser.h"
+#include "sloserve/server/json_limits.h"
 #include "sloserve/server/json_log.h"
 #include "sloserve/server/json_util.h"
 #include "sloserve/server/server_extensions.h"
@@ -62,249 +65,6 @@ bool SplitPath(std::string_view s, std::vector<std::string>& parts) {
     start = end + 1;
   }
   return true;
-}
-
-std::string ShapeString(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) s += ',';
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
-
-// A shape of non-negative integers against the task's declared input shape.
-Status CheckShape(const std::vector<int64_t>& shape, const TaskInfo& task) {
-  if (shape.empty()) return InvalidArgumentError("input 'shape' must have a batch dimension");
-  const auto& declared = task.input_shape;
-  if (!declared.empty()) {
-    bool ok = declared.size() == shape.size();
-    for (size_t i = 0; ok && i < shape.size(); ++i) {
-      ok = declared[i] < 0 || declared[i] == shape[i];
-    }
-    if (!ok) {
-      return InvalidArgumentError("input shape " + ShapeString(shape) +
-                                  " does not match the declared shape " + ShapeString(declared) +
-                                  " of model '" + task.name + "' (-1 = any)");
-    }
-  }
-  if (shape[0] < 1 || shape[0] > std::numeric_limits<int32_t>::max()) {
-    return InvalidArgumentError("the batch dimension shape[0] must be in [1, 2^31)");
-  }
-  return OkStatus();
-}
-
-StatusOr<std::vector<int64_t>> ParseShape(const json& j, const TaskInfo& task) {
-  if (!j.is_array()) return InvalidArgumentError("input 'shape' must be an array of integers");
-  std::vector<int64_t> shape;
-  shape.reserve(j.size());
-  for (const json& d : j) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0) {
-      return InvalidArgumentError("input 'shape' must hold non-negative integers");
-    }
-    shape.push_back(d.get<int64_t>());
-  }
-  RETURN_IF_ERROR(CheckShape(shape, task));
-  return shape;
-}
-
-// The SLO a request gets without parameters.slo_ms.
-Duration DefaultSlo(const TaskInfo& task, Duration max_slo) {
-  return task.default_slo > Duration::zero() ? task.default_slo : max_slo;
-}
-
-// parameters.slo_ms, range-checked.
-StatusOr<Duration> SloFromMillis(double ms, Duration max_slo) {
-  const double max_ms = ToMillis(max_slo);
-  if (!std::isfinite(ms) || ms <= 0 || ms > max_ms) {
-    return InvalidArgumentError("parameter 'slo_ms' must be in (0, " +
-                                std::to_string(static_cast<int64_t>(max_ms)) + "]");
-  }
-  return std::max(MillisF(ms), Micros(1));
-}
-
-Status ParseParameters(const json& doc, const TaskInfo& task, Duration max_slo, InferRequest& req) {
-  req.slo = DefaultSlo(task, max_slo);
-  const auto params = doc.find("parameters");
-  if (params == doc.end()) return OkStatus();
-  if (!params->is_object()) return InvalidArgumentError("'parameters' must be an object");
-  if (const auto slo = params->find("slo_ms"); slo != params->end()) {
-    if (!slo->is_number()) return InvalidArgumentError("parameter 'slo_ms' must be a number");
-    ASSIGN_OR_RETURN(req.slo, SloFromMillis(slo->get<double>(), max_slo));
-  }
-  if (const auto app = params->find("app"); app != params->end()) {
-    if (!app->is_string()) return InvalidArgumentError("parameter 'app' must be a string");
-    req.app = app->get<std::string>();
-    if (!req.app.empty() && !task.apps.empty() &&
-        std::find(task.apps.begin(), task.apps.end(), req.app) == task.apps.end()) {
-      return InvalidArgumentError("unknown app '" + req.app + "' for model '" + task.name + "'");
-    }
-  }
-  if (const auto priority = params->find("priority"); priority != params->end()) {
-    if (!priority->is_number_integer())
-      return InvalidArgumentError("parameter 'priority' must be an integer");
-    const int64_t p =
-        priority->is_number_unsigned()
-            ? static_cast<int64_t>(std::min<uint64_t>(priority->get<uint64_t>(), INT64_MAX))
-            : priority->get<int64_t>();
-    RETURN_IF_ERROR(CheckPriority(p, task));
-    req.priority = static_cast<int32_t>(p);
-  }
-  return OkStatus();
-}
-
-// The Inference-Header-Content-Length header: the length of the JSON part of a body that
-// carries binary tensor data after it.
-StatusOr<size_t> JsonLength(std::string_view header, size_t body_bytes) {
-  size_t length = 0;
-  const auto [end, err] = std::from_chars(header.data(), header.data() + header.size(), length);
-  if (err != std::errc() || end != header.data() + header.size() || length == 0 ||
-      length > body_bytes) {
-    return InvalidArgumentError("Inference-Header-Content-Length '" + std::string(header) +
-                                "' must be an integer in [1, " + std::to_string(body_bytes) +
-                                "] (the body's length)");
-  }
-  return length;
-}
-
-// A boolean parameter of `obj` ("parameters" member), false when absent.
-StatusOr<bool> BoolParameter(const json& obj, const char* key) {
-  const auto params = obj.find("parameters");
-  if (params == obj.end()) return false;
-  if (!params->is_object()) return InvalidArgumentError("'parameters' must be an object");
-  const auto v = params->find(key);
-  if (v == params->end()) return false;
-  if (!v->is_boolean())
-    return InvalidArgumentError(std::string("parameter '") + key + "' must be a boolean");
-  return v->get<bool>();
-}
-
-// The request's "outputs": each names the declared output at most once.
-Status ParseOutputs(const json& doc, const TaskInfo& task, InferCall& call) {
-  ASSIGN_OR_RETURN(call.binary_outputs, BoolParameter(doc, "binary_data_output"));
-  const auto outputs = doc.find("outputs");
-  if (outputs == doc.end()) return OkStatus();
-  if (!outputs->is_array()) return InvalidArgumentError("'outputs' must be an array");
-  for (const json& out : *outputs) {
-    const auto name = out.is_object() ? out.find("name") : out.end();
-    if (!out.is_object() || name == out.end() || !name->is_string()) {
-      return InvalidArgumentError("each requested output must be an object with a string 'name'");
-    }
-    const auto& n = name->get_ref<const std::string&>();
-    if (n != task.output_name) {
-      return InvalidArgumentError("unknown output '" + n + "' for model '" + task.name +
-                                  "' (has '" + task.output_name + "')");
-    }
-    for (const RequestedOutput& seen : call.outputs) {
-      if (seen.name == n) return InvalidArgumentError("output '" + n + "' requested twice");
-    }
-    ASSIGN_OR_RETURN(bool binary, BoolParameter(out, "binary_data"));
-    call.outputs.push_back({n, binary});
-  }
-  return OkStatus();
-}
-
-// Converts the input's elements: JSON `data`, or `binary_data_size` bytes of `binary`.
-Status ParseInputData(const json& input, const std::string& dt, int64_t expected,
-                      const std::vector<int64_t>& shape, std::string_view& binary,
-                      size_t body_bytes, std::vector<uint8_t>& out) {
-  const json* size = nullptr;  // parameters.binary_data_size
-  if (const auto params = input.find("parameters"); params != input.end()) {
-    if (!params->is_object()) return InvalidArgumentError("input 'parameters' must be an object");
-    if (const auto it = params->find("binary_data_size"); it != params->end()) size = &*it;
-  }
-  const auto data = input.find("data");
-  if (size != nullptr) {
-    if (!size->is_number_unsigned()) {
-      return InvalidArgumentError(
-          "input parameter 'binary_data_size' must be a non-negative integer");
-    }
-    if (data != input.end()) {
-      return InvalidArgumentError("input has both 'data' and parameter 'binary_data_size'");
-    }
-    const uint64_t n = size->get<uint64_t>();
-    if (n > binary.size()) {
-      return InvalidArgumentError("input 'binary_data_size' is " + std::to_string(n) +
-                                  " but only " + std::to_string(binary.size()) +
-                                  " bytes of binary data follow the JSON (Inference-Header-Content-"
-                                  "Length)");
-    }
-    RETURN_IF_ERROR(BinaryToTensorData(binary.substr(0, n), dt, expected, out));
-    binary.remove_prefix(n);
-    return OkStatus();
-  }
-  if (data == input.end() || !data->is_array()) {
-    return InvalidArgumentError(
-        "input 'data' must be an array (or binary data: parameter 'binary_data_size')");
-  }
-  // Reserved for the declared size, capped by what the body can hold (a scalar takes at
-  // least one byte of JSON), so a huge declared shape with little data allocates nothing.
-  out.reserve(static_cast<size_t>(std::min<int64_t>(expected, body_bytes)) * DatatypeSize(dt));
-  int64_t count = 0;
-  RETURN_IF_ERROR(JsonToTensorData(*data, dt, count, out));
-  if (count != expected) {
-    return InvalidArgumentError("input 'data' has " + std::to_string(count) +
-                                " elements but shape " + ShapeString(shape) + " needs " +
-                                std::to_string(expected));
-  }
-  return OkStatus();
-}
-
-StatusOr<InferCall> ParseInferDocument(const TaskInfo& task, const json& doc, Duration max_slo,
-                                       std::string_view binary, size_t body_bytes) {
-  if (!doc.is_object()) return InvalidArgumentError("request body must be a JSON object");
-  InferCall call;
-  call.request.task = task.name;
-  if (const auto id = doc.find("id"); id != doc.end()) {
-    if (!id->is_string()) return InvalidArgumentError("'id' must be a string");
-    call.id = id->get<std::string>();
-    call.has_id = true;
-  }
-  const auto inputs = doc.find("inputs");
-  if (inputs == doc.end() || !inputs->is_array() || inputs->empty()) {
-    return InvalidArgumentError("'inputs' must be a non-empty array");
-  }
-  const json* input = nullptr;
-  for (const json& in : *inputs) {
-    const auto name = in.is_object() ? in.find("name") : in.end();
-    if (!in.is_object() || name == in.end() || !name->is_string()) {
-      return InvalidArgumentError("each input must be an object with a string 'name'");
-    }
-    if (name->get_ref<const std::string&>() != task.input_name) {
-      return InvalidArgumentError("unknown input '" + name->get<std::string>() + "' for model '" +
-                                  task.name + "' (expects '" + task.input_name + "')");
-    }
-    if (input != nullptr) return InvalidArgumentError("input '" + task.input_name + "' repeated");
-    input = &in;
-  }
-  const auto datatype = input->find("datatype");
-  if (datatype == input->end() || !datatype->is_string()) {
-    return InvalidArgumentError("input 'datatype' must be a string");
-  }
-  const auto& dt = datatype->get_ref<const std::string&>();
-  if (!task.input_datatype.empty() && dt != task.input_datatype) {
-    return InvalidArgumentError("input datatype '" + dt + "' does not match the declared '" +
-                                task.input_datatype + "'");
-  }
-  const auto shape_it = input->find("shape");
-  if (shape_it == input->end()) return InvalidArgumentError("input 'shape' is missing");
-  ASSIGN_OR_RETURN(std::vector<int64_t> shape, ParseShape(*shape_it, task));
-  ASSIGN_OR_RETURN(const int64_t expected, ElementCount(shape, "input shape"));
-  Tensor tensor;
-  RETURN_IF_ERROR(ParseInputData(*input, dt, expected, shape, binary, body_bytes, tensor.data));
-  if (!binary.empty()) {
-    return InvalidArgumentError(std::to_string(binary.size()) +
-                                " bytes of binary data are not claimed by any input's "
-                                "'binary_data_size'");
-  }
-  call.request.rows = static_cast<int32_t>(shape[0]);
-  RETURN_IF_ERROR(ParseParameters(doc, task, max_slo, call.request));
-  RETURN_IF_ERROR(ParseOutputs(doc, task, call));
-  tensor.name = task.input_name;
-  tensor.datatype = dt;
-  tensor.shape = std::move(shape);
-  call.request.inputs.push_back(std::move(tensor));
-  return call;
 }
 
 std::string RenderTaskMetadata(const TaskInfo& task) {
@@ -388,11 +148,14 @@ int HttpStatusFromCode(StatusCode code) {
 }
 
 // The common request shape (infer_fast_path.h) when it is valid as it stands; nullopt
-// for anything else, including every error, which the tree path then reports.
+// for anything else, including every error, which the streaming parser then reports.
 std::optional<InferCall> ParseCommonInferRequest(const TaskInfo& task, std::string_view body,
                                                  Duration max_slo) {
   std::optional<CommonInferRequest> common = ScanCommonInferRequest(body);
-  if (!common || common->input_name != task.input_name || common->datatype != "FP32" ||
+  // Near the JSON limits the streaming parser decides (and names the limit).
+  const JsonLimits limits;
+  if (!common || (common->id && common->id->size() > limits.max_string_bytes) ||
+      common->input_name != task.input_name || common->datatype != "FP32" ||
       (!task.input_datatype.empty() && common->datatype != task.input_datatype) ||
       !CheckShape(common->shape, task).ok()) {
     return std::nullopt;
@@ -409,7 +172,8 @@ std::optional<InferCall> ParseCommonInferRequest(const TaskInfo& task, std::stri
   Tensor tensor;
   tensor.data.reserve(static_cast<size_t>(std::min<int64_t>(*expected, body.size())) * 4);
   int64_t count = 0;
-  if (!AppendFp32Numbers(common->data, count, tensor.data) || count != *expected) {
+  if (!AppendFp32Numbers(common->data, count, tensor.data) || count != *expected ||
+      count > limits.max_values - 64) {
     return std::nullopt;
   }
   call.request.task = task.name;
@@ -432,25 +196,7 @@ StatusOr<InferCall> ParseInferRequest(const TaskInfo& task, std::string_view bod
       return std::move(*call);
     }
   }
-  return ParseInferRequestWithTree(task, body, max_slo, json_length);
-}
-
-StatusOr<InferCall> ParseInferRequestWithTree(const TaskInfo& task, std::string_view body,
-                                              Duration max_slo, std::string_view json_length) {
-  std::string_view json_part = body;
-  std::string_view binary;
-  if (!json_length.empty()) {
-    ASSIGN_OR_RETURN(const size_t length, JsonLength(json_length, body.size()));
-    json_part = body.substr(0, length);
-    binary = body.substr(length);
-  }
-  try {
-    const json doc = json::parse(json_part, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) return InvalidArgumentError("malformed JSON in request body");
-    return ParseInferDocument(task, doc, max_slo, binary, body.size());
-  } catch (const json::exception& e) {
-    return InvalidArgumentError(std::string("invalid request body: ") + e.what());
-  }
+  return ParseInferRequestStreaming(task, body, max_slo, json_length);
 }
 
 KServeHandler::KServeHandler(Options options, std::vector<TaskInfo> tasks,

@@ -72,9 +72,11 @@ int HttpStatusFromCode(StatusCode code);
 // input and output. `json_length` is the Inference-Header-Content-Length header (empty:
 // the body is all JSON; else its first `json_length` bytes are, and binary tensor data
 // follows). Errors are InvalidArgument with a message naming the offending field.
-// The common shape (one FP32 input, at most an id and parameters.slo_ms) is read
-// without a JSON tree (infer_fast_path.h); everything else, and every error, goes
-// through ParseInferRequestWithTree, whose result the fast path matches exactly.
+// The common shape (one FP32 input, at most an id and parameters.slo_ms) is read by a
+// strict scanner (infer_fast_path.h); everything else, and every error, by the streaming
+// parser (infer_request_parser.h). Neither builds a JSON tree; both answer exactly as
+// ParseInferRequestWithTree (infer_request_tree.cc), the tree parser they replaced,
+// which is kept as the tests' reference and the benchmark's baseline.
 StatusOr<InferCall> ParseInferRequest(const TaskInfo& task, std::string_view body, Duration max_slo,
                                       std::string_view json_length = {});
 StatusOr<InferCall> ParseInferRequestWithTree(const TaskInfo& task, std::string_view body,

@@ -16,7 +16,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int kMaxDataDepth = 32;
 constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 // How a datatype's elements are checked and stored: BOOL needs booleans, BYTES strings,
@@ -210,27 +209,15 @@ std::string RangeOf(std::string_view datatype, ElemType t) {
 }
 
 // Walks a (possibly nested) data array once: counts its scalars, checks their type and
-// range and appends their bytes to `out` in row-major order.
-Status ConvertElements(const json& data, std::string_view datatype, ElemType type, int depth,
-                       int64_t& count, std::vector<uint8_t>& out) {
-  if (depth > kMaxDataDepth) return InvalidArgumentError("'data' is nested too deeply");
+// range and appends their bytes in row-major order.
+Status ConvertElements(const json& data, JsonTensorDataWriter& writer, int depth) {
+  if (depth > JsonTensorDataWriter::kMaxDepth) return JsonTensorDataWriter::NestedTooDeeply();
   for (const json& v : data) {
     if (v.is_array()) {
-      RETURN_IF_ERROR(ConvertElements(v, datatype, type, depth + 1, count, out));
+      RETURN_IF_ERROR(ConvertElements(v, writer, depth + 1));
       continue;
     }
-    switch (AppendElement(v, type, out)) {
-      case Append::kOk:
-        ++count;
-        break;
-      case Append::kWrongType:
-        return InvalidArgumentError("'data' element " + std::to_string(count) +
-                                    " is not of datatype " + std::string(datatype));
-      case Append::kOutOfRange:
-        return InvalidArgumentError("'data' element " + std::to_string(count) + " (" + v.dump() +
-                                    ") is out of the range of " + std::string(datatype) + " " +
-                                    RangeOf(datatype, type));
-    }
+    RETURN_IF_ERROR(writer.Append(v));
   }
   return OkStatus();
 }
@@ -276,10 +263,41 @@ StatusOr<int64_t> ElementCount(const std::vector<int64_t>& shape, std::string_vi
   return elements;
 }
 
+JsonTensorDataWriter::JsonTensorDataWriter(std::string_view datatype, std::vector<uint8_t>& out)
+    : datatype_(datatype), out_(&out) {
+  const ElemType type = ElemTypeOf(datatype);
+  kind_ = static_cast<uint8_t>(type.kind);
+  size_ = type.size;
+  is_signed_ = type.is_signed;
+}
+
+Status JsonTensorDataWriter::Append(const json& v) {
+  const ElemType type{static_cast<ElemKind>(kind_), size_, is_signed_};
+  switch (AppendElement(v, type, *out_)) {
+    case Append::kOk:
+      ++count_;
+      return OkStatus();
+    case Append::kWrongType:
+      return InvalidArgumentError("'data' element " + std::to_string(count_) +
+                                  " is not of datatype " + datatype_);
+    case Append::kOutOfRange:
+      break;
+  }
+  return InvalidArgumentError("'data' element " + std::to_string(count_) + " (" + v.dump() +
+                              ") is out of the range of " + datatype_ + " " +
+                              RangeOf(datatype_, type));
+}
+
+Status JsonTensorDataWriter::NestedTooDeeply() {
+  return InvalidArgumentError("'data' is nested too deeply");
+}
+
 Status JsonToTensorData(const json& data, std::string_view datatype, int64_t& count,
                         std::vector<uint8_t>& out) {
-  count = 0;
-  return ConvertElements(data, datatype, ElemTypeOf(datatype), 1, count, out);
+  JsonTensorDataWriter writer(datatype, out);
+  const Status status = ConvertElements(data, writer, 1);
+  count = writer.count();
+  return status;
 }
 
 Status BinaryToTensorData(std::string_view bytes, std::string_view datatype, int64_t elements,

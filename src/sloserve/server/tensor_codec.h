@@ -27,6 +27,31 @@ StatusOr<int64_t> ElementCount(const std::vector<int64_t>& shape, std::string_vi
 Status JsonToTensorData(const nlohmann::json& data, std::string_view datatype, int64_t& count,
                         std::vector<uint8_t>& out);
 
+// The scalars of a JSON `data` array converted one at a time, in row-major order, with
+// JsonToTensorData's checks and messages (which it is built on): the streaming request
+// parser (infer_request_parser.h) feeds each scalar as it is read, so no tree is built.
+class JsonTensorDataWriter {
+ public:
+  // How deep `data` arrays may nest (the outermost is level 1).
+  static constexpr int kMaxDepth = 32;
+  // `out` receives the elements' bytes and must outlive the writer.
+  JsonTensorDataWriter(std::string_view datatype, std::vector<uint8_t>& out);
+  // Checks one scalar against the datatype and appends its bytes (an object or array is
+  // not a scalar: it is refused as of the wrong datatype).
+  Status Append(const nlohmann::json& scalar);
+  // The error for an array nested deeper than kMaxDepth.
+  static Status NestedTooDeeply();
+  int64_t count() const { return count_; }
+
+ private:
+  std::string datatype_;
+  uint8_t kind_ = 0;  // tensor_codec.cc's ElemType, packed
+  uint8_t size_ = 0;
+  bool is_signed_ = false;
+  std::vector<uint8_t>* out_;
+  int64_t count_ = 0;
+};
+
 // Validates binary tensor data of `datatype` holding `elements` elements (exact size;
 // BYTES: well-formed length prefixes; BOOL: bytes 0 or 1) and copies it into `out`.
 Status BinaryToTensorData(std::string_view bytes, std::string_view datatype, int64_t elements,

@@ -1,0 +1,64 @@
+#include "sloserve/server/infer_request_checks.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace sloserve {
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+Status CheckShape(const std::vector<int64_t>& shape, const TaskInfo& task) {
+  if (shape.empty()) return InvalidArgumentError("input 'shape' must have a batch dimension");
+  const auto& declared = task.input_shape;
+  if (!declared.empty()) {
+    bool ok = declared.size() == shape.size();
+    for (size_t i = 0; ok && i < shape.size(); ++i) {
+      ok = declared[i] < 0 || declared[i] == shape[i];
+    }
+    if (!ok) {
+      return InvalidArgumentError("input shape " + ShapeString(shape) +
+                                  " does not match the declared shape " + ShapeString(declared) +
+                                  " of model '" + task.name + "' (-1 = any)");
+    }
+  }
+  if (shape[0] < 1 || shape[0] > std::numeric_limits<int32_t>::max()) {
+    return InvalidArgumentError("the batch dimension shape[0] must be in [1, 2^31)");
+  }
+  return OkStatus();
+}
+
+Duration DefaultSlo(const TaskInfo& task, Duration max_slo) {
+  return task.default_slo > Duration::zero() ? task.default_slo : max_slo;
+}
+
+StatusOr<Duration> SloFromMillis(double ms, Duration max_slo) {
+  const double max_ms = ToMillis(max_slo);
+  if (!std::isfinite(ms) || ms <= 0 || ms > max_ms) {
+    return InvalidArgumentError("parameter 'slo_ms' must be in (0, " +
+                                std::to_string(static_cast<int64_t>(max_ms)) + "]");
+  }
+  return std::max(MillisF(ms), Micros(1));
+}
+
+StatusOr<size_t> JsonLength(std::string_view header, size_t body_bytes) {
+  size_t length = 0;
+  const auto [end, err] = std::from_chars(header.data(), header.data() + header.size(), length);
+  if (err != std::errc() || end != header.data() + header.size() || length == 0 ||
+      length > body_bytes) {
+    return InvalidArgumentError("Inference-Header-Content-Length '" + std::string(header) +
+                                "' must be an integer in [1, " + std::to_string(body_bytes) +
+                                "] (the body's length)");
+  }
+  return length;
+}
+
+}  // namespace sloserve
