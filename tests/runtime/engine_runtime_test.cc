@@ -115,6 +115,52 @@ TEST(EngineRuntimeTest, ConcurrentSubmittersAreEachAnsweredExactlyOnce) {
   EXPECT_NE(prom.find("# TYPE sloserve_active_workers gauge"), std::string::npos);
 }
 
+// Summary() and /metrics are taken by the engine thread between its steps while it
+// serves (no lock shared with the scrape): scrapes during a stream of requests each get an
+// answer, their counts never go back, and the last one after Stop() has every request.
+TEST(EngineRuntimeTest, ScrapesWhileServingAreAnsweredAndMonotone) {
+  ProfileSuite suite = testing::SmallSuite();
+  auto rt = EngineRuntime::Create(&suite, Options(4, /*time_scale=*/0.02));
+  ASSERT_TRUE(rt.ok());
+  EXPECT_EQ((*rt)->Summary().arrived, 0);  // not started: taken on the caller's thread
+  (*rt)->Start();
+  constexpr int kRequests = 600;
+  std::atomic<int> answered{0};
+  std::atomic<bool> done{false};
+  std::atomic<int> scrapes{0};
+  bool monotone = true, complete = true;
+  std::thread scraper([&] {
+    int64_t last = 0;
+    while (!done.load()) {
+      const MetricsSummary m = (*rt)->Summary();
+      monotone = monotone && m.arrived >= last;
+      last = m.arrived;
+      complete = complete && (*rt)->PrometheusMetrics().find("sloserve_queries_arrived_total ") !=
+                                 std::string::npos;
+      ++scrapes;
+    }
+  });
+  for (int i = 0; i < kRequests; ++i) {
+    InferRequest req;
+    req.task = "t";
+    req.slo = Seconds(5);
+    (*rt)->Submit(req, [&](InferOutcome) { answered++; });
+    if (i % 100 == 99) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // Whenever the scraper thread gets to run: a few scrapes of the serving runtime.
+  while (answered.load() < kRequests || scrapes.load() < 3)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  done = true;
+  scraper.join();
+  (*rt)->Stop();
+  EXPECT_EQ(answered.load(), kRequests);
+  EXPECT_TRUE(monotone);
+  EXPECT_TRUE(complete);
+  const MetricsSummary m = (*rt)->Summary();  // stopped: on the caller's thread again
+  EXPECT_EQ(m.arrived, kRequests);
+  EXPECT_EQ(m.completed, kRequests);
+}
+
 TEST(EngineRuntimeTest, OverloadIsRejectedClearlyAndStopAnswersEverything) {
   ProfileSuite suite = testing::SmallSuite();
   // One worker holding each batch 50 ms and a queue bound of 5: a burst of 50 overflows
@@ -233,7 +279,7 @@ TEST(EngineRuntimeTest, OverloadShedsOnTheCallersThreadAndCountsIt) {
     });
   }
   first_shed.get_future().wait();
-  (void)(*rt)->Summary();  // takes the engine lock: the step that shed has published its state
+  (void)(*rt)->Summary();  // taken after an engine step: the step that shed has published
   const std::thread::id caller = std::this_thread::get_id();
   constexpr int kLow = 20;
   for (int i = 0; i < kLow; ++i) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <future>
 
 #include "sloserve/profile/exec_time_model.h"
 #include "sloserve/runtime/priority_metrics.h"
@@ -454,6 +455,7 @@ void EngineRuntime::Loop() {
     driver_->Step(now);
     early_shed_.Publish(engine_->admission(), engine_->queued_rows(), now, deployment_.slo);
     if (active_model_ops_ > 0) AdvanceModelOps(now);
+    AnswerSnapshots(now);  // after the step and what it published, like a lock taken now
     if (stopping) {
       if (now >= drain_deadline) engine_->DropAllQueued(now);
       // Past the deadline, running batches may finish within the grace again; past that
@@ -473,6 +475,7 @@ void EngineRuntime::Loop() {
   }
   waiting_.clear();
   MutexLock engine_lock(engine_mu_);
+  AnswerSnapshots(Now());
   for (TaskId t = 0; t < model_ops_.size(); ++t) {
     if (!model_ops_[t].active) continue;
     FinishModelOp(t, model_ops_[t].load ? ModelState::kUnloaded : ModelState::kLoaded,
@@ -601,14 +604,56 @@ void EngineRuntime::FinishModelOp(TaskId task, ModelState state, const Status& s
   for (auto& done : waiters) done(status);
 }
 
-MetricsSummary EngineRuntime::Summary() {
+EngineRuntime::EngineSnapshot EngineRuntime::TakeSnapshot(TimePoint now) const {
+  EngineSnapshot snap;
+  snap.summary = engine_->Summarize(now);
+  snap.by_level = engine_->metrics().PriorityCounts(options_.admission.priority_levels);
+  early_shed_.AddTo(snap.summary, snap.by_level);
+  snap.counters = engine_->counters();
+  for (const WorkerView& w : engine_->workers()) {
+    snap.queued += w.queue_length;
+    snap.busy += w.busy ? 1 : 0;
+    snap.active += w.active ? 1 : 0;
+  }
+  snap.by_type = by_type_;
+  snap.unknown_apps = unknown_app_queries_;
+  return snap;
+}
+
+std::optional<EngineRuntime::EngineSnapshot> EngineRuntime::Snapshot() const {
+  std::future<EngineSnapshot> taken;
+  {
+    MutexLock lock(inbox_mu_);
+    // Serving: the engine thread takes it after its next step (or, stopping, on its way
+    // out), so the future is always fulfilled.
+    if (accepting_ && initialized_ && init_status_.ok()) {
+      snapshot_waiters_.emplace_back();
+      taken = snapshot_waiters_.back().get_future();
+    }
+  }
+  if (taken.valid()) {
+    driver_->Wake();
+    return taken.get();
+  }
   MutexLock lock(engine_mu_);
-  if (!engine_) return MetricsSummary{};
-  MetricsSummary m = engine_->Summarize(Now());
-  std::vector<PriorityStats> levels =
-      engine_->metrics().PriorityCounts(options_.admission.priority_levels);
-  early_shed_.AddTo(m, levels);
-  return m;
+  if (!engine_) return std::nullopt;
+  return TakeSnapshot(Now());
+}
+
+void EngineRuntime::AnswerSnapshots(TimePoint now) {
+  std::vector<std::promise<EngineSnapshot>> waiters;
+  {
+    MutexLock lock(inbox_mu_);
+    waiters.swap(snapshot_waiters_);
+  }
+  if (waiters.empty()) return;
+  const EngineSnapshot snap = TakeSnapshot(now);
+  for (auto& w : waiters) w.set_value(snap);
+}
+
+MetricsSummary EngineRuntime::Summary() {
+  std::optional<EngineSnapshot> snap = Snapshot();
+  return snap ? std::move(snap->summary) : MetricsSummary{};
 }
 
 }  // namespace sloserve
@@ -616,27 +661,10 @@ MetricsSummary EngineRuntime::Summary() {
 namespace sloserve {
 
 std::string EngineRuntime::PrometheusMetrics() const {
-  MetricsSummary m;
-  EngineCounters counters;
-  size_t queued = 0, busy = 0, active = 0;
-  std::vector<TypeCounters> by_type;
-  int64_t unknown_apps = 0;
-  std::vector<PriorityStats> by_level;
-  {
-    MutexLock lock(engine_mu_);
-    if (!engine_) return "";  // still starting: nothing measured yet
-    m = engine_->Summarize(Now());
-    by_level = engine_->metrics().PriorityCounts(options_.admission.priority_levels);
-    early_shed_.AddTo(m, by_level);
-    counters = engine_->counters();
-    for (const WorkerView& w : engine_->workers()) {
-      queued += w.queue_length;
-      busy += w.busy ? 1 : 0;
-      active += w.active ? 1 : 0;
-    }
-    by_type = by_type_;
-    unknown_apps = unknown_app_queries_;
-  }
+  const std::optional<EngineSnapshot> snap = Snapshot();
+  if (!snap) return "";  // still starting: nothing measured yet
+  const MetricsSummary& m = snap->summary;
+  const std::vector<TypeCounters>& by_type = snap->by_type;
   std::string out;
   auto line = [&](const char* name, const char* type, const char* help, double value,
                   const char* labels = "") {
@@ -660,7 +688,7 @@ std::string EngineRuntime::PrometheusMetrics() const {
        "Of the shed queries, those refused on the network thread, without reaching the engine "
        "(admission was refusing every query of their priority level).",
        static_cast<double>(early_shed_.refused()));
-  AppendPriorityMetrics(by_level, out);
+  AppendPriorityMetrics(snap->by_level, out);
   line("sloserve_queries_expired_total", "counter",
        "Queued queries dropped before running: their deadline could no longer be met.",
        static_cast<double>(m.expired));
@@ -674,30 +702,31 @@ std::string EngineRuntime::PrometheusMetrics() const {
   line("sloserve_latency_p99_seconds", "gauge", "p99 latency of completed queries.",
        m.p99_ms / 1e3);
   line("sloserve_queued_queries", "gauge", "Queries waiting in worker queues.",
-       static_cast<double>(queued));
-  line("sloserve_busy_workers", "gauge", "Workers running a batch.", static_cast<double>(busy));
+       static_cast<double>(snap->queued));
+  line("sloserve_busy_workers", "gauge", "Workers running a batch.",
+       static_cast<double>(snap->busy));
   line("sloserve_active_workers", "gauge", "Workers receiving queries.",
-       static_cast<double>(active));
+       static_cast<double>(snap->active));
   line("sloserve_cold_starts_total", "counter", "Variant loads on a worker.",
        static_cast<double>(m.cold_starts));
   line("sloserve_core_seconds_total", "counter",
        "Cores of the active and starting workers x seconds (a planner's scaling).", m.core_seconds);
   line("sloserve_worker_actions_total", "counter", "Actions sent to executors.",
-       static_cast<double>(counters.actions_sent));
+       static_cast<double>(snap->counters.actions_sent));
   line("sloserve_failed_results_total", "counter", "Executor results that reported a failure.",
-       static_cast<double>(counters.failed_results));
+       static_cast<double>(snap->counters.failed_results));
   line("sloserve_stale_results_total", "counter",
        "Executor results for no action in flight (duplicates, unknown ids).",
-       static_cast<double>(counters.stale_results));
+       static_cast<double>(snap->counters.stale_results));
   line("sloserve_invalid_decisions_total", "counter",
        "Policy decisions the engine rejected (queries dropped as internal).",
-       static_cast<double>(counters.invalid_decisions));
+       static_cast<double>(snap->counters.invalid_decisions));
   line("sloserve_requeued_queries_total", "counter", "Queries re-queued after a failed batch.",
-       static_cast<double>(counters.requeued));
+       static_cast<double>(snap->counters.requeued));
   line("sloserve_unknown_app_queries_total", "counter",
        "Queries naming no app or an app without an execution-time profile (served with the "
        "variant's pooled distribution).",
-       static_cast<double>(unknown_apps));
+       static_cast<double>(snap->unknown_apps));
   // One series per hardware type of the deployment, so a heterogeneous deployment shows
   // which instance types served which queries.
   auto per_type = [&](const char* name, const char* type, const char* help, auto value) {

@@ -14,7 +14,9 @@
 // copies the outputs into the client's InferOutcome and releases both handles on every
 // path (completed, dropped, shut down), so the store holds only queries in the system.
 #include <functional>
+#include <future>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <thread>
@@ -104,7 +106,8 @@ class EngineRuntime : public InferenceBackend {
   void SetModelLoaded(const std::string& task, bool load,
                       std::function<void(Status)> done) override;
 
-  // Aggregates so far (thread-safe).
+  // Aggregates so far (thread-safe; taken on the engine thread while it runs, see
+  // Snapshot()).
   MetricsSummary Summary();
   const ProfileSuite& suite() const { return *suite_; }
   const Deployment& deployment() const { return deployment_; }
@@ -139,6 +142,23 @@ class EngineRuntime : public InferenceBackend {
     int64_t rows = 0;     // their rows
     Duration service{};   // their summed service time (batch start -> completion)
   };
+  // What Summary() and /metrics read of the engine, copied in one engine step.
+  struct EngineSnapshot {
+    MetricsSummary summary;  // the engine's, with the early-shed refusals added
+    std::vector<PriorityStats> by_level;
+    EngineCounters counters;
+    size_t queued = 0, busy = 0, active = 0;  // over the workers
+    std::vector<TypeCounters> by_type;
+    int64_t unknown_apps = 0;
+  };
+  EngineSnapshot TakeSnapshot(TimePoint now) const REQUIRES(engine_mu_);
+  // The snapshot, taken by the engine thread after its next step while it serves (a
+  // scrape then never holds engine_mu_, which that thread holds for every step: no lock
+  // shared with /metrics on the request path), or here under engine_mu_ when the thread
+  // is not serving (not started, stopped). Empty before the engine exists.
+  std::optional<EngineSnapshot> Snapshot() const;
+  // Engine thread: fulfils the snapshots asked for since its last step.
+  void AnswerSnapshots(TimePoint now) REQUIRES(engine_mu_);
 
   const ProfileSuite* suite_;
   RuntimeOptions options_;
@@ -166,7 +186,7 @@ class EngineRuntime : public InferenceBackend {
   std::chrono::steady_clock::time_point progress_started_ GUARDED_BY(inbox_mu_){};
   std::chrono::steady_clock::time_point last_progress_log_ GUARDED_BY(inbox_mu_){};
   mutable Mutex engine_mu_;         // held by the engine thread while it works
-  std::unique_ptr<Engine> engine_;  // engine thread only (and Summary under engine_mu_)
+  std::unique_ptr<Engine> engine_;  // engine thread (others: Snapshot, under engine_mu_)
   struct Waiting {
     std::function<void(InferOutcome)> done;
     PayloadHandle payload = 0;  // its input tensors, released when it is answered
@@ -199,6 +219,8 @@ class EngineRuntime : public InferenceBackend {
   std::vector<std::vector<std::pair<WorkerId, VariantId>>> unloaded_ GUARDED_BY(engine_mu_);
   std::vector<int64_t> in_system_by_task_ GUARDED_BY(engine_mu_);  // queries waiting
 
+  // Snapshot() callers waiting for the engine thread (AnswerSnapshots).
+  mutable std::vector<std::promise<EngineSnapshot>> snapshot_waiters_ GUARDED_BY(inbox_mu_);
   bool accepting_ GUARDED_BY(inbox_mu_) = false;
   bool stopping_ GUARDED_BY(inbox_mu_) = false;
   bool drain_deadline_set_ GUARDED_BY(inbox_mu_) = false;
