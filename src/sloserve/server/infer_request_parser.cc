@@ -131,29 +131,37 @@ class InferRequestSax {
   SaxTensorData& forced_result() { return forced_result_; }
 
   // nlohmann::json_sax interface.
-  bool null() { return Scalar(SaxField{SaxField::kNull}); }
+  bool null() {
+    if (InData()) return DataScalar(nullptr);
+    return Scalar(SaxField{SaxField::kNull});
+  }
   bool boolean(bool v) {
+    if (InData()) return DataScalar(v);
     SaxField f{SaxField::kBool};
     f.b = v;
     return Scalar(std::move(f));
   }
   bool number_integer(int64_t v) {
+    if (InData()) return DataScalar(v);
     SaxField f{SaxField::kInt};
     f.i = v;
     return Scalar(std::move(f));
   }
   bool number_unsigned(uint64_t v) {
+    if (InData()) return DataScalar(v);
     SaxField f{SaxField::kUnsigned};
     f.u = v;
     return Scalar(std::move(f));
   }
   bool number_float(double v, const std::string& /*text*/) {
+    if (InData()) return DataScalar(v);
     SaxField f{SaxField::kFloat};
     f.d = v;
     return Scalar(std::move(f));
   }
   bool string(std::string& v) {
     if (v.size() > limits_.max_string_bytes) return Limit(JsonStringTooLong(limits_));
+    if (InData()) return DataScalar(std::move(v));
     SaxField f{SaxField::kString};
     f.s = std::move(v);
     return Scalar(std::move(f));
@@ -179,6 +187,14 @@ class InferRequestSax {
     Frame frame;
     int data_depth = 0;  // kData: nesting level of this array (the outermost is 1)
   };
+
+  // A scalar of a `data` array (the bulk of a body): straight to the tensor's writer.
+  bool InData() const { return !stack_.empty() && stack_.back().frame == Frame::kData; }
+  bool DataScalar(json v) {
+    if (!CountValue()) return false;
+    if (writer_ && data_status_.ok()) data_status_ = writer_->Append(v);
+    return true;
+  }
 
   bool Limit(Status s) {
     limit_error_ = std::move(s);
@@ -342,9 +358,6 @@ class InferRequestSax {
       case Slot::kShapeElement:
         AddDim(f);
         return true;
-      case Slot::kDataElement:
-        if (writer_ && data_status_.ok()) data_status_ = writer_->Append(ToJson(std::move(f)));
-        return true;
       default:
         return Assign(slot, std::move(f));
     }
@@ -448,25 +461,6 @@ class InferRequestSax {
       input_.dims_bad = true;
     } else if (InputIsCandidate()) {  // another input's shape is never looked at
       input_.dims.push_back(f.kind == SaxField::kInt ? f.i : static_cast<int64_t>(f.u));
-    }
-  }
-
-  static json ToJson(SaxField f) {
-    switch (f.kind) {
-      case SaxField::kNull:
-        return nullptr;
-      case SaxField::kBool:
-        return f.b;
-      case SaxField::kInt:
-        return f.i;
-      case SaxField::kUnsigned:
-        return f.u;
-      case SaxField::kFloat:
-        return f.d;
-      case SaxField::kString:
-        return std::move(f.s);
-      default:
-        return json::object();
     }
   }
 

@@ -1,11 +1,13 @@
 #pragma once
-// A linear pre-scan of a JSON document that bounds what parsing it into a tree may cost,
-// before any tree is built: nesting depth, number of values and string length. The
-// inference request is parsed into an nlohmann::json tree, which takes ~16-32 bytes per
-// value (a 16 MiB body of "0,0,..." is 8M values, ~256 MiB); the scan rejects documents
-// beyond the limits with a message naming the limit, and returns the value count so the
-// caller can charge the tree's memory to a budget first. The scan does not validate the
-// JSON (the parser does); it only counts, skipping string contents correctly.
+// A linear pre-scan of a JSON document that bounds what parsing it may cost, before any
+// parse: nesting depth, number of values and string length. The HTTP server runs it on
+// every POST body; the scan rejects documents beyond the limits with a message naming the
+// limit, and returns the value count so the caller can charge the parse's memory to a
+// budget first. The inference request's streaming parser (infer_request_parser.h)
+// enforces the same limits itself; before it, the request was parsed into an
+// nlohmann::json tree of ~16-32 bytes per value (a 16 MiB body of "0,0,..." is 8M
+// values, ~256 MiB). The scan does not validate the JSON (the parser does); it only
+// counts, skipping string contents correctly.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -34,8 +36,11 @@ Status JsonTooManyValues(const JsonLimits& limits);
 // InvalidArgument naming the exceeded limit, or the shape of `doc`.
 StatusOr<JsonShape> ScanJsonShape(std::string_view doc, const JsonLimits& limits);
 
-// Bytes a parsed tree of `shape` is charged (node size x values, doubled for container
-// growth), for the server's in-flight body budget.
+// Bytes the parse of a document of `shape` is charged for the server's in-flight body
+// budget: 32 per value, what a tree took (node size x values, doubled for container
+// growth). The streaming parser keeps the tensor (at most 8 bytes per value, 24 while a
+// buffer whose size the shape did not give grows; BYTES strings are the body's own
+// bytes), so the charge is an upper bound.
 size_t EstimatedTreeBytes(const JsonShape& shape);
 
 }  // namespace sloserve
