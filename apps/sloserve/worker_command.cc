@@ -27,7 +27,7 @@ const std::vector<FlagSpec> kFlags = {
     {"model-repository", "DIR",
      "execute the repository's TorchScript variants with LibTorch (docs/torch.md) instead of "
      "emulating them"},
-    {"threads", "N", "gRPC completion-queue threads (default 2)"},
+    {"threads", "N", "gRPC completion-queue threads (default 1: one thread wake-up per action)"},
     {"duration", "SECONDS", "stop by itself after this long (default: run until SIGINT/SIGTERM)"},
     {"help", "", "show this help"},
 };
@@ -50,7 +50,7 @@ Status Run(const Args& args) {
     return InvalidArgumentError("expected at most one CONFIG.yaml");
   ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 0));
   if (duration < 0) return InvalidArgumentError("--duration: must be positive");
-  ASSIGN_OR_RETURN(double threads, args.GetDouble("threads", 2));
+  ASSIGN_OR_RETURN(double threads, args.GetDouble("threads", 1));
   if (threads < 1 || threads > 256 || threads != static_cast<int>(threads))
     return InvalidArgumentError("--threads: must be a whole number 1..256");
   const sigset_t stop_signals = BlockStopSignals();

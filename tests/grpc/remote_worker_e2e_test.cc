@@ -294,6 +294,74 @@ TEST(RemoteWorkerE2E, EmulatedWorkerHoldsTheInitialResidentsWithoutColdStarts) {
   EXPECT_EQ(LoadedOn(port), (std::vector<std::string>{"t5-small", "t5-base", "t5-large", "t5-3b"}));
 }
 
+// A zero-cost model (time_scale 0): every result is due at once, so the worker answers
+// on the thread that read the action (no timer thread). Concurrent Runs from several
+// client threads are each answered, successfully; a Load and an Unload are
+// answered and change what the worker reports loaded.
+TEST(RemoteWorkerE2E, ZeroCostActionsAreAnsweredAtOnceEachOnce) {
+  testing::ScopedTempDir dir("remote-zero-cost");
+  const std::string config = dir.File("zero.yaml");
+  std::ofstream(config) << "suite: ramsis-image\n"
+                           "task: image\n"
+                           "hardware: n1-4cpu\n"
+                           "workers: 1\n"
+                           "executor: {latency: sample, time_scale: 0}\n"
+                           "policy: {name: fixed, dispatch: round_robin, batching: edf, "
+                           "selection: fixed, variant: resnet18}\n";
+  const uint16_t port = testing::FreeTcpPort();
+  auto worker = StartWorker(config, port);
+  auto stub = worker::WorkerService::NewStub(testing::LocalChannel(port));
+  constexpr int kThreads = 4, kRunsEach = 50;
+  std::atomic<int> ok{0};
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRunsEach; ++i) {
+        worker::RunRequest req;
+        req.set_action(static_cast<uint64_t>(t * kRunsEach + i));
+        req.set_rows(2);
+        req.set_start_within_us(-1);
+        for (int q = 0; q < 2; ++q) {
+          worker::Query* wq = req.add_queries();
+          wq->set_id(static_cast<uint64_t>((t * kRunsEach + i) * 2 + q));
+          wq->set_size(1);
+          wq->set_slo_us(1'000'000);
+          wq->set_deadline_in_us(1'000'000);
+        }
+        worker::ActionReply reply;
+        const ::grpc::Status s = stub->Run(testing::Deadline().get(), req, &reply);
+        if (s.ok() && reply.code() == 0) {
+          ok.fetch_add(1);
+        } else if (errors[t].empty()) {
+          errors[t] = s.error_message() + " / " + std::to_string(reply.code()) + " " +
+                      reply.message() + "; ";
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(ok.load(), kThreads * kRunsEach) << errors[0] << errors[1] << errors[2] << errors[3];
+
+  // Variant 1 is not resident at start: Load it (a zero-cost cold start), then Unload it.
+  auto lifecycle = [&](bool load) {
+    worker::LifecycleRequest req;
+    req.set_action(load ? 1000 : 1001);
+    req.set_variant(1);
+    worker::ActionReply reply;
+    const ::grpc::Status s = load ? stub->Load(testing::Deadline().get(), req, &reply)
+                                  : stub->Unload(testing::Deadline().get(), req, &reply);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(reply.code(), 0) << reply.message();
+  };
+  const std::vector<std::string> before = LoadedOn(port);
+  lifecycle(true);
+  std::vector<std::string> loaded = LoadedOn(port);
+  EXPECT_EQ(loaded.size(), before.size() + 1);
+  lifecycle(false);
+  EXPECT_EQ(LoadedOn(port), before);
+}
+
 TEST(RemoteWorkerE2E, TimingOptionsAreRangeChecked) {
   testing::ScopedTempDir dir("remote-options");
   const std::string config = WriteConfig(dir);

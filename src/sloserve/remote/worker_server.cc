@@ -84,7 +84,11 @@ struct WorkerServer::Impl : public ResultSink {
   bool started = false;
 
   // ResultSink: from Send (ProfileExecutor, under send_mu) or the executor's threads.
+  // A result already due is answered here, on the thread that read the action (the
+  // gRPC queue's), not handed to the timer thread: one thread wake-up less per action
+  // (docs/benchmarks.md, "gRPC and remote workers").
   void PostAt(ActionResult&& result, TimePoint at) override {
+    if (at <= clock.Now()) return Deliver(std::move(result));
     std::lock_guard<std::mutex> lock(mu);
     const uint64_t s = seq++;
     timed_results.emplace(s, std::move(result));

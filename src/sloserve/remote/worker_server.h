@@ -3,8 +3,9 @@
 // executing the worker protocol's actions that a `sloserve serve` controller sends over
 // gRPC (proto/worker_service.proto, docs/remote-workers.md). Each Run/Load/Unload call
 // becomes one WorkerAction on the local executor and is answered when its result comes
-// (the executor's PostAt results are delivered by a timer thread at their time, Post
-// results at once). Times cross the wire as durations: the processes share no clock.
+// (the executor's PostAt results are delivered by a timer thread at their time, or at
+// once on the calling thread when already due; Post results at once). Times cross the
+// wire as durations: the processes share no clock.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -21,7 +22,10 @@ class WorkerServer {
  public:
   struct Options {
     std::string listen = "127.0.0.1:0";  // host:port; port 0 = ephemeral
-    int threads = 2;                     // completion-queue threads
+    // Completion-queue threads. One: the thread that reads an action also answers it
+    // (an emulated result is due at once); a second thread in the queue's poll is woken
+    // for every action too (3 wake-ups per action instead of 1, docs/benchmarks.md).
+    int threads = 1;
     size_t payload_bytes = size_t{256} << 20;
     size_t max_message_bytes = size_t{64} << 20;
     std::string executor_name = "emulated";
