@@ -7,7 +7,8 @@
 #      highest req/s whose p99 stays under 5 ms), and its ratio to nginx's req/s of step 1;
 #   3. the added latency per hop through a remote worker at 1k req/s: grpc_load open loop
 #      at 1,000/s against in-process workers, then against 2 `sloserve worker` processes
-#      (same config), p50/p99 of each and the differences (target: p99 +0.5 ms at most).
+#      (same config), p50/p99 of each and the differences (target: p99 +0.5 ms at most),
+#      and the CPU per request of serve and the workers (bench/grpc_hop.sh).
 # Prints the rows (and one JSON line with every number at the end).
 #   bench/grpc_http_rows.sh [BUILD_DIR] [SECONDS per measurement, default 10]
 # Needs nginx and wrk (apt-get install nginx-light wrk) and a build with benchmarks.
@@ -21,48 +22,8 @@ nginx_tool=${SERVER_VS_NGINX:-/work/shared/tools/server-vs-nginx}
 for f in "$bin" "$load" "$nginx_tool"; do
   [ -x "$f" ] || { echo "grpc_http_rows: $f not found (build: ninja -C $build sloserve grpc_load)" >&2; exit 2; }
 done
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-cat >"$tmp/rows.yaml" <<'EOF'
-suite: ramsis-image
-task: image
-hardware: n1-4cpu
-workers: 2
-slo_ms: 1000
-seed: 1
-executor: {latency: sample, time_scale: 0}
-engine: {admission: off}
-policy: {name: fixed, dispatch: round_robin, batching: edf, selection: fixed, variant: resnet18}
-server: {input_shape: "-1,16"}
-EOF
-
-# Waits for "listening on SCHEME://127.0.0.1:PORT" in log $1 and prints PORT.
-port_of() {
-  for _ in $(seq 100); do
-    if p=$(grep -o "$2://127.0.0.1:[0-9]*" "$1" | head -1 | sed 's/.*://') && [ -n "$p" ]; then
-      echo "$p"
-      return
-    fi
-    sleep 0.1
-  done
-  echo "grpc_http_rows: no $2 port in $1:" >&2
-  cat "$1" >&2
-  exit 1
-}
-wait_ready() {
-  for _ in $(seq 300); do grep -q "sloserve: ready" "$1" && return; sleep 0.1; done
-  echo "grpc_http_rows: not ready: $(cat "$1")" >&2
-  exit 1
-}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
+script=grpc_http_rows
+source bench/grpc_bench_common.sh
 
 # In-process workers: HTTP and gRPC.
 # (--grpc-port 0 means no gRPC: a free port is picked here.)
@@ -91,28 +52,13 @@ grpc_ratio=$(python3 -c "print('%.3f' % ($best_rps / $nginx_rps))")
 echo "gRPC at p99 < 5 ms: $best_rps req/s (concurrency $best_d, p99 $best_p99 ms);" \
   "nginx (HTTP, same run) $nginx_rps req/s: ratio $grpc_ratio"
 
-echo "== 3. added latency per hop through a remote worker, open loop 1,000 req/s, ${secs} s =="
-in=$("$load" --target "127.0.0.1:$grpc" --model image --shape 1,16 --rate 1000 --duration "$secs")
 kill "${pids[0]}"
 wait "${pids[0]}" 2>/dev/null || true
 pids=()
-workers=()
-for k in 0 1; do
-  "$bin" worker "$tmp/rows.yaml" --listen 127.0.0.1:0 --duration 3600 >/dev/null 2>"$tmp/worker$k.log" &
-  pids+=($!)
-  workers+=(--remote-worker "127.0.0.1:$(port_of "$tmp/worker$k.log" grpc)")
-done
-rgrpc=$(free_port)
-"$bin" serve "$tmp/rows.yaml" --port 0 --grpc-port "$rgrpc" --duration 3600 "${workers[@]}" \
-  >/dev/null 2>"$tmp/remote.log" &
-pids+=($!)
-wait_ready "$tmp/remote.log"
-remote=$("$load" --target "127.0.0.1:$rgrpc" --model image --shape 1,16 --rate 1000 --duration "$secs")
-printf "in-process  %8s req/s  p50 %7s ms  p99 %7s ms  errors %s\n" "$(field "$in" achieved_rps)" \
-  "$(field "$in" p50_ms)" "$(field "$in" p99_ms)" "$(field "$in" errors)"
-printf "remote      %8s req/s  p50 %7s ms  p99 %7s ms  errors %s\n" "$(field "$remote" achieved_rps)" \
-  "$(field "$remote" p50_ms)" "$(field "$remote" p99_ms)" "$(field "$remote" errors)"
-hop_p50=$(python3 -c "print('%.3f' % ($(field "$remote" p50_ms) - $(field "$in" p50_ms)))")
-hop_p99=$(python3 -c "print('%.3f' % ($(field "$remote" p99_ms) - $(field "$in" p99_ms)))")
-echo "added per hop: p50 +$hop_p50 ms, p99 +$hop_p99 ms (target p99 <= 0.5 ms)"
+echo "== 3. added latency per hop through a remote worker, open loop 1,000 req/s, ${secs} s =="
+SLOSERVE_BIN="$bin" bench/grpc_hop.sh "$build" "$secs" 1000 | tee "$tmp/hop.txt"
+hop=$(tail -1 "$tmp/hop.txt")
+in=$(python3 -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["in_process"]))' "$hop")
+remote=$(python3 -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["remote"]))' "$hop")
+hop_p50=$(field "$hop" hop_p50_ms) hop_p99=$(field "$hop" hop_p99_ms)
 echo "{\"secs\":$secs,\"nginx_rps\":$nginx_rps,\"http_rps\":$http_rps,\"grpc_rps_p99_under_5ms\":$best_rps,\"grpc_concurrency\":$best_d,\"grpc_p99_ms\":$best_p99,\"grpc_over_nginx\":$grpc_ratio,\"in_process_1k\":$in,\"remote_1k\":$remote,\"hop_p50_ms\":$hop_p50,\"hop_p99_ms\":$hop_p99,\"load_average\":\"$(cut -d' ' -f1-3 /proc/loadavg)\"}"
