@@ -141,7 +141,8 @@ StatusOr<TorchServing> PrepareTorchServing(const std::string& repository_dir) {
   TorchServing s;
   s.task = repo->tasks.front().name;
   s.profile_path = repo->tasks.front().dir + "/profile.prof";
-  if (!std::filesystem::is_regular_file(s.profile_path)) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(s.profile_path, ec)) {
     return FailedPreconditionError("--model-repository: " + s.profile_path +
                                    " does not exist; measure it first: sloserve profile measure "
                                    "--model-repository " +

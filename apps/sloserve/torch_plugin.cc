@@ -32,7 +32,8 @@ StatusOr<const TorchPluginApi*> Load() {
   const std::string build = std::string(SLOSERVE_VERSION) + " " + SLOSERVE_GIT_REVISION;
   std::string tried;
   for (const std::string& path : Candidates()) {
-    if (path.find('/') != std::string::npos && !std::filesystem::exists(path)) {
+    std::error_code ec;
+    if (path.find('/') != std::string::npos && !std::filesystem::exists(path, ec)) {
       tried += (tried.empty() ? "" : ", ") + path;
       continue;
     }

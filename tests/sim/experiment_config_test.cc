@@ -82,6 +82,23 @@ TEST(ExperimentConfigTest, ErrorsNameTheFileAndField) {
   EXPECT_FALSE(ApplyOverrides(&*cfg, {"nokey.x=1"}).ok());
 }
 
+// Found by config_fuzzer: a trace name longer than the OS allows made the file lookup
+// throw (ENAMETOOLONG) and abort the process; it is a trace that does not exist.
+TEST(ExperimentConfigTest, OverlongTraceNameIsAMissingTraceNotACrash) {
+  const std::string name(300, 'x');
+  auto cfg = ParseExperimentConfig(
+      "suite: ramsis-text\nworkload: {arrival: trace, trace: " + name + "}\n", "/tmp/t.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  StatusOr<std::vector<RunSpec>> runs = InvalidArgumentError("not expanded");
+  ASSERT_NO_THROW(runs = ExpandRuns(*cfg));
+  if (runs.ok()) {  // the arrival factory reports it missing when the run starts
+    ASSERT_EQ(runs->size(), 1u);
+    EXPECT_NE((*runs)[0].arrival.trace_path.find(name), std::string::npos);
+  } else {
+    EXPECT_NE(runs.status().message().find("trace"), std::string::npos) << runs.status().ToString();
+  }
+}
+
 TEST(ExperimentConfigTest, UnknownKeysSuggestAndListTheValidKeys) {
   auto cfg = ParseExperimentConfig("wrokers: 3\n", "x.yaml");
   ASSERT_FALSE(cfg.ok());

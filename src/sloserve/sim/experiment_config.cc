@@ -176,7 +176,8 @@ std::string ResolveRelative(const std::string& path, const std::string& config_d
   namespace fs = std::filesystem;
   if (path.empty() || fs::path(path).is_absolute() || config_dir.empty()) return path;
   fs::path candidate = fs::path(config_dir) / path;
-  return fs::exists(candidate) ? candidate.string() : path;
+  std::error_code ec;  // a name too long for the OS, say, is "not there", not a throw
+  return fs::exists(candidate, ec) ? candidate.string() : path;
 }
 
 // A trace file next to the config (or as given), else an embedded trace by name
@@ -186,11 +187,12 @@ std::string ResolveTrace(const std::string& trace, const std::string& config_dir
   namespace fs = std::filesystem;
   if (trace.empty()) return trace;
   const std::string local = ResolveRelative(trace, config_dir);
-  if (fs::exists(local)) return local;
+  std::error_code ec;  // a name too long for the OS, say, is "not there", not a throw
+  if (fs::exists(local, ec)) return local;
   for (const std::string& name : {trace, trace + ".txt"}) {
     if (const std::string dir = ProfilesDir(); !dir.empty()) {
       fs::path p = fs::path(dir) / "traces" / name;
-      if (fs::exists(p)) return p.string();
+      if (fs::exists(p, ec)) return p.string();
     } else if (FindEmbeddedFile("traces/" + name)) {
       return std::string(kEmbeddedPrefix) + "traces/" + name;
     }

@@ -73,7 +73,8 @@ class LstmForecaster : public LoadForecaster {
 
 StatusOr<std::unique_ptr<LoadForecaster>> MakeLstmForecaster(const std::string& path) {
   const std::string where = "option 'lstm_model': '" + path + "'";
-  if (!std::filesystem::is_regular_file(path)) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
     return InvalidArgumentError(where +
                                 " is not a file (tools/train_load_forecaster.py writes it; "
                                 "a relative path is from the config file's folder, else the "

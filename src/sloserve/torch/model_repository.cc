@@ -55,7 +55,8 @@ bool SameTensor(const RepoTensorSpec& a, const RepoTensorSpec& b) {
 StatusOr<RepoVariant> LoadVariant(const fs::path& dir, const std::string& task) {
   const fs::path config = dir / "config.yaml";
   const std::string where = config.string();
-  if (!fs::is_regular_file(config)) {
+  std::error_code ec;  // unreadable or overlong paths are "not there", not a throw
+  if (!fs::is_regular_file(config, ec)) {
     return InvalidArgumentError("model repository: variant directory " + dir.string() +
                                 " has no config.yaml (expected " + where + ")");
   }
@@ -94,7 +95,7 @@ StatusOr<RepoVariant> LoadVariant(const fs::path& dir, const std::string& task) 
       return InvalidArgumentError(where + ": 'model_file' must be a file name in " + v.dir);
     }
     v.model_path = (dir / model_file).string();
-    if (!fs::is_regular_file(v.model_path)) {
+    if (!fs::is_regular_file(v.model_path, ec)) {
       return InvalidArgumentError(where + ": model file " + v.model_path + " does not exist");
     }
     v.accuracy = root["accuracy"].as<double>();
@@ -113,6 +114,23 @@ StatusOr<RepoVariant> LoadVariant(const fs::path& dir, const std::string& task) 
     return InvalidArgumentError(where + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
   return v;
+}
+
+// The subdirectories of `dir`, sorted; an unreadable directory is an error naming it
+// (directory_iterator's throwing form would abort the process).
+StatusOr<std::vector<fs::path>> SubDirectories(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code entry_ec;
+    if (it->is_directory(entry_ec)) out.push_back(it->path());
+  }
+  if (ec) {
+    return InvalidArgumentError("model repository: cannot list " + dir.string() + ": " +
+                                ec.message());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace
@@ -141,14 +159,14 @@ StatusOr<ModelRepository> LoadModelRepository(const std::string& root) {
   ModelRepository repo;
   repo.root = root;
   std::set<std::string> variant_names;
-  for (const auto& task_entry : fs::directory_iterator(root)) {
-    if (!task_entry.is_directory()) continue;
+  ASSIGN_OR_RETURN(std::vector<fs::path> task_dirs, SubDirectories(root));
+  for (const fs::path& task_dir : task_dirs) {
     RepoTask task;
-    task.name = task_entry.path().filename().string();
-    task.dir = task_entry.path().string();
-    for (const auto& variant_entry : fs::directory_iterator(task_entry.path())) {
-      if (!variant_entry.is_directory()) continue;
-      ASSIGN_OR_RETURN(RepoVariant v, LoadVariant(variant_entry.path(), task.name));
+    task.name = task_dir.filename().string();
+    task.dir = task_dir.string();
+    ASSIGN_OR_RETURN(std::vector<fs::path> variant_dirs, SubDirectories(task_dir));
+    for (const fs::path& variant_dir : variant_dirs) {
+      ASSIGN_OR_RETURN(RepoVariant v, LoadVariant(variant_dir, task.name));
       if (!variant_names.insert(v.name).second) {
         return InvalidArgumentError("model repository: variant name " + v.name + " (" + v.dir +
                                     ") is used by two tasks; names must be unique");
