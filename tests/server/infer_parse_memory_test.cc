@@ -164,7 +164,7 @@ TEST(InferParseMemoryTest, StreamingPeakIsAboutTheTensorTreePeakIsManyTimesTheBo
   for (const Case& c : {Case{"FP32", "ntsd"}, Case{"INT64", "ntsd"}, Case{"INT8", "ntsd"},
                         Case{"BYTES", "ntsd"}, Case{"FP32", "dnst"},  // data first: second pass
                         Case{"INT64", "ntds"}}) {                     // shape last: no reserve
-    const Measured m = Measure(NestedBody(c.datatype, 4000, c.order));
+    const Measured m = Measure(NestedBody(c.datatype, 1000, c.order));
     const double per_tensor = static_cast<double>(m.streaming_peak) / static_cast<double>(m.tensor);
     const double tree_per_body = static_cast<double>(m.tree_peak) / static_cast<double>(m.body);
     std::printf(

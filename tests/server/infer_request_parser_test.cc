@@ -70,6 +70,8 @@ TEST(InferRequestParserTest, EveryDatatypeAndItsLimits) {
         "18446744073709551615", "-9223372036854775808"}},
       {"FP64", {"1.7976931348623157e308", "-1.7976931348623157e308", "5e-324", "1e309", "\"1\""}},
       {"FP8", {"1", "2.5", "\"x\""}},
+      {"INT", {"1", "null"}},
+      {"UINT7", {"1", "-1"}},
       {"STRING", {"1", "\"s\"", "true", "null"}},
   };
   for (const auto& [datatype, values] : cases) {
@@ -227,8 +229,8 @@ TEST(InferRequestParserTest, DeepNesting) {
 TEST(InferRequestParserTest, HugeArraysAndManyInputs) {
   std::string flat = "[";
   std::string nested = "[";
-  const int rows = 300;
-  const int cols = 400;  // 120,000 elements
+  const int rows = 200;
+  const int cols = 100;  // 20,000 elements
   for (int r = 0; r < rows; ++r) {
     nested += r > 0 ? ",[" : "[";
     for (int c = 0; c < cols; ++c) {
@@ -246,10 +248,10 @@ TEST(InferRequestParserTest, HugeArraysAndManyInputs) {
   ExpectSame(Doc(Input("FP16", shape, nested)));
   // Many small inputs: refused at the second, whatever follows.
   std::string inputs;
-  for (int i = 0; i < 20000; ++i) inputs += (i > 0 ? "," : "") + Input("INT8", "[1,1]", "[1]");
+  for (int i = 0; i < 5000; ++i) inputs += (i > 0 ? "," : "") + Input("INT8", "[1,1]", "[1]");
   ExpectSame(Doc(inputs));
   std::string outputs;
-  for (int i = 0; i < 20000; ++i) outputs += i > 0 ? R"(,{"name":"y"})" : R"({"name":"y"})";
+  for (int i = 0; i < 5000; ++i) outputs += i > 0 ? R"(,{"name":"y"})" : R"({"name":"y"})";
   ExpectSame(Doc(Input("INT8", "[1,1]", "[1]"), R"(,"outputs":[)" + outputs + "]"));
 }
 
@@ -266,7 +268,7 @@ TEST(InferRequestParserTest, SameAnswersAsTheTreeUnderRandomEdits) {
   };
   const std::string alphabet = "{}[]\",:.-+eE0123456789 \\u\x01\xc3xatn";
   std::mt19937 rng(16);
-  for (int i = 0; i < 4000; ++i) {
+  for (int i = 0; i < 2000; ++i) {
     std::string body = bases[i % bases.size()];
     for (int edits = 1 + static_cast<int>(rng() % 2); edits > 0; --edits) {
       const size_t at = rng() % body.size();

@@ -32,8 +32,9 @@ ElemType ElemTypeOf(std::string_view dt) {
   const auto size = static_cast<uint8_t>(DatatypeSize(dt));
   if (dt == "BOOL") return {ElemKind::kBool, 1};
   if (dt == "BYTES") return {ElemKind::kBytes, 0};
-  if (dt.starts_with("INT")) return {ElemKind::kInt, size, true};
-  if (dt.starts_with("UINT")) return {ElemKind::kInt, size, false};
+  // An integer type of no known size ("INT", "INT7") is not stored, like any unknown one.
+  if (dt.starts_with("INT") && size != 0) return {ElemKind::kInt, size, true};
+  if (dt.starts_with("UINT") && size != 0) return {ElemKind::kInt, size, false};
   if (dt == "FP16") return {ElemKind::kFp16, 2};
   if (dt == "BF16") return {ElemKind::kBf16, 2};
   if (dt == "FP32") return {ElemKind::kFp32, 4};
