@@ -49,16 +49,17 @@ StatusOr<Duration> SloFromMillis(double ms, Duration max_slo) {
   return std::max(MillisF(ms), Micros(1));
 }
 
-StatusOr<size_t> JsonLength(std::string_view header, size_t body_bytes) {
+StatusOr<InferBodyParts> SplitInferBody(std::string_view body, std::string_view json_length) {
+  if (json_length.empty()) return InferBodyParts{body, {}};
   size_t length = 0;
-  const auto [end, err] = std::from_chars(header.data(), header.data() + header.size(), length);
-  if (err != std::errc() || end != header.data() + header.size() || length == 0 ||
-      length > body_bytes) {
-    return InvalidArgumentError("Inference-Header-Content-Length '" + std::string(header) +
-                                "' must be an integer in [1, " + std::to_string(body_bytes) +
+  const char* end_of_header = json_length.data() + json_length.size();
+  const auto [end, err] = std::from_chars(json_length.data(), end_of_header, length);
+  if (err != std::errc() || end != end_of_header || length == 0 || length > body.size()) {
+    return InvalidArgumentError("Inference-Header-Content-Length '" + std::string(json_length) +
+                                "' must be an integer in [1, " + std::to_string(body.size()) +
                                 "] (the body's length)");
   }
-  return length;
+  return InferBodyParts{body.substr(0, length), body.substr(length)};
 }
 
 }  // namespace sloserve

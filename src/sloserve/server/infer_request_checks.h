@@ -26,8 +26,13 @@ Duration DefaultSlo(const TaskInfo& task, Duration max_slo);
 // parameters.slo_ms, range-checked.
 StatusOr<Duration> SloFromMillis(double ms, Duration max_slo);
 
-// The Inference-Header-Content-Length header: the length of the JSON part of a body that
-// carries binary tensor data after it.
-StatusOr<size_t> JsonLength(std::string_view header, size_t body_bytes);
+// A request body's JSON document and the binary tensor data after it. The whole body is
+// JSON unless `json_length` (the Inference-Header-Content-Length header) gives the JSON
+// part's length, which must be an integer in [1, body size].
+struct InferBodyParts {
+  std::string_view json;
+  std::string_view binary;
+};
+StatusOr<InferBodyParts> SplitInferBody(std::string_view body, std::string_view json_length);
 
 }  // namespace sloserve

@@ -724,16 +724,10 @@ StatusOr<InferCall> ValidateDocument(const TaskInfo& task, SaxDocument& doc, Dur
 
 StatusOr<InferCall> ParseInferRequestStreaming(const TaskInfo& task, std::string_view body,
                                                Duration max_slo, std::string_view json_length) {
-  std::string_view json_part = body;
-  std::string_view binary;
-  if (!json_length.empty()) {
-    ASSIGN_OR_RETURN(const size_t length, JsonLength(json_length, body.size()));
-    json_part = body.substr(0, length);
-    binary = body.substr(length);
-  }
-  InferRequestSax sax(task, json_part.size(), JsonLimits{});
-  RETURN_IF_ERROR(RunSax(json_part, sax));
-  return ValidateDocument(task, sax.document(), max_slo, json_part, binary);
+  ASSIGN_OR_RETURN(const InferBodyParts parts, SplitInferBody(body, json_length));
+  InferRequestSax sax(task, parts.json.size(), JsonLimits{});
+  RETURN_IF_ERROR(RunSax(parts.json, sax));
+  return ValidateDocument(task, sax.document(), max_slo, parts.json, parts.binary);
 }
 
 }  // namespace sloserve

@@ -207,17 +207,11 @@ StatusOr<InferCall> ParseInferDocument(const TaskInfo& task, const json& doc, Du
 
 StatusOr<InferCall> ParseInferRequestWithTree(const TaskInfo& task, std::string_view body,
                                               Duration max_slo, std::string_view json_length) {
-  std::string_view json_part = body;
-  std::string_view binary;
-  if (!json_length.empty()) {
-    ASSIGN_OR_RETURN(const size_t length, JsonLength(json_length, body.size()));
-    json_part = body.substr(0, length);
-    binary = body.substr(length);
-  }
+  ASSIGN_OR_RETURN(const InferBodyParts parts, SplitInferBody(body, json_length));
   try {
-    const json doc = json::parse(json_part, nullptr, /*allow_exceptions=*/false);
+    const json doc = json::parse(parts.json, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) return InvalidArgumentError("malformed JSON in request body");
-    return ParseInferDocument(task, doc, max_slo, binary, body.size());
+    return ParseInferDocument(task, doc, max_slo, parts.binary, body.size());
   } catch (const json::exception& e) {
     return InvalidArgumentError(std::string("invalid request body: ") + e.what());
   }
