@@ -13,6 +13,7 @@
 
 #include "sloserve/engine/clock.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
+#include "sloserve/remote/reply_queue.h"
 #include "sloserve/remote/wire_tensors.h"
 #include "sloserve/remote/worker_channel.h"
 #include "sloserve/remote/worker_health.h"
@@ -23,22 +24,40 @@ namespace sloserve {
 // -Wsubobject-linkage refuses in a unity build.
 namespace remote_internal {
 
-// One action's call: owned by the executor from Send until its callback has posted.
-struct RemoteCall {
+struct RemoteCall;
+
+// What a finished call is handed to (the executor's Impl).
+class CallOwner {
+ public:
+  virtual void Finish(RemoteCall* call, const ::grpc::Status& status) = 0;
+
+ protected:
+  ~CallOwner() = default;
+};
+
+// One action's call: owned by the executor from Send until the reply queue's thread has
+// posted its result.
+struct RemoteCall final : remote::ReplyTag {
   ::grpc::ClientContext ctx;
+  // In ctx's call arena: declared after ctx, so destroyed before it.
+  std::unique_ptr<::grpc::ClientAsyncResponseReader<worker::ActionReply>> rpc;
   worker::RunRequest run;
   worker::LifecycleRequest lifecycle;
   worker::ActionReply reply;
+  ::grpc::Status status;
+  CallOwner* owner = nullptr;
   ActionId id = 0;
   WorkerId worker = 0;
   bool is_run = false;
   bool is_load = false;
+
+  void Done(bool /*ok: always true for a unary Finish*/) override { owner->Finish(this, status); }
 };
 
 }  // namespace remote_internal
 using remote_internal::RemoteCall;
 
-struct RemoteExecutor::Impl {
+struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   struct Worker {
     std::string address;
     std::shared_ptr<::grpc::Channel> channel;
@@ -67,6 +86,8 @@ struct RemoteExecutor::Impl {
   ActionId next_reload = 0;  // under mu
   // Under mu: the checks start once connected and attached.
   bool connected = false, health_started = false;
+  // Last member: destroyed first, joining its thread while the rest is alive.
+  std::unique_ptr<remote::ReplyQueue> replies = std::make_unique<remote::ReplyQueue>();
 
   void StartHealthWhenReady() {
     {
@@ -165,8 +186,9 @@ struct RemoteExecutor::Impl {
     return OkStatus();
   }
 
-  // The callback of every call: turns the reply into the action's result and posts it.
-  void Finish(RemoteCall* call, const ::grpc::Status& status) {
+  // Every call's end (on the reply queue's thread): turns the reply into the action's
+  // result and posts it.
+  void Finish(RemoteCall* call, const ::grpc::Status& status) override {
     ActionResult r;
     r.id = call->id;
     r.worker = call->worker;
@@ -395,14 +417,17 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
     }
   }
   auto* stub = m.workers[w].stub.get();
-  auto done = [&m, call](::grpc::Status s) { m.Finish(call, s); };
+  ::grpc::CompletionQueue* cq = m.replies->cq();
+  call->owner = &m;
   if (call->is_run) {
-    stub->async()->Run(&call->ctx, &call->run, &call->reply, std::move(done));
+    call->rpc = stub->PrepareAsyncRun(&call->ctx, call->run, cq);
   } else if (std::holds_alternative<LoadVariant>(action)) {
-    stub->async()->Load(&call->ctx, &call->lifecycle, &call->reply, std::move(done));
+    call->rpc = stub->PrepareAsyncLoad(&call->ctx, call->lifecycle, cq);
   } else {
-    stub->async()->Unload(&call->ctx, &call->lifecycle, &call->reply, std::move(done));
+    call->rpc = stub->PrepareAsyncUnload(&call->ctx, call->lifecycle, cq);
   }
+  call->rpc->StartCall();
+  call->rpc->Finish(&call->reply, &call->status, static_cast<remote::ReplyTag*>(call));
   return Duration(0);
 }
 
