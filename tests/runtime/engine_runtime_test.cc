@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "support/test_suite.h"
 
@@ -113,6 +114,60 @@ TEST(EngineRuntimeTest, ConcurrentSubmittersAreEachAnsweredExactlyOnce) {
       << prom;
   EXPECT_NE(prom.find("sloserve_queries_finished_total{outcome=\"dropped\"} 0"), std::string::npos);
   EXPECT_NE(prom.find("# TYPE sloserve_active_workers gauge"), std::string::npos);
+}
+
+// SubmitAll (the HTTP server's hand-off of one event-loop turn) answers every request of
+// every batch exactly once, as Submit would: served, refused by the engine (unknown
+// model), and after Stop() refused at once; the batch is left empty each time.
+TEST(EngineRuntimeTest, SubmitAllAnswersEachRequestOfABatchExactlyOnce) {
+  ProfileSuite suite = testing::SmallSuite();
+  auto rt = EngineRuntime::Create(&suite, Options(4, /*time_scale=*/0.05));
+  ASSERT_TRUE(rt.ok());
+  (*rt)->Start();
+  constexpr int kThreads = 2, kBatches = 50, kPerBatch = 8;
+  constexpr int kTotal = kThreads * kBatches * kPerBatch;
+  std::vector<std::atomic<int>> calls(kTotal + kPerBatch);
+  std::atomic<int> ok{0}, not_found{0};
+  auto batch_of = [&](int first, const char* task) {
+    std::vector<InferenceBackend::Submission> batch;
+    for (int i = first; i < first + kPerBatch; ++i) {
+      InferRequest req;
+      req.task = task;
+      req.slo = Millis(500);
+      batch.push_back({std::move(req), [&, i](InferOutcome o) {
+                         calls[static_cast<size_t>(i)]++;
+                         if (o.status.ok()) ok++;
+                         if (o.status.code() == StatusCode::kNotFound) not_found++;
+                       }});
+    }
+    return batch;
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int b = 0; b < kBatches; ++b) {
+        const int first = (t * kBatches + b) * kPerBatch;
+        auto batch = batch_of(first, b % 10 == 9 ? "no-such-model" : "t");
+        (*rt)->SubmitAll(batch);
+        EXPECT_TRUE(batch.empty());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  (*rt)->Stop(Seconds(120));  // returns once everything is answered; the grace is a bound
+  for (int i = 0; i < kTotal; ++i) ASSERT_EQ(calls[static_cast<size_t>(i)].load(), 1) << i;
+  const int unknown = kThreads * (kBatches / 10) * kPerBatch;
+  EXPECT_EQ(not_found.load(), unknown);
+  EXPECT_EQ(ok.load(), kTotal - unknown);
+  EXPECT_EQ((*rt)->Summary().arrived, kTotal - unknown);
+  // Stopped: each request of a batch is refused at once, once.
+  auto late = batch_of(kTotal, "t");
+  (*rt)->SubmitAll(late);
+  EXPECT_TRUE(late.empty());
+  for (int i = kTotal; i < kTotal + kPerBatch; ++i) {
+    EXPECT_EQ(calls[static_cast<size_t>(i)].load(), 1) << i;
+  }
+  EXPECT_EQ(ok.load(), kTotal - unknown);
 }
 
 // Summary() and /metrics are taken by the engine thread between its steps while it

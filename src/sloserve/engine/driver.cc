@@ -110,6 +110,19 @@ void Driver::PostArrival(EngineStep step) {
   if (first) inbox_cv_.NotifyOne();  // later ones find the driver awake already
 }
 
+void Driver::PostArrivals(std::vector<EngineStep>& steps) {
+  if (steps.empty()) return;
+  bool first;
+  {
+    MutexLock lock(inbox_mu_);
+    first = !inbox_nonempty_.load(std::memory_order_relaxed);
+    for (EngineStep& step : steps) inbox_arrivals_.push_back(std::move(step));
+    inbox_nonempty_.store(true, std::memory_order_release);
+  }
+  steps.clear();
+  if (first) inbox_cv_.NotifyOne();
+}
+
 void Driver::PostReachability(WorkerId worker, bool reachable, std::optional<ActionResult> result) {
   // A control step (step 3 of Step's order), so the result it carries is handled after
   // the engine knows; a shared_ptr because EngineStep is a copyable std::function.

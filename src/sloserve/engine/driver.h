@@ -77,6 +77,9 @@ class Driver : public ResultSink {
   // Any thread: an arrival (step 6) or a control message (step 3), run on the driver's
   // thread with the engine and the time.
   void PostArrival(EngineStep step) EXCLUDES(inbox_mu_);
+  // Several arrivals in order (each still its own step 6), with at most one wake-up of
+  // the driver's thread for all of them; leaves `steps` empty.
+  void PostArrivals(std::vector<EngineStep>& steps) EXCLUDES(inbox_mu_);
   void PostControl(EngineStep step) EXCLUDES(inbox_mu_);
 
   // The earliest time something is due (kTimeInfinite: nothing but the inbox can come).

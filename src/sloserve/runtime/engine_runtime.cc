@@ -228,38 +228,68 @@ InferOutcome ShedOutcome() {
 
 }  // namespace
 
-void EngineRuntime::Submit(InferRequest request, std::function<void(InferOutcome)> done) {
-  bool shed = false;
-  {
-    MutexLock lock(inbox_mu_);
-    if (accepting_ && initialized_ && init_status_.ok()) {
-      // Under overload, a request admission would refuse anyway is refused here, without
-      // the two thread hand-offs to the engine and back (early_shed.h).
-      shed = options_.early_shed && request.task == early_shed_task_ &&
-             early_shed_.Refuse(PriorityLevel(request.priority, options_.admission.priority_levels,
-                                              options_.admission.default_priority),
-                                request.slo <= deployment_.slo);
-      // Posted under inbox_mu_, so Stop() (which clears accepting_ under it) happens after
-      // and the engine thread's last steps still admit and answer it.
-      if (!shed) {
-        driver_->PostArrival([this, p = Pending{std::move(request), std::move(done)}](
-                                 Engine&, TimePoint now) mutable {
-          engine_mu_.AssertHeld();  // the engine thread runs driver steps holding it
-          Admit(std::move(p), now);
-        });
-        return;
-      }
-    }
-  }
-  if (shed) {
-    done(ShedOutcome());
-    return;
-  }
+EngineRuntime::Intake EngineRuntime::IntakeOf(const InferRequest& request) {
+  if (!accepting_ || !initialized_ || !init_status_.ok()) return Intake::kRefuse;
+  // Under overload, a request admission would refuse anyway is refused here, without
+  // the two thread hand-offs to the engine and back (early_shed.h).
+  const bool shed =
+      options_.early_shed && request.task == early_shed_task_ &&
+      early_shed_.Refuse(PriorityLevel(request.priority, options_.admission.priority_levels,
+                                       options_.admission.default_priority),
+                         request.slo <= deployment_.slo);
+  return shed ? Intake::kShed : Intake::kAccept;
+}
+
+Driver::EngineStep EngineRuntime::ArrivalStep(Pending p) {
+  return [this, p = std::move(p)](Engine&, TimePoint now) mutable {
+    engine_mu_.AssertHeld();  // the engine thread runs driver steps holding it
+    Admit(std::move(p), now);
+  };
+}
+
+void EngineRuntime::Refuse(Intake intake, const std::function<void(InferOutcome)>& done) const {
+  if (intake == Intake::kShed) return done(ShedOutcome());
   InferOutcome out;
   std::string why = NotReadyReason();
   out.status = UnavailableError("server is not accepting requests (" +
                                 (why.empty() ? std::string("not started") : why) + ")");
   done(std::move(out));
+}
+
+void EngineRuntime::Submit(InferRequest request, std::function<void(InferOutcome)> done) {
+  Intake intake;
+  {
+    MutexLock lock(inbox_mu_);
+    intake = IntakeOf(request);
+    // Posted under inbox_mu_, so Stop() (which clears accepting_ under it) happens after
+    // and the engine thread's last steps still admit and answer it.
+    if (intake == Intake::kAccept) {
+      driver_->PostArrival(ArrivalStep(Pending{std::move(request), std::move(done)}));
+      return;
+    }
+  }
+  Refuse(intake, done);
+}
+
+void EngineRuntime::SubmitAll(std::vector<Submission>& batch) {
+  std::vector<Driver::EngineStep> steps;
+  steps.reserve(batch.size());
+  std::vector<std::pair<Intake, std::function<void(InferOutcome)>>> refused;
+  {
+    MutexLock lock(inbox_mu_);
+    for (Submission& s : batch) {
+      const Intake intake = IntakeOf(s.request);
+      if (intake == Intake::kAccept) {
+        steps.push_back(ArrivalStep(Pending{std::move(s.request), std::move(s.done)}));
+      } else {
+        refused.emplace_back(intake, std::move(s.done));
+      }
+    }
+    // Like Submit's, under inbox_mu_; one wake-up of the engine thread for all of them.
+    driver_->PostArrivals(steps);
+  }
+  batch.clear();
+  for (const auto& [intake, done] : refused) Refuse(intake, done);
 }
 
 void EngineRuntime::Stop(Duration grace) {

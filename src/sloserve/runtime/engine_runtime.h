@@ -96,6 +96,7 @@ class EngineRuntime : public InferenceBackend {
   std::string NotReadyReason() const override;
   std::string ReadyNote() const override;
   void Submit(InferRequest request, std::function<void(InferOutcome)> done) override;
+  void SubmitAll(std::vector<Submission>& batch) override;
   std::string PrometheusMetrics() const override;
   void ClientGone() override;
   // The model repository: a task's state, and its load/unload (docs/protocol.md "Model
@@ -120,6 +121,14 @@ class EngineRuntime : public InferenceBackend {
     std::function<void(InferOutcome)> done;
   };
   EngineRuntime(const ProfileSuite* suite, RuntimeOptions options);
+  // Where a submitted request goes: to the engine thread, refused by early shedding, or
+  // refused because the runtime is not accepting (stopped, not started, failed start).
+  enum class Intake { kAccept, kShed, kRefuse };
+  Intake IntakeOf(const InferRequest& request) REQUIRES(inbox_mu_);
+  Driver::EngineStep ArrivalStep(Pending p);
+  // Answers a request IntakeOf did not accept (not under inbox_mu_).
+  void Refuse(Intake intake, const std::function<void(InferOutcome)>& done) const
+      EXCLUDES(inbox_mu_);
   // Builds the engine and initialises the policies (the slow part of a start).
   Status Initialize();
   void ReportProgress(const std::string& what, int done, int total);

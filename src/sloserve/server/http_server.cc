@@ -99,6 +99,28 @@ struct HttpServer::Impl {
     (void)before;
 #endif
   }
+  // Hands a request to the backend at the end of this turn of the event loop, with the
+  // others read in it: one SubmitAll, so the engine thread is woken once for all of them
+  // instead of once per request (each wake-up was a context switch; docs/benchmarks.md).
+  void SubmitSoon(InferenceBackend::Submission submission) EXCLUDES(submit_mu) {
+    bool first;
+    {
+      MutexLock lock(submit_mu);
+      first = submit_batch.empty();
+      submit_batch.push_back(std::move(submission));
+    }
+    // Posted behind the handlers already queued (those of this turn). The requests are
+    // counted in flight, so Stop() keeps the io threads running until this has run.
+    if (first) asio::post(*ioc, [this] { SubmitBatch(); });
+  }
+  void SubmitBatch() EXCLUDES(submit_mu) {
+    std::vector<InferenceBackend::Submission> batch;
+    {
+      MutexLock lock(submit_mu);
+      batch.swap(submit_batch);
+    }
+    backend->SubmitAll(batch);
+  }
   void InferDone() EXCLUDES(mu) {
     metrics.InferFinished();
     LeaveInFlight();
@@ -118,6 +140,9 @@ struct HttpServer::Impl {
   std::atomic<bool> draining{false};
   std::atomic<int64_t> in_flight{0};  // submitted to the backend, outcome not yet handled
   std::atomic<size_t> body_bytes{0};  // charged to the in-flight body budget
+
+  Mutex submit_mu;  // io threads only
+  std::vector<InferenceBackend::Submission> submit_batch GUARDED_BY(submit_mu);
 
   Mutex mu;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions GUARDED_BY(mu);
@@ -437,11 +462,11 @@ class Session : public std::enable_shared_from_this<Session> {
     request.client_gone = client_gone_;
     // The callback hands its only reference to the posted handler, so nothing of this
     // session outlives the handler however long the backend keeps the std::function.
-    server_->backend->Submit(
-        std::move(request), [self = shared_from_this()](InferOutcome outcome) mutable {
-          OnIoThread(std::move(self),
-                     [o = std::move(outcome)](Session& s) mutable { s.OnOutcome(std::move(o)); });
-        });
+    server_->SubmitSoon(
+        {std::move(request), [self = shared_from_this()](InferOutcome outcome) mutable {
+           OnIoThread(std::move(self),
+                      [o = std::move(outcome)](Session& s) mutable { s.OnOutcome(std::move(o)); });
+         }});
     WatchForDisconnect();
   }
 
@@ -461,21 +486,19 @@ class Session : public std::enable_shared_from_this<Session> {
         });
   }
 
-  // Runs `fn` on the session's strand, called from a backend thread. The hop goes through
-  // the io_context first: a copy of the strand executor must not be destroyed on the
-  // backend's thread, because the handler may let Stop() finish and the io_context (with
-  // the strand service) go before that thread returns (ASan: use after free).
-  // This thread also counts as in flight until post() has returned, so Stop() does not
-  // destroy the io_context while post() is still waking one of its threads.
+  // Runs `fn` on the session's strand, called from a backend thread: posted to the strand
+  // directly (one handler on the io thread; a hop through the io_context first cost a
+  // second one per request). This thread counts as in flight until post() has returned
+  // and its copy of the strand executor is gone, so Stop() cannot destroy the io_context
+  // (and the strand service that copy points into) while this thread still touches them.
   template <typename Fn>
   static void OnIoThread(std::shared_ptr<Session> self, Fn fn) {
     HttpServer::Impl* server = self->server_;
     server->in_flight.fetch_add(1);
-    asio::post(*server->ioc, [s = std::move(self), f = std::move(fn)]() mutable {
-      Session& session = *s;
-      asio::dispatch(session.stream_.get_executor(),
-                     [s = std::move(s), f = std::move(f)]() mutable { f(*s); });
-    });
+    {
+      auto strand = self->stream_.get_executor();
+      asio::post(strand, [s = std::move(self), f = std::move(fn)]() mutable { f(*s); });
+    }
     server->LeaveInFlight();
   }
 

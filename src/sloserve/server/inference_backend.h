@@ -105,6 +105,17 @@ class InferenceBackend {
   virtual std::string ReadyNote() const { return ""; }
   // Takes ownership of the request; `done` is invoked exactly once.
   virtual void Submit(InferRequest request, std::function<void(InferOutcome)> done) = 0;
+  struct Submission {
+    InferRequest request;
+    std::function<void(InferOutcome)> done;
+  };
+  // Several requests, in order, each as if by Submit; leaves `batch` empty. A backend
+  // with a thread of its own wakes it once for all of them (the HTTP server hands over
+  // what one turn of its event loop read). Default: Submit each.
+  virtual void SubmitAll(std::vector<Submission>& batch) {
+    for (Submission& s : batch) Submit(std::move(s.request), std::move(s.done));
+    batch.clear();
+  }
   // The backend's own metrics in Prometheus text format, appended to GET /metrics.
   virtual std::string PrometheusMetrics() const { return ""; }
   // Some request's `client_gone` was set: queued ones may be dropped (their `done` is
