@@ -99,6 +99,33 @@ TEST(ExperimentConfigTest, OverlongTraceNameIsAMissingTraceNotACrash) {
   }
 }
 
+// Found by fuzz_test under UBSan: a time too large for a Duration (int64 microseconds)
+// was converted anyway, which is undefined behaviour; each is refused naming its key and
+// range, and the largest allowed value still converts.
+TEST(ExperimentConfigTest, TimesTooLargeForADurationAreRefusedNamingTheKey) {
+  const std::string kBase = "suite: ramsis-text\nworkload: {load_qps: 5}\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"slo_ms: 1e53\n", "'slo_ms': must be in [0, 86400000] (got 1e+53)"},
+      {"duration_s: 1e300\n", "'duration_s': must be in (0, 31622400]"},
+      {"engine: {series_interval_ms: 1e40}\n", "'engine.series_interval_ms': must be in (0, "},
+      {"engine: {plan_interval_ms: 0}\n", "'engine.plan_interval_ms': must be in (0, "},
+      {"engine: {offline_delay_ms: 1e20}\n", "'engine.offline_delay_ms': must be in [0, "},
+      {"slo_mix: \"1e53:1\"\n", "'slo_mix'"},
+      {"slo_mix: \"150:inf\"\n", "'slo_mix'"},
+  };
+  for (const auto& [yaml, expect] : cases) {
+    auto cfg = ParseExperimentConfig(kBase + yaml, "x.yaml");
+    const Status st = cfg.ok() ? ExpandRuns(*cfg).status() : cfg.status();
+    ASSERT_FALSE(st.ok()) << yaml;
+    EXPECT_NE(st.message().find(expect), std::string::npos) << yaml << " -> " << st.message();
+  }
+  auto cfg = ParseExperimentConfig(kBase + "slo_ms: 86400000\n", "x.yaml");
+  ASSERT_TRUE(cfg.ok());
+  auto runs = ExpandRuns(*cfg);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  EXPECT_EQ((*runs)[0].slo, Seconds(86'400));
+}
+
 TEST(ExperimentConfigTest, UnknownKeysSuggestAndListTheValidKeys) {
   auto cfg = ParseExperimentConfig("wrokers: 3\n", "x.yaml");
   ASSERT_FALSE(cfg.ok());

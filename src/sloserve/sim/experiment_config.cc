@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 
 #include "sloserve/core/did_you_mean.h"
@@ -164,6 +165,19 @@ StatusOr<int64_t> Integer(const FlatConfig& f, const std::string& key, int64_t f
   }
   return static_cast<int64_t>(v);
 }
+
+// A time that becomes a Duration (int64 microseconds) must be bounded: converting 1e53 ms
+// is undefined behaviour (found by fuzz_test under UBSan). `lo` itself is allowed unless
+// `lo_open`.
+Status CheckTime(const std::string& key, double v, double lo, bool lo_open, double hi) {
+  if ((lo_open ? v > lo : v >= lo) && v <= hi) return OkStatus();
+  std::ostringstream msg;
+  msg << "'" << key << "': must be in " << (lo_open ? "(" : "[") << lo << ", " << std::fixed
+      << std::setprecision(0) << hi << "] (got " << std::defaultfloat << v << ")";
+  return InvalidArgumentError(msg.str());
+}
+constexpr double kMaxMillis = 86'400'000;       // a day, for SLOs and intervals
+constexpr double kMaxSeconds = 366.0 * 86'400;  // a year, for a run's length
 
 std::string Text(const FlatConfig& f, const std::string& key, const std::string& fallback) {
   auto it = f.find(key);
@@ -332,8 +346,7 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   }
   r.workers_per_machine = static_cast<int>(per_machine);
   ASSIGN_OR_RETURN(double slo_ms, Number(f, "slo_ms", 0));
-  if (slo_ms < 0)
-    return InvalidArgumentError("'slo_ms': must be positive (got " + f.at("slo_ms") + ")");
+  RETURN_IF_ERROR(CheckTime("slo_ms", slo_ms, 0, false, kMaxMillis));
   r.slo = MillisF(slo_ms);
   if (std::string mix = Text(f, "slo_mix", ""); !mix.empty()) {
     std::stringstream ms(mix);
@@ -344,7 +357,8 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
       char* e2 = nullptr;
       double slo = std::strtod(head.c_str(), &e1);
       double w = colon == std::string::npos ? 1.0 : std::strtod(item.c_str() + colon + 1, &e2);
-      if (item.empty() || *e1 != '\0' || (e2 && *e2 != '\0') || slo <= 0 || w <= 0) {
+      if (item.empty() || *e1 != '\0' || (e2 && *e2 != '\0') || !(slo > 0 && slo <= kMaxMillis) ||
+          !(w > 0 && std::isfinite(w))) {
         return InvalidArgumentError("'slo_mix': expected slo_ms:weight,..., got \"" + mix + "\"");
       }
       r.slo_mix.emplace_back(MillisF(slo), w);
@@ -353,7 +367,7 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   ASSIGN_OR_RETURN(int64_t seed, Integer(f, "seed", 1));
   r.seed = static_cast<uint64_t>(seed);
   ASSIGN_OR_RETURN(double duration_s, Number(f, "duration_s", 30));
-  if (duration_s <= 0) return InvalidArgumentError("'duration_s': must be positive");
+  RETURN_IF_ERROR(CheckTime("duration_s", duration_s, 0, true, kMaxSeconds));
 
   ArrivalSpec& a = r.arrival;
   a.kind = Text(f, "workload.arrival", "poisson");
@@ -421,15 +435,13 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
     }
   }
   ASSIGN_OR_RETURN(double interval_ms, Number(f, "engine.series_interval_ms", 1000));
-  if (interval_ms <= 0)
-    return InvalidArgumentError("'engine.series_interval_ms': must be positive");
+  RETURN_IF_ERROR(CheckTime("engine.series_interval_ms", interval_ms, 0, true, kMaxMillis));
   r.series_interval = MillisF(interval_ms);
   ASSIGN_OR_RETURN(double plan_ms, Number(f, "engine.plan_interval_ms", 1000));
-  if (plan_ms <= 0) return InvalidArgumentError("'engine.plan_interval_ms': must be positive");
+  RETURN_IF_ERROR(CheckTime("engine.plan_interval_ms", plan_ms, 0, true, kMaxMillis));
   r.plan_interval = MillisF(plan_ms);
   ASSIGN_OR_RETURN(double offline_ms, Number(f, "engine.offline_delay_ms", 0));
-  if (offline_ms < 0 || offline_ms > 86'400'000)
-    return InvalidArgumentError("'engine.offline_delay_ms': must be in [0, 86400000]");
+  RETURN_IF_ERROR(CheckTime("engine.offline_delay_ms", offline_ms, 0, false, kMaxMillis));
   r.offline_delay = MillisF(offline_ms);
 
   PolicySpec& p = r.policy;
