@@ -10,6 +10,8 @@
 #include <algorithm>
 
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -415,6 +417,185 @@ TEST(DriverTest, AResultPostedWhileAStepRunsIsHandledInThatStep) {
   ASSERT_EQ(log.records.size(), 1u);
   EXPECT_EQ(log.records[0].finish, kTimeZero + Millis(1));
   EXPECT_EQ(run.driver().NextDue(), kTimeInfinite);
+}
+
+// An executor with a wait of its own, as remote workers' replies on a gRPC completion
+// queue: results arrive from another thread into its queue (Arrive), and the driver's
+// thread takes them out in WaitUntil or Poll and posts them from there. Records how the
+// driver used it.
+class WaitingExecutor : public PuppetExecutor, public ExecutorWait {
+ public:
+  ExecutorWait* TakeWait() override { return this; }
+
+  // Another thread: a result arrives (a reply on the queue).
+  void Arrive(ActionResult r) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    arrived_.push_back(std::move(r));
+    cv_.NotifyAll();
+  }
+  // Another thread: blocks until the driver's thread sleeps in WaitUntil.
+  void AwaitSleeper() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    cv_.Wait(mu_, [&]() REQUIRES(mu_) { return sleeping_; });
+  }
+
+  void WaitUntil(std::optional<std::chrono::steady_clock::time_point> deadline) override
+      EXCLUDES(mu_) {
+    {
+      MutexLock lock(mu_);
+      ++waits_;
+      deadlines_.push_back(deadline);
+      sleeping_ = true;
+      cv_.NotifyAll();
+      auto ready = [&]() REQUIRES(mu_) { return woken_ || !arrived_.empty(); };
+      if (deadline) {
+        cv_.WaitUntil(mu_, *deadline, ready);
+      } else {
+        cv_.Wait(mu_, ready);
+      }
+      sleeping_ = false;
+      woken_ = false;
+    }
+    Deliver();
+  }
+  void Poll() override EXCLUDES(mu_) {
+    {
+      MutexLock lock(mu_);
+      ++polls_;
+    }
+    Deliver();
+  }
+  void Wake() override EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    ++wakes_;
+    woken_ = true;
+    cv_.NotifyAll();
+  }
+
+  int waits() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return waits_;
+  }
+  int polls() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return polls_;
+  }
+  int wakes() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return wakes_;
+  }
+  std::vector<std::optional<std::chrono::steady_clock::time_point>> deadlines() const
+      EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return deadlines_;
+  }
+
+ private:
+  // Posts what arrived, on the calling (driver's) thread, without holding mu_ (a Wake
+  // from inside the post would deadlock: the driver must not wake its own thread).
+  void Deliver() EXCLUDES(mu_) {
+    std::vector<ActionResult> out;
+    {
+      MutexLock lock(mu_);
+      out.swap(arrived_);
+    }
+    for (ActionResult& r : out) sink()->Post(std::move(r));
+  }
+
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::vector<ActionResult> arrived_ GUARDED_BY(mu_);
+  bool sleeping_ GUARDED_BY(mu_) = false;
+  bool woken_ GUARDED_BY(mu_) = false;
+  int waits_ GUARDED_BY(mu_) = 0;
+  int polls_ GUARDED_BY(mu_) = 0;
+  int wakes_ GUARDED_BY(mu_) = 0;
+  std::vector<std::optional<std::chrono::steady_clock::time_point>> deadlines_ GUARDED_BY(mu_);
+};
+
+// With an executor's wait the driver's thread sleeps in it: an arrival posted from another
+// thread wakes it there (one Wake), a result that arrives in the executor's queue is
+// posted from the driver's thread inside the wait and handled by the next Step without
+// another Wake (one wake-up per result), and a driver that does not sleep still takes the
+// results already there (Poll).
+TEST(DriverTest, AnExecutorsWaitIsWhereTheDriverSleepsAndResultsArriveOnItsThread) {
+  Trace trace;
+  const ProfileSuite suite = testing::SmallSuite();
+  DriverOptions opts;
+  opts.plan_interval = kT - kTimeZero;
+  Driver driver(opts);
+  WaitingExecutor exec;
+  auto engine = TracingEngine(suite, &driver, &exec, &trace);
+  ASSERT_NE(engine, nullptr);
+  const SteadyClock clock;
+
+  // Nothing due before kT (an hour away): the driver sleeps in the executor's wait until
+  // an arrival's post wakes it.
+  std::thread frontend([&] {
+    exec.AwaitSleeper();
+    driver.PostArrival(Arrival(&trace, 0));
+  });
+  driver.WaitForWork(clock, kTimeInfinite);
+  frontend.join();
+  EXPECT_EQ(exec.waits(), 1);
+  EXPECT_EQ(exec.wakes(), 1);
+  ASSERT_EQ(exec.deadlines().size(), 1u);
+  // Its deadline: the plan tick at kT, kCoarseWait early.
+  ASSERT_TRUE(exec.deadlines()[0].has_value());
+  EXPECT_EQ(*exec.deadlines()[0], clock.ToSteady(kT - Driver::kCoarseWait));
+  driver.Step(clock.Now());
+  EXPECT_EQ(trace, (Trace{"arrival", "next w0"}));
+  ASSERT_EQ(exec.Runs().size(), 1u);
+
+  // The batch's result arrives in the executor's queue while the driver sleeps there:
+  // posted on the driver's thread, it wakes nothing more.
+  ActionResult result = exec.Result(exec.Runs()[0]);
+  std::thread remote([&exec, result = std::move(result)]() mutable {
+    exec.AwaitSleeper();
+    exec.Arrive(std::move(result));
+  });
+  driver.WaitForWork(clock, kTimeInfinite);
+  remote.join();
+  EXPECT_EQ(exec.waits(), 2);
+  EXPECT_EQ(exec.wakes(), 1);
+  trace.clear();
+  driver.Step(clock.Now());
+  EXPECT_EQ(trace, (Trace{"done w0"}));
+  EXPECT_EQ(engine->actions_in_flight(), 0u);
+
+  // Work in the inbox: no sleep, but a Poll hands over what the executor holds.
+  driver.PostArrival(Arrival(&trace, 0));
+  const int polls = exec.polls();
+  driver.WaitForWork(clock, kTimeInfinite);
+  EXPECT_EQ(exec.waits(), 2);
+  EXPECT_EQ(exec.polls(), polls + 1);
+}
+
+// The executor's wait may keep its deadline coarsely (gRPC: to the millisecond, rounded
+// up), so the driver gives it a deadline kCoarseWait early and waits for a deadline
+// closer than that on its own condition variable (then Polls the executor).
+TEST(DriverTest, AnExecutorsWaitGetsItsDeadlineEarlyAndANearOneIsTheDriversOwn) {
+  Trace trace;
+  const ProfileSuite suite = testing::SmallSuite();
+  DriverOptions opts;
+  opts.plan_interval = kT - kTimeZero;
+  Driver driver(opts);
+  WaitingExecutor exec;
+  auto engine = TracingEngine(suite, &driver, &exec, &trace);
+  ASSERT_NE(engine, nullptr);
+  const SteadyClock clock;
+
+  const TimePoint far = clock.Now() + Millis(200);
+  driver.WaitForWork(clock, far);  // returns at the fake wait's deadline
+  ASSERT_EQ(exec.deadlines().size(), 1u);
+  ASSERT_TRUE(exec.deadlines()[0].has_value());
+  EXPECT_EQ(*exec.deadlines()[0], clock.ToSteady(far - Driver::kCoarseWait));
+
+  const int polls = exec.polls();
+  const TimePoint near = clock.Now() + Driver::kCoarseWait - Micros(1);
+  driver.WaitForWork(clock, near);
+  EXPECT_EQ(exec.waits(), 1);  // not in the executor's wait
+  EXPECT_EQ(exec.polls(), polls + 1);
 }
 
 // The plan tick comes every plan_interval of the driver's time, from Bind.

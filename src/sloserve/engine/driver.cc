@@ -1,6 +1,7 @@
 #include "sloserve/engine/driver.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace sloserve {
 
@@ -28,6 +29,11 @@ std::function<void(OfflineJob)> Driver::OfflineSubmitter() {
 
 void Driver::Bind(Engine* engine, WorkerExecutor* executor) {
   engine_ = engine;
+  {
+    ExecutorWait* wait = executor->TakeWait();
+    MutexLock lock(inbox_mu_);
+    wait_ = wait;
+  }
   executor->Attach(this);
   next_plan_ = engine->has_planning() ? now_ + options_.plan_interval : kTimeInfinite;
 }
@@ -63,13 +69,23 @@ void Driver::PoolLoop() {
       pool_queue_.pop_front();
     }
     std::function<void()> publish = job.work();
+    bool notify;
     {
       MutexLock lock(inbox_mu_);
       inbox_jobs_.push_back(publish ? std::move(publish) : [] {});
       inbox_nonempty_.store(true, std::memory_order_release);
+      notify = WakeLocked();
     }
-    inbox_cv_.NotifyOne();
+    if (notify) inbox_cv_.NotifyOne();
   }
+}
+
+bool Driver::WakeLocked() {
+  if (wait_ == nullptr || sleeping_ == Sleep::kOnCondVar) return true;
+  if (sleeping_ == Sleep::kInExecutor && std::this_thread::get_id() != waiting_thread_) {
+    wait_->Wake();
+  }
+  return false;
 }
 
 void Driver::PostAt(ActionResult&& result, TimePoint at) {
@@ -96,31 +112,34 @@ void Driver::Post(ActionResult result) {
   MutexLock lock(inbox_mu_);
   inbox_results_.push_back(std::move(result));
   inbox_nonempty_.store(true, std::memory_order_release);
-  inbox_cv_.NotifyOne();
+  if (WakeLocked()) inbox_cv_.NotifyOne();
 }
 
 void Driver::PostArrival(EngineStep step) {
-  bool first;
+  bool notify;
   {
     MutexLock lock(inbox_mu_);
-    first = !inbox_nonempty_.load(std::memory_order_relaxed);
+    // Later ones find the driver awake already.
+    const bool first = !inbox_nonempty_.load(std::memory_order_relaxed);
     inbox_arrivals_.push_back(std::move(step));
     inbox_nonempty_.store(true, std::memory_order_release);
+    notify = first && WakeLocked();
   }
-  if (first) inbox_cv_.NotifyOne();  // later ones find the driver awake already
+  if (notify) inbox_cv_.NotifyOne();
 }
 
 void Driver::PostArrivals(std::vector<EngineStep>& steps) {
   if (steps.empty()) return;
-  bool first;
+  bool notify;
   {
     MutexLock lock(inbox_mu_);
-    first = !inbox_nonempty_.load(std::memory_order_relaxed);
+    const bool first = !inbox_nonempty_.load(std::memory_order_relaxed);
     for (EngineStep& step : steps) inbox_arrivals_.push_back(std::move(step));
     inbox_nonempty_.store(true, std::memory_order_release);
+    notify = first && WakeLocked();
   }
   steps.clear();
-  if (first) inbox_cv_.NotifyOne();
+  if (notify) inbox_cv_.NotifyOne();
 }
 
 void Driver::PostReachability(WorkerId worker, bool reachable, std::optional<ActionResult> result) {
@@ -134,20 +153,24 @@ void Driver::PostReachability(WorkerId worker, bool reachable, std::optional<Act
 }
 
 void Driver::PostControl(EngineStep step) {
+  bool notify;
   {
     MutexLock lock(inbox_mu_);
     inbox_controls_.push_back(std::move(step));
     inbox_nonempty_.store(true, std::memory_order_release);
+    notify = WakeLocked();
   }
-  inbox_cv_.NotifyOne();
+  if (notify) inbox_cv_.NotifyOne();
 }
 
 void Driver::Wake() {
+  bool notify;
   {
     MutexLock lock(inbox_mu_);
     woken_ = true;
+    notify = WakeLocked();
   }
-  inbox_cv_.NotifyOne();
+  if (notify) inbox_cv_.NotifyOne();
 }
 
 bool Driver::DrainInbox() {
@@ -297,18 +320,48 @@ int64_t Driver::RunVirtual(ManualClock* clock) {
 }
 
 void Driver::WaitForWork(const SteadyClock& clock, TimePoint limit) {
-  MutexLock lock(inbox_mu_);
-  const TimePoint next = std::min(NextDue(), limit);
-  auto ready = [&]() REQUIRES(inbox_mu_) {
-    return woken_ || inbox_nonempty_.load(std::memory_order_relaxed);
-  };
-  if (!ready() && next > clock.Now()) {
-    if (next == kTimeInfinite) {
-      inbox_cv_.Wait(inbox_mu_, ready);
+  ExecutorWait* wait = nullptr;
+  bool in_executor = false;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  {
+    MutexLock lock(inbox_mu_);
+    const TimePoint next = std::min(NextDue(), limit);
+    auto ready = [&]() REQUIRES(inbox_mu_) {
+      return woken_ || inbox_nonempty_.load(std::memory_order_relaxed);
+    };
+    wait = wait_;
+    const TimePoint now = clock.Now();
+    const bool sleep = !ready() && next > now;
+    if (sleep && wait != nullptr && next - now >= kCoarseWait) {
+      // Sleeps in the executor's wait (below, unlocked); posts from now on wake it there
+      // (WakeLocked). Its deadline is kept early by kCoarseWait: the rest is waited for
+      // on the condition variable the next time round.
+      in_executor = true;
+      sleeping_ = Sleep::kInExecutor;
+      waiting_thread_ = std::this_thread::get_id();
+      if (next != kTimeInfinite) deadline = clock.ToSteady(next - kCoarseWait);
     } else {
-      inbox_cv_.WaitUntil(inbox_mu_, clock.ToSteady(next), ready);
+      if (sleep) {
+        sleeping_ = Sleep::kOnCondVar;
+        if (next == kTimeInfinite) {
+          inbox_cv_.Wait(inbox_mu_, ready);
+        } else {
+          inbox_cv_.WaitUntil(inbox_mu_, clock.ToSteady(next), ready);
+        }
+        sleeping_ = Sleep::kAwake;
+      }
+      woken_ = false;
     }
   }
+  if (wait == nullptr) return;
+  if (!in_executor) {
+    // Not asleep in the executor's wait: the results it holds already join this step.
+    wait->Poll();
+    return;
+  }
+  wait->WaitUntil(deadline);
+  MutexLock lock(inbox_mu_);
+  sleeping_ = Sleep::kAwake;
   woken_ = false;
 }
 

@@ -15,7 +15,9 @@
 // and after each handled item it starts again from 1, so a result that an arrival
 // caused at the same instant is seen before the next arrival. `sim` jumps a ManualClock
 // to NextDue() and calls Step; `serve` sleeps until NextDue() or until the inbox gets
-// something (WaitForWork), then calls Step with the steady clock's time. Offline jobs
+// something (WaitForWork) — in the executor's wait when it offers one (ExecutorWait:
+// remote workers' replies are read on the driver's thread) — then calls Step with the
+// steady clock's time. Offline jobs
 // run inline in virtual time (their results delivered after a configurable virtual
 // duration) or on a bounded pool of threads in real time.
 #include <atomic>
@@ -91,7 +93,13 @@ class Driver : public ResultSink {
   // order as Step in one pass per item (the simulator's hot loop).
   int64_t RunVirtual(ManualClock* clock);
   // Real time: sleeps until NextDue(), `limit`, the inbox getting something, or Wake().
+  // With an executor's wait (WorkerExecutor::TakeWait), sleeps in it, so the executor's
+  // results are read on this thread; a deadline less than kCoarseWait away is waited for
+  // on the driver's own condition variable (the executor's wait may round it up), and the
+  // executor's events that came meanwhile are handled right after. When it does not
+  // sleep, it still lets the executor hand over the results already there (Poll).
   void WaitForWork(const SteadyClock& clock, TimePoint limit) EXCLUDES(inbox_mu_);
+  static constexpr Duration kCoarseWait = Millis(2);
   void Wake() EXCLUDES(inbox_mu_);
   // Offline jobs submitted and not yet delivered.
   size_t offline_pending() const { return offline_pending_; }
@@ -121,6 +129,11 @@ class Driver : public ResultSink {
   void HandleTimedResult(Engine& engine, TimePoint now);
   void HandleTimedJob();
   bool DrainInbox() EXCLUDES(inbox_mu_);
+  // Wakes the driver's thread where it sleeps for an inbox item or Wake(): returns true
+  // when the caller must notify inbox_cv_ (after or before unlocking); the executor's
+  // wait is woken here, under the lock, unless this is the driver's own thread (a result
+  // its wait posts).
+  bool WakeLocked() REQUIRES(inbox_mu_);
   void PoolLoop() EXCLUDES(pool_mu_, inbox_mu_);
 
   DriverOptions options_;
@@ -145,6 +158,12 @@ class Driver : public ResultSink {
   CondVar inbox_cv_;
   std::atomic<bool> inbox_nonempty_{false};  // set under inbox_mu_, read without it
   bool woken_ GUARDED_BY(inbox_mu_) = false;
+  // Where the driver's thread sleeps (with an executor's wait; without one, posts always
+  // notify inbox_cv_ as before).
+  enum class Sleep { kAwake, kOnCondVar, kInExecutor };
+  ExecutorWait* wait_ GUARDED_BY(inbox_mu_) = nullptr;  // set once, by Bind
+  Sleep sleeping_ GUARDED_BY(inbox_mu_) = Sleep::kAwake;
+  std::thread::id waiting_thread_ GUARDED_BY(inbox_mu_);
   std::vector<ActionResult> inbox_results_ GUARDED_BY(inbox_mu_);
   std::vector<std::function<void()>> inbox_jobs_ GUARDED_BY(inbox_mu_);
   std::vector<EngineStep> inbox_controls_ GUARDED_BY(inbox_mu_);

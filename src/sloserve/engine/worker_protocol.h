@@ -10,6 +10,7 @@
 //   RunBatch       run `queries` on `variant` (which the engine has made ready first)
 //   LoadVariant    make `variant` resident on the worker (a cold start is its result)
 //   UnloadVariant  release it
+#include <chrono>
 #include <optional>
 #include <span>
 #include <variant>
@@ -93,9 +94,36 @@ class ResultSink {
   }
 };
 
+// The wait of an executor whose results arrive as events the driver's own thread can wait
+// for (remote workers: replies on a gRPC completion queue). The driver then sleeps here
+// instead of on its own condition variable, so a result costs one wake-up (the driver's)
+// rather than two (an executor thread that reads it and posts it, then the driver). The
+// engine knows nothing of the transport: this is all it sees (docs/remote-workers.md,
+// "Threads").
+class ExecutorWait {
+ public:
+  // Driver's thread: blocks until `deadline` (none: no deadline), until Wake(), or until
+  // it has handled an event (its results are posted to the sink from this thread); may
+  // return early. The deadline may be kept coarsely (gRPC: to the millisecond, rounded
+  // up): the driver waits on its own for a deadline less than a millisecond away.
+  virtual void WaitUntil(std::optional<std::chrono::steady_clock::time_point> deadline) = 0;
+  // Driver's thread, without blocking: handles the events already there.
+  virtual void Poll() = 0;
+  // Any thread: makes a WaitUntil in progress, or else the next one, return soon.
+  virtual void Wake() = 0;
+
+ protected:
+  ~ExecutorWait() = default;
+};
+
 class WorkerExecutor {
  public:
   virtual ~WorkerExecutor() = default;
+  // Called by the driver once, on its thread, before Attach: an executor that returns its
+  // wait (default: none) delivers results from the driver's calls into it from then on
+  // (and may use threads of its own again once the driver is gone, e.g. to drain at its
+  // destruction). One that returns nullptr posts from its own threads.
+  virtual ExecutorWait* TakeWait() { return nullptr; }
   // Called by the engine on the driver's thread before any Send.
   virtual void Attach(ResultSink* sink) { sink_ = sink; }
   // Starts the action and returns at once; its result comes later through the sink,

@@ -86,7 +86,10 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   ActionId next_reload = 0;  // under mu
   // Under mu: the checks start once connected and attached.
   bool connected = false, health_started = false;
-  // Last member: destroyed first, joining its thread while the rest is alive.
+  // The driver drains the replies on its thread (TakeWait); else the queue's own thread
+  // does, started by Attach. Driver's thread only (TakeWait before Attach).
+  bool wait_taken = false;
+  // Last member: destroyed first, delivering what is left while the rest is alive.
   std::unique_ptr<remote::ReplyQueue> replies = std::make_unique<remote::ReplyQueue>();
 
   void StartHealthWhenReady() {
@@ -186,8 +189,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     return OkStatus();
   }
 
-  // Every call's end (on the reply queue's thread): turns the reply into the action's
-  // result and posts it.
+  // Every call's end (on the driver's thread in its wait, or the reply queue's): turns the reply
+  // into the action's result and posts it.
   void Finish(RemoteCall* call, const ::grpc::Status& status) override {
     ActionResult r;
     r.id = call->id;
@@ -280,6 +283,9 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
 RemoteExecutor::~RemoteExecutor() {
   Impl& m = *impl_;
   m.health->Stop();
+  // The driver that drained the replies is done (its thread no longer waits): the calls
+  // still in flight end on the queue's own thread.
+  m.replies->StartThread();
   std::unique_lock<std::mutex> lock(m.mu);
   for (auto& [id, call] : m.in_flight) call->ctx.TryCancel();
   m.cv.wait(lock, [&m] { return m.in_flight.empty(); });
@@ -324,8 +330,14 @@ Status RemoteExecutor::Preload(WorkerId worker, HardwareId hardware,
   return OkStatus();
 }
 
+ExecutorWait* RemoteExecutor::TakeWait() {
+  impl_->wait_taken = true;
+  return impl_->replies.get();
+}
+
 void RemoteExecutor::Attach(ResultSink* sink) {
   WorkerExecutor::Attach(sink);
+  if (!impl_->wait_taken) impl_->replies->StartThread();
   impl_->health->Attach(sink);
   {
     std::lock_guard<std::mutex> lock(impl_->mu);

@@ -58,6 +58,9 @@ class RemoteExecutor : public WorkerExecutor {
   // as resident, for which it sends no LoadVariant. Call after Connect, before serving.
   Status Preload(WorkerId worker, HardwareId hardware, const std::vector<VariantId>& variants);
 
+  // The replies' completion queue, for the driver's thread to sleep in and read them on
+  // (one wake-up per reply); without it (not taken), a thread of the executor reads them.
+  ExecutorWait* TakeWait() override;
   void Attach(ResultSink* sink) override;
   Duration Send(const WorkerAction& action) override;
 

@@ -2,20 +2,68 @@
 
 #include <pthread.h>
 
+#include <algorithm>
+
 namespace sloserve::remote {
 
-ReplyQueue::ReplyQueue()
-    : thread_([this] {
-        // Named for per-thread wake-up counts and perf (docs/benchmarks.md).
-        pthread_setname_np(pthread_self(), "remote-replies");
-        void* tag = nullptr;
-        bool ok = false;
-        while (cq_.Next(&tag, &ok)) static_cast<ReplyTag*>(tag)->Done(ok);
-      }) {}
+ReplyQueue::ReplyQueue() {
+  wake_tag_.queue = this;
+}
 
 ReplyQueue::~ReplyQueue() {
+  // No Wake sets the alarm from here on: it is armed now, and its tag (if it was armed
+  // before) is delivered below.
+  armed_.exchange(true, std::memory_order_acq_rel);
   cq_.Shutdown();
-  thread_.join();
+  if (thread_.joinable()) {
+    thread_.join();
+    return;
+  }
+  void* tag = nullptr;
+  bool ok = false;
+  while (cq_.Next(&tag, &ok)) static_cast<ReplyTag*>(tag)->Done(ok);
+}
+
+void ReplyQueue::StartThread() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] {
+    // Named for per-thread wake-up counts and perf (docs/benchmarks.md).
+    pthread_setname_np(pthread_self(), "remote-replies");
+    void* tag = nullptr;
+    bool ok = false;
+    while (cq_.Next(&tag, &ok)) static_cast<ReplyTag*>(tag)->Done(ok);
+  });
+}
+
+void ReplyQueue::WaitUntil(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  gpr_timespec until = gpr_inf_future(GPR_CLOCK_MONOTONIC);
+  if (deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+        *deadline - std::chrono::steady_clock::now());
+    until = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                         gpr_time_from_micros(std::max<int64_t>(0, left.count()), GPR_TIMESPAN));
+  }
+  void* tag = nullptr;
+  bool ok = false;
+  if (cq_.AsyncNext(&tag, &ok, until) != ::grpc::CompletionQueue::GOT_EVENT) return;
+  static_cast<ReplyTag*>(tag)->Done(ok);
+  Poll();  // the others that came with it
+}
+
+void ReplyQueue::Poll() {
+  void* tag = nullptr;
+  bool ok = false;
+  while (cq_.AsyncNext(&tag, &ok, gpr_inf_past(GPR_CLOCK_MONOTONIC)) ==
+         ::grpc::CompletionQueue::GOT_EVENT) {
+    static_cast<ReplyTag*>(tag)->Done(ok);
+  }
+}
+
+void ReplyQueue::Wake() {
+  if (armed_.exchange(true, std::memory_order_acq_rel)) return;  // one is on its way
+  // Due in the past, so it fires inside Set: gRPC keeps timers to the millisecond, and an
+  // alarm due "now" would wait for its timer check (measured: +0.6 ms at the median).
+  alarm_.Set(&cq_, gpr_inf_past(GPR_CLOCK_MONOTONIC), static_cast<ReplyTag*>(&wake_tag_));
 }
 
 }  // namespace sloserve::remote

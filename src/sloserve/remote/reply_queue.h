@@ -1,17 +1,24 @@
 #pragma once
-// The completion queue the controller's replies from remote workers arrive on, and the one
-// thread that drains it (docs/remote-workers.md, "Threads"). gRPC's callback API runs
-// client callbacks on threads of its own (two "nexting" threads, both woken per reply on
-// top of the thread that read the socket: ~3.5 wake-ups per reply measured); here one
-// thread waits on one queue, so a reply wakes it and it posts the result to the engine.
+// The completion queue the controller's replies from remote workers arrive on, and who
+// drains it (docs/remote-workers.md, "Threads"): the engine's driver thread itself, which
+// sleeps in it (the queue is the executor's ExecutorWait), or else one thread of its own.
+// gRPC's callback API ran client callbacks on two "nexting" threads of its own (both woken
+// per reply on top of the thread that read the socket); a thread of the queue's own costs
+// its wake-up and then the engine thread's per reply; the driver draining it costs only the
+// engine thread's.
+#include <grpcpp/alarm.h>
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <thread>
+
+#include "sloserve/engine/worker_protocol.h"
 
 namespace sloserve::remote {
 
-// A call waiting on a ReplyQueue: the queue's thread calls Done() once when it completes
-// (gRPC's Finish tag; `ok` is true for a unary call's Finish, failures are in its status).
+// A call waiting on a ReplyQueue: whoever drains the queue calls Done() once when it
+// completes (gRPC's Finish tag; `ok` is true for a unary call's Finish, failures are in its
+// status).
 class ReplyTag {
  public:
   virtual void Done(bool ok) = 0;
@@ -20,11 +27,12 @@ class ReplyTag {
   ~ReplyTag() = default;
 };
 
-class ReplyQueue {
+class ReplyQueue final : public ExecutorWait {
  public:
   ReplyQueue();
-  // Shuts the queue down and joins its thread once every tag has been delivered: callers
-  // cancel and retire their calls first (a call still in flight keeps the queue open).
+  // Shuts the queue down and delivers what is left (on its thread, or on the calling one
+  // if it has none): callers cancel and retire their calls first (a call still in flight
+  // keeps the queue open).
   ~ReplyQueue();
   ReplyQueue(const ReplyQueue&) = delete;
   ReplyQueue& operator=(const ReplyQueue&) = delete;
@@ -33,8 +41,30 @@ class ReplyQueue {
   // ReplyTag*.
   ::grpc::CompletionQueue* cq() { return &cq_; }
 
+  // Starts the queue's own thread (once; later calls do nothing): when no driver drains it
+  // (not taken as its wait), and at the executor's destruction. Not concurrently with the
+  // ExecutorWait calls' thread draining.
+  void StartThread();
+
+  // ExecutorWait, for the driver's thread.
+  void WaitUntil(std::optional<std::chrono::steady_clock::time_point> deadline) override;
+  void Poll() override;
+  // An alarm due at once puts the wake tag on the queue (at most one outstanding).
+  void Wake() override;
+
  private:
-  ::grpc::CompletionQueue cq_;
+  // The wake alarm's tag: delivered like a reply, it re-arms Wake.
+  struct WakeTag final : ReplyTag {
+    ReplyQueue* queue = nullptr;
+    void Done(bool) override { queue->armed_.store(false, std::memory_order_release); }
+  };
+
+  ::grpc::CompletionQueue cq_;  // first: destroyed last, after the alarm
+  WakeTag wake_tag_;
+  // True from a Wake's Set until its tag is delivered: one alarm at a time (gRPC allows
+  // setting an alarm again only after its tag came back); Wake sets it only from false.
+  std::atomic<bool> armed_{false};
+  ::grpc::Alarm alarm_;
   std::thread thread_;
 };
 

@@ -1,5 +1,6 @@
 #include "sloserve/runtime/engine_runtime.h"
 
+#include <pthread.h>
 #include <sys/prctl.h>
 
 #include <algorithm>
@@ -451,6 +452,8 @@ void EngineRuntime::Loop() {
   // make every emulated batch finish late by up to that much (measured 87-119 us mean
   // lateness per batch with it, docs/orloj.md "Figure 14"). 1 ns asks for exact wake-ups.
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  // Named for per-thread wake-up counts and perf (docs/benchmarks.md).
+  pthread_setname_np(pthread_self(), "engine");
   bool initialized = false;
   {
     MutexLock lock(inbox_mu_);

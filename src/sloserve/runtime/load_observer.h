@@ -27,6 +27,7 @@ class LoadObservingExecutor : public WorkerExecutor, private ResultSink {
 
   LoadObservingExecutor(std::unique_ptr<WorkerExecutor> inner, size_t variants);
 
+  ExecutorWait* TakeWait() override { return inner_->TakeWait(); }
   void Attach(ResultSink* sink) override;
   Duration Send(const WorkerAction& action) override EXCLUDES(mu_);
 
