@@ -9,6 +9,7 @@
 #include "default_config.h"
 #include "remote_setup.h"
 #include "sloserve/core/did_you_mean.h"
+#include "sloserve/remote/worker_channel.h"
 #include "sloserve/sim/experiment_config.h"
 #include "sloserve/sim/suite_resolver.h"
 
@@ -154,6 +155,8 @@ StatusOr<ServeSetup> BuildServeSetup(
   ASSIGN_OR_RETURN(double failures,
                    ServerNumber(f, "server.remote_failures_to_down", 2, 1, 100, true));
   if (has_remote) {
+    // One wake-up per reply (the engine thread polls the workers' connections itself).
+    remote::PreferOwnQueuePolling();
     RemoteExecutorOptions options;
     ASSIGN_OR_RETURN(options.addresses, ParseRemoteWorkers(remote->second));
     options.health_interval = MillisF(interval_ms);
@@ -216,7 +219,11 @@ StatusOr<ServeSetup> BuildServeSetup(
   setup.grpc_enabled = f.count("server.grpc_port") > 0 && grpc_port > 0;
   setup.grpc.host = setup.http.host;
   setup.grpc.port = static_cast<uint16_t>(grpc_port);
-  ASSIGN_OR_RETURN(double grpc_threads, ServerNumber(f, "server.grpc_threads", 2, 1, 256, true));
+  // With remote workers gRPC polls per queue (remote::PreferOwnQueuePolling), where more
+  // than one thread on the inference server's queues would each wake for every event of
+  // its connections: one thread by default then.
+  ASSIGN_OR_RETURN(double grpc_threads,
+                   ServerNumber(f, "server.grpc_threads", has_remote ? 1 : 2, 1, 256, true));
   setup.grpc.threads = static_cast<int>(grpc_threads);
   ASSIGN_OR_RETURN(double grpc_in_flight,
                    ServerNumber(f, "server.grpc_max_in_flight", 10000, 1, 1e7, true));

@@ -563,7 +563,9 @@ TEST(DriverTest, AnExecutorsWaitIsWhereTheDriverSleepsAndResultsArriveOnItsThrea
   EXPECT_EQ(trace, (Trace{"done w0"}));
   EXPECT_EQ(engine->actions_in_flight(), 0u);
 
-  // Work in the inbox: no sleep, but a Poll hands over what the executor holds.
+  // Work in the inbox: no sleep, but a Poll hands over what the executor holds (once
+  // kPollInterval has passed since the executor's queue was last drained).
+  std::this_thread::sleep_for(Driver::kPollInterval);
   driver.PostArrival(Arrival(&trace, 0));
   const int polls = exec.polls();
   driver.WaitForWork(clock, kTimeInfinite);
@@ -573,7 +575,8 @@ TEST(DriverTest, AnExecutorsWaitIsWhereTheDriverSleepsAndResultsArriveOnItsThrea
 
 // The executor's wait may keep its deadline coarsely (gRPC: to the millisecond, rounded
 // up), so the driver gives it a deadline kCoarseWait early and waits for a deadline
-// closer than that on its own condition variable (then Polls the executor).
+// closer than that on its own condition variable (then Polls the executor; or, if that
+// deadline has passed already, Polls since more than kPollInterval has).
 TEST(DriverTest, AnExecutorsWaitGetsItsDeadlineEarlyAndANearOneIsTheDriversOwn) {
   Trace trace;
   const ProfileSuite suite = testing::SmallSuite();

@@ -322,6 +322,7 @@ int64_t Driver::RunVirtual(ManualClock* clock) {
 void Driver::WaitForWork(const SteadyClock& clock, TimePoint limit) {
   ExecutorWait* wait = nullptr;
   bool in_executor = false;
+  bool slept_on_cv = false;
   std::optional<std::chrono::steady_clock::time_point> deadline;
   {
     MutexLock lock(inbox_mu_);
@@ -349,17 +350,26 @@ void Driver::WaitForWork(const SteadyClock& clock, TimePoint limit) {
           inbox_cv_.WaitUntil(inbox_mu_, clock.ToSteady(next), ready);
         }
         sleeping_ = Sleep::kAwake;
+        slept_on_cv = true;
       }
       woken_ = false;
     }
   }
   if (wait == nullptr) return;
   if (!in_executor) {
-    // Not asleep in the executor's wait: the results it holds already join this step.
-    wait->Poll();
+    // Not asleep in the executor's wait: the results it holds already join this step,
+    // at most every kPollInterval (a poll of gRPC's queue costs a syscall or two even
+    // when empty) — except right after a sleep on the condition variable, when results
+    // may have come meanwhile.
+    const TimePoint now = clock.Now();
+    if (slept_on_cv || now - last_executor_drain_ >= kPollInterval) {
+      last_executor_drain_ = now;
+      wait->Poll();
+    }
     return;
   }
   wait->WaitUntil(deadline);
+  last_executor_drain_ = clock.Now();
   MutexLock lock(inbox_mu_);
   sleeping_ = Sleep::kAwake;
   woken_ = false;

@@ -97,9 +97,11 @@ class Driver : public ResultSink {
   // results are read on this thread; a deadline less than kCoarseWait away is waited for
   // on the driver's own condition variable (the executor's wait may round it up), and the
   // executor's events that came meanwhile are handled right after. When it does not
-  // sleep, it still lets the executor hand over the results already there (Poll).
+  // sleep, it still lets the executor hand over the results already there (Poll), at
+  // most every kPollInterval, so a driver kept busy by arrivals still sees results.
   void WaitForWork(const SteadyClock& clock, TimePoint limit) EXCLUDES(inbox_mu_);
   static constexpr Duration kCoarseWait = Millis(2);
+  static constexpr Duration kPollInterval = Millis(1);
   void Wake() EXCLUDES(inbox_mu_);
   // Offline jobs submitted and not yet delivered.
   size_t offline_pending() const { return offline_pending_; }
@@ -141,6 +143,8 @@ class Driver : public ResultSink {
   ArrivalSource* arrivals_ = nullptr;
   TimePoint now_{};
   TimePoint next_plan_{kTimeInfinite};
+  // Real time with an executor's wait: when its results were last taken (WaitForWork).
+  TimePoint last_executor_drain_{};
   uint64_t seq_ = 0;
   std::priority_queue<TimedResult, std::vector<TimedResult>, Later> timed_results_;
   std::deque<ActionResult> result_slab_;  // a deque: growing it moves no result
