@@ -9,7 +9,7 @@
 #include "default_config.h"
 #include "remote_setup.h"
 #include "sloserve/core/did_you_mean.h"
-#include "sloserve/remote/worker_channel.h"
+#include "sloserve/remote/process_setup.h"
 #include "sloserve/sim/experiment_config.h"
 #include "sloserve/sim/suite_resolver.h"
 
@@ -60,6 +60,7 @@ StatusOr<ServeSetup> BuildServeSetup(
     const std::string& config_path, const std::vector<std::string>& sets, bool deferred_init,
     std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>
         make_executor) {
+  remote::SkipMutexDeadlockDetection();  // gRPC's mutexes (the port's, remote workers')
   ExperimentConfig config;
   if (config_path.empty()) {
     ASSIGN_OR_RETURN(config, ParseExperimentConfig(kDefaultServeConfig, kDefaultServeConfigName));

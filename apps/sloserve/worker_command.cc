@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "default_config.h"
 #include "sloserve/exec/profile_executor.h"
+#include "sloserve/remote/process_setup.h"
 #include "sloserve/remote/worker_server.h"
 #include "sloserve/sim/experiment_config.h"
 #include "sloserve/sim/suite_resolver.h"
@@ -84,6 +85,7 @@ Status Run(const Args& args) {
       return std::make_unique<ProfileExecutor>(ServiceTimeModel(&s, spec.service, spec.seed));
     };
   }
+  remote::SkipMutexDeadlockDetection();
   ASSIGN_OR_RETURN(auto server, WorkerServer::Create(options, &suite, make));
   ASSIGN_OR_RETURN(uint16_t port, server->Start());
   const std::string host = options.listen.substr(0, options.listen.rfind(':'));

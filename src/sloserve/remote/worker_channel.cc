@@ -1,7 +1,6 @@
 #include "sloserve/remote/worker_channel.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace sloserve::remote {
 
@@ -17,10 +16,6 @@ std::shared_ptr<::grpc::Channel> WorkerChannel(const std::string& address,
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, min_backoff_ms);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_backoff_ms);
   return ::grpc::CreateCustomChannel(address, ::grpc::InsecureChannelCredentials(), args);
-}
-
-void PreferOwnQueuePolling() {
-  setenv("GRPC_POLL_STRATEGY", "poll", /*overwrite=*/0);
 }
 
 }  // namespace sloserve::remote
