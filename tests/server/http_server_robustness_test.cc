@@ -27,7 +27,10 @@ namespace {
 
 using json = nlohmann::json;
 
-class HttpServerRobustnessTest : public ServerFixture {};
+class HttpServerRobustnessTest : public ServerFixture {
+ protected:
+  void ManyConcurrentRequests(int io_threads);
+};
 
 std::string StatusLine(const std::string& raw) {
   return raw.substr(0, raw.find("\r\n"));
@@ -163,10 +166,14 @@ TEST_F(HttpServerRobustnessTest, UnknownTransferCodingsGet501) {
   EXPECT_EQ(Get("/v2/health/live").status, 200);
 }
 
-TEST_F(HttpServerRobustnessTest, ManyConcurrentRequestsAllAnsweredOnce) {
+// With several io threads every connection runs on its own strand; with one, on the
+// io_context itself (http_server.cc, SessionExecutor): both are run.
+void HttpServerRobustnessTest::ManyConcurrentRequests(int io_threads) {
   FakeBackend::Options backend;
   backend.delay = Millis(20);
-  StartServer(backend);
+  HttpServer::Options options;
+  options.threads = io_threads;
+  StartServer(backend, options);
   constexpr int kThreads = 8;
   constexpr int kPerThread = 25;  // 200 requests
   std::atomic<int> ok{0};
@@ -202,6 +209,14 @@ TEST_F(HttpServerRobustnessTest, ManyConcurrentRequestsAllAnsweredOnce) {
   }
   EXPECT_EQ(server_->metrics().ResponsesWithStatus(200), kThreads * kPerThread);
   EXPECT_EQ(server_->metrics().InferInFlight(), 0);
+}
+
+TEST_F(HttpServerRobustnessTest, ManyConcurrentRequestsAllAnsweredOnce) {
+  ManyConcurrentRequests(2);
+}
+
+TEST_F(HttpServerRobustnessTest, ManyConcurrentRequestsAllAnsweredOnceOnOneIoThread) {
+  ManyConcurrentRequests(1);
 }
 
 TEST_F(HttpServerRobustnessTest, IdleConnectionsDoNotHoldThreads) {

@@ -48,6 +48,16 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+// A connection's executor, by its concrete type: with several io threads its own strand,
+// with one io thread the io_context itself (every handler runs on that thread, so a strand
+// would only add a lock per handler and reference counts per copy). Beast's default
+// tcp_stream holds a type-erased any_io_executor instead, whose copies (several per
+// operation) allocated and counted references: with the strand's, about 10% of serve's
+// CPU under load (docs/benchmarks.md "2026-11-28").
+using StrandExecutor = asio::strand<asio::io_context::executor_type>;
+using IoExecutor = asio::io_context::executor_type;
+template <typename Executor>
+using SessionSocket = asio::basic_stream_socket<tcp, Executor>;
 
 constexpr size_t kHeaderLimit = 64 * 1024;
 constexpr auto kLingerTimeout = std::chrono::seconds(2);
@@ -59,25 +69,34 @@ constexpr size_t kIdleReadBytes = 16 * 1024;  // first read of a keep-alive requ
 // otherwise: a burst of large requests would leave the process at its peak RSS).
 constexpr size_t kTrimAfterBytes = size_t{4} << 20;
 
-class Session;
+class SessionBase;
 
 }  // namespace http_server_internal
 
 using http_server_internal::kAcceptRetryDelay;
 using http_server_internal::kTrimAfterBytes;
-using http_server_internal::Session;
+using http_server_internal::SessionBase;
 namespace asio = http_server_internal::asio;
 namespace beast = http_server_internal::beast;
 namespace http = http_server_internal::http;
 using tcp = http_server_internal::tcp;
+using http_server_internal::IoExecutor;
+using http_server_internal::SessionSocket;
+using http_server_internal::StrandExecutor;
 
 struct HttpServer::Impl {
   Impl(Options opts, InferenceBackend* b) : options(std::move(opts)), backend(b) {}
 
   void DoAccept() EXCLUDES(mu);
-  void StartSession(tcp::socket sock) EXCLUDES(mu);
+  template <typename Executor>
+  void OnAccept(beast::error_code ec, SessionSocket<Executor> sock) EXCLUDES(mu);
+  template <typename Socket>
+  void StartSession(Socket sock) EXCLUDES(mu);
+  // Accepts one connection already queued (Stop()), on a socket of the sessions' type.
+  template <typename Socket>
+  beast::error_code AcceptQueued(Socket sock) EXCLUDES(mu);
   void RunIoThread() EXCLUDES(mu);
-  void Unregister(Session* session) EXCLUDES(mu) {
+  void Unregister(SessionBase* session) EXCLUDES(mu) {
     MutexLock lock(mu);
     sessions.erase(session);
   }
@@ -118,8 +137,12 @@ struct HttpServer::Impl {
     {
       MutexLock lock(submit_mu);
       batch.swap(submit_batch);
+      submit_batch.swap(submit_spare);  // empty, with the capacity of an earlier batch
     }
     backend->SubmitAll(batch);
+    batch.clear();
+    MutexLock lock(submit_mu);
+    if (batch.capacity() > submit_spare.capacity()) submit_spare.swap(batch);
   }
   void InferDone() EXCLUDES(mu) {
     metrics.InferFinished();
@@ -143,9 +166,11 @@ struct HttpServer::Impl {
 
   Mutex submit_mu;  // io threads only
   std::vector<InferenceBackend::Submission> submit_batch GUARDED_BY(submit_mu);
+  // An empty vector keeping a batch's capacity, so batches do not regrow from nothing.
+  std::vector<InferenceBackend::Submission> submit_spare GUARDED_BY(submit_mu);
 
   Mutex mu;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions GUARDED_BY(mu);
+  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions GUARDED_BY(mu);
   int running_threads GUARDED_BY(mu) = 0;
   CondVar cv;  // in_flight reached 0 or an io thread exited
 
@@ -168,23 +193,53 @@ struct HttpServer::Impl {
 
 namespace http_server_internal {
 
-// One connection: read a request, answer it (possibly after the backend), repeat.
-// All members are touched only on the connection's strand.
-class Session : public std::enable_shared_from_this<Session> {
+// What the server does with a connection, whatever its executor type (Session below).
+class SessionBase {
  public:
-  Session(tcp::socket&& socket, HttpServer::Impl* server, bool over_limit = false)
+  SessionBase() {
+    opened_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                     std::memory_order_relaxed);
+  }
+  virtual ~SessionBase() = default;
+  SessionBase(const SessionBase&) = delete;
+  SessionBase& operator=(const SessionBase&) = delete;
+
+  virtual void Start() = 0;
+  virtual void Evict() = 0;
+  virtual void CloseIfIdle() = 0;
+
+  // When it opened (steady clock), while it has not yet delivered a whole request; 0 once
+  // it has, kEvicting once chosen to make room. Read under the server's mutex by
+  // StartSession (the session is alive then).
+  static constexpr int64_t kEvicting = -1;
+  int64_t unproven_since() const { return opened_ns_.load(std::memory_order_relaxed); }
+  // Chooses it to make room, if it still has not delivered a request (`since` as read).
+  bool ClaimForEviction(int64_t since) {
+    return opened_ns_.compare_exchange_strong(since, kEvicting, std::memory_order_relaxed);
+  }
+
+ protected:
+  std::atomic<int64_t> opened_ns_{0};  // unproven_since()
+};
+
+// One connection: read a request, answer it (possibly after the backend), repeat.
+// All members are touched only on the connection's executor (its strand, or the one io
+// thread).
+template <typename Executor>
+class Session final : public SessionBase, public std::enable_shared_from_this<Session<Executor>> {
+ public:
+  Session(SessionSocket<Executor>&& socket, HttpServer::Impl* server, bool over_limit = false)
       : stream_(std::move(socket)), server_(server), over_limit_(over_limit) {
     server_->metrics.ConnectionOpened();
-    opened_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   }
-  ~Session() {
+  ~Session() override {
     if (charged_ > 0) server_->ReleaseBody(charged_);
     server_->metrics.ConnectionClosed();
     server_->Unregister(this);
   }
 
-  void Start() {
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+  void Start() override {
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
       if (!self->over_limit_) return self->DoRead();
       // Over server.max_connections: answer at once and close (draining what it sends).
       self->keep_alive_ = false;
@@ -197,21 +252,11 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
-  // When it opened (steady clock), while it has not yet delivered a whole request; 0 once
-  // it has, kEvicting once chosen to make room. Read under the server's mutex by
-  // StartSession (the session is alive then).
-  static constexpr int64_t kEvicting = -1;
-  int64_t unproven_since() const { return opened_ns_.load(std::memory_order_relaxed); }
-  // Chooses it to make room, if it still has not delivered a request (`since` as read).
-  bool ClaimForEviction(int64_t since) {
-    return opened_ns_.compare_exchange_strong(since, kEvicting, std::memory_order_relaxed);
-  }
-
   // Over server.max_connections a new connection takes the place of the oldest one that
   // never delivered a whole request (idle or slow-loris): closed here, on its strand,
   // unless a request completed since it was claimed.
-  void Evict() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+  void Evict() override {
+    asio::post(stream_.get_executor(), [self = this->shared_from_this()] {
       if (self->unproven_since() != kEvicting || self->state_ == State::kClosed) return;
       self->server_->metrics.ConnectionEvicted();
       self->Close();
@@ -221,8 +266,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Stop(): closes the connection unless a request is being served or being read. A
   // request whose bytes have arrived (buffered, or waiting in the socket) is read and
   // answered 503, within kDrainReadTimeout, rather than cut off without a response.
-  void CloseIfIdle() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+  void CloseIfIdle() override {
+    asio::post(stream_.get_executor(), [self = this->shared_from_this()] {
       if (self->state_ == State::kLingering) return self->Close();
       if (self->state_ != State::kReading) return;
       char byte;
@@ -263,7 +308,7 @@ class Session : public std::enable_shared_from_this<Session> {
     // header_timeout from its first byte.
     ReadDeadline(Clock::now() + server_->options.idle_timeout);
     stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
-                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                               if (self->state_ == State::kClosed) return;
                               if (ec) return self->Close();  // idle limit, peer closed, Stop()
                               self->buffer_.commit(n);
@@ -273,8 +318,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void ReadHeader() {
     ReadDeadline(Clock::now() + server_->options.header_timeout);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        beast::bind_front_handler(&Session::OnHeader, this->shared_from_this()));
   }
 
   // 503 before the body is read: the in-flight body budget is spent.
@@ -324,7 +370,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (beast::iequals(expect, "100-continue")) {
       continue_.emplace(http::status::continue_, parser_->get().version());
       http::async_write(stream_, *continue_,
-                        [self = shared_from_this()](beast::error_code e, size_t) {
+                        [self = this->shared_from_this()](beast::error_code e, size_t) {
                           if (e) return self->Close();
                           self->ReadBody();
                         });
@@ -345,8 +391,9 @@ class Session : public std::enable_shared_from_this<Session> {
         static_cast<double>(body_received_) / static_cast<double>(server_->options.min_body_rate));
     ReadDeadline(body_start_ + server_->options.body_timeout +
                  std::chrono::duration_cast<Clock::duration>(earned));
-    http::async_read_some(stream_, buffer_, *parser_,
-                          beast::bind_front_handler(&Session::OnBodySome, shared_from_this()));
+    http::async_read_some(
+        stream_, buffer_, *parser_,
+        beast::bind_front_handler(&Session::OnBodySome, this->shared_from_this()));
   }
 
   void OnBodySome(beast::error_code ec, size_t bytes) {
@@ -404,7 +451,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (req.body().size() >= server_->options.offload_parse_bytes) {
       state_ = State::kParsing;
-      asio::post(*server_->parse_pool, [self = shared_from_this(), method,
+      asio::post(*server_->parse_pool, [self = this->shared_from_this(), method,
                                         work = asio::make_work_guard(stream_.get_executor())] {
         auto routed = self->RouteRequest(method);
         asio::post(self->stream_.get_executor(),
@@ -458,12 +505,19 @@ class Session : public std::enable_shared_from_this<Session> {
     call_.request.inputs.clear();
     InferRequest request = call_.request;
     request.inputs = std::move(inputs);
-    client_gone_ = std::make_shared<std::atomic<bool>>(false);
+    // The flag of the previous request is reused once nothing else holds it (its
+    // client had not gone, or this connection would be closed).
+    if (client_gone_ != nullptr && client_gone_.use_count() == 1) {
+      std::atomic_thread_fence(std::memory_order_acquire);  // the backend's last reads
+      client_gone_->store(false);
+    } else {
+      client_gone_ = std::make_shared<std::atomic<bool>>(false);
+    }
     request.client_gone = client_gone_;
     // The callback hands its only reference to the posted handler, so nothing of this
     // session outlives the handler however long the backend keeps the std::function.
     server_->SubmitSoon(
-        {std::move(request), [self = shared_from_this()](InferOutcome outcome) mutable {
+        {std::move(request), [self = this->shared_from_this()](InferOutcome outcome) mutable {
            OnIoThread(std::move(self),
                       [o = std::move(outcome)](Session& s) mutable { s.OnOutcome(std::move(o)); });
          }});
@@ -476,7 +530,7 @@ class Session : public std::enable_shared_from_this<Session> {
     state_ = State::kBackend;
     server_->in_flight.fetch_add(1);
     server_->backend->SetModelLoaded(
-        call.model, call.load, [self = shared_from_this(), call](Status status) mutable {
+        call.model, call.load, [self = this->shared_from_this(), call](Status status) mutable {
           OnIoThread(std::move(self),
                      [c = std::move(call), st = std::move(status)](Session& s) mutable {
                        if (s.state_ != State::kClosed)
@@ -507,7 +561,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // for nobody (docs/admission.md). Pipelined bytes stop the watch (read after the answer).
   void WatchForDisconnect() {
     stream_.socket().async_wait(
-        tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+        tcp::socket::wait_read, [self = this->shared_from_this()](beast::error_code ec) {
           if (ec || self->state_ != State::kBackend) return;
           char byte;
           const ssize_t n =
@@ -556,7 +610,7 @@ class Session : public std::enable_shared_from_this<Session> {
     state_ = State::kWriting;
     stream_.expires_after(server_->options.write_timeout);
     asio::async_write(stream_, std::array{asio::buffer(res_head_), asio::buffer(res_body_)},
-                      beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+                      beast::bind_front_handler(&Session::OnWrite, this->shared_from_this()));
   }
 
   static void AppendNumber(std::string& out, size_t n) {
@@ -586,7 +640,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void DoLingerRead() {
     buffer_.clear();
     stream_.async_read_some(buffer_.prepare(16 * 1024),
-                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                            [self = this->shared_from_this()](beast::error_code ec, size_t) {
                               if (ec || self->state_ == State::kClosed) return self->Close();
                               self->DoLingerRead();
                             });
@@ -601,7 +655,7 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.close();
   }
 
-  beast::tcp_stream stream_;
+  beast::basic_stream<tcp, Executor> stream_;
   HttpServer::Impl* const server_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -621,7 +675,6 @@ class Session : public std::enable_shared_from_this<Session> {
   Clock::time_point body_start_{};
   Clock::time_point read_cap_ = Clock::time_point::max();
   const bool over_limit_;
-  std::atomic<int64_t> opened_ns_{0};  // unproven_since()
 };
 
 }  // namespace http_server_internal
@@ -647,27 +700,51 @@ bool SealListener(int fd) {
 
 }  // namespace
 
-void HttpServer::Impl::DoAccept() {
-  acceptor->async_accept(asio::make_strand(*ioc), [this](beast::error_code ec, tcp::socket sock) {
-    if (ec) {
-      if (draining.load() || !acceptor->is_open()) return;
-      // e.g. out of file descriptors: retry shortly instead of spinning
-      accept_timer->expires_after(kAcceptRetryDelay);
-      accept_timer->async_wait([this](beast::error_code e) {
-        if (!e && !draining.load()) DoAccept();
-      });
-      return;
-    }
-    // Accepted while stopping too: its request is read and answered 503, not reset.
-    StartSession(std::move(sock));
-    if (!draining.load() && acceptor->is_open()) DoAccept();
-  });
+template <typename Executor>
+void HttpServer::Impl::OnAccept(beast::error_code ec, SessionSocket<Executor> sock) {
+  if (ec) {
+    if (draining.load() || !acceptor->is_open()) return;
+    // e.g. out of file descriptors: retry shortly instead of spinning
+    accept_timer->expires_after(kAcceptRetryDelay);
+    accept_timer->async_wait([this](beast::error_code e) {
+      if (!e && !draining.load()) DoAccept();
+    });
+    return;
+  }
+  // Accepted while stopping too: its request is read and answered 503, not reset.
+  StartSession(std::move(sock));
+  if (!draining.load() && acceptor->is_open()) DoAccept();
 }
 
-void HttpServer::Impl::StartSession(tcp::socket sock) {
+void HttpServer::Impl::DoAccept() {
+  // The executor given decides the accepted socket's (and so the session's) executor type.
+  if (options.threads == 1) {
+    acceptor->async_accept(ioc->get_executor(),
+                           [this](beast::error_code ec, SessionSocket<IoExecutor> sock) {
+                             OnAccept(ec, std::move(sock));
+                           });
+  } else {
+    acceptor->async_accept(asio::make_strand(*ioc),
+                           [this](beast::error_code ec, SessionSocket<StrandExecutor> sock) {
+                             OnAccept(ec, std::move(sock));
+                           });
+  }
+}
+
+template <typename Socket>
+beast::error_code HttpServer::Impl::AcceptQueued(Socket sock) {
+  beast::error_code ec;
+  acceptor->accept(sock, ec);
+  if (!ec) StartSession(std::move(sock));
+  return ec;
+}
+
+template <typename Socket>
+void HttpServer::Impl::StartSession(Socket sock) {
+  using SessionType = http_server_internal::Session<typename Socket::executor_type>;
   beast::error_code ec;
   sock.set_option(tcp::no_delay(true), ec);
-  std::shared_ptr<Session> session, evicted;
+  std::shared_ptr<SessionBase> session, evicted;
   {
     MutexLock lock(mu);
     bool over_limit = sessions.size() >= options.max_connections;
@@ -675,7 +752,7 @@ void HttpServer::Impl::StartSession(tcp::socket sock) {
       // Fairness at the cap: the oldest connection that never delivered a whole request
       // makes room (a scan, only at the cap). A session in the map is alive while `mu` is
       // held: its destructor unregisters under `mu` before its members go.
-      Session* oldest = nullptr;
+      SessionBase* oldest = nullptr;
       int64_t oldest_ns = 0;
       for (const auto& [s, weak] : sessions) {
         const int64_t since = s->unproven_since();
@@ -688,7 +765,7 @@ void HttpServer::Impl::StartSession(tcp::socket sock) {
         evicted = sessions[oldest].lock();
       over_limit = evicted == nullptr;
     }
-    session = std::make_shared<Session>(std::move(sock), this, over_limit);
+    session = std::make_shared<SessionType>(std::move(sock), this, over_limit);
     sessions.emplace(session.get(), session);
   }
   if (evicted) evicted->Evict();
@@ -808,9 +885,9 @@ void HttpServer::Stop() {
       beast::error_code ec;
       s.acceptor->non_blocking(true, ec);
       for (int i = 0; i < 4096 && !ec; ++i) {
-        tcp::socket sock(asio::make_strand(*s.ioc));
-        s.acceptor->accept(sock, ec);
-        if (!ec) s.StartSession(std::move(sock));
+        ec = s.options.threads == 1
+                 ? s.AcceptQueued(SessionSocket<IoExecutor>(s.ioc->get_executor()))
+                 : s.AcceptQueued(SessionSocket<StrandExecutor>(asio::make_strand(*s.ioc)));
       }
       // A handshake another CPU was completing as the seal went on lands within
       // microseconds: look once more after a moment.
@@ -821,7 +898,7 @@ void HttpServer::Stop() {
     s.acceptor->close(ec);
     s.accept_timer->cancel();
   });
-  std::vector<std::shared_ptr<Session>> live;
+  std::vector<std::shared_ptr<SessionBase>> live;
   {
     MutexLock lock(s.mu);
     live.reserve(s.sessions.size());
