@@ -3,7 +3,8 @@
 // http_server.cc pays Beast's compile time).
 //
 // Threading: `threads` io threads run one io_context. Every connection is a chain of
-// async reads and writes on its own strand; an idle keep-alive connection holds no
+// async reads and writes on its own strand (with one io thread, on the io_context itself:
+// that thread is the strand); an idle keep-alive connection holds no
 // thread, only a pending read (closed after `idle_timeout`). An inference request is
 // submitted to the InferenceBackend and the io thread moves on; when the backend calls
 // `done` (from any thread) the outcome is posted back to the connection's strand, which
