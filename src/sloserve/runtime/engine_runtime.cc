@@ -189,6 +189,11 @@ EngineRuntime::EngineRuntime(const ProfileSuite* suite, RuntimeOptions options)
 
 EngineRuntime::~EngineRuntime() {
   Stop(Duration(0));
+  // The executor before the driver: it may post its last results while it goes (calls it
+  // cancels; a remote worker's replies that the engine thread, which read them, did not
+  // wait for before it ended), and they go into the driver's inbox.
+  executor_.reset();
+  load_observer_ = nullptr;
   driver_.reset();  // joins the offline pool before the policies its jobs came from go
 }
 

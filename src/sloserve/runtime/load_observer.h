@@ -26,6 +26,8 @@ class LoadObservingExecutor : public WorkerExecutor, private ResultSink {
   };
 
   LoadObservingExecutor(std::unique_ptr<WorkerExecutor> inner, size_t variants);
+  // The inner executor goes first: results it posts while it goes pass through this one.
+  ~LoadObservingExecutor() override { inner_.reset(); }
 
   ExecutorWait* TakeWait() override { return inner_->TakeWait(); }
   void Attach(ResultSink* sink) override;
