@@ -17,7 +17,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
@@ -48,16 +47,25 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
-// A connection's executor, by its concrete type: with several io threads its own strand,
-// with one io thread the io_context itself (every handler runs on that thread, so a strand
-// would only add a lock per handler and reference counts per copy). Beast's default
-// tcp_stream holds a type-erased any_io_executor instead, whose copies (several per
-// operation) allocated and counted references: with the strand's, about 10% of serve's
-// CPU under load (docs/benchmarks.md "2026-11-28").
-using StrandExecutor = asio::strand<asio::io_context::executor_type>;
+// A connection's executor, by its concrete type: the io_context of the one io thread that
+// runs it (each io thread runs an io_context of its own, so every handler of a connection
+// runs on that thread and needs no strand, which would add a lock per handler and
+// reference counts per copy). Beast's default tcp_stream holds a type-erased
+// any_io_executor instead, whose copies (several per operation) allocated and counted
+// references: with the strand's, about 10% of serve's CPU under load (docs/benchmarks.md
+// "2026-11-28").
 using IoExecutor = asio::io_context::executor_type;
-template <typename Executor>
-using SessionSocket = asio::basic_stream_socket<tcp, Executor>;
+using SessionSocket = asio::basic_stream_socket<tcp, IoExecutor>;
+
+// One io thread's event loop: its io_context, run by that thread alone, and the requests
+// its connections read in the current turn (touched only on that thread).
+struct IoLoop {
+  asio::io_context ioc{1};
+  std::optional<asio::executor_work_guard<IoExecutor>> work{asio::make_work_guard(ioc)};
+  std::vector<InferenceBackend::Submission> submit_batch;
+  // An empty vector keeping a batch's capacity, so batches do not regrow from nothing.
+  std::vector<InferenceBackend::Submission> submit_spare;
+};
 
 constexpr size_t kHeaderLimit = 64 * 1024;
 constexpr auto kLingerTimeout = std::chrono::seconds(2);
@@ -80,22 +88,20 @@ namespace asio = http_server_internal::asio;
 namespace beast = http_server_internal::beast;
 namespace http = http_server_internal::http;
 using tcp = http_server_internal::tcp;
-using http_server_internal::IoExecutor;
+using http_server_internal::IoLoop;
 using http_server_internal::SessionSocket;
-using http_server_internal::StrandExecutor;
 
 struct HttpServer::Impl {
   Impl(Options opts, InferenceBackend* b) : options(std::move(opts)), backend(b) {}
 
   void DoAccept() EXCLUDES(mu);
-  template <typename Executor>
-  void OnAccept(beast::error_code ec, SessionSocket<Executor> sock) EXCLUDES(mu);
-  template <typename Socket>
-  void StartSession(Socket sock) EXCLUDES(mu);
-  // Accepts one connection already queued (Stop()), on a socket of the sessions' type.
-  template <typename Socket>
-  beast::error_code AcceptQueued(Socket sock) EXCLUDES(mu);
-  void RunIoThread() EXCLUDES(mu);
+  void OnAccept(beast::error_code ec, SessionSocket sock, IoLoop* loop) EXCLUDES(mu);
+  void StartSession(SessionSocket sock, IoLoop* loop) EXCLUDES(mu);
+  // Accepts one connection already queued (Stop()).
+  beast::error_code AcceptQueued() EXCLUDES(mu);
+  // The io loop the next connection runs on (round robin; the acceptor's thread only).
+  IoLoop* NextLoop() { return loops[next_loop++ % loops.size()].get(); }
+  void RunIoThread(IoLoop* loop) EXCLUDES(mu);
   void Unregister(SessionBase* session) EXCLUDES(mu) {
     MutexLock lock(mu);
     sessions.erase(session);
@@ -118,31 +124,24 @@ struct HttpServer::Impl {
     (void)before;
 #endif
   }
-  // Hands a request to the backend at the end of this turn of the event loop, with the
-  // others read in it: one SubmitAll, so the engine thread is woken once for all of them
-  // instead of once per request (each wake-up was a context switch; docs/benchmarks.md).
-  void SubmitSoon(InferenceBackend::Submission submission) EXCLUDES(submit_mu) {
-    bool first;
-    {
-      MutexLock lock(submit_mu);
-      first = submit_batch.empty();
-      submit_batch.push_back(std::move(submission));
-    }
+  // Hands a request to the backend at the end of this turn of `loop` (on its thread), with
+  // the others read in it: one SubmitAll, so the engine thread is woken once for all of
+  // them instead of once per request (each wake-up was a context switch;
+  // docs/benchmarks.md).
+  void SubmitSoon(IoLoop& loop, InferenceBackend::Submission submission) {
+    const bool first = loop.submit_batch.empty();
+    loop.submit_batch.push_back(std::move(submission));
     // Posted behind the handlers already queued (those of this turn). The requests are
     // counted in flight, so Stop() keeps the io threads running until this has run.
-    if (first) asio::post(*ioc, [this] { SubmitBatch(); });
+    if (first) asio::post(loop.ioc, [this, &loop] { SubmitBatch(loop); });
   }
-  void SubmitBatch() EXCLUDES(submit_mu) {
+  void SubmitBatch(IoLoop& loop) {
     std::vector<InferenceBackend::Submission> batch;
-    {
-      MutexLock lock(submit_mu);
-      batch.swap(submit_batch);
-      submit_batch.swap(submit_spare);  // empty, with the capacity of an earlier batch
-    }
+    batch.swap(loop.submit_batch);
+    loop.submit_batch.swap(loop.submit_spare);  // empty, with the capacity of an earlier batch
     backend->SubmitAll(batch);
     batch.clear();
-    MutexLock lock(submit_mu);
-    if (batch.capacity() > submit_spare.capacity()) submit_spare.swap(batch);
+    if (batch.capacity() > loop.submit_spare.capacity()) loop.submit_spare.swap(batch);
   }
   void InferDone() EXCLUDES(mu) {
     metrics.InferFinished();
@@ -164,11 +163,6 @@ struct HttpServer::Impl {
   std::atomic<int64_t> in_flight{0};  // submitted to the backend, outcome not yet handled
   std::atomic<size_t> body_bytes{0};  // charged to the in-flight body budget
 
-  Mutex submit_mu;  // io threads only
-  std::vector<InferenceBackend::Submission> submit_batch GUARDED_BY(submit_mu);
-  // An empty vector keeping a batch's capacity, so batches do not regrow from nothing.
-  std::vector<InferenceBackend::Submission> submit_spare GUARDED_BY(submit_mu);
-
   Mutex mu;
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions GUARDED_BY(mu);
   int running_threads GUARDED_BY(mu) = 0;
@@ -182,10 +176,10 @@ struct HttpServer::Impl {
 
   // Destroyed first (reverse order): handlers still queued in the io_context and the
   // sessions they own die while the members above are intact.
-  std::unique_ptr<asio::io_context> ioc;
-  std::optional<tcp::acceptor> acceptor;  // runs on its own strand
+  std::vector<std::unique_ptr<IoLoop>> loops;  // one per io thread
+  size_t next_loop = 0;                        // NextLoop()
+  std::optional<tcp::acceptor> acceptor;       // on the first loop
   std::optional<asio::steady_timer> accept_timer;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   // Parses large bodies off the io threads (one thread: huge requests queue behind each
   // other, not in front of small ones).
   std::optional<asio::thread_pool> parse_pool;
@@ -223,13 +217,11 @@ class SessionBase {
 };
 
 // One connection: read a request, answer it (possibly after the backend), repeat.
-// All members are touched only on the connection's executor (its strand, or the one io
-// thread).
-template <typename Executor>
-class Session final : public SessionBase, public std::enable_shared_from_this<Session<Executor>> {
+// All members are touched only on the connection's io thread (its loop's).
+class Session final : public SessionBase, public std::enable_shared_from_this<Session> {
  public:
-  Session(SessionSocket<Executor>&& socket, HttpServer::Impl* server, bool over_limit = false)
-      : stream_(std::move(socket)), server_(server), over_limit_(over_limit) {
+  Session(SessionSocket&& socket, HttpServer::Impl* server, IoLoop* loop, bool over_limit = false)
+      : stream_(std::move(socket)), server_(server), loop_(loop), over_limit_(over_limit) {
     server_->metrics.ConnectionOpened();
   }
   ~Session() override {
@@ -239,7 +231,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   }
 
   void Start() override {
-    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
       if (!self->over_limit_) return self->DoRead();
       // Over server.max_connections: answer at once and close (draining what it sends).
       self->keep_alive_ = false;
@@ -253,10 +245,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   }
 
   // Over server.max_connections a new connection takes the place of the oldest one that
-  // never delivered a whole request (idle or slow-loris): closed here, on its strand,
+  // never delivered a whole request (idle or slow-loris): closed here, on its io thread,
   // unless a request completed since it was claimed.
   void Evict() override {
-    asio::post(stream_.get_executor(), [self = this->shared_from_this()] {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
       if (self->unproven_since() != kEvicting || self->state_ == State::kClosed) return;
       self->server_->metrics.ConnectionEvicted();
       self->Close();
@@ -267,7 +259,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   // request whose bytes have arrived (buffered, or waiting in the socket) is read and
   // answered 503, within kDrainReadTimeout, rather than cut off without a response.
   void CloseIfIdle() override {
-    asio::post(stream_.get_executor(), [self = this->shared_from_this()] {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
       if (self->state_ == State::kLingering) return self->Close();
       if (self->state_ != State::kReading) return;
       char byte;
@@ -308,7 +300,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // header_timeout from its first byte.
     ReadDeadline(Clock::now() + server_->options.idle_timeout);
     stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
-                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
                               if (self->state_ == State::kClosed) return;
                               if (ec) return self->Close();  // idle limit, peer closed, Stop()
                               self->buffer_.commit(n);
@@ -318,9 +310,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
 
   void ReadHeader() {
     ReadDeadline(Clock::now() + server_->options.header_timeout);
-    http::async_read_header(
-        stream_, buffer_, *parser_,
-        beast::bind_front_handler(&Session::OnHeader, this->shared_from_this()));
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
   }
 
   // 503 before the body is read: the in-flight body budget is spent.
@@ -370,7 +361,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (beast::iequals(expect, "100-continue")) {
       continue_.emplace(http::status::continue_, parser_->get().version());
       http::async_write(stream_, *continue_,
-                        [self = this->shared_from_this()](beast::error_code e, size_t) {
+                        [self = shared_from_this()](beast::error_code e, size_t) {
                           if (e) return self->Close();
                           self->ReadBody();
                         });
@@ -391,9 +382,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
         static_cast<double>(body_received_) / static_cast<double>(server_->options.min_body_rate));
     ReadDeadline(body_start_ + server_->options.body_timeout +
                  std::chrono::duration_cast<Clock::duration>(earned));
-    http::async_read_some(
-        stream_, buffer_, *parser_,
-        beast::bind_front_handler(&Session::OnBodySome, this->shared_from_this()));
+    http::async_read_some(stream_, buffer_, *parser_,
+                          beast::bind_front_handler(&Session::OnBodySome, shared_from_this()));
   }
 
   void OnBodySome(beast::error_code ec, size_t bytes) {
@@ -451,7 +441,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     }
     if (req.body().size() >= server_->options.offload_parse_bytes) {
       state_ = State::kParsing;
-      asio::post(*server_->parse_pool, [self = this->shared_from_this(), method,
+      asio::post(*server_->parse_pool, [self = shared_from_this(), method,
                                         work = asio::make_work_guard(stream_.get_executor())] {
         auto routed = self->RouteRequest(method);
         asio::post(self->stream_.get_executor(),
@@ -517,10 +507,11 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // The callback hands its only reference to the posted handler, so nothing of this
     // session outlives the handler however long the backend keeps the std::function.
     server_->SubmitSoon(
-        {std::move(request), [self = this->shared_from_this()](InferOutcome outcome) mutable {
-           OnIoThread(std::move(self),
-                      [o = std::move(outcome)](Session& s) mutable { s.OnOutcome(std::move(o)); });
-         }});
+        *loop_, {std::move(request), [self = shared_from_this()](InferOutcome outcome) mutable {
+                   OnIoThread(std::move(self), [o = std::move(outcome)](Session& s) mutable {
+                     s.OnOutcome(std::move(o));
+                   });
+                 }});
     WatchForDisconnect();
   }
 
@@ -530,7 +521,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     state_ = State::kBackend;
     server_->in_flight.fetch_add(1);
     server_->backend->SetModelLoaded(
-        call.model, call.load, [self = this->shared_from_this(), call](Status status) mutable {
+        call.model, call.load, [self = shared_from_this(), call](Status status) mutable {
           OnIoThread(std::move(self),
                      [c = std::move(call), st = std::move(status)](Session& s) mutable {
                        if (s.state_ != State::kClosed)
@@ -540,18 +531,16 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
         });
   }
 
-  // Runs `fn` on the session's strand, called from a backend thread: posted to the strand
-  // directly (one handler on the io thread; a hop through the io_context first cost a
-  // second one per request). This thread counts as in flight until post() has returned
-  // and its copy of the strand executor is gone, so Stop() cannot destroy the io_context
-  // (and the strand service that copy points into) while this thread still touches them.
+  // Runs `fn` on the session's io thread, called from a backend thread. This thread counts
+  // as in flight until post() has returned and its copy of the executor is gone, so Stop()
+  // cannot destroy the io_context while this thread still touches it.
   template <typename Fn>
   static void OnIoThread(std::shared_ptr<Session> self, Fn fn) {
     HttpServer::Impl* server = self->server_;
     server->in_flight.fetch_add(1);
     {
-      auto strand = self->stream_.get_executor();
-      asio::post(strand, [s = std::move(self), f = std::move(fn)]() mutable { f(*s); });
+      auto executor = self->stream_.get_executor();
+      asio::post(executor, [s = std::move(self), f = std::move(fn)]() mutable { f(*s); });
     }
     server->LeaveInFlight();
   }
@@ -561,7 +550,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   // for nobody (docs/admission.md). Pipelined bytes stop the watch (read after the answer).
   void WatchForDisconnect() {
     stream_.socket().async_wait(
-        tcp::socket::wait_read, [self = this->shared_from_this()](beast::error_code ec) {
+        tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
           if (ec || self->state_ != State::kBackend) return;
           char byte;
           const ssize_t n =
@@ -610,7 +599,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     state_ = State::kWriting;
     stream_.expires_after(server_->options.write_timeout);
     asio::async_write(stream_, std::array{asio::buffer(res_head_), asio::buffer(res_body_)},
-                      beast::bind_front_handler(&Session::OnWrite, this->shared_from_this()));
+                      beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
   }
 
   static void AppendNumber(std::string& out, size_t n) {
@@ -640,7 +629,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void DoLingerRead() {
     buffer_.clear();
     stream_.async_read_some(buffer_.prepare(16 * 1024),
-                            [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
                               if (ec || self->state_ == State::kClosed) return self->Close();
                               self->DoLingerRead();
                             });
@@ -655,8 +644,9 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     stream_.close();
   }
 
-  beast::basic_stream<tcp, Executor> stream_;
+  beast::basic_stream<tcp, IoExecutor> stream_;
   HttpServer::Impl* const server_;
+  IoLoop* const loop_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::empty_body>> continue_;
@@ -700,8 +690,7 @@ bool SealListener(int fd) {
 
 }  // namespace
 
-template <typename Executor>
-void HttpServer::Impl::OnAccept(beast::error_code ec, SessionSocket<Executor> sock) {
+void HttpServer::Impl::OnAccept(beast::error_code ec, SessionSocket sock, IoLoop* loop) {
   if (ec) {
     if (draining.load() || !acceptor->is_open()) return;
     // e.g. out of file descriptors: retry shortly instead of spinning
@@ -712,36 +701,30 @@ void HttpServer::Impl::OnAccept(beast::error_code ec, SessionSocket<Executor> so
     return;
   }
   // Accepted while stopping too: its request is read and answered 503, not reset.
-  StartSession(std::move(sock));
+  StartSession(std::move(sock), loop);
   if (!draining.load() && acceptor->is_open()) DoAccept();
 }
 
 void HttpServer::Impl::DoAccept() {
-  // The executor given decides the accepted socket's (and so the session's) executor type.
-  if (options.threads == 1) {
-    acceptor->async_accept(ioc->get_executor(),
-                           [this](beast::error_code ec, SessionSocket<IoExecutor> sock) {
-                             OnAccept(ec, std::move(sock));
-                           });
-  } else {
-    acceptor->async_accept(asio::make_strand(*ioc),
-                           [this](beast::error_code ec, SessionSocket<StrandExecutor> sock) {
-                             OnAccept(ec, std::move(sock));
-                           });
-  }
+  // The accepted socket (and so its session) runs on the loop it is accepted into.
+  IoLoop* loop = NextLoop();
+  acceptor->async_accept(loop->ioc.get_executor(),
+                         [this, loop](beast::error_code ec, SessionSocket sock) {
+                           OnAccept(ec, std::move(sock), loop);
+                         });
 }
 
-template <typename Socket>
-beast::error_code HttpServer::Impl::AcceptQueued(Socket sock) {
+beast::error_code HttpServer::Impl::AcceptQueued() {
+  IoLoop* loop = NextLoop();
+  SessionSocket sock(loop->ioc.get_executor());
   beast::error_code ec;
   acceptor->accept(sock, ec);
-  if (!ec) StartSession(std::move(sock));
+  if (!ec) StartSession(std::move(sock), loop);
   return ec;
 }
 
-template <typename Socket>
-void HttpServer::Impl::StartSession(Socket sock) {
-  using SessionType = http_server_internal::Session<typename Socket::executor_type>;
+void HttpServer::Impl::StartSession(SessionSocket sock, IoLoop* loop) {
+  using http_server_internal::Session;
   beast::error_code ec;
   sock.set_option(tcp::no_delay(true), ec);
   std::shared_ptr<SessionBase> session, evicted;
@@ -765,17 +748,17 @@ void HttpServer::Impl::StartSession(Socket sock) {
         evicted = sessions[oldest].lock();
       over_limit = evicted == nullptr;
     }
-    session = std::make_shared<SessionType>(std::move(sock), this, over_limit);
+    session = std::make_shared<Session>(std::move(sock), this, loop, over_limit);
     sessions.emplace(session.get(), session);
   }
   if (evicted) evicted->Evict();
   session->Start();
 }
 
-void HttpServer::Impl::RunIoThread() {
+void HttpServer::Impl::RunIoThread(IoLoop* loop) {
   for (;;) {
     try {
-      ioc->run();
+      loop->ioc.run();
       break;
     } catch (const std::exception& e) {  // a handler threw (e.g. bad_alloc): keep serving
       std::fprintf(stderr, "sloserve http: io thread caught: %s\n", e.what());
@@ -787,7 +770,7 @@ void HttpServer::Impl::RunIoThread() {
 }
 
 int HttpServer::DefaultThreads() {
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
+  return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxDefaultThreads);
 }
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -835,17 +818,18 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
 StatusOr<uint16_t> HttpServer::Start() {
   Impl& s = *impl_;
   if (s.started) return FailedPreconditionError("HttpServer: already started");
-  s.ioc = std::make_unique<asio::io_context>(s.options.threads);
+  for (int i = 0; i < s.options.threads; ++i) s.loops.push_back(std::make_unique<IoLoop>());
+  asio::io_context& first = s.loops.front()->ioc;
   const std::string where = s.options.host + ":" + std::to_string(s.options.port);
   beast::error_code ec;
-  tcp::resolver resolver(*s.ioc);
+  tcp::resolver resolver(first);
   const auto results =
       resolver.resolve(s.options.host, std::to_string(s.options.port), tcp::resolver::passive, ec);
   if (ec || results.empty()) {
     return InvalidArgumentError("HttpServer: cannot resolve " + where + ": " + ec.message());
   }
   const tcp::endpoint endpoint = results.begin()->endpoint();
-  s.acceptor.emplace(asio::make_strand(*s.ioc));
+  s.acceptor.emplace(first);
   if (s.acceptor->open(endpoint.protocol(), ec); ec) {
     return UnavailableError("HttpServer: cannot open socket: " + ec.message());
   }
@@ -858,7 +842,6 @@ StatusOr<uint16_t> HttpServer::Start() {
   }
   s.port = s.acceptor->local_endpoint().port();
   s.accept_timer.emplace(s.acceptor->get_executor());
-  s.work.emplace(asio::make_work_guard(*s.ioc));
   s.parse_pool.emplace(1);
   if (s.options.mmap_threshold_bytes > 0) ReturnLargeBlocksToOs(s.options.mmap_threshold_bytes);
   s.started = true;
@@ -867,7 +850,9 @@ StatusOr<uint16_t> HttpServer::Start() {
     MutexLock lock(s.mu);
     s.running_threads = s.options.threads;
   }
-  for (int i = 0; i < s.options.threads; ++i) s.threads.emplace_back([&s] { s.RunIoThread(); });
+  for (auto& loop : s.loops) {
+    s.threads.emplace_back([&s, l = loop.get()] { s.RunIoThread(l); });
+  }
   return s.port;
 }
 
@@ -884,11 +869,7 @@ void HttpServer::Stop() {
     for (int pass = 0; pass < 2; ++pass) {
       beast::error_code ec;
       s.acceptor->non_blocking(true, ec);
-      for (int i = 0; i < 4096 && !ec; ++i) {
-        ec = s.options.threads == 1
-                 ? s.AcceptQueued(SessionSocket<IoExecutor>(s.ioc->get_executor()))
-                 : s.AcceptQueued(SessionSocket<StrandExecutor>(asio::make_strand(*s.ioc)));
-      }
+      for (int i = 0; i < 4096 && !ec; ++i) ec = s.AcceptQueued();
       // A handshake another CPU was completing as the seal went on lands within
       // microseconds: look once more after a moment.
       if (!sealed) break;
@@ -912,12 +893,13 @@ void HttpServer::Stop() {
     MutexLock lock(s.mu);
     s.cv.Wait(s.mu, [&s] { return s.in_flight.load() == 0; });
   }
-  s.work.reset();
+  for (auto& loop : s.loops) loop->work.reset();
   {
     MutexLock lock(s.mu);
     if (!s.cv.WaitFor(s.mu, s.options.drain_timeout,
                       [&s]() REQUIRES(s.mu) { return s.running_threads == 0; })) {
-      s.ioc->stop();  // a client is not reading its last response: give up on it
+      // A client is not reading its last response: give up on it.
+      for (auto& loop : s.loops) loop->ioc.stop();
     }
   }
   for (auto& t : s.threads) t.join();

@@ -2,14 +2,15 @@
 // The KServe v2 HTTP/1.1 frontend (Boost.Beast on Asio, hidden behind a pimpl so only
 // http_server.cc pays Beast's compile time).
 //
-// Threading: `threads` io threads run one io_context. Every connection is a chain of
-// async reads and writes on its own strand (with one io thread, on the io_context itself:
-// that thread is the strand); an idle keep-alive connection holds no
-// thread, only a pending read (closed after `idle_timeout`). An inference request is
-// submitted to the InferenceBackend and the io thread moves on; when the backend calls
-// `done` (from any thread) the outcome is posted back to the connection's strand, which
-// renders and writes the response. One request per connection is in flight at a time
-// (pipelined requests wait in the read buffer, answered in order).
+// Threading: each of the `threads` io threads runs an io_context of its own, and each
+// connection is given to one of them when accepted (round robin), as nginx gives one to a
+// worker: a connection is a chain of async reads and writes on that thread alone, with no
+// strand; an idle keep-alive connection holds no thread, only a pending read (closed
+// after `idle_timeout`). An inference request is submitted to the InferenceBackend and
+// the io thread moves on; when the backend calls `done` (from any thread) the outcome is
+// posted back to the connection's io thread, which renders and writes the response. One request per
+// connection is in flight at a time (pipelined requests wait in the read buffer, answered in
+// order).
 //
 // Stop() is graceful: it stops accepting, closes idle connections, answers requests that
 // arrive meanwhile with 503, waits until the backend has called `done` for every
@@ -32,12 +33,14 @@ namespace sloserve {
 
 class HttpServer {
  public:
-  // serve's default io-thread count: half the hardware threads, at least one. The io
-  // threads share the cores with the engine thread and (in a benchmark) the load
-  // generator; on a quiet 2-core machine one io thread served 20% more requests/s than
-  // two, whose wake-ups of each other cost more than their parallelism gained
-  // (docs/benchmarks.md, "HTTP path against nginx"). `--threads` overrides it.
+  // serve's default io-thread count: one per hardware thread (as nginx's workers), at most
+  // kMaxDefaultThreads (one engine thread takes what they read). Each runs a loop of its
+  // own, so they do not wake each other: on a quiet 2-core machine two served 101-104k
+  // requests/s against one's 80k (when they shared one io_context through strands, one
+  // had served 20% more than two; docs/benchmarks.md, "2026-11-28"). `--threads`
+  // overrides it.
   static int DefaultThreads();
+  static constexpr int kMaxDefaultThreads = 16;
 
   struct Options {
     std::string host = "127.0.0.1";
