@@ -31,7 +31,8 @@ const std::vector<FlagSpec> kFlags = {
      "a `sloserve worker` process as one of the workers (docs/remote-workers.md); repeat for "
      "each; replaces the config's workers count",
      true},
-    {"threads", "N", "HTTP io threads (default: half the hardware threads, at least 1)"},
+    {"threads", "N",
+     "HTTP io threads, each with its own event loop (default: the hardware threads, at most 16)"},
     {"duration", "SECONDS", "stop by itself after this long (default: run until SIGINT/SIGTERM)"},
     {"model-repository", "DIR",
      "execute the repository's TorchScript variants with LibTorch (docs/torch.md); schedules "
