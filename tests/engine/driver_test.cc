@@ -513,22 +513,32 @@ class WaitingExecutor : public PuppetExecutor, public ExecutorWait {
   std::vector<std::optional<std::chrono::steady_clock::time_point>> deadlines_ GUARDED_BY(mu_);
 };
 
+// A driver whose executor offers its wait, with nothing due before kT (a plan tick an
+// hour away).
+class DriverWaitTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_NE(engine, nullptr); }
+
+  static DriverOptions Options() {
+    DriverOptions opts;
+    opts.plan_interval = kT - kTimeZero;
+    return opts;
+  }
+
+  Trace trace;
+  const ProfileSuite suite = testing::SmallSuite();
+  Driver driver{Options()};
+  WaitingExecutor exec;
+  std::unique_ptr<Engine> engine = TracingEngine(suite, &driver, &exec, &trace);
+  const SteadyClock clock;
+};
+
 // With an executor's wait the driver's thread sleeps in it: an arrival posted from another
 // thread wakes it there (one Wake), a result that arrives in the executor's queue is
 // posted from the driver's thread inside the wait and handled by the next Step without
 // another Wake (one wake-up per result), and a driver that does not sleep still takes the
 // results already there (Poll).
-TEST(DriverTest, AnExecutorsWaitIsWhereTheDriverSleepsAndResultsArriveOnItsThread) {
-  Trace trace;
-  const ProfileSuite suite = testing::SmallSuite();
-  DriverOptions opts;
-  opts.plan_interval = kT - kTimeZero;
-  Driver driver(opts);
-  WaitingExecutor exec;
-  auto engine = TracingEngine(suite, &driver, &exec, &trace);
-  ASSERT_NE(engine, nullptr);
-  const SteadyClock clock;
-
+TEST_F(DriverWaitTest, AnExecutorsWaitIsWhereTheDriverSleepsAndResultsArriveOnItsThread) {
   // Nothing due before kT (an hour away): the driver sleeps in the executor's wait until
   // an arrival's post wakes it.
   std::thread frontend([&] {
@@ -550,7 +560,7 @@ TEST(DriverTest, AnExecutorsWaitIsWhereTheDriverSleepsAndResultsArriveOnItsThrea
   // The batch's result arrives in the executor's queue while the driver sleeps there:
   // posted on the driver's thread, it wakes nothing more.
   ActionResult result = exec.Result(exec.Runs()[0]);
-  std::thread remote([&exec, result = std::move(result)]() mutable {
+  std::thread remote([this, result = std::move(result)]() mutable {
     exec.AwaitSleeper();
     exec.Arrive(std::move(result));
   });
@@ -577,17 +587,7 @@ TEST(DriverTest, AnExecutorsWaitIsWhereTheDriverSleepsAndResultsArriveOnItsThrea
 // up), so the driver gives it a deadline kCoarseWait early and waits for a deadline
 // closer than that on its own condition variable (then Polls the executor; or, if that
 // deadline has passed already, Polls since more than kPollInterval has).
-TEST(DriverTest, AnExecutorsWaitGetsItsDeadlineEarlyAndANearOneIsTheDriversOwn) {
-  Trace trace;
-  const ProfileSuite suite = testing::SmallSuite();
-  DriverOptions opts;
-  opts.plan_interval = kT - kTimeZero;
-  Driver driver(opts);
-  WaitingExecutor exec;
-  auto engine = TracingEngine(suite, &driver, &exec, &trace);
-  ASSERT_NE(engine, nullptr);
-  const SteadyClock clock;
-
+TEST_F(DriverWaitTest, AnExecutorsWaitGetsItsDeadlineEarlyAndANearOneIsTheDriversOwn) {
   const TimePoint far = clock.Now() + Millis(200);
   driver.WaitForWork(clock, far);  // returns at the fake wait's deadline
   ASSERT_EQ(exec.deadlines().size(), 1u);
