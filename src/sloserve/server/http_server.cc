@@ -166,7 +166,10 @@ struct HttpServer::Impl {
   Mutex mu;
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions GUARDED_BY(mu);
   int running_threads GUARDED_BY(mu) = 0;
-  CondVar cv;  // in_flight reached 0 or an io thread exited
+  // Stop(): the listener is closed and every accept completion queued before that has run,
+  // so no session can be given to a loop any more.
+  bool listener_closed GUARDED_BY(mu) = false;
+  CondVar cv;  // in_flight reached 0, an io thread exited or the listener closed
 
   // Owner-thread state (Start/Stop/destructor).
   bool started = false;
@@ -878,6 +881,12 @@ void HttpServer::Stop() {
     beast::error_code ec;
     s.acceptor->close(ec);
     s.accept_timer->cancel();
+    // Behind the accept completions queued before the close (the aborted one included).
+    asio::post(s.acceptor->get_executor(), [&s] {
+      MutexLock lock(s.mu);
+      s.listener_closed = true;
+      s.cv.NotifyAll();
+    });
   });
   std::vector<std::shared_ptr<SessionBase>> live;
   {
@@ -891,7 +900,9 @@ void HttpServer::Stop() {
   live.clear();
   {
     MutexLock lock(s.mu);
-    s.cv.Wait(s.mu, [&s] { return s.in_flight.load() == 0; });
+    // Each loop runs while it has work; one without any would end now. So the guards go
+    // only once no new connection can be given to a loop (each holds its loop's work).
+    s.cv.Wait(s.mu, [&s]() REQUIRES(s.mu) { return s.in_flight.load() == 0 && s.listener_closed; });
   }
   for (auto& loop : s.loops) loop->work.reset();
   {
