@@ -17,8 +17,12 @@ ReplyQueue::~ReplyQueue() {
   cq_.Shutdown();
   if (thread_.joinable()) {
     thread_.join();
-    return;
+  } else {
+    DrainUntilShutdown();
   }
+}
+
+void ReplyQueue::DrainUntilShutdown() {
   void* tag = nullptr;
   bool ok = false;
   while (cq_.Next(&tag, &ok)) static_cast<ReplyTag*>(tag)->Done(ok);
@@ -29,9 +33,7 @@ void ReplyQueue::StartThread() {
   thread_ = std::thread([this] {
     // Named for per-thread wake-up counts and perf (docs/benchmarks.md).
     pthread_setname_np(pthread_self(), "remote-replies");
-    void* tag = nullptr;
-    bool ok = false;
-    while (cq_.Next(&tag, &ok)) static_cast<ReplyTag*>(tag)->Done(ok);
+    DrainUntilShutdown();
   });
 }
 

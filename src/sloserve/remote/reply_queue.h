@@ -53,6 +53,9 @@ class ReplyQueue final : public ExecutorWait {
   void Wake() override;
 
  private:
+  // Delivers every event until the queue is shut down and empty.
+  void DrainUntilShutdown();
+
   // The wake alarm's tag: delivered like a reply, it re-arms Wake.
   struct WakeTag final : ReplyTag {
     ReplyQueue* queue = nullptr;

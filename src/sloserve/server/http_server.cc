@@ -77,13 +77,13 @@ constexpr size_t kIdleReadBytes = 16 * 1024;  // first read of a keep-alive requ
 // otherwise: a burst of large requests would leave the process at its peak RSS).
 constexpr size_t kTrimAfterBytes = size_t{4} << 20;
 
-class SessionBase;
+class Session;
 
 }  // namespace http_server_internal
 
 using http_server_internal::kAcceptRetryDelay;
 using http_server_internal::kTrimAfterBytes;
-using http_server_internal::SessionBase;
+using http_server_internal::Session;
 namespace asio = http_server_internal::asio;
 namespace beast = http_server_internal::beast;
 namespace http = http_server_internal::http;
@@ -102,7 +102,7 @@ struct HttpServer::Impl {
   // The io loop the next connection runs on (round robin; the acceptor's thread only).
   IoLoop* NextLoop() { return loops[next_loop++ % loops.size()].get(); }
   void RunIoThread(IoLoop* loop) EXCLUDES(mu);
-  void Unregister(SessionBase* session) EXCLUDES(mu) {
+  void Unregister(Session* session) EXCLUDES(mu) {
     MutexLock lock(mu);
     sessions.erase(session);
   }
@@ -164,7 +164,7 @@ struct HttpServer::Impl {
   std::atomic<size_t> body_bytes{0};  // charged to the in-flight body budget
 
   Mutex mu;
-  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions GUARDED_BY(mu);
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions GUARDED_BY(mu);
   int running_threads GUARDED_BY(mu) = 0;
   // Stop(): the listener is closed and every accept completion queued before that has run,
   // so no session can be given to a loop any more.
@@ -190,50 +190,22 @@ struct HttpServer::Impl {
 
 namespace http_server_internal {
 
-// What the server does with a connection, whatever its executor type (Session below).
-class SessionBase {
- public:
-  SessionBase() {
-    opened_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
-                     std::memory_order_relaxed);
-  }
-  virtual ~SessionBase() = default;
-  SessionBase(const SessionBase&) = delete;
-  SessionBase& operator=(const SessionBase&) = delete;
-
-  virtual void Start() = 0;
-  virtual void Evict() = 0;
-  virtual void CloseIfIdle() = 0;
-
-  // When it opened (steady clock), while it has not yet delivered a whole request; 0 once
-  // it has, kEvicting once chosen to make room. Read under the server's mutex by
-  // StartSession (the session is alive then).
-  static constexpr int64_t kEvicting = -1;
-  int64_t unproven_since() const { return opened_ns_.load(std::memory_order_relaxed); }
-  // Chooses it to make room, if it still has not delivered a request (`since` as read).
-  bool ClaimForEviction(int64_t since) {
-    return opened_ns_.compare_exchange_strong(since, kEvicting, std::memory_order_relaxed);
-  }
-
- protected:
-  std::atomic<int64_t> opened_ns_{0};  // unproven_since()
-};
-
 // One connection: read a request, answer it (possibly after the backend), repeat.
 // All members are touched only on the connection's io thread (its loop's).
-class Session final : public SessionBase, public std::enable_shared_from_this<Session> {
+class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(SessionSocket&& socket, HttpServer::Impl* server, IoLoop* loop, bool over_limit = false)
       : stream_(std::move(socket)), server_(server), loop_(loop), over_limit_(over_limit) {
     server_->metrics.ConnectionOpened();
+    opened_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   }
-  ~Session() override {
+  ~Session() {
     if (charged_ > 0) server_->ReleaseBody(charged_);
     server_->metrics.ConnectionClosed();
     server_->Unregister(this);
   }
 
-  void Start() override {
+  void Start() {
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
       if (!self->over_limit_) return self->DoRead();
       // Over server.max_connections: answer at once and close (draining what it sends).
@@ -247,10 +219,20 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     });
   }
 
+  // When it opened (steady clock), while it has not yet delivered a whole request; 0 once
+  // it has, kEvicting once chosen to make room. Read under the server's mutex by
+  // StartSession (the session is alive then).
+  static constexpr int64_t kEvicting = -1;
+  int64_t unproven_since() const { return opened_ns_.load(std::memory_order_relaxed); }
+  // Chooses it to make room, if it still has not delivered a request (`since` as read).
+  bool ClaimForEviction(int64_t since) {
+    return opened_ns_.compare_exchange_strong(since, kEvicting, std::memory_order_relaxed);
+  }
+
   // Over server.max_connections a new connection takes the place of the oldest one that
   // never delivered a whole request (idle or slow-loris): closed here, on its io thread,
   // unless a request completed since it was claimed.
-  void Evict() override {
+  void Evict() {
     asio::post(stream_.get_executor(), [self = shared_from_this()] {
       if (self->unproven_since() != kEvicting || self->state_ == State::kClosed) return;
       self->server_->metrics.ConnectionEvicted();
@@ -261,7 +243,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   // Stop(): closes the connection unless a request is being served or being read. A
   // request whose bytes have arrived (buffered, or waiting in the socket) is read and
   // answered 503, within kDrainReadTimeout, rather than cut off without a response.
-  void CloseIfIdle() override {
+  void CloseIfIdle() {
     asio::post(stream_.get_executor(), [self = shared_from_this()] {
       if (self->state_ == State::kLingering) return self->Close();
       if (self->state_ != State::kReading) return;
@@ -668,6 +650,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   Clock::time_point body_start_{};
   Clock::time_point read_cap_ = Clock::time_point::max();
   const bool over_limit_;
+  std::atomic<int64_t> opened_ns_{0};  // unproven_since()
 };
 
 }  // namespace http_server_internal
@@ -730,7 +713,7 @@ void HttpServer::Impl::StartSession(SessionSocket sock, IoLoop* loop) {
   using http_server_internal::Session;
   beast::error_code ec;
   sock.set_option(tcp::no_delay(true), ec);
-  std::shared_ptr<SessionBase> session, evicted;
+  std::shared_ptr<Session> session, evicted;
   {
     MutexLock lock(mu);
     bool over_limit = sessions.size() >= options.max_connections;
@@ -738,7 +721,7 @@ void HttpServer::Impl::StartSession(SessionSocket sock, IoLoop* loop) {
       // Fairness at the cap: the oldest connection that never delivered a whole request
       // makes room (a scan, only at the cap). A session in the map is alive while `mu` is
       // held: its destructor unregisters under `mu` before its members go.
-      SessionBase* oldest = nullptr;
+      Session* oldest = nullptr;
       int64_t oldest_ns = 0;
       for (const auto& [s, weak] : sessions) {
         const int64_t since = s->unproven_since();
@@ -888,7 +871,7 @@ void HttpServer::Stop() {
       s.cv.NotifyAll();
     });
   });
-  std::vector<std::shared_ptr<SessionBase>> live;
+  std::vector<std::shared_ptr<Session>> live;
   {
     MutexLock lock(s.mu);
     live.reserve(s.sessions.size());
