@@ -8,6 +8,10 @@
 #include "git_revision.h"
 #include "torch_commands.h"
 
+#ifdef SLOSERVE_WITH_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
 namespace {
 
 struct Command {
@@ -35,6 +39,20 @@ const Command kCommands[] = {
      "score load forecasters (InfAdapter's LSTM and baselines) on a trace"},
 };
 
+// The malloc this binary runs with (`--version`; CMakeLists.txt SLOSERVE_JEMALLOC).
+std::string AllocatorName() {
+#ifdef SLOSERVE_WITH_JEMALLOC
+  const char* version = nullptr;
+  size_t size = sizeof version;
+  if (mallctl("version", &version, &size, nullptr, 0) == 0 && version != nullptr) {
+    return std::string("jemalloc ") + version;
+  }
+  return "jemalloc";
+#else
+  return "the C library's";
+#endif
+}
+
 void PrintUsage() {
   std::printf(
       "usage: sloserve COMMAND [options]    (sloserve COMMAND --help for details)\n\n"
@@ -43,7 +61,7 @@ void PrintUsage() {
       "commands:\n");
   for (const Command& c : kCommands) std::printf("  %-10s %s\n", c.name, c.summary);
   std::printf(
-      "\n  --version  print the version and the git revision it was built from\n\n"
+      "\n  --version  print the version, the git revision it was built from and its malloc\n\n"
       "Profile suites and traces are compiled in ($SLOSERVE_PROFILES_DIR replaces them);\n"
       "paths inside a config file are relative to that file. Docs: docs/ of the source\n"
       "tree, or share/doc/sloserve after `cmake --install`.\n");
@@ -59,6 +77,7 @@ int main(int argc, char** argv) {
   }
   if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version")) {
     std::printf("sloserve %s (git %s)\n", SLOSERVE_VERSION, SLOSERVE_GIT_REVISION);
+    std::printf("malloc: %s\n", AllocatorName().c_str());
     return 0;
   }
   sloserve::cli::RegisterTorchForecasters();  // `forecaster: lstm` (a no-op without LibTorch)
