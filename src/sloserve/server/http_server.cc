@@ -56,6 +56,11 @@ using tcp = asio::ip::tcp;
 // "2026-11-28").
 using IoExecutor = asio::io_context::executor_type;
 using SessionSocket = asio::basic_stream_socket<tcp, IoExecutor>;
+using LoopTimer =
+    asio::basic_waitable_timer<std::chrono::steady_clock,
+                               asio::wait_traits<std::chrono::steady_clock>, IoExecutor>;
+
+class Session;
 
 // One io thread's event loop: its io_context, run by that thread alone, and the requests
 // its connections read in the current turn (touched only on that thread).
@@ -65,6 +70,11 @@ struct IoLoop {
   std::vector<InferenceBackend::Submission> submit_batch;
   // An empty vector keeping a batch's capacity, so batches do not regrow from nothing.
   std::vector<InferenceBackend::Submission> submit_spare;
+  // Sessions whose request is at the backend, to be watched for a disconnect once it has
+  // been there kWatchDelay (Impl::WatchLater), and the timer that looks at them.
+  std::vector<std::shared_ptr<Session>> watch_later;
+  LoopTimer watch_timer{ioc.get_executor()};
+  bool watch_timer_pending = false;
 };
 
 constexpr size_t kHeaderLimit = 64 * 1024;
@@ -73,11 +83,13 @@ constexpr auto kSealSettle = std::chrono::milliseconds(2);   // Stop(): see Seal
 constexpr auto kDrainReadTimeout = std::chrono::seconds(2);  // Stop(): finish reading
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
 constexpr size_t kIdleReadBytes = 16 * 1024;  // first read of a keep-alive request
+// How long a request is at the backend before its connection is watched for a disconnect
+// (docs/admission.md "Cancellation of disconnected clients"): arming the watch cost an
+// epoll_ctl and a cancelled operation per request, and most answers come sooner than this.
+constexpr auto kWatchDelay = std::chrono::milliseconds(2);
 // After a body this large is freed, free heap pages go back to the OS (glibc keeps them
 // otherwise: a burst of large requests would leave the process at its peak RSS).
 constexpr size_t kTrimAfterBytes = size_t{4} << 20;
-
-class Session;
 
 }  // namespace http_server_internal
 
@@ -143,6 +155,11 @@ struct HttpServer::Impl {
     batch.clear();
     if (batch.capacity() > loop.submit_spare.capacity()) loop.submit_spare.swap(batch);
   }
+  // Watches `session` for a disconnect if its request is still at the backend kWatchDelay
+  // from now (on the loop's thread): one timer per loop looks at all of them.
+  void WatchLater(IoLoop& loop, std::shared_ptr<Session> session);
+  void ArmWatchTimer(IoLoop& loop);
+  void OnWatchTimer(IoLoop& loop);
   void InferDone() EXCLUDES(mu) {
     metrics.InferFinished();
     LeaveInFlight();
@@ -260,6 +277,16 @@ class Session : public std::enable_shared_from_this<Session> {
       }
       self->Close();
     });
+  }
+
+  // WatchLater's look at the session: its disconnect watch starts if its request has been
+  // at the backend since `due` or before. False once it is off the watch list (answered,
+  // closed or now watched); true while its request is too recent (it stays listed).
+  bool WatchIfDue(std::chrono::steady_clock::time_point due) {
+    if (state_ == State::kBackend && backend_since_ > due) return true;
+    watch_listed_ = false;
+    if (state_ == State::kBackend) WatchForDisconnect();
+    return false;
   }
 
  private:
@@ -489,6 +516,7 @@ class Session : public std::enable_shared_from_this<Session> {
       client_gone_ = std::make_shared<std::atomic<bool>>(false);
     }
     request.client_gone = client_gone_;
+    backend_since_ = Clock::now();
     // The callback hands its only reference to the posted handler, so nothing of this
     // session outlives the handler however long the backend keeps the std::function.
     server_->SubmitSoon(
@@ -497,7 +525,10 @@ class Session : public std::enable_shared_from_this<Session> {
                      s.OnOutcome(std::move(o));
                    });
                  }});
-    WatchForDisconnect();
+    if (!watch_listed_) {
+      watch_listed_ = true;
+      server_->WatchLater(*loop_, shared_from_this());
+    }
   }
 
   // A model load or unload: answered when the backend has done it (counted in flight, so
@@ -534,6 +565,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // client closed: the backend is told, so a queued request is dropped instead of run
   // for nobody (docs/admission.md). Pipelined bytes stop the watch (read after the answer).
   void WatchForDisconnect() {
+    watching_ = true;
     stream_.socket().async_wait(
         tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
           if (ec || self->state_ != State::kBackend) return;
@@ -547,10 +579,11 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void OnOutcome(InferOutcome outcome) {
-    if (state_ == State::kBackend) {
+    if (state_ == State::kBackend && watching_) {
       beast::error_code ec;
       stream_.socket().cancel(ec);  // the disconnect watch: the only operation pending
     }
+    watching_ = false;
     if (state_ != State::kClosed) Write(server_->handler->RenderOutcome(call_, outcome));
     server_->InferDone();
   }
@@ -639,6 +672,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string res_body_;
   InferCall call_;
   std::shared_ptr<std::atomic<bool>> client_gone_;  // of the request with the backend
+  Clock::time_point backend_since_{};               // when it went to the backend
+  bool watch_listed_ = false;                       // in its loop's watch_later
+  bool watching_ = false;                           // the disconnect watch is armed
   State state_ = State::kReading;
   unsigned version_ = 11;
   bool keep_alive_ = true;
@@ -675,6 +711,31 @@ bool SealListener(int fd) {
 }
 
 }  // namespace
+
+void HttpServer::Impl::WatchLater(IoLoop& loop, std::shared_ptr<Session> session) {
+  loop.watch_later.push_back(std::move(session));
+  if (!loop.watch_timer_pending) ArmWatchTimer(loop);
+}
+
+void HttpServer::Impl::ArmWatchTimer(IoLoop& loop) {
+  loop.watch_timer_pending = true;
+  loop.watch_timer.expires_after(http_server_internal::kWatchDelay);
+  loop.watch_timer.async_wait([this, &loop](beast::error_code) { OnWatchTimer(loop); });
+}
+
+void HttpServer::Impl::OnWatchTimer(IoLoop& loop) {
+  loop.watch_timer_pending = false;
+  const auto due = std::chrono::steady_clock::now() - http_server_internal::kWatchDelay;
+  auto& listed = loop.watch_later;
+  size_t kept = 0;
+  for (size_t i = 0; i < listed.size(); ++i) {
+    if (!listed[i]->WatchIfDue(due)) continue;
+    if (kept != i) listed[kept] = std::move(listed[i]);
+    ++kept;
+  }
+  listed.erase(listed.begin() + static_cast<std::ptrdiff_t>(kept), listed.end());
+  if (!listed.empty()) ArmWatchTimer(loop);
+}
 
 void HttpServer::Impl::OnAccept(beast::error_code ec, SessionSocket sock, IoLoop* loop) {
   if (ec) {
