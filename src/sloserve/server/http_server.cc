@@ -75,6 +75,12 @@ struct IoLoop {
   std::vector<std::shared_ptr<Session>> watch_later;
   LoopTimer watch_timer{ioc.get_executor()};
   bool watch_timer_pending = false;
+  // Answers the backend's threads hand to this loop's sessions, run here in one handler per
+  // burst (Impl::Deliver) instead of one post per answer (each a lock of the io_context's
+  // queue, an operation allocated and work counted).
+  Mutex outbox_mu;
+  std::vector<std::pair<std::shared_ptr<Session>, InferOutcome>> outbox GUARDED_BY(outbox_mu);
+  std::vector<std::pair<std::shared_ptr<Session>, InferOutcome>> outbox_spare;  // loop thread
 };
 
 constexpr size_t kHeaderLimit = 64 * 1024;
@@ -160,6 +166,9 @@ struct HttpServer::Impl {
   void WatchLater(IoLoop& loop, std::shared_ptr<Session> session);
   void ArmWatchTimer(IoLoop& loop);
   void OnWatchTimer(IoLoop& loop);
+  // Runs `session`'s OnOutcome on its loop (called from a backend thread).
+  void Deliver(IoLoop& loop, std::shared_ptr<Session> session, InferOutcome outcome);
+  void DrainOutbox(IoLoop& loop);
   void InferDone() EXCLUDES(mu) {
     metrics.InferFinished();
     LeaveInFlight();
@@ -277,6 +286,17 @@ class Session : public std::enable_shared_from_this<Session> {
       }
       self->Close();
     });
+  }
+
+  // The backend's answer, on the session's io thread (Impl::DrainOutbox).
+  void OnOutcome(InferOutcome outcome) {
+    if (state_ == State::kBackend && watching_) {
+      beast::error_code ec;
+      stream_.socket().cancel(ec);  // the disconnect watch: the only operation pending
+    }
+    watching_ = false;
+    if (state_ != State::kClosed) Write(server_->handler->RenderOutcome(call_, outcome));
+    server_->InferDone();
   }
 
   // WatchLater's look at the session: its disconnect watch starts if its request has been
@@ -521,9 +541,9 @@ class Session : public std::enable_shared_from_this<Session> {
     // session outlives the handler however long the backend keeps the std::function.
     server_->SubmitSoon(
         *loop_, {std::move(request), [self = shared_from_this()](InferOutcome outcome) mutable {
-                   OnIoThread(std::move(self), [o = std::move(outcome)](Session& s) mutable {
-                     s.OnOutcome(std::move(o));
-                   });
+                   HttpServer::Impl* server = self->server_;
+                   IoLoop* loop = self->loop_;
+                   server->Deliver(*loop, std::move(self), std::move(outcome));
                  }});
     if (!watch_listed_) {
       watch_listed_ = true;
@@ -576,16 +596,6 @@ class Session : public std::enable_shared_from_this<Session> {
           self->client_gone_->store(true);
           self->server_->backend->ClientGone();
         });
-  }
-
-  void OnOutcome(InferOutcome outcome) {
-    if (state_ == State::kBackend && watching_) {
-      beast::error_code ec;
-      stream_.socket().cancel(ec);  // the disconnect watch: the only operation pending
-    }
-    watching_ = false;
-    if (state_ != State::kClosed) Write(server_->handler->RenderOutcome(call_, outcome));
-    server_->InferDone();
   }
 
   void Write(HttpResponse response) {
@@ -711,6 +721,33 @@ bool SealListener(int fd) {
 }
 
 }  // namespace
+
+void HttpServer::Impl::Deliver(IoLoop& loop, std::shared_ptr<Session> session,
+                               InferOutcome outcome) {
+  bool first;
+  {
+    MutexLock lock(loop.outbox_mu);
+    first = loop.outbox.empty();
+    loop.outbox.emplace_back(std::move(session), std::move(outcome));
+  }
+  if (!first) return;  // the drain posted with the first of the burst takes it
+  // Counted in flight until post() has returned, so Stop() cannot destroy the io_context
+  // while this thread still touches it (the answer may be written and its request leave
+  // in flight before then).
+  in_flight.fetch_add(1);
+  asio::post(loop.ioc, [this, &loop] { DrainOutbox(loop); });
+  LeaveInFlight();
+}
+
+void HttpServer::Impl::DrainOutbox(IoLoop& loop) {
+  auto& answers = loop.outbox_spare;  // empty, with the capacity of an earlier burst
+  {
+    MutexLock lock(loop.outbox_mu);
+    answers.swap(loop.outbox);
+  }
+  for (auto& [session, outcome] : answers) session->OnOutcome(std::move(outcome));
+  answers.clear();
+}
 
 void HttpServer::Impl::WatchLater(IoLoop& loop, std::shared_ptr<Session> session) {
   loop.watch_later.push_back(std::move(session));
