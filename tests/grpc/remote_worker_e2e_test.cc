@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "grpc/grpc_test_util.h"
+#include "grpc/remote_worker_test_util.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "support/counts_summary.h"
@@ -28,48 +29,11 @@
 namespace sloserve {
 namespace {
 
-using testing::Subprocess;
-
+using remote_test::ServeArgs;
+using remote_test::StartWorker;
+using remote_test::WriteConfig;
 using testing::kBin;
-
-// `preload`: the variants the engine starts with as resident ("" = all, the default).
-std::string WriteConfig(const testing::ScopedTempDir& dir, const std::string& preload = "") {
-  const std::string path = dir.File("remote.yaml");
-  std::ofstream(path) << "suite: ramsis-image\n"
-                         "task: image\n"
-                         "hardware: n1-4cpu\n"
-                         "workers: 2\n"
-                      << (preload.empty() ? "" : "preload: " + preload + "\n")
-                      << "slo_ms: 1000\n"
-                         "seed: 1\n"
-                         "executor: {latency: sample}\n"
-                         "policy: {name: fixed, dispatch: round_robin, batching: edf, "
-                         "selection: fixed, variant: resnet18}\n"
-                         "server: {input_shape: \"-1,16\"}\n";
-  return path;
-}
-
-std::unique_ptr<Subprocess> StartWorker(const std::string& config, uint16_t port) {
-  auto w = std::make_unique<Subprocess>(
-      std::vector<std::string>{kBin, "worker", config, "--listen",
-                               "127.0.0.1:" + std::to_string(port), "--duration", "120"});
-  EXPECT_TRUE(w->WaitForStderr("listening on grpc://", std::chrono::seconds(30))) << w->err();
-  return w;
-}
-
-// `sloserve serve` with the workers on ports p0 and p1, gRPC on `grpc_port`. Health checks
-// every 100 ms (the default is 200), reconnection attempts at most 500 ms apart: the
-// timing options (docs/remote-workers.md) reach the executor.
-std::vector<std::string> ServeArgs(const std::string& config, uint16_t p0, uint16_t p1,
-                                   uint16_t grpc_port) {
-  const std::string w0 = "127.0.0.1:" + std::to_string(p0), w1 = "127.0.0.1:" + std::to_string(p1);
-  // clang-format off
-  return {kBin, "serve", config, "--port", "0", "--grpc-port", std::to_string(grpc_port),
-          "--remote-worker", w0, "--remote-worker", w1, "--duration", "120",
-          "--set", "server.remote_health_interval_ms=100",
-          "--set", "server.remote_reconnect_backoff_ms=500"};
-  // clang-format on
-}
+using testing::Subprocess;
 
 // The worker process's own account (its Health reply): the variants it has loaded.
 std::vector<std::string> LoadedOn(uint16_t port) {

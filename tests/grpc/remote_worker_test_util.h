@@ -1,0 +1,183 @@
+#pragma once
+// Helpers of the remote-worker e2e tests (remote_worker_e2e_test.cc,
+// remote_worker_failure_e2e_test.cc): the config, `sloserve worker` and `sloserve serve`
+// processes on 127.0.0.1, and an open-loop gRPC client that records each request's end.
+#include <condition_variable>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "grpc/grpc_test_util.h"
+#include "sloserve/proto/grpc_service.grpc.pb.h"
+#include "support/counts_summary.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+namespace sloserve::remote_test {
+
+using testing::kBin;
+using testing::Subprocess;
+
+// `preload`: the variants the engine starts with as resident ("" = all, the default).
+inline std::string WriteConfig(const testing::ScopedTempDir& dir, const std::string& preload = "") {
+  const std::string path = dir.File("remote.yaml");
+  std::ofstream(path) << "suite: ramsis-image\n"
+                         "task: image\n"
+                         "hardware: n1-4cpu\n"
+                         "workers: 2\n"
+                      << (preload.empty() ? "" : "preload: " + preload + "\n")
+                      << "slo_ms: 1000\n"
+                         "seed: 1\n"
+                         "executor: {latency: sample}\n"
+                         "policy: {name: fixed, dispatch: round_robin, batching: edf, "
+                         "selection: fixed, variant: resnet18}\n"
+                         "server: {input_shape: \"-1,16\"}\n";
+  return path;
+}
+
+inline std::unique_ptr<Subprocess> StartWorker(const std::string& config, uint16_t port) {
+  auto w = std::make_unique<Subprocess>(
+      std::vector<std::string>{kBin, "worker", config, "--listen",
+                               "127.0.0.1:" + std::to_string(port), "--duration", "120"});
+  EXPECT_TRUE(w->WaitForStderr("listening on grpc://", std::chrono::seconds(30))) << w->err();
+  return w;
+}
+
+// `sloserve serve` with the workers on ports p0 and p1, gRPC on `grpc_port`. Health checks
+// every 100 ms (the default is 200), reconnection attempts at most 500 ms apart: the
+// timing options (docs/remote-workers.md) reach the executor.
+inline std::vector<std::string> ServeArgs(const std::string& config, uint16_t p0, uint16_t p1,
+                                          uint16_t grpc_port) {
+  const std::string w0 = "127.0.0.1:" + std::to_string(p0), w1 = "127.0.0.1:" + std::to_string(p1);
+  // clang-format off
+  return {kBin, "serve", config, "--port", "0", "--grpc-port", std::to_string(grpc_port),
+          "--remote-worker", w0, "--remote-worker", w1, "--duration", "120",
+          "--set", "server.remote_health_interval_ms=100",
+          "--set", "server.remote_reconnect_backoff_ms=500"};
+  // clang-format on
+}
+
+// The HTTP port `sloserve serve` printed ("listening on http://127.0.0.1:PORT"); 0 if none.
+inline uint16_t HttpPortOf(const Subprocess& serve) {
+  const std::string& log = serve.err();
+  const size_t at = log.find("http://127.0.0.1:");
+  return at == std::string::npos ? 0 : static_cast<uint16_t>(std::stoi(log.substr(at + 17)));
+}
+
+// An open-loop gRPC client of model "image": each request's outcome ("w0"/"w1" for the
+// worker that served it, else the gRPC code and message), recorded once per request, by
+// the phase it was sent in.
+class PhasedClient {
+ public:
+  struct Outcome {
+    bool ok = false;
+    std::string worker;  // ok: the worker that served it
+    ::grpc::StatusCode code = ::grpc::StatusCode::OK;
+    std::string message;
+  };
+  PhasedClient(inference::GRPCInferenceService::Stub* stub, inference::ModelInferRequest req)
+      : stub_(stub), req_(std::move(req)) {}
+  ~PhasedClient() { WaitAll(std::chrono::seconds(60)); }
+
+  // Sends one request (client deadline 30 s: far beyond any server-side end).
+  void Send(int phase) {
+    auto c = std::make_unique<Call>();
+    c->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    c->phase = phase;
+    Call* raw = c.get();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      calls_.push_back(std::move(c));
+    }
+    stub_->async()->ModelInfer(&raw->ctx, &req_, &raw->resp, [this, raw](::grpc::Status s) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (raw->ends++ > 0) ++duplicate_;
+      raw->out.ok = s.ok();
+      raw->out.code = s.error_code();
+      raw->out.message = s.error_message();
+      if (s.ok()) raw->out.worker = raw->resp.parameters().at("worker").string_param();
+      ++finished_;
+      cv_.notify_all();
+    });
+  }
+  bool WaitAll(std::chrono::seconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return finished_ == calls_.size(); });
+  }
+  size_t sent() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_.size();
+  }
+  int duplicate() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return duplicate_;
+  }
+  // The outcomes of the requests sent in `phase` (after WaitAll).
+  std::vector<Outcome> Of(int phase) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<Outcome> out;
+    for (const auto& c : calls_) {
+      if (c->phase == phase) out.push_back(c->out);
+    }
+    return out;
+  }
+  // "w0: 40, w1: 38, code 14 (execution failed ...): 2"
+  static std::string Summary(const std::vector<Outcome>& outcomes) {
+    std::map<std::string, int64_t> counts;
+    for (const Outcome& o : outcomes) {
+      ++counts[o.ok ? o.worker
+                    : "code " + std::to_string(static_cast<int>(o.code)) + " (" + o.message + ")"];
+    }
+    return testing::CountsSummary(counts);
+  }
+
+ private:
+  struct Call {
+    ::grpc::ClientContext ctx;
+    inference::ModelInferResponse resp;
+    int phase = 0;
+    int ends = 0;  // under mu_
+    Outcome out;   // under mu_
+  };
+  inference::GRPCInferenceService::Stub* const stub_;
+  const inference::ModelInferRequest req_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Call>> calls_;
+  size_t finished_ = 0;
+  int duplicate_ = 0;
+};
+
+// The engine ended every query it admitted exactly once: its arrivals are the requests
+// it was sent, and its met + late + dropped its arrivals.
+inline void ExpectEveryArrivalEnded(uint16_t http_port, int64_t sent) {
+  const int64_t arrived = testing::MetricValue(http_port, "sloserve_queries_arrived_total");
+  const int64_t ended =
+      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"met\"}") +
+      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"late\"}") +
+      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"dropped\"}");
+  EXPECT_EQ(arrived, sent);
+  EXPECT_EQ(ended, arrived);
+}
+
+// A request that was not served ended with a status of the server's (executor_error or
+// no worker: UNAVAILABLE; its SLO passed: DEADLINE_EXCEEDED; shed: RESOURCE_EXHAUSTED),
+// not the client's own 30 s deadline ("Deadline Exceeded"), which only a lost request
+// reaches.
+inline void ExpectServedOrClearError(const std::vector<PhasedClient::Outcome>& outcomes) {
+  for (const PhasedClient::Outcome& o : outcomes) {
+    if (o.ok) continue;
+    EXPECT_TRUE(o.code == ::grpc::StatusCode::UNAVAILABLE ||
+                o.code == ::grpc::StatusCode::DEADLINE_EXCEEDED ||
+                o.code == ::grpc::StatusCode::RESOURCE_EXHAUSTED)
+        << o.code << " " << o.message;
+    EXPECT_NE(o.message, "Deadline Exceeded");
+  }
+}
+
+}  // namespace sloserve::remote_test
