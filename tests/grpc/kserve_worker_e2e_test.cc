@@ -100,9 +100,8 @@ TEST(KServeWorkerE2E, EachBatchIsOneModelInferOnTheServer) {
   EXPECT_EQ(testing::MetricValue(back_http, "sloserve_rows_served_total{hardware=\"n1-4cpu\"}"),
             kThreads * kEach * kRows);
 
-  // The only server gone: the health checks mark it down, and a request ends with an
-  // error instead of hanging: refused by admission, or dropped when its SLO (300 ms) has
-  // passed without a worker to serve it.
+  // The only server gone: the health checks mark it down, and a request is refused at
+  // once, saying why, instead of hanging (docs/remote-workers.md, "Failures").
   back->Signal(SIGKILL);
   back->Wait();
   ASSERT_TRUE(front.WaitForStderr("is down", std::chrono::seconds(10))) << front.err();
@@ -110,9 +109,8 @@ TEST(KServeWorkerE2E, EachBatchIsOneModelInferOnTheServer) {
   inference::ModelInferRequest req = request(1);
   (*req.mutable_parameters())["slo_ms"].set_int64_param(300);
   const ::grpc::Status s = stub->ModelInfer(testing::Deadline().get(), req, &resp);
-  EXPECT_TRUE(s.error_code() == ::grpc::StatusCode::RESOURCE_EXHAUSTED ||
-              s.error_code() == ::grpc::StatusCode::DEADLINE_EXCEEDED)
-      << s.error_code() << ": " << s.error_message();
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_EQ(s.error_message(), "no worker reachable: 1 of 1 remote workers down; retry later");
 }
 
 TEST(KServeWorkerE2E, DeadServerIsMarkedDownAndRejoinsWhenRestarted) {

@@ -1,7 +1,8 @@
 // Remote workers that stop answering without breaking their connection, end to end with
 // real processes on 127.0.0.1 (`sloserve serve` + two `sloserve worker`s, requests over
 // gRPC): a worker stopped with SIGSTOP is marked down by its health checks timing out and
-// rejoins after SIGCONT (docs/remote-workers.md, "Failures").
+// rejoins after SIGCONT; with every worker down the server is not ready and refuses
+// requests at once (docs/remote-workers.md, "Failures").
 #include <signal.h>
 
 #include <chrono>
@@ -93,6 +94,10 @@ TEST(RemoteWorkerE2E, HungWorkerIsMarkedDownAndRejoinsWhenItResumes) {
   EXPECT_GT(testing::MetricValue(http_port, "sloserve_failed_results_total"), 0)
       << PhasedClient::Summary(hanging);
   ExpectEveryArrivalEnded(http_port, static_cast<int64_t>(client.sent()));
+  // Reported down, while the server stays ready with w0.
+  EXPECT_EQ(testing::MetricValue(http_port, "sloserve_workers_unreachable"), 1);
+  EXPECT_EQ(testing::HttpGetBody(http_port, "/v2/health/ready"),
+            "{\"ready\":true,\"degraded\":\"1 of 2 remote workers down\"}");
 
   // Resumed, w1 answers its health checks again (same process: no reloads) and rejoins.
   w1->Signal(SIGCONT);
@@ -103,6 +108,115 @@ TEST(RemoteWorkerE2E, HungWorkerIsMarkedDownAndRejoinsWhenItResumes) {
   std::map<std::string, int> workers = testing::InferOneByOne(stub.get(), req, 40);
   EXPECT_GT(workers["w1"], 0);
   EXPECT_GT(workers["w0"], 0);
+  EXPECT_EQ(testing::MetricValue(http_port, "sloserve_workers_unreachable"), 0);
+  EXPECT_EQ(testing::HttpGetBody(http_port, "/v2/health/ready"), "{\"ready\":true}");
+}
+
+// With EVERY worker down (both hung) the server is not ready, says why, and refuses new
+// requests at once (HTTP 503 + Retry-After, gRPC UNAVAILABLE) instead of holding them to
+// their deadline; the requests it had accepted end once each; when the workers resume it
+// is ready again and serves.
+TEST(RemoteWorkerE2E, EveryWorkerDownMakesTheServerNotReadyAndRefusesRequests) {
+  testing::ScopedTempDir dir("remote-all-down");
+  const std::string config = WriteConfig(dir);
+  const uint16_t p0 = testing::FreeTcpPort(), p1 = testing::FreeTcpPort();
+  ASSERT_NE(p0, p1);
+  auto w0 = StartWorker(config, p0);
+  auto w1 = StartWorker(config, p1);
+  const uint16_t grpc_port = testing::FreeTcpPort();
+  Subprocess serve(ServeArgs(config, p0, p1, grpc_port));
+  ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << serve.err();
+  const uint16_t http_port = HttpPortOf(serve);
+  ASSERT_NE(http_port, 0) << serve.err();
+  auto stub = inference::GRPCInferenceService::NewStub(testing::LocalChannel(grpc_port));
+  const inference::ModelMetadataResponse meta = testing::ImageMetadata(stub.get());
+  ASSERT_EQ(meta.inputs_size(), 1);
+  const inference::ModelInferRequest req = testing::ImageRequest(meta, 1);
+  EXPECT_EQ(testing::HttpGetBody(http_port, "/v2/health/ready"), "{\"ready\":true}");
+  auto server_ready = [&] {
+    inference::ServerReadyResponse ready;
+    EXPECT_TRUE(
+        stub->ServerReady(testing::Deadline().get(), inference::ServerReadyRequest(), &ready).ok());
+    return ready.ready();
+  };
+  EXPECT_TRUE(server_ready());
+
+  // 25 req/s: 1 s with both workers (phase 0); SIGSTOP both, then until the log says
+  // both are down (phase 1, bounded at 60 s); then 1 s more (phase 2).
+  enum Phase { kUp = 0, kHanging = 1, kAllDown = 2 };
+  auto down_line = [](uint16_t port) { return "(127.0.0.1:" + std::to_string(port) + ") is down"; };
+  PhasedClient client(stub.get(), req);
+  const auto period = std::chrono::milliseconds(40);
+  auto next = std::chrono::steady_clock::now();
+  auto send = [&](int phase) {
+    client.Send(phase);
+    next += period;
+    std::this_thread::sleep_until(next);
+  };
+  for (int i = 0; i < 25; ++i) send(kUp);
+  w0->Signal(SIGSTOP);
+  w1->Signal(SIGSTOP);
+  bool down = false;
+  for (int i = 0; i < 1500 && !down; ++i) {
+    send(kHanging);
+    down = serve.WaitForStderr(down_line(p0), std::chrono::milliseconds(5)) &&
+           serve.WaitForStderr(down_line(p1), std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(down) << serve.err();
+  for (int i = 0; i < 25; ++i) send(kAllDown);
+
+  // Not ready, naming the problem (HTTP and gRPC), and an HTTP request is refused with
+  // 503, Retry-After and a JSON error saying why.
+  const std::string reason = "no worker reachable: 2 of 2 remote workers down";
+  const std::string ready =
+      testing::HttpExchange(http_port, "GET /v2/health/ready HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(ready.substr(0, 13), "HTTP/1.0 503 ") << ready;
+  EXPECT_NE(ready.find("{\"ready\":false,\"reason\":\"" + reason + "\"}"), std::string::npos)
+      << ready;
+  EXPECT_FALSE(server_ready());
+  const std::string infer = testing::HttpExchange(
+      http_port, testing::HttpPostRequest(
+                     "/v2/models/image/infer",
+                     "{\"inputs\":[{\"name\":\"" + meta.inputs(0).name() +
+                         "\",\"datatype\":\"FP32\",\"shape\":[1,16],\"data\":[0,0,0,0,0,0,0,0,"
+                         "0,0,0,0,0,0,0,0]}]}"));
+  EXPECT_EQ(infer.substr(0, 13), "HTTP/1.0 503 ") << infer;
+  EXPECT_NE(infer.find("\r\nRetry-After: 1\r\n"), std::string::npos) << infer;
+  EXPECT_NE(infer.find("{\"error\":\"" + reason + "; retry later\"}"), std::string::npos) << infer;
+  EXPECT_EQ(testing::MetricValue(http_port, "sloserve_workers_unreachable"), 2);
+
+  ASSERT_TRUE(client.WaitAll(std::chrono::seconds(60))) << "not every request ended\n"
+                                                        << serve.err();
+  EXPECT_EQ(client.duplicate(), 0);
+  for (int phase : {kUp, kHanging, kAllDown}) ExpectServedOrClearError(client.Of(phase));
+  // Every request sent while both were down was refused, saying why (not held to its
+  // deadline: it would end DEADLINE_EXCEEDED then).
+  for (const PhasedClient::Outcome& o : client.Of(kAllDown)) {
+    EXPECT_EQ(o.code, ::grpc::StatusCode::UNAVAILABLE) << o.message;
+    EXPECT_EQ(o.message, reason + "; retry later");
+  }
+  // The engine ended every query it admitted once; the refused ones never reached it.
+  const int64_t arrived = testing::MetricValue(http_port, "sloserve_queries_arrived_total");
+  const int64_t ended =
+      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"met\"}") +
+      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"late\"}") +
+      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"dropped\"}");
+  EXPECT_EQ(ended, arrived);
+  EXPECT_LE(arrived, static_cast<int64_t>(client.sent() - client.Of(kAllDown).size()));
+
+  // Resumed, both rejoin: ready again, and both serve.
+  w0->Signal(SIGCONT);
+  w1->Signal(SIGCONT);
+  for (uint16_t port : {p0, p1}) {
+    ASSERT_TRUE(serve.WaitForStderr("(127.0.0.1:" + std::to_string(port) + ") is healthy again",
+                                    std::chrono::seconds(30)))
+        << serve.err();
+  }
+  EXPECT_EQ(testing::HttpGetBody(http_port, "/v2/health/ready"), "{\"ready\":true}");
+  EXPECT_TRUE(server_ready());
+  std::map<std::string, int> workers = testing::InferOneByOne(stub.get(), req, 20);
+  EXPECT_GT(workers["w0"], 0);
+  EXPECT_GT(workers["w1"], 0);
 }
 
 }  // namespace

@@ -28,6 +28,24 @@ TEST(RoundRobinTest, CyclesAndSkipsRetiredWorkers) {
   EXPECT_EQ(got, (std::vector<WorkerId>{0, 2, 0, 2, 0}));
 }
 
+// With no active worker (every remote worker marked down) nothing is assigned: an
+// assignment to an inactive worker would be rejected and its query dropped as internal.
+TEST(RoundRobinTest, AssignsNothingWithoutAnActiveWorker) {
+  auto p = RoundRobinDispatch::Create({}).value();
+  auto workers = MakeWorkers(2);
+  workers[0].active = workers[1].active = false;
+  QueueFixture q;
+  for (int i = 0; i < 3; ++i) q.Add(i, 100);
+  std::vector<Assignment> out;
+  p->Assign(q.View(), workers, kTimeZero, &out);
+  EXPECT_TRUE(out.empty());
+  workers[1].active = true;  // rejoined
+  p->Assign(q.View(), workers, kTimeZero, &out);
+  std::vector<WorkerId> got;
+  for (const Assignment& a : out) got.push_back(a.worker);
+  EXPECT_EQ(got, (std::vector<WorkerId>{1, 1, 1}));
+}
+
 TEST(JoinShortestQueueTest, PicksFewestOutstandingCountingBusyAndThisCall) {
   auto p = JoinShortestQueueDispatch::Create({}).value();
   auto workers = MakeWorkers(3);

@@ -418,6 +418,130 @@ TEST(EngineRuntimeTest, StopAbandonsBatchesStillRunningAfterTheGrace) {
   EXPECT_NE(messages.find("the shutdown drain time ran out"), std::string::npos) << messages;
 }
 
+// Workers the test takes down and brings back as a remote executor's health checks do
+// (ResultSink::PostReachability, from the test's thread). Batches are answered at once,
+// or with `hold` kept until their worker goes down, which fails them as a remote
+// worker's cancelled calls are failed.
+class ReachabilityExecutor : public WorkerExecutor {
+ public:
+  Duration Send(const WorkerAction& action) override {
+    ActionResult r;
+    r.id = IdOf(action);
+    r.worker = std::visit([](const auto& a) { return a.worker; }, action);
+    r.begin = r.end = clock_.Now();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (hold_ && std::holds_alternative<RunBatch>(action)) {
+        held_.push_back(std::move(r));
+        return Millis(10);
+      }
+    }
+    sink_->Post(std::move(r));
+    return Millis(10);
+  }
+  void Hold(bool hold) {
+    std::lock_guard<std::mutex> lock(mu_);
+    hold_ = hold;
+  }
+  size_t held() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return held_.size();
+  }
+  // Worker w goes down (its held batches fail with it) or comes back.
+  void SetReachable(WorkerId w, bool reachable) {
+    std::vector<ActionResult> lost;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto it = held_.begin(); it != held_.end();) {
+        if (reachable || it->worker != w) {
+          ++it;
+          continue;
+        }
+        it->status = UnavailableError("remote worker lost");
+        lost.push_back(std::move(*it));
+        it = held_.erase(it);
+      }
+    }
+    if (lost.empty()) sink_->PostReachability(w, reachable);
+    for (ActionResult& r : lost) sink_->PostReachability(w, reachable, std::move(r));
+  }
+
+ private:
+  SteadyClock clock_;
+  std::mutex mu_;
+  bool hold_ = false;
+  std::vector<ActionResult> held_;
+};
+
+// With every worker down (docs/remote-workers.md, "Failures") the server is not ready,
+// says why, and refuses new requests at once (on the caller's thread, never reaching the
+// engine) instead of queueing them until their deadline; a request accepted before ends
+// exactly once; readiness and service return when a worker rejoins.
+TEST(EngineRuntimeTest, NotReadyAndRefusingWhileEveryWorkerIsUnreachable) {
+  ProfileSuite suite = testing::SmallSuite();
+  RuntimeOptions o = Options(2);
+  o.admission.enabled = false;
+  ReachabilityExecutor* executor = nullptr;
+  o.make_executor = [&](const ProfileSuite&, PayloadStore*) -> std::unique_ptr<WorkerExecutor> {
+    auto e = std::make_unique<ReachabilityExecutor>();
+    executor = e.get();
+    return e;
+  };
+  auto rt = EngineRuntime::Create(&suite, o);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  (*rt)->Start();
+  InferRequest req;
+  req.task = "t";
+  req.slo = Seconds(5);
+  ASSERT_TRUE(SubmitAndWait(**rt, req).status.ok());
+  EXPECT_TRUE((*rt)->Ready());
+  EXPECT_EQ((*rt)->ReadyNote(), "");
+
+  // A request accepted while both are up, held by its worker when both go down.
+  executor->Hold(true);
+  std::atomic<int> held_answers{0};
+  std::promise<InferOutcome> held_outcome;
+  (*rt)->Submit(req, [&](InferOutcome out) {
+    if (held_answers.fetch_add(1) == 0) held_outcome.set_value(std::move(out));
+  });
+  while (executor->held() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  executor->SetReachable(0, false);
+  EXPECT_TRUE((*rt)->Ready());  // one worker left
+  EXPECT_EQ((*rt)->ReadyNote(), "1 of 2 remote workers down");
+  executor->SetReachable(1, false);
+  EXPECT_FALSE((*rt)->Ready());
+  EXPECT_EQ((*rt)->NotReadyReason(), "no worker reachable: 2 of 2 remote workers down");
+
+  // Refused before Submit returns, with the reason.
+  bool refused = false;
+  (*rt)->Submit(req, [&](InferOutcome out) {
+    EXPECT_EQ(out.status.code(), StatusCode::kUnavailable);
+    EXPECT_EQ(out.status.message(), "no worker reachable: 2 of 2 remote workers down; retry later");
+    refused = true;
+  });
+  EXPECT_TRUE(refused);
+  // The held request was re-queued, found no worker, and ended at its deadline.
+  auto held = held_outcome.get_future();
+  ASSERT_EQ(held.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  // Failed with its worker and re-queued, it found no worker and ended at once, saying so
+  // (not an internal error of the scheduler, nor waiting in the queue for good).
+  const Status held_status = held.get().status;
+  EXPECT_EQ(held_status.code(), StatusCode::kUnavailable) << held_status.ToString();
+  EXPECT_EQ(held_status.message(), "no worker reachable: 2 of 2 remote workers down; retry later");
+  EXPECT_EQ((*rt)->Summary().arrived, 2);  // the refused one never reached the engine
+
+  // w1 rejoins: ready again, and it serves.
+  executor->Hold(false);
+  executor->SetReachable(1, true);
+  EXPECT_TRUE((*rt)->Ready());
+  EXPECT_EQ((*rt)->NotReadyReason(), "");
+  InferOutcome served = SubmitAndWait(**rt, req);
+  ASSERT_TRUE(served.status.ok()) << served.status.ToString();
+  EXPECT_EQ(served.worker, "w1");
+  (*rt)->Stop();
+  EXPECT_EQ(held_answers.load(), 1);
+}
+
 // `serve` shares the engine's completion path: ORLOJ learning online from the emulated
 // executor's times alone answers every request (known apps, and one it cannot learn).
 TEST(EngineRuntimeTest, OrlojWithOnlineProfileAnswersEveryRequest) {

@@ -13,8 +13,9 @@
 
 namespace sloserve::testing {
 
-// The response body of one HTTP/1.0 exchange with 127.0.0.1:<port>; empty on any failure.
-inline std::string HttpExchangeBody(uint16_t port, const std::string& request) {
+// The whole response (status line, headers, body) of one HTTP/1.0 exchange with
+// 127.0.0.1:<port>; empty on any failure.
+inline std::string HttpExchange(uint16_t port, const std::string& request) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return "";
   timeval timeout{10, 0};  // never hang a test on a stuck server
@@ -38,6 +39,12 @@ inline std::string HttpExchangeBody(uint16_t port, const std::string& request) {
     }
   }
   close(fd);
+  return response;
+}
+
+// The response body of one HTTP/1.0 exchange with 127.0.0.1:<port>; empty on any failure.
+inline std::string HttpExchangeBody(uint16_t port, const std::string& request) {
+  const std::string response = HttpExchange(port, request);
   const size_t body = response.find("\r\n\r\n");
   return body == std::string::npos ? "" : response.substr(body + 4);
 }
@@ -47,12 +54,16 @@ inline std::string HttpGetBody(uint16_t port, const std::string& target) {
   return HttpExchangeBody(port, "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
 }
 
+// A JSON POST request's text.
+inline std::string HttpPostRequest(const std::string& target, const std::string& body) {
+  return "POST " + target +
+         " HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
 // The response body of a JSON POST; empty on any failure.
 inline std::string HttpPostBody(uint16_t port, const std::string& target, const std::string& body) {
-  return HttpExchangeBody(port, "POST " + target +
-                                    " HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: "
-                                    "application/json\r\nContent-Length: " +
-                                    std::to_string(body.size()) + "\r\n\r\n" + body);
+  return HttpExchangeBody(port, HttpPostRequest(target, body));
 }
 
 }  // namespace sloserve::testing

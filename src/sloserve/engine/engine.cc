@@ -190,8 +190,10 @@ void Engine::SetWorkerReachable(WorkerId w, bool reachable, TimePoint now) {
   WorkerState& st = states_[w];
   st.unreachable = !reachable;
   if (reachable) {
+    --unreachable_workers_;
     view.active = view.phase == WorkerPhase::kActive && !st.removing;
   } else {
+    ++unreachable_workers_;
     view.active = false;
     for (uint32_t s : st.queue) {
       if (central_.empty()) central_arrival_ordered_ = true;
@@ -312,7 +314,22 @@ QueryId Engine::Submit(Query q, TimePoint now) {
   return q.id;
 }
 
+bool Engine::NoWorkerReachable() const {
+  if (unreachable_workers_ == 0) return false;
+  for (WorkerId w = 0; w < states_.size(); ++w) {
+    if (!states_[w].unreachable && views_[w].phase != WorkerPhase::kRetired) return false;
+  }
+  return true;
+}
+
 void Engine::Redispatch(TimePoint now) {
+  if (unreachable_workers_ > 0 && !central_.empty() && NoWorkerReachable()) {
+    std::deque<uint32_t> central;
+    central.swap(central_);
+    central_arrival_ordered_ = true;
+    for (uint32_t s : central) DropSlot(s, DropReason::kExecutorError, now);
+    return;
+  }
   if (policies_.dispatch->shared_queue()) {
     StartIdleOnSharedQueue(now);
   } else {

@@ -127,7 +127,10 @@ class Engine {
   // The executor lost contact with worker `w` (reachable = false) or regained it (remote
   // workers, docs/remote-workers.md). An unreachable worker receives no queries and its
   // queued ones go back to the central queue for the others; its running batch fails
-  // through its result as usual. Reachable again, it serves if its phase lets it.
+  // through its result as usual. Reachable again, it serves if its phase lets it. While
+  // no worker that is not retired is reachable, the central queue's queries (arrivals,
+  // re-queued ones) end at once as executor_error: nothing could run them, and nothing
+  // would drop them at their deadline (queries expire when a worker forms a batch).
   void SetWorkerReachable(WorkerId w, bool reachable, TimePoint now);
   // The model repository (serve's load/unload of a task, docs/protocol.md): makes `v`
   // resident on `w` (a LoadVariant, evicting as the machine's memory requires) or releases
@@ -183,6 +186,8 @@ class Engine {
                        std::vector<uint32_t>* removed);
   void Redispatch(TimePoint now);
   void RunDispatch(TimePoint now);
+  // True when every worker not retired is unreachable (and at least one is).
+  bool NoWorkerReachable() const;
   // Queues `slot` on worker `w`; false (and the query reported dropped) when full.
   bool EnqueueOnWorker(uint32_t slot, WorkerId w, TimePoint now);
   void TryStart(WorkerId w, TimePoint now);
@@ -229,6 +234,7 @@ class Engine {
   std::deque<uint32_t> central_;
   bool central_arrival_ordered_ = true;
   size_t busy_workers_ = 0;
+  size_t unreachable_workers_ = 0;  // SetWorkerReachable
   size_t next_idle_ = 0;
   std::vector<WorkerView> views_;
   std::vector<WorkerState> states_;

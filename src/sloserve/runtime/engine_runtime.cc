@@ -179,9 +179,30 @@ void EngineRuntime::SetDegraded(const std::string& note) {
 }
 
 std::string EngineRuntime::ReadyNote() const {
+  const int down = UnreachableWorkers();
+  std::string workers;
+  if (down > 0) {
+    workers = std::to_string(down) + " of " + std::to_string(deployment_.workers.size()) +
+              " remote workers down";
+  }
   MutexLock lock(inbox_mu_);
-  if (degraded_.empty()) return "";
-  return degraded_ + " (" + starting_what_ + ")";
+  if (degraded_.empty()) return workers;
+  return degraded_ + " (" + starting_what_ + ")" + (workers.empty() ? "" : "; " + workers);
+}
+
+int EngineRuntime::UnreachableWorkers() const {
+  return load_observer_ == nullptr ? 0 : load_observer_->unreachable_workers();
+}
+
+bool EngineRuntime::NoWorkerReachable() const {
+  const int down = UnreachableWorkers();  // one atomic load; 0 but with remote workers
+  return down > 0 && down >= static_cast<int>(deployment_.workers.size());
+}
+
+std::string EngineRuntime::NoWorkerReason() const {
+  if (!NoWorkerReachable()) return "";
+  const std::string workers = std::to_string(deployment_.workers.size());
+  return "no worker reachable: " + workers + " of " + workers + " remote workers down";
 }
 
 EngineRuntime::EngineRuntime(const ProfileSuite* suite, RuntimeOptions options)
@@ -209,6 +230,7 @@ void EngineRuntime::Start() {
 }
 
 bool EngineRuntime::Ready() const {
+  if (NoWorkerReachable()) return false;
   MutexLock lock(inbox_mu_);
   return accepting_ && initialized_ && init_status_.ok();
 }
@@ -219,7 +241,7 @@ std::string EngineRuntime::NotReadyReason() const {
   if (!initialized_) return "starting: " + starting_what_;
   if (!init_status_.ok()) return "failed to start: " + init_status_.message();
   if (!accepting_) return "not started";
-  return "";
+  return NoWorkerReason();
 }
 
 namespace {
@@ -236,6 +258,10 @@ InferOutcome ShedOutcome() {
 
 EngineRuntime::Intake EngineRuntime::IntakeOf(const InferRequest& request) {
   if (!accepting_ || !initialized_ || !init_status_.ok()) return Intake::kRefuse;
+  // No worker to run it: refused now rather than queued until its deadline. A request
+  // accepted just before the last worker went down waits in the engine's queue for a
+  // worker to rejoin or its deadline, and ends once either way.
+  if (NoWorkerReachable()) return Intake::kNoWorker;
   // Under overload, a request admission would refuse anyway is refused here, without
   // the two thread hand-offs to the engine and back (early_shed.h).
   const bool shed =
@@ -256,6 +282,13 @@ Driver::EngineStep EngineRuntime::ArrivalStep(Pending p) {
 void EngineRuntime::Refuse(Intake intake, const std::function<void(InferOutcome)>& done) const {
   if (intake == Intake::kShed) return done(ShedOutcome());
   InferOutcome out;
+  if (intake == Intake::kNoWorker) {
+    const std::string why = NoWorkerReason();  // may have changed since: say it as it was
+    out.status = UnavailableError(
+        (why.empty() ? std::string("no worker reachable: every remote worker was down") : why) +
+        "; retry later");
+    return done(std::move(out));
+  }
   std::string why = NotReadyReason();
   out.status = UnavailableError("server is not accepting requests (" +
                                 (why.empty() ? std::string("not started") : why) + ")");
@@ -428,7 +461,10 @@ void EngineRuntime::Answer(const QueryRecord& r) {
         out.status = InternalError("the scheduler rejected an invalid decision for this request");
         break;
       case DropReason::kExecutorError:
-        out.status = UnavailableError("execution failed on every attempt; retry later");
+        // The engine ends its queued queries so when the last worker goes down.
+        out.status = NoWorkerReachable()
+                         ? UnavailableError(NoWorkerReason() + "; retry later")
+                         : UnavailableError("execution failed on every attempt; retry later");
         break;
       default:
         out.status = Status(StatusCode::kDeadlineExceeded, "dropped: the SLO could not be met");
@@ -745,6 +781,10 @@ std::string EngineRuntime::PrometheusMetrics() const {
        static_cast<double>(snap->busy));
   line("sloserve_active_workers", "gauge", "Workers receiving queries.",
        static_cast<double>(snap->active));
+  line("sloserve_workers_unreachable", "gauge",
+       "Remote workers marked down (unreachable or not answering); with all of them down the "
+       "server is not ready and refuses requests (503).",
+       static_cast<double>(UnreachableWorkers()));
   line("sloserve_cold_starts_total", "counter", "Variant loads on a worker.",
        static_cast<double>(m.cold_starts));
   line("sloserve_core_seconds_total", "counter",

@@ -123,12 +123,20 @@ class EngineRuntime : public InferenceBackend {
   EngineRuntime(const ProfileSuite* suite, RuntimeOptions options);
   // Where a submitted request goes: to the engine thread, refused by early shedding, or
   // refused because the runtime is not accepting (stopped, not started, failed start).
-  enum class Intake { kAccept, kShed, kRefuse };
+  // kNoWorker: every worker is unreachable (remote workers all marked down).
+  enum class Intake { kAccept, kShed, kRefuse, kNoWorker };
   Intake IntakeOf(const InferRequest& request) REQUIRES(inbox_mu_);
   Driver::EngineStep ArrivalStep(Pending p);
   // Answers a request IntakeOf did not accept (not under inbox_mu_).
   void Refuse(Intake intake, const std::function<void(InferOutcome)>& done) const
       EXCLUDES(inbox_mu_);
+  // Workers the executor reports unreachable now (remote workers marked down; always 0
+  // for in-process executors), and what that means for serving: "" while at least one
+  // worker is reachable, else "no worker reachable: N of N remote workers down". Any
+  // thread; the executor's health state, not the engine's (which its thread owns).
+  int UnreachableWorkers() const;
+  bool NoWorkerReachable() const;
+  std::string NoWorkerReason() const;
   // Builds the engine and initialises the policies (the slow part of a start).
   Status Initialize();
   void ReportProgress(const std::string& what, int done, int total);

@@ -36,6 +36,15 @@ void LoadObservingExecutor::Post(ActionResult result) {
 
 void LoadObservingExecutor::PostReachability(WorkerId worker, bool reachable,
                                              std::optional<ActionResult> result) {
+  {
+    MutexLock lock(reach_mu_);
+    if (worker >= unreachable_by_worker_.size()) unreachable_by_worker_.resize(worker + 1, false);
+    // Unchanged when a lost action's result comes with the state as it is.
+    if (unreachable_by_worker_[worker] == reachable) {
+      unreachable_by_worker_[worker] = !reachable;
+      unreachable_.fetch_add(reachable ? -1 : 1, std::memory_order_release);
+    }
+  }
   if (result) Observe(*result);
   outer_->PostReachability(worker, reachable, std::move(result));
 }

@@ -3,10 +3,16 @@
 // LoadVariant action it runs (count, failures, summed duration from the result's begin
 // to end), passing every action and result through unchanged. The engine only counts
 // cold starts in total; this says which variants were loaded and how long loads took.
+// It also counts the workers the executor reports unreachable now
+// (ResultSink::PostReachability: remote workers marked down), which the runtime's
+// readiness and intake read on any thread without asking the engine thread.
 //
 // Thread-safety: Send runs on the engine thread, results may arrive from executor
 // threads (ResultSink::Post); the pending-load map has its own mutex, touched only while
-// a load is outstanding, and Snapshot() may be called from any thread.
+// a load is outstanding, and Snapshot() may be called from any thread. Reachability
+// changes come from the executor's health thread or its reply path, in the order they
+// happened (remote::WorkerHealth posts them under its lock); unreachable_workers() is one
+// atomic load.
 #include <atomic>
 #include <memory>
 #include <unordered_map>
@@ -35,6 +41,8 @@ class LoadObservingExecutor : public WorkerExecutor, private ResultSink {
 
   // By VariantId.
   std::vector<VariantLoads> Snapshot() const EXCLUDES(mu_);
+  // Workers reported unreachable and not reported reachable since (any thread).
+  int unreachable_workers() const { return unreachable_.load(std::memory_order_acquire); }
 
  private:
   void PostAt(ActionResult&& result, TimePoint at) override;
@@ -49,6 +57,9 @@ class LoadObservingExecutor : public WorkerExecutor, private ResultSink {
   mutable Mutex mu_;
   std::unordered_map<ActionId, VariantId> loads_ GUARDED_BY(mu_);
   std::vector<VariantLoads> by_variant_ GUARDED_BY(mu_);
+  Mutex reach_mu_;
+  std::vector<bool> unreachable_by_worker_ GUARDED_BY(reach_mu_);  // grown on demand
+  std::atomic<int> unreachable_{0};  // its true entries; written under reach_mu_
 };
 
 }  // namespace sloserve

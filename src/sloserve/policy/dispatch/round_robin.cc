@@ -11,12 +11,15 @@ void RoundRobinDispatch::Assign(const QueueView& pending, const std::vector<Work
   if (workers.empty()) return;
   for (size_t i = 0; i < pending.size(); ++i) {
     // Next active worker in turn (planning may have retired some).
-    for (size_t tries = 0; tries < workers.size(); ++tries) {
+    bool found = false;
+    for (size_t tries = 0; tries < workers.size() && !found; ++tries) {
       if (next_ >= workers.size()) next_ = 0;
-      if (workers[next_].active) break;
-      ++next_;
+      found = workers[next_].active;
+      if (!found) ++next_;
     }
-    if (next_ >= workers.size()) next_ = 0;
+    // No active worker (every remote worker down): the queries stay central until one
+    // rejoins or their deadline passes.
+    if (!found) return;
     out->push_back({static_cast<uint32_t>(i), workers[next_].id});
     ++next_;
   }
