@@ -29,8 +29,8 @@
 namespace sloserve {
 namespace {
 
-using remote_test::ServeArgs;
 using remote_test::StartWorker;
+using remote_test::TwoWorkerServe;
 using remote_test::WriteConfig;
 using testing::kBin;
 using testing::Subprocess;
@@ -58,22 +58,15 @@ struct Outcomes {
 
 TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
   testing::ScopedTempDir dir("remote-e2e");
-  const std::string config = WriteConfig(dir);
-  const uint16_t p0 = testing::FreeTcpPort(), p1 = testing::FreeTcpPort();
-  ASSERT_NE(p0, p1);
-  auto w0 = StartWorker(config, p0);
-  auto w1 = StartWorker(config, p1);
-  const uint16_t grpc_port = testing::FreeTcpPort();
-  Subprocess serve(ServeArgs(config, p0, p1, grpc_port));
-  ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << serve.err();
-  const std::string log = serve.err();
-  const size_t at = log.find("http://127.0.0.1:");
-  ASSERT_NE(at, std::string::npos);
-  const uint16_t http_port = static_cast<uint16_t>(std::stoi(log.substr(at + 17)));
+  TwoWorkerServe two;
+  ASSERT_NO_FATAL_FAILURE(two.Start(WriteConfig(dir)));
+  const std::string& config = two.config;
+  const uint16_t p1 = two.p1, http_port = two.http_port;
+  std::unique_ptr<Subprocess>& w1 = two.w1;
+  Subprocess& serve = *two.serve;
 
-  auto stub = inference::GRPCInferenceService::NewStub(testing::LocalChannel(grpc_port));
-  const inference::ModelMetadataResponse meta = testing::ImageMetadata(stub.get());
-  ASSERT_EQ(meta.inputs_size(), 1);
+  auto& stub = two.stub;
+  const inference::ModelMetadataResponse& meta = two.meta;
 
   Outcomes out;
   std::atomic<bool> killed{false};
@@ -195,18 +188,14 @@ TEST(RemoteWorkerE2E, KilledWorkerFailsItsActionsAndTheSurvivorTakesTheLoad) {
 
 TEST(RemoteWorkerE2E, RestartedWorkerGetsItsResidentVariantsLoadedAgain) {
   testing::ScopedTempDir dir("remote-restart");
-  const std::string config = WriteConfig(dir, "resnet18,resnet50");
-  const uint16_t p0 = testing::FreeTcpPort(), p1 = testing::FreeTcpPort();
-  ASSERT_NE(p0, p1);
-  auto w0 = StartWorker(config, p0);
-  auto w1 = StartWorker(config, p1);
-  const uint16_t grpc_port = testing::FreeTcpPort();
-  Subprocess serve(ServeArgs(config, p0, p1, grpc_port));
-  ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << serve.err();
-  auto stub = inference::GRPCInferenceService::NewStub(testing::LocalChannel(grpc_port));
-  const inference::ModelMetadataResponse meta = testing::ImageMetadata(stub.get());
-  ASSERT_EQ(meta.inputs_size(), 1);
-  const inference::ModelInferRequest req = testing::ImageRequest(meta, 1);
+  TwoWorkerServe two;
+  ASSERT_NO_FATAL_FAILURE(two.Start(WriteConfig(dir, "resnet18,resnet50")));
+  const std::string& config = two.config;
+  const uint16_t p0 = two.p0, p1 = two.p1;
+  std::unique_ptr<Subprocess>& w1 = two.w1;
+  Subprocess& serve = *two.serve;
+  auto& stub = two.stub;
+  const inference::ModelInferRequest& req = two.request;
   auto infer = [&](int n) { return testing::InferOneByOne(stub.get(), req, n); };
 
   // The engine starts with resnet18 and resnet50 resident on both workers: before

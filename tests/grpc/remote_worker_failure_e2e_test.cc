@@ -28,20 +28,13 @@ namespace {
 // ending once), the survivor takes the load, and after SIGCONT it rejoins.
 TEST(RemoteWorkerE2E, HungWorkerIsMarkedDownAndRejoinsWhenItResumes) {
   testing::ScopedTempDir dir("remote-hung");
-  const std::string config = WriteConfig(dir);
-  const uint16_t p0 = testing::FreeTcpPort(), p1 = testing::FreeTcpPort();
-  ASSERT_NE(p0, p1);
-  auto w0 = StartWorker(config, p0);
-  auto w1 = StartWorker(config, p1);
-  const uint16_t grpc_port = testing::FreeTcpPort();
-  Subprocess serve(ServeArgs(config, p0, p1, grpc_port));
-  ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << serve.err();
-  const uint16_t http_port = HttpPortOf(serve);
-  ASSERT_NE(http_port, 0) << serve.err();
-  auto stub = inference::GRPCInferenceService::NewStub(testing::LocalChannel(grpc_port));
-  const inference::ModelMetadataResponse meta = testing::ImageMetadata(stub.get());
-  ASSERT_EQ(meta.inputs_size(), 1);
-  const inference::ModelInferRequest req = testing::ImageRequest(meta, 1);
+  TwoWorkerServe two;
+  ASSERT_NO_FATAL_FAILURE(two.Start(WriteConfig(dir)));
+  const uint16_t p1 = two.p1, http_port = two.http_port;
+  std::unique_ptr<Subprocess>& w1 = two.w1;
+  Subprocess& serve = *two.serve;
+  auto& stub = two.stub;
+  const inference::ModelInferRequest& req = two.request;
 
   // 25 req/s (w0 alone serves about 33/s: at 50/s a third was shed or late after the
   // down): 2 s with both workers (phase 0); SIGSTOP w1, then until the log says w1 is
@@ -49,13 +42,7 @@ TEST(RemoteWorkerE2E, HungWorkerIsMarkedDownAndRejoinsWhenItResumes) {
   enum Phase { kBoth = 0, kHanging = 1, kDown = 2 };
   const std::string down_line = "w1 (127.0.0.1:" + std::to_string(p1) + ") is down";
   PhasedClient client(stub.get(), req);
-  const auto period = std::chrono::milliseconds(40);
-  auto next = std::chrono::steady_clock::now();
-  auto send = [&](int phase) {
-    client.Send(phase);
-    next += period;
-    std::this_thread::sleep_until(next);
-  };
+  auto send = [&](int phase) { client.SendPaced(phase, std::chrono::milliseconds(40)); };
   for (int i = 0; i < 50; ++i) send(kBoth);
   w1->Signal(SIGSTOP);
   bool down = false;
@@ -118,20 +105,14 @@ TEST(RemoteWorkerE2E, HungWorkerIsMarkedDownAndRejoinsWhenItResumes) {
 // is ready again and serves.
 TEST(RemoteWorkerE2E, EveryWorkerDownMakesTheServerNotReadyAndRefusesRequests) {
   testing::ScopedTempDir dir("remote-all-down");
-  const std::string config = WriteConfig(dir);
-  const uint16_t p0 = testing::FreeTcpPort(), p1 = testing::FreeTcpPort();
-  ASSERT_NE(p0, p1);
-  auto w0 = StartWorker(config, p0);
-  auto w1 = StartWorker(config, p1);
-  const uint16_t grpc_port = testing::FreeTcpPort();
-  Subprocess serve(ServeArgs(config, p0, p1, grpc_port));
-  ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << serve.err();
-  const uint16_t http_port = HttpPortOf(serve);
-  ASSERT_NE(http_port, 0) << serve.err();
-  auto stub = inference::GRPCInferenceService::NewStub(testing::LocalChannel(grpc_port));
-  const inference::ModelMetadataResponse meta = testing::ImageMetadata(stub.get());
-  ASSERT_EQ(meta.inputs_size(), 1);
-  const inference::ModelInferRequest req = testing::ImageRequest(meta, 1);
+  TwoWorkerServe two;
+  ASSERT_NO_FATAL_FAILURE(two.Start(WriteConfig(dir)));
+  const uint16_t p0 = two.p0, p1 = two.p1, http_port = two.http_port;
+  std::unique_ptr<Subprocess>&w0 = two.w0, &w1 = two.w1;
+  Subprocess& serve = *two.serve;
+  auto& stub = two.stub;
+  const inference::ModelMetadataResponse& meta = two.meta;
+  const inference::ModelInferRequest& req = two.request;
   EXPECT_EQ(testing::HttpGetBody(http_port, "/v2/health/ready"), "{\"ready\":true}");
   auto server_ready = [&] {
     inference::ServerReadyResponse ready;
@@ -146,13 +127,7 @@ TEST(RemoteWorkerE2E, EveryWorkerDownMakesTheServerNotReadyAndRefusesRequests) {
   enum Phase { kUp = 0, kHanging = 1, kAllDown = 2 };
   auto down_line = [](uint16_t port) { return "(127.0.0.1:" + std::to_string(port) + ") is down"; };
   PhasedClient client(stub.get(), req);
-  const auto period = std::chrono::milliseconds(40);
-  auto next = std::chrono::steady_clock::now();
-  auto send = [&](int phase) {
-    client.Send(phase);
-    next += period;
-    std::this_thread::sleep_until(next);
-  };
+  auto send = [&](int phase) { client.SendPaced(phase, std::chrono::milliseconds(40)); };
   for (int i = 0; i < 25; ++i) send(kUp);
   w0->Signal(SIGSTOP);
   w1->Signal(SIGSTOP);
@@ -197,11 +172,7 @@ TEST(RemoteWorkerE2E, EveryWorkerDownMakesTheServerNotReadyAndRefusesRequests) {
   }
   // The engine ended every query it admitted once; the refused ones never reached it.
   const int64_t arrived = testing::MetricValue(http_port, "sloserve_queries_arrived_total");
-  const int64_t ended =
-      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"met\"}") +
-      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"late\"}") +
-      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"dropped\"}");
-  EXPECT_EQ(ended, arrived);
+  EXPECT_EQ(EndedQueries(http_port), arrived);
   EXPECT_LE(arrived, static_cast<int64_t>(client.sent() - client.Of(kAllDown).size()));
 
   // Resumed, both rejoin: ready again, and both serve.

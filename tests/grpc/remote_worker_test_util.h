@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -69,6 +70,37 @@ inline uint16_t HttpPortOf(const Subprocess& serve) {
   return at == std::string::npos ? 0 : static_cast<uint16_t>(std::stoi(log.substr(at + 17)));
 }
 
+// Two `sloserve worker`s (w0, w1) on free ports and a `sloserve serve` dispatching to them,
+// its gRPC port free too. Start() returns once serve is ready; call it as
+// ASSERT_NO_FATAL_FAILURE(two.Start(config)).
+struct TwoWorkerServe {
+  std::string config;
+  uint16_t p0 = 0, p1 = 0, grpc_port = 0, http_port = 0;
+  std::unique_ptr<Subprocess> w0, w1, serve;
+  // A client of serve's gRPC port, model "image"'s metadata and a one-row request of it.
+  std::unique_ptr<inference::GRPCInferenceService::Stub> stub;
+  inference::ModelMetadataResponse meta;
+  inference::ModelInferRequest request;
+
+  void Start(const std::string& config_path) {
+    config = config_path;
+    p0 = testing::FreeTcpPort();
+    p1 = testing::FreeTcpPort();
+    ASSERT_NE(p0, p1);
+    w0 = StartWorker(config, p0);
+    w1 = StartWorker(config, p1);
+    grpc_port = testing::FreeTcpPort();
+    serve = std::make_unique<Subprocess>(ServeArgs(config, p0, p1, grpc_port));
+    ASSERT_TRUE(serve->WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << serve->err();
+    http_port = HttpPortOf(*serve);
+    ASSERT_NE(http_port, 0) << serve->err();
+    stub = inference::GRPCInferenceService::NewStub(testing::LocalChannel(grpc_port));
+    meta = testing::ImageMetadata(stub.get());
+    ASSERT_EQ(meta.inputs_size(), 1);
+    request = testing::ImageRequest(meta, 1);
+  }
+};
+
 // An open-loop gRPC client of model "image": each request's outcome ("w0"/"w1" for the
 // worker that served it, else the gRPC code and message), recorded once per request, by
 // the phase it was sent in.
@@ -104,6 +136,13 @@ class PhasedClient {
       ++finished_;
       cv_.notify_all();
     });
+  }
+  // Sends one request `period` after the previous paced one (an open-loop rate).
+  void SendPaced(int phase, std::chrono::milliseconds period) {
+    if (next_ == std::chrono::steady_clock::time_point{}) next_ = std::chrono::steady_clock::now();
+    Send(phase);
+    next_ += period;
+    std::this_thread::sleep_until(next_);
   }
   bool WaitAll(std::chrono::seconds timeout) {
     std::unique_lock<std::mutex> lock(mu_);
@@ -151,18 +190,22 @@ class PhasedClient {
   std::vector<std::unique_ptr<Call>> calls_;
   size_t finished_ = 0;
   int duplicate_ = 0;
+  std::chrono::steady_clock::time_point next_{};  // SendPaced
 };
 
 // The engine ended every query it admitted exactly once: its arrivals are the requests
 // it was sent, and its met + late + dropped its arrivals.
+// The queries the engine ended (met + late + dropped), from /metrics.
+inline int64_t EndedQueries(uint16_t http_port) {
+  return testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"met\"}") +
+         testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"late\"}") +
+         testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"dropped\"}");
+}
+
 inline void ExpectEveryArrivalEnded(uint16_t http_port, int64_t sent) {
   const int64_t arrived = testing::MetricValue(http_port, "sloserve_queries_arrived_total");
-  const int64_t ended =
-      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"met\"}") +
-      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"late\"}") +
-      testing::MetricValue(http_port, "sloserve_queries_finished_total{outcome=\"dropped\"}");
   EXPECT_EQ(arrived, sent);
-  EXPECT_EQ(ended, arrived);
+  EXPECT_EQ(EndedQueries(http_port), arrived);
 }
 
 // A request that was not served ended with a status of the server's (executor_error or
