@@ -522,6 +522,67 @@ TEST_F(HttpServerRobustnessTest, AtTheCapIdleAndSlowConnectionsMakeRoomForARealC
   EXPECT_EQ(server_->metrics().ReadTimeouts(), 0);  // the deadlines played no part
 }
 
+// Which connection makes room at the cap: the OLDEST that never delivered a whole request,
+// never one that did (the server keeps the unproven ones in order, so it does not scan
+// every connection to find it).
+TEST_F(HttpServerRobustnessTest, AtTheCapTheOldestUnprovenConnectionMakesRoom) {
+  HttpServer::Options options;
+  options.threads = 1;
+  options.max_connections = 4;
+  options.header_timeout = Seconds(60);
+  options.idle_timeout = Seconds(60);
+  StartServer({}, options);
+  auto wait_open = [&](int64_t n) {
+    for (int i = 0; i < 500 && server_->metrics().OpenConnections() != n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return server_->metrics().OpenConnections();
+  };
+  auto wait_closed = [](RawSocket& c) {
+    for (int i = 0; i < 500; ++i) {
+      if (c.ClosedByServer()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  RawSocket oldest(port_);
+  ASSERT_TRUE(oldest.ok());
+  ASSERT_EQ(wait_open(1), 1);
+  TestHttpClient proven;  // second oldest, but it has delivered a request
+  ASSERT_TRUE(proven.Connect(port_).ok());
+  auto first = proven.Get("/v2/health/live");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->status, 200);
+  RawSocket third(port_), fourth(port_);
+  ASSERT_TRUE(third.ok() && fourth.ok());
+  ASSERT_EQ(wait_open(4), 4);
+
+  // A client at the cap: the oldest idle connection makes room.
+  auto r1 = HttpPost(port_, "/v2/models/image/infer", InferBody(1));
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  EXPECT_EQ(r1->status, 200);
+  EXPECT_TRUE(wait_closed(oldest));
+  EXPECT_FALSE(third.ClosedByServer());
+  EXPECT_FALSE(fourth.ClosedByServer());
+
+  // At the cap again (once the first client's connection is gone): the proven
+  // connection is passed over for the third.
+  ASSERT_EQ(wait_open(3), 3);
+  RawSocket fifth(port_);
+  ASSERT_TRUE(fifth.ok());
+  ASSERT_EQ(wait_open(4), 4);
+  auto r2 = HttpPost(port_, "/v2/models/image/infer", InferBody(1));
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_EQ(r2->status, 200);
+  EXPECT_TRUE(wait_closed(third));
+  EXPECT_FALSE(fourth.ClosedByServer());
+  EXPECT_FALSE(fifth.ClosedByServer());
+  auto again = proven.Get("/v2/health/live");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->status, 200);
+  EXPECT_EQ(server_->metrics().EvictedConnections(), 2);
+}
+
 // Stop() (issue 16 item 3): a request still being read when the server stops is read and
 // answered 503 "server is shutting down" with Retry-After, not cut off. A slow request
 // in flight keeps Stop() draining meanwhile.

@@ -24,6 +24,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <list>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -122,7 +123,16 @@ struct HttpServer::Impl {
   void RunIoThread(IoLoop* loop) EXCLUDES(mu);
   void Unregister(Session* session) EXCLUDES(mu) {
     MutexLock lock(mu);
-    sessions.erase(session);
+    const auto it = sessions.find(session);
+    if (it == sessions.end()) return;
+    Unlist(it->second);
+    sessions.erase(it);
+  }
+  // The session delivered its first whole request (or was chosen to make room): it can no
+  // longer be evicted, so it leaves the `unproven` list.
+  void Proven(Session* session) EXCLUDES(mu) {
+    MutexLock lock(mu);
+    if (const auto it = sessions.find(session); it != sessions.end()) Unlist(it->second);
   }
   // The in-flight body budget (Options::max_inflight_body_bytes). A charge that does not
   // fit fails, unless the connection asking (holding `mine`) is the only one charged, so
@@ -189,8 +199,23 @@ struct HttpServer::Impl {
   std::atomic<int64_t> in_flight{0};  // submitted to the backend, outcome not yet handled
   std::atomic<size_t> body_bytes{0};  // charged to the in-flight body budget
 
+  struct SessionEntry {
+    std::weak_ptr<Session> weak;
+    std::list<Session*>::iterator unproven;  // valid while `listed`
+    bool listed = false;
+  };
+  void Unlist(SessionEntry& entry) REQUIRES(mu) {
+    if (!entry.listed) return;
+    unproven.erase(entry.unproven);
+    entry.listed = false;
+  }
+
   Mutex mu;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions GUARDED_BY(mu);
+  std::unordered_map<Session*, SessionEntry> sessions GUARDED_BY(mu);
+  // The sessions that have not yet delivered a whole request, oldest first (they are
+  // accepted on one thread, in order): the candidates to make room at max_connections,
+  // so that finding the oldest does not scan every connection.
+  std::list<Session*> unproven GUARDED_BY(mu);
   int running_threads GUARDED_BY(mu) = 0;
   // Stop(): the listener is closed and every accept completion queued before that has run,
   // so no session can be given to a loop any more.
@@ -451,7 +476,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnRead(beast::error_code ec, size_t /*bytes*/) {
     if (state_ == State::kClosed) return;
     if (ec) return OnReadError(ec);
-    opened_ns_.store(0, std::memory_order_relaxed);  // a whole request: no longer evictable
+    // A whole request: no longer evictable.
+    if (opened_ns_.exchange(0, std::memory_order_relaxed) != 0) server_->Proven(this);
     auto& req = parser_->get();
     version_ = req.version();
     keep_alive_ = req.keep_alive();
@@ -817,23 +843,24 @@ void HttpServer::Impl::StartSession(SessionSocket sock, IoLoop* loop) {
     bool over_limit = sessions.size() >= options.max_connections;
     if (over_limit) {
       // Fairness at the cap: the oldest connection that never delivered a whole request
-      // makes room (a scan, only at the cap). A session in the map is alive while `mu` is
-      // held: its destructor unregisters under `mu` before its members go.
-      Session* oldest = nullptr;
-      int64_t oldest_ns = 0;
-      for (const auto& [s, weak] : sessions) {
-        const int64_t since = s->unproven_since();
-        if (since > 0 && (oldest == nullptr || since < oldest_ns)) {
-          oldest = s;
-          oldest_ns = since;
-        }
+      // makes room. A session in the map is alive while `mu` is held: its destructor
+      // unregisters under `mu` before its members go. Those at the front that were proven
+      // a moment ago (their Proven() waits for `mu`) are passed over.
+      for (Session* oldest : unproven) {
+        const int64_t since = oldest->unproven_since();
+        if (since <= 0 || !oldest->ClaimForEviction(since)) continue;
+        SessionEntry& entry = sessions[oldest];
+        Unlist(entry);
+        evicted = entry.weak.lock();
+        break;
       }
-      if (oldest != nullptr && oldest->ClaimForEviction(oldest_ns))
-        evicted = sessions[oldest].lock();
       over_limit = evicted == nullptr;
     }
     session = std::make_shared<Session>(std::move(sock), this, loop, over_limit);
-    sessions.emplace(session.get(), session);
+    SessionEntry& entry = sessions[session.get()];
+    entry.weak = session;
+    entry.unproven = unproven.insert(unproven.end(), session.get());
+    entry.listed = true;
   }
   if (evicted) evicted->Evict();
   session->Start();
@@ -973,8 +1000,8 @@ void HttpServer::Stop() {
   {
     MutexLock lock(s.mu);
     live.reserve(s.sessions.size());
-    for (auto& [ptr, weak] : s.sessions) {
-      if (auto session = weak.lock()) live.push_back(std::move(session));
+    for (auto& [ptr, entry] : s.sessions) {
+      if (auto session = entry.weak.lock()) live.push_back(std::move(session));
     }
   }
   for (auto& session : live) session->CloseIfIdle();
