@@ -59,55 +59,17 @@ std::string WriteConfig(const testing::ScopedTempDir& dir) {
 // when the connection failed or closed without one. `sent` says whether the request
 // was written completely.
 std::string PostInfer(uint16_t port, const std::string& body, bool* sent) {
-  *sent = false;
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
-  timeval timeout{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  std::string response;
-  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request =
-        "POST /v2/models/image/infer HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: "
-        "application/json\r\nContent-Length: " +
-        std::to_string(body.size()) + "\r\n\r\n" + body;
-    size_t written = 0;
-    while (written < request.size()) {
-      const ssize_t n = send(fd, request.data() + written, request.size() - written, MSG_NOSIGNAL);
-      if (n <= 0) break;
-      written += static_cast<size_t>(n);
-    }
-    *sent = written == request.size();
-    char buf[4096];
-    for (ssize_t n; *sent && (n = recv(fd, buf, sizeof buf, 0)) > 0;) {
-      response.append(buf, static_cast<size_t>(n));
-    }
-  }
-  close(fd);
-  return response;
+  return testing::HttpExchange(port, testing::HttpPostRequest("/v2/models/image/infer", body),
+                               sent);
 }
 
 // Sends one request and closes the connection at once, without reading the answer.
 bool SendAndHangUp(uint16_t port, const std::string& body) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = testing::ConnectLoopback(port);
   if (fd < 0) return false;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  bool sent = false;
-  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request =
-        "POST /v2/models/image/infer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-        "application/json\r\nContent-Length: " +
-        std::to_string(body.size()) + "\r\n\r\n" + body;
-    sent = send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-           static_cast<ssize_t>(request.size());
-  }
+  const std::string request = testing::HttpPostRequest("/v2/models/image/infer", body);
+  const bool sent = send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+                    static_cast<ssize_t>(request.size());
   close(fd);
   return sent;
 }

@@ -133,21 +133,7 @@ TEST(InferFastPathTest, SameAnswersAsTheTreeUnderRandomEdits) {
   const std::string alphabet = "{}[]\",:.-+eE0123456789 \\u\x01\xc3xa";
   std::mt19937 rng(15);
   for (int i = 0; i < 3000; ++i) {
-    std::string body = base;
-    for (int edits = 1 + static_cast<int>(rng() % 2); edits > 0; --edits) {
-      const size_t at = rng() % body.size();
-      const char c = alphabet[rng() % alphabet.size()];
-      switch (rng() % 3) {
-        case 0:
-          body[at] = c;
-          break;
-        case 1:
-          body.insert(body.begin() + static_cast<std::ptrdiff_t>(at), c);
-          break;
-        default:
-          body.erase(at, 1);
-      }
-    }
+    const std::string body = RandomlyEdited(base, alphabet, rng);
     ExpectSameAsTree(body);
   }
 }

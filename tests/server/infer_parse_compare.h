@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <charconv>
+#include <cstddef>
+#include <random>
 #include <string>
 #include <string_view>
 
@@ -13,6 +15,26 @@
 #include "sloserve/server/kserve_handler.h"
 
 namespace sloserve {
+
+// `body` after one or two random single-character edits (replace, insert or erase) drawn
+// from `alphabet`: most make it invalid JSON, or valid JSON of another meaning.
+inline std::string RandomlyEdited(std::string body, std::string_view alphabet, std::mt19937& rng) {
+  for (int edits = 1 + static_cast<int>(rng() % 2); edits > 0; --edits) {
+    const size_t at = rng() % body.size();
+    const char c = alphabet[rng() % alphabet.size()];
+    switch (rng() % 3) {
+      case 0:
+        body[at] = c;
+        break;
+      case 1:
+        body.insert(body.begin() + static_cast<std::ptrdiff_t>(at), c);
+        break;
+      default:
+        body.erase(at, 1);
+    }
+  }
+  return body;
+}
 
 // What the server would answer: the error message, or every field of the call.
 inline std::string DescribeInferCall(const StatusOr<InferCall>& call) {

@@ -269,21 +269,7 @@ TEST(InferRequestParserTest, SameAnswersAsTheTreeUnderRandomEdits) {
   const std::string alphabet = "{}[]\",:.-+eE0123456789 \\u\x01\xc3xatn";
   std::mt19937 rng(16);
   for (int i = 0; i < 2000; ++i) {
-    std::string body = bases[i % bases.size()];
-    for (int edits = 1 + static_cast<int>(rng() % 2); edits > 0; --edits) {
-      const size_t at = rng() % body.size();
-      const char c = alphabet[rng() % alphabet.size()];
-      switch (rng() % 3) {
-        case 0:
-          body[at] = c;
-          break;
-        case 1:
-          body.insert(body.begin() + static_cast<std::ptrdiff_t>(at), c);
-          break;
-        default:
-          body.erase(at, 1);
-      }
-    }
+    const std::string body = RandomlyEdited(bases[i % bases.size()], alphabet, rng);
     ExpectSame(body);
   }
 }

@@ -594,16 +594,7 @@ Status ReadInputElements(const TaskInfo& task, std::string_view json_part, SaxIn
     if (in.data.present()) {
       return InvalidArgumentError("input has both 'data' and parameter 'binary_data_size'");
     }
-    const uint64_t n = in.binary_data_size.u;
-    if (n > binary.size()) {
-      return InvalidArgumentError("input 'binary_data_size' is " + std::to_string(n) +
-                                  " but only " + std::to_string(binary.size()) +
-                                  " bytes of binary data follow the JSON (Inference-Header-Content-"
-                                  "Length)");
-    }
-    RETURN_IF_ERROR(BinaryToTensorData(binary.substr(0, n), dt, expected, out));
-    binary.remove_prefix(n);
-    return OkStatus();
+    return TakeBinaryTensorData(binary, in.binary_data_size.u, dt, expected, out);
   }
   if (in.data.kind != SaxField::kArray) {
     return InvalidArgumentError(

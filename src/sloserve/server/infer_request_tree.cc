@@ -118,16 +118,7 @@ Status ParseInputData(const json& input, const std::string& dt, int64_t expected
     if (data != input.end()) {
       return InvalidArgumentError("input has both 'data' and parameter 'binary_data_size'");
     }
-    const uint64_t n = size->get<uint64_t>();
-    if (n > binary.size()) {
-      return InvalidArgumentError("input 'binary_data_size' is " + std::to_string(n) +
-                                  " but only " + std::to_string(binary.size()) +
-                                  " bytes of binary data follow the JSON (Inference-Header-Content-"
-                                  "Length)");
-    }
-    RETURN_IF_ERROR(BinaryToTensorData(binary.substr(0, n), dt, expected, out));
-    binary.remove_prefix(n);
-    return OkStatus();
+    return TakeBinaryTensorData(binary, size->get<uint64_t>(), dt, expected, out);
   }
   if (data == input.end() || !data->is_array()) {
     return InvalidArgumentError(

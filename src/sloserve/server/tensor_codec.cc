@@ -330,6 +330,19 @@ Status BinaryToTensorData(std::string_view bytes, std::string_view datatype, int
   return OkStatus();
 }
 
+Status TakeBinaryTensorData(std::string_view& binary, uint64_t size, std::string_view datatype,
+                            int64_t elements, std::vector<uint8_t>& out) {
+  if (size > binary.size()) {
+    return InvalidArgumentError("input 'binary_data_size' is " + std::to_string(size) +
+                                " but only " + std::to_string(binary.size()) +
+                                " bytes of binary data follow the JSON (Inference-Header-Content-"
+                                "Length)");
+  }
+  RETURN_IF_ERROR(BinaryToTensorData(binary.substr(0, size), datatype, elements, out));
+  binary.remove_prefix(size);
+  return OkStatus();
+}
+
 bool TensorDataValid(const Tensor& t, int64_t elements) {
   const ElemType type = ElemTypeOf(t.datatype);
   if (type.kind == ElemKind::kBytes)

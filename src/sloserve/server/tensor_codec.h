@@ -57,6 +57,12 @@ class JsonTensorDataWriter {
 Status BinaryToTensorData(std::string_view bytes, std::string_view datatype, int64_t elements,
                           std::vector<uint8_t>& out);
 
+// Takes the first `size` bytes of `binary` (what follows the JSON of a request with
+// Inference-Header-Content-Length) as an input's binary data: as BinaryToTensorData, and
+// removes them from `binary`; an error names the shortfall.
+Status TakeBinaryTensorData(std::string_view& binary, uint64_t size, std::string_view datatype,
+                            int64_t elements, std::vector<uint8_t>& out);
+
 // Whether `t.data` holds exactly `elements` elements of `t.datatype` (the check before a
 // tensor is rendered, in JSON or as binary data).
 bool TensorDataValid(const Tensor& t, int64_t elements);
