@@ -9,6 +9,9 @@
 # (thread wake-ups) per request. Prints the rows and one JSON line.
 #   bench/grpc_hop.sh [BUILD_DIR] [SECONDS, default 10] [RATE, default 1000]
 # SLOSERVE_BIN=path runs another sloserve binary (a before/after comparison).
+# HOP_WORKERS=kserve makes the two workers `sloserve serve --grpc-port` processes driven
+# through the KServe adapter (server.kserve_workers: one ModelInfer per batch) instead of
+# `sloserve worker` processes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -61,11 +64,30 @@ kill "${pids[0]}"
 wait "${pids[0]}" 2>/dev/null || true
 pids=()
 workers=()
-for k in 0 1; do
-  "$bin" worker "$tmp/rows.yaml" --listen 127.0.0.1:0 --duration 3600 >/dev/null 2>"$tmp/worker$k.log" &
-  pids+=($!)
-  workers+=(--remote-worker "127.0.0.1:$(port_of "$tmp/worker$k.log" grpc)")
-done
+kind=${HOP_WORKERS:-worker}
+case "$kind" in
+  worker)
+    for k in 0 1; do
+      "$bin" worker "$tmp/rows.yaml" --listen 127.0.0.1:0 --duration 3600 >/dev/null \
+        2>"$tmp/worker$k.log" &
+      pids+=($!)
+      workers+=(--remote-worker "127.0.0.1:$(port_of "$tmp/worker$k.log" grpc)")
+    done
+    ;;
+  kserve)
+    backs=()
+    for k in 0 1; do
+      back=$(free_port)
+      "$bin" serve "$tmp/rows.yaml" --port 0 --grpc-port "$back" --duration 3600 >/dev/null \
+        2>"$tmp/worker$k.log" &
+      pids+=($!)
+      wait_ready "$tmp/worker$k.log"
+      backs+=("127.0.0.1:$back")
+    done
+    workers+=(--set "server.kserve_workers=${backs[0]},${backs[1]}" --set server.kserve_model=image)
+    ;;
+  *) echo "grpc_hop: HOP_WORKERS is worker or kserve, not '$kind'" >&2; exit 2 ;;
+esac
 rgrpc=$(free_port)
 "$bin" serve "$tmp/rows.yaml" --port 0 --grpc-port "$rgrpc" --duration 3600 "${workers[@]}" \
   >/dev/null 2>"$tmp/remote.log" &

@@ -155,9 +155,10 @@ StatusOr<ServeSetup> BuildServeSetup(
                    ServerNumber(f, "server.remote_health_timeout_ms", 500, 10, 60000));
   ASSIGN_OR_RETURN(double failures,
                    ServerNumber(f, "server.remote_failures_to_down", 2, 1, 100, true));
+  // Either kind: one wake-up per reply (the engine thread polls the workers' connections
+  // itself, docs/remote-workers.md "Threads").
+  if (has_remote || has_kserve) remote::PreferOwnQueuePolling();
   if (has_remote) {
-    // One wake-up per reply (the engine thread polls the workers' connections itself).
-    remote::PreferOwnQueuePolling();
     RemoteExecutorOptions options;
     ASSIGN_OR_RETURN(options.addresses, ParseRemoteWorkers(remote->second));
     options.health_interval = MillisF(interval_ms);
@@ -223,8 +224,9 @@ StatusOr<ServeSetup> BuildServeSetup(
   // With remote workers gRPC polls per queue (remote::PreferOwnQueuePolling), where more
   // than one thread on the inference server's queues would each wake for every event of
   // its connections: one thread by default then.
-  ASSIGN_OR_RETURN(double grpc_threads,
-                   ServerNumber(f, "server.grpc_threads", has_remote ? 1 : 2, 1, 256, true));
+  ASSIGN_OR_RETURN(
+      double grpc_threads,
+      ServerNumber(f, "server.grpc_threads", has_remote || has_kserve ? 1 : 2, 1, 256, true));
   setup.grpc.threads = static_cast<int>(grpc_threads);
   ASSIGN_OR_RETURN(double grpc_in_flight,
                    ServerNumber(f, "server.grpc_max_in_flight", 10000, 1, 1e7, true));

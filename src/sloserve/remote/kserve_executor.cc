@@ -10,6 +10,7 @@
 #include "sloserve/engine/clock.h"
 #include "sloserve/grpc/tensor_contents.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
+#include "sloserve/remote/reply_queue.h"
 #include "sloserve/remote/worker_channel.h"
 #include "sloserve/remote/worker_health.h"
 
@@ -19,24 +20,43 @@ namespace sloserve {
 // -Wsubobject-linkage refuses in a unity build.
 namespace kserve_internal {
 
-// One action's call: owned by the executor from Send until its callback has posted.
-struct KServeCall {
+struct KServeCall;
+
+// What a finished call is handed to (the executor's Impl).
+class CallOwner {
+ public:
+  virtual void Finish(KServeCall* call) = 0;
+
+ protected:
+  ~CallOwner() = default;
+};
+
+// One action's call: owned by the executor from Send until whoever drains the reply queue
+// (the driver's thread, else the queue's own) has posted its result.
+struct KServeCall final : remote::ReplyTag {
   ::grpc::ClientContext ctx;
+  // In ctx's call arena: declared after ctx, so destroyed before it. One of the two.
+  std::unique_ptr<::grpc::ClientAsyncResponseReader<inference::ModelInferResponse>> infer_rpc;
+  std::unique_ptr<::grpc::ClientAsyncResponseReader<inference::ModelReadyResponse>> ready_rpc;
   inference::ModelInferRequest infer;
   inference::ModelInferResponse infer_reply;
   inference::ModelReadyRequest ready;
   inference::ModelReadyResponse ready_reply;
+  ::grpc::Status status;
+  CallOwner* owner = nullptr;
   ActionId id = 0;
   WorkerId worker = 0;
   bool is_run = false;
   std::vector<int32_t> rows;  // each query's rows, in launch order
   TimePoint sent{};
+
+  void Done(bool /*ok: always true for a unary Finish*/) override { owner->Finish(this); }
 };
 
 }  // namespace kserve_internal
 using kserve_internal::KServeCall;
 
-struct KServeExecutor::Impl {
+struct KServeExecutor::Impl final : kserve_internal::CallOwner {
   const ProfileSuite* suite;
   PayloadStore* payloads;
   KServeExecutorOptions options;
@@ -47,6 +67,12 @@ struct KServeExecutor::Impl {
   std::condition_variable cv;
   std::unordered_map<ActionId, KServeCall*> in_flight;
   std::unique_ptr<remote::WorkerHealth> health;
+  ResultSink* sink = nullptr;  // set by Attach, before any Send
+  // The driver drains the replies on its thread (TakeWait); else the queue's own thread
+  // does, started by Attach. Driver's thread only (TakeWait before Attach).
+  bool wait_taken = false;
+  // Last member: destroyed first, delivering what is left while the rest is alive.
+  std::unique_ptr<remote::ReplyQueue> replies = std::make_unique<remote::ReplyQueue>();
 
   // One health check: the server answers ServerReady with ready = true.
   Status CheckReady(WorkerId w, Duration timeout) {
@@ -154,8 +180,10 @@ struct KServeExecutor::Impl {
     return OkStatus();
   }
 
-  // Every call's callback: the action's result, posted once.
-  void Finish(KServeCall* call, const ::grpc::Status& status, ResultSink* sink) {
+  // Every call's end, on the thread draining the reply queue: the action's result, posted
+  // once.
+  void Finish(KServeCall* call) override {
+    const ::grpc::Status& status = call->status;
     ActionResult r;
     r.id = call->id;
     r.worker = call->worker;
@@ -179,7 +207,7 @@ struct KServeExecutor::Impl {
       sink->Post(std::move(r));
     }
     // Retired last, under the lock the destructor waits on: once it sees no call in
-    // flight, no callback touches the executor any more.
+    // flight, no reply touches the executor any more.
     {
       std::lock_guard<std::mutex> lock(mu);
       in_flight.erase(call->id);
@@ -212,8 +240,15 @@ KServeExecutor::KServeExecutor(const ProfileSuite* suite, PayloadStore* payloads
       [&m](WorkerId w) { return remote::CancelCallsOf(m.mu, m.in_flight, w); });
 }
 
+ExecutorWait* KServeExecutor::TakeWait() {
+  impl_->wait_taken = true;
+  return impl_->replies.get();
+}
+
 void KServeExecutor::Attach(ResultSink* sink) {
   WorkerExecutor::Attach(sink);
+  impl_->sink = sink;
+  if (!impl_->wait_taken) impl_->replies->StartThread();
   impl_->health->Attach(sink);
   impl_->health->Start();
 }
@@ -225,6 +260,9 @@ int KServeExecutor::down_workers() const {
 KServeExecutor::~KServeExecutor() {
   Impl& m = *impl_;
   m.health->Stop();
+  // The driver that drained the replies is done (its thread no longer waits): the calls
+  // still in flight end on the queue's own thread.
+  m.replies->StartThread();
   std::unique_lock<std::mutex> lock(m.mu);
   for (auto& [id, call] : m.in_flight) call->ctx.TryCancel();
   m.cv.wait(lock, [&m] { return m.in_flight.empty(); });
@@ -255,6 +293,7 @@ Duration KServeExecutor::Send(const WorkerAction& action) {
     return Duration(0);
   }
   auto* call = new KServeCall;
+  call->owner = &m;
   call->id = IdOf(action);
   call->worker = w;
   call->sent = now_result.begin;
@@ -280,11 +319,16 @@ Duration KServeExecutor::Send(const WorkerAction& action) {
     std::lock_guard<std::mutex> lock(m.mu);
     m.in_flight.emplace(call->id, call);
   }
-  auto done = [&m, call, sink = sink_](::grpc::Status s) { m.Finish(call, s, sink); };
+  ::grpc::CompletionQueue* cq = m.replies->cq();
+  auto* tag = static_cast<remote::ReplyTag*>(call);
   if (call->is_run) {
-    m.stubs[w]->async()->ModelInfer(&call->ctx, &call->infer, &call->infer_reply, std::move(done));
+    call->infer_rpc = m.stubs[w]->PrepareAsyncModelInfer(&call->ctx, call->infer, cq);
+    call->infer_rpc->StartCall();
+    call->infer_rpc->Finish(&call->infer_reply, &call->status, tag);
   } else {
-    m.stubs[w]->async()->ModelReady(&call->ctx, &call->ready, &call->ready_reply, std::move(done));
+    call->ready_rpc = m.stubs[w]->PrepareAsyncModelReady(&call->ctx, call->ready, cq);
+    call->ready_rpc->StartCall();
+    call->ready_rpc->Finish(&call->ready_reply, &call->status, tag);
   }
   return Duration(0);
 }

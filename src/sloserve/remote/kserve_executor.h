@@ -45,6 +45,9 @@ class KServeExecutor : public WorkerExecutor {
   // Cancels the calls in flight and waits until their results are posted.
   ~KServeExecutor() override;
 
+  // The replies' completion queue, for the driver's thread to sleep in and read them on
+  // (as RemoteExecutor's: docs/remote-workers.md, "Threads").
+  ExecutorWait* TakeWait() override;
   void Attach(ResultSink* sink) override;
   Duration Send(const WorkerAction& action) override;
   // Servers marked down now (thread-safe).
