@@ -51,14 +51,21 @@ void PrintHelp() {
   std::printf(
       "usage: sloserve serve [CONFIG.yaml] [options]\n\n"
       "Serves the config's profile suite over HTTP (and gRPC with --grpc-port), speaking the\n"
-      "KServe v2 / Open Inference "
-      "Protocol (docs/protocol.md). Each task is a model: POST /v2/models/{task}/infer with\n"
-      "optional parameters {\"slo_ms\": N, \"app\": \"name\"}; the response's parameters say "
-      "which\n"
-      "variant answered and its queue and compute microseconds. Workers are emulated: a batch\n"
-      "holds its worker for a latency drawn from the profile. Without CONFIG the embedded\n"
-      "default (examples/serve_image.yaml) is served. Stops on SIGINT/SIGTERM and prints the\n"
-      "metrics.\n\noptions:\n%s",
+      "KServe v2 / Open Inference Protocol (docs/protocol.md). Each task is a model: POST\n"
+      "/v2/models/{task}/infer with optional parameters {\"slo_ms\": N, \"app\": \"name\"};\n"
+      "the response's parameters say which variant answered and its queue and compute\n"
+      "microseconds. Without CONFIG the embedded default (examples/serve_image.yaml) is\n"
+      "served. Stops on SIGINT/SIGTERM and prints the metrics.\n\n"
+      "Workers: emulated by default (a batch holds its worker for a latency drawn from the\n"
+      "profile); TorchScript models run by LibTorch with --model-repository (docs/torch.md);\n"
+      "`sloserve worker` processes with --remote-worker, or any KServe v2 gRPC server (Triton,\n"
+      "KServe, another serve) with --set server.kserve_workers=HOST:PORT,...\n"
+      "(docs/remote-workers.md).\n\n"
+      "Environment: SLOSERVE_CACHE_DIR (RAMSIS policy sets generated at start; default\n"
+      "~/.cache/sloserve/mdp), SLOSERVE_PROFILES_DIR (replaces the compiled-in suites),\n"
+      "GRPC_POLL_STRATEGY (with remote or KServe workers serve sets 'poll' unless it is set;\n"
+      "epoll1 is cheaper with about a thousand direct gRPC clients: docs/remote-workers.md).\n"
+      "\noptions:\n%s",
       FlagsHelp(kFlags).c_str());
 }
 
