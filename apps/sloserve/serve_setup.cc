@@ -155,9 +155,10 @@ StatusOr<ServeSetup> BuildServeSetup(
                    ServerNumber(f, "server.remote_health_timeout_ms", 500, 10, 60000));
   ASSIGN_OR_RETURN(double failures,
                    ServerNumber(f, "server.remote_failures_to_down", 2, 1, 100, true));
-  // Either kind: one wake-up per reply (the engine thread polls the workers' connections
-  // itself, docs/remote-workers.md "Threads").
-  if (has_remote || has_kserve) remote::PreferOwnQueuePolling();
+  // Either kind of worker: one wake-up per reply (the engine thread polls the workers'
+  // connections itself, docs/remote-workers.md "Threads").
+  const bool polls_own_queue = has_remote || has_kserve;
+  if (polls_own_queue) remote::PreferOwnQueuePolling();
   if (has_remote) {
     RemoteExecutorOptions options;
     ASSIGN_OR_RETURN(options.addresses, ParseRemoteWorkers(remote->second));
@@ -221,12 +222,11 @@ StatusOr<ServeSetup> BuildServeSetup(
   setup.grpc_enabled = f.count("server.grpc_port") > 0 && grpc_port > 0;
   setup.grpc.host = setup.http.host;
   setup.grpc.port = static_cast<uint16_t>(grpc_port);
-  // With remote workers gRPC polls per queue (remote::PreferOwnQueuePolling), where more
-  // than one thread on the inference server's queues would each wake for every event of
-  // its connections: one thread by default then.
-  ASSIGN_OR_RETURN(
-      double grpc_threads,
-      ServerNumber(f, "server.grpc_threads", has_remote || has_kserve ? 1 : 2, 1, 256, true));
+  // With remote or KServe workers gRPC polls per queue (remote::PreferOwnQueuePolling),
+  // where more than one thread on the inference server's queues would each wake for every
+  // event of its connections: one thread by default then.
+  ASSIGN_OR_RETURN(double grpc_threads,
+                   ServerNumber(f, "server.grpc_threads", polls_own_queue ? 1 : 2, 1, 256, true));
   setup.grpc.threads = static_cast<int>(grpc_threads);
   ASSIGN_OR_RETURN(double grpc_in_flight,
                    ServerNumber(f, "server.grpc_max_in_flight", 10000, 1, 1e7, true));

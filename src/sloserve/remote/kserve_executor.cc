@@ -68,9 +68,6 @@ struct KServeExecutor::Impl final : kserve_internal::CallOwner {
   std::unordered_map<ActionId, KServeCall*> in_flight;
   std::unique_ptr<remote::WorkerHealth> health;
   ResultSink* sink = nullptr;  // set by Attach, before any Send
-  // The driver drains the replies on its thread (TakeWait); else the queue's own thread
-  // does, started by Attach. Driver's thread only (TakeWait before Attach).
-  bool wait_taken = false;
   // Last member: destroyed first, delivering what is left while the rest is alive.
   std::unique_ptr<remote::ReplyQueue> replies = std::make_unique<remote::ReplyQueue>();
 
@@ -241,14 +238,13 @@ KServeExecutor::KServeExecutor(const ProfileSuite* suite, PayloadStore* payloads
 }
 
 ExecutorWait* KServeExecutor::TakeWait() {
-  impl_->wait_taken = true;
-  return impl_->replies.get();
+  return impl_->replies->TakeForDriver();
 }
 
 void KServeExecutor::Attach(ResultSink* sink) {
   WorkerExecutor::Attach(sink);
   impl_->sink = sink;
-  if (!impl_->wait_taken) impl_->replies->StartThread();
+  impl_->replies->StartThreadUnlessTaken();
   impl_->health->Attach(sink);
   impl_->health->Start();
 }

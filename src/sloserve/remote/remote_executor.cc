@@ -86,9 +86,6 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   ActionId next_reload = 0;  // under mu
   // Under mu: the checks start once connected and attached.
   bool connected = false, health_started = false;
-  // The driver drains the replies on its thread (TakeWait); else the queue's own thread
-  // does, started by Attach. Driver's thread only (TakeWait before Attach).
-  bool wait_taken = false;
   // Last member: destroyed first, delivering what is left while the rest is alive.
   std::unique_ptr<remote::ReplyQueue> replies = std::make_unique<remote::ReplyQueue>();
 
@@ -331,13 +328,12 @@ Status RemoteExecutor::Preload(WorkerId worker, HardwareId hardware,
 }
 
 ExecutorWait* RemoteExecutor::TakeWait() {
-  impl_->wait_taken = true;
-  return impl_->replies.get();
+  return impl_->replies->TakeForDriver();
 }
 
 void RemoteExecutor::Attach(ResultSink* sink) {
   WorkerExecutor::Attach(sink);
-  if (!impl_->wait_taken) impl_->replies->StartThread();
+  impl_->replies->StartThreadUnlessTaken();
   impl_->health->Attach(sink);
   {
     std::lock_guard<std::mutex> lock(impl_->mu);

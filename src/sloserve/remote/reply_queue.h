@@ -41,6 +41,17 @@ class ReplyQueue final : public ExecutorWait {
   // ReplyTag*.
   ::grpc::CompletionQueue* cq() { return &cq_; }
 
+  // For an executor's TakeWait (driver's thread, before Attach): the driver drains the
+  // queue from now on.
+  ExecutorWait* TakeForDriver() {
+    taken_ = true;
+    return this;
+  }
+  // For an executor's Attach: without a driver draining it, the queue's own thread does.
+  void StartThreadUnlessTaken() {
+    if (!taken_) StartThread();
+  }
+
   // Starts the queue's own thread (once; later calls do nothing): when no driver drains it
   // (not taken as its wait), and at the executor's destruction. Not concurrently with the
   // ExecutorWait calls' thread draining.
@@ -69,6 +80,7 @@ class ReplyQueue final : public ExecutorWait {
   std::atomic<bool> armed_{false};
   ::grpc::Alarm alarm_;
   std::thread thread_;
+  bool taken_ = false;  // TakeForDriver was called (driver's thread, before Attach)
 };
 
 }  // namespace sloserve::remote
