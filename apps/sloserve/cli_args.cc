@@ -54,16 +54,19 @@ std::vector<std::string> Args::GetAll(const std::string& name) const {
   return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
-StatusOr<double> Args::GetDouble(const std::string& name, double fallback) const {
-  if (!Has(name)) return fallback;
-  std::string s = Get(name);
+StatusOr<double> ParseFlagNumber(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   errno = 0;
-  double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || errno != 0 || !std::isfinite(v)) {
-    return InvalidArgumentError("--" + name + ": expected a number, got \"" + s + "\"");
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(v)) {
+    return InvalidArgumentError("--" + flag + ": expected a number, got \"" + text + "\"");
   }
   return v;
+}
+
+StatusOr<double> Args::GetDouble(const std::string& name, double fallback) const {
+  if (!Has(name)) return fallback;
+  return ParseFlagNumber(name, Get(name));
 }
 
 StatusOr<int64_t> Args::GetInt(const std::string& name, int64_t fallback) const {

@@ -36,6 +36,9 @@ class Args {
 };
 
 std::string FlagsHelp(const std::vector<FlagSpec>& specs);
+// `text` as a finite number, or InvalidArgument naming --flag (for list-valued flags;
+// Args::GetDouble uses it too).
+StatusOr<double> ParseFlagNumber(const std::string& flag, const std::string& text);
 
 // `message` with control bytes (other than newline and tab) written as \xNN.
 std::string EscapeControlBytes(std::string_view message);

@@ -16,6 +16,7 @@ int ReportCommand(const std::vector<std::string>& args);
 int PolicyCommand(const std::vector<std::string>& args);
 int KairosCommand(const std::vector<std::string>& args);
 int PlanCommand(const std::vector<std::string>& args);
+int PlanInfAdapterCommand(const std::vector<std::string>& args);  // plan infadapter
 int WorkerCommand(const std::vector<std::string>& args);
 int ForecastCommand(const std::vector<std::string>& args);
 

@@ -34,7 +34,8 @@ const Command kCommands[] = {
     {"policy", sloserve::cli::PolicyCommand, "generate and inspect RAMSIS MDP policies"},
     {"kairos", sloserve::cli::KairosCommand, "allowable throughput search (Kairos), oracle bound"},
     {"plan", sloserve::cli::PlanCommand,
-     "configuration planning under a cost budget (Kairos, Kairos+)"},
+     "planning without simulation: Kairos' instance mix under a cost budget, InfAdapter's "
+     "variants/cores/quotas for a rate"},
     {"forecast", sloserve::cli::ForecastCommand,
      "score load forecasters (InfAdapter's LSTM and baselines) on a trace"},
 };

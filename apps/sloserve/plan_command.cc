@@ -58,7 +58,9 @@ const std::vector<FlagSpec> kFlags = {
 
 void PrintHelp() {
   std::printf(
-      "usage: sloserve plan kairos CONFIG.yaml [options]\n\n"
+      "usage: sloserve plan kairos CONFIG.yaml [options]\n"
+      "       sloserve plan infadapter CONFIG.yaml --load RPS [options]   (InfAdapter's Eq. 1:\n"
+      "       variants, cores and quotas for a rate; sloserve plan infadapter --help)\n\n"
       "Kairos configuration planning: every mix of instance types within the cost budget\n"
       "(at least one base-type instance) is ranked by its throughput upper bound, computed\n"
       "from the latency profiles and a sample of the run's query sizes; Kairos picks one\n"
@@ -508,7 +510,8 @@ void PrintPlan(const ProfileSuite& suite, const BoundPlan& b, const std::vector<
 
 Status Run(const Args& args) {
   if (args.positionals().size() != 2 || args.positionals()[0] != "kairos") {
-    return InvalidArgumentError("expected: kairos CONFIG.yaml (see sloserve plan --help)");
+    return InvalidArgumentError(
+        "expected: kairos CONFIG.yaml or infadapter CONFIG.yaml (see sloserve plan --help)");
   }
   ASSIGN_OR_RETURN(ExperimentConfig config, LoadExperimentConfig(args.positionals()[1]));
   RETURN_IF_ERROR(ApplyOverrides(&config, args.GetAll("set")));
@@ -549,6 +552,8 @@ Status Run(const Args& args) {
 }  // namespace plan_cmd
 
 int PlanCommand(const std::vector<std::string>& argv) {
+  if (!argv.empty() && argv[0] == "infadapter")
+    return PlanInfAdapterCommand(std::vector<std::string>(argv.begin() + 1, argv.end()));
   return RunSubcommand("plan", argv, plan_cmd::kFlags, plan_cmd::PrintHelp, plan_cmd::Run);
 }
 

@@ -25,6 +25,9 @@ TEST(CliE2eTest, HelpForEveryCommand) {
     EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
     EXPECT_NE(r.out.find("usage: sloserve"), std::string::npos) << cmd;
   }
+  auto sub = RunProcess({kBin, "plan", "infadapter", "--help"});
+  EXPECT_EQ(sub.exit_code, 0) << sub.err;
+  EXPECT_NE(sub.out.find("usage: sloserve plan infadapter"), std::string::npos);
   auto r = RunProcess({kBin, "frobnicate"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown command"), std::string::npos);
@@ -104,6 +107,85 @@ TEST(CliE2eTest, PlanKairosRanksEveryConfigurationWithoutSimulating) {
     EXPECT_EQ(r.exit_code, 1) << flags[0];
     EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
   }
+}
+
+// `plan infadapter` on the paper's setting (issue 29): each plan serves the load within
+// the budget at 2+ cores per variant, its objective is the reference code's (AA as a
+// fraction - 0.05 cores / 20 - 0.001 LC / 8.52 s) recomputed from the printed terms, the
+// MILP and the DP agree, beta moves the plans, the deployed state removes the load cost,
+// and bad input is named.
+TEST(CliE2eTest, PlanInfAdapterSolvesEq1ForEachLoad) {
+  const std::string cfg = kRoot + "/experiments/infadapter/plan_paper.yaml";
+  const std::string loads = "10,20,40,75,100,150";
+  auto plans = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {kBin, "plan", "infadapter", cfg, "--loads", loads, "--json"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto r = RunProcess(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out)["rows"] : nlohmann::json::array();
+  };
+  const nlohmann::json milp = plans({});
+  const nlohmann::json dp = plans({"--set", "policy.solver=dp"});
+  ASSERT_EQ(milp.size(), 6u);
+  ASSERT_EQ(dp.size(), 6u);
+  for (size_t i = 0; i < milp.size(); ++i) {
+    const auto& row = milp[i];
+    double quotas = 0;
+    int cores = 0;
+    for (const auto& v : row["plan"]) {
+      EXPECT_GE(v["cores"].get<int>(), 2) << row;
+      EXPECT_LE(v["quota_rps"].get<double>(), v["capacity_rps"].get<double>() + 1e-9);
+      quotas += v["quota_rps"].get<double>();
+      cores += v["cores"].get<int>();
+    }
+    EXPECT_NEAR(quotas, row["load_rps"].get<double>(), 1e-6) << row;
+    EXPECT_EQ(cores, row["total_cores"].get<int>());
+    EXPECT_LE(cores, 20);
+    EXPECT_EQ(row["shortfall_rps"].get<double>(), 0);
+    const double objective = row["average_accuracy"].get<double>() / 100 - 0.05 * cores / 20 -
+                             0.001 * row["load_cost_s"].get<double>() / 8.52;
+    EXPECT_NEAR(row["objective"].get<double>(), objective, 1e-9) << row;
+    EXPECT_NEAR(dp[i]["objective"].get<double>(), row["objective"].get<double>(), 1e-6) << i;
+  }
+  // A tenfold beta prices cores higher: never more cores, fewer somewhere.
+  const nlohmann::json dear = plans({"--set", "policy.beta=0.5"});
+  ASSERT_EQ(dear.size(), 6u);
+  int fewer = 0;
+  for (size_t i = 0; i < dear.size(); ++i) {
+    EXPECT_LE(dear[i]["total_cores"].get<int>(), milp[i]["total_cores"].get<int>()) << i;
+    fewer += dear[i]["total_cores"].get<int>() < milp[i]["total_cores"].get<int>();
+  }
+  EXPECT_GE(fewer, 1);
+  // One load, one object; the deployed plan again costs no loading.
+  const std::string first = milp[3]["plan"][0]["variant"].get<std::string>() + ":" +
+                            std::to_string(milp[3]["plan"][0]["cores"].get<int>());
+  auto r = RunProcess({kBin, "plan", "infadapter", cfg, "--load", "75", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["load_rps"], 75.0);
+  if (milp[3]["plan"].size() == 1) {
+    r = RunProcess({kBin, "plan", "infadapter", cfg, "--load", "75", "--loaded", first, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["load_cost_s"], 0.0) << first;
+  }
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--load", "-5"}, "0..1e7"},
+      {{"--load", "10", "--loaded", "resnet9000:4"}, "resnet9000"},
+      {{"--load", "10", "--loaded", "resnet50:99"}, "1..20"},
+      {{"--load", "10", "--policy", "nope"}, "no policy named 'nope'"},
+      {{"--load", "10", "--set", "policy.beta=5"}, "beta / 100"},
+      {{"--load", "10", "--rule", "gurobi"}, "unknown rule"},
+      {{}, "--load"}};
+  for (const auto& [flags, message] : bad) {
+    std::vector<std::string> argv = {kBin, "plan", "infadapter", cfg};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    r = RunProcess(argv);
+    EXPECT_EQ(r.exit_code, 1) << message;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
+  r = RunProcess(
+      {kBin, "plan", "infadapter", kRoot + "/experiments/kairos/plan_rm2.yaml", "--load", "10"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no policy with planning: infadapter"), std::string::npos) << r.err;
 }
 
 TEST(CliE2eTest, BadConfigsFailWithOneLineNamingTheProblem) {

@@ -42,7 +42,7 @@ struct DpProblem {
 DpProblem Prepare(const InfAdapterProblem& p, double target) {
   DpProblem d;
   const InfAdapterWeights& w = p.weights;
-  d.acc_coef = w.alpha / target;
+  d.acc_coef = InfAdapterAccuracyWeight(p) / target;
   d.core_coef = w.beta / InfAdapterCoreScale(p);
   d.load_coef = w.gamma / InfAdapterLoadScale(p);
   std::vector<size_t> idx(p.variants.size());
@@ -134,7 +134,6 @@ struct DpResult {
 // of the exact pass (beam = 0), lets the bounds prune from the first variant on.
 DpResult SolveForTarget(const InfAdapterProblem& p, const DpProblem& d, double target, size_t beam,
                         DpResult incumbent) {
-  const InfAdapterWeights& w = p.weights;
   const int budget = p.budget_cores;
   const size_t nlevels = d.load_times.size();
   const size_t n = d.order.size();
@@ -160,7 +159,8 @@ DpResult SolveForTarget(const InfAdapterProblem& p, const DpProblem& d, double t
     auto push = [&](const DpState& s, int parent, int option, int cores, int level, double cap) {
       const double charged_level = d.load_coef * d.load_times[level];
       if (cap >= target) {  // complete: every rate is served; the variants after get nothing
-        const double obj = s.value + w.alpha * v.accuracy - d.core_coef * cores - charged_level;
+        const double obj = s.value + InfAdapterAccuracyWeight(p) * v.accuracy -
+                           d.core_coef * cores - charged_level;
         if (obj > best) {
           best = obj;
           best_stage = j;

@@ -1,12 +1,69 @@
 #include "sloserve/policy/planning/infadapter_exhaustive.h"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
+#include <numeric>
 
 namespace sloserve {
+namespace {
 
-StatusOr<InfAdapterPlan> SolveInfAdapterExhaustive(const InfAdapterProblem& p,
-                                                   int64_t max_assignments) {
-  RETURN_IF_ERROR(ValidateInfAdapterProblem(p));
+// The reference rules' extra constraint on an assignment (capacities already floored).
+bool ReferenceAllows(const InfAdapterProblem& p, InfAdapterRule rule, const std::vector<int>& pick,
+                     const std::vector<size_t>& by_accuracy) {
+  auto capacity = [&](size_t m) {
+    return pick[m] < 0 ? 0.0 : p.variants[m].options[pick[m]].throughput_rps;
+  };
+  double all_but = 0;
+  if (rule == InfAdapterRule::kReferenceIlp) {
+    for (size_t i = 1; i < by_accuracy.size(); ++i) all_but += capacity(by_accuracy[i]);
+    return all_but <= p.lambda_rps;
+  }
+  // kReferenceBruteForce: drop the most accurate variant used.
+  size_t top = by_accuracy.size();
+  for (size_t i = 0; i < by_accuracy.size(); ++i)
+    if (pick[by_accuracy[i]] >= 0) top = i;
+  for (size_t i = 0; i < top; ++i) all_but += capacity(by_accuracy[i]);
+  return top == by_accuracy.size() || all_but < p.lambda_rps;
+}
+
+}  // namespace
+
+const char* InfAdapterRuleName(InfAdapterRule rule) {
+  switch (rule) {
+    case InfAdapterRule::kPaper:
+      return "paper";
+    case InfAdapterRule::kReferenceIlp:
+      return "reference-ilp";
+    case InfAdapterRule::kReferenceBruteForce:
+      return "reference-brute-force";
+  }
+  return "?";
+}
+
+StatusOr<InfAdapterRule> ParseInfAdapterRule(const std::string& name) {
+  for (InfAdapterRule r : {InfAdapterRule::kPaper, InfAdapterRule::kReferenceIlp,
+                           InfAdapterRule::kReferenceBruteForce}) {
+    if (name == InfAdapterRuleName(r)) return r;
+  }
+  return InvalidArgumentError("unknown rule '" + name +
+                              "' (paper, reference-ilp, reference-brute-force)");
+}
+
+StatusOr<InfAdapterPlan> SolveInfAdapterExhaustive(const InfAdapterProblem& problem,
+                                                   int64_t max_assignments, InfAdapterRule rule) {
+  RETURN_IF_ERROR(ValidateInfAdapterProblem(problem));
+  InfAdapterProblem p = problem;
+  // Ascending accuracy (ties: lower index first), the reference's order of variants.
+  std::vector<size_t> by_accuracy(p.variants.size());
+  std::iota(by_accuracy.begin(), by_accuracy.end(), 0);
+  if (rule != InfAdapterRule::kPaper) {
+    for (InfAdapterCandidate& c : p.variants)  // the reference's capacities are whole rps
+      for (InfAdapterCoreOption& o : c.options) o.throughput_rps = std::floor(o.throughput_rps);
+    std::stable_sort(by_accuracy.begin(), by_accuracy.end(), [&](size_t a, size_t b) {
+      return p.variants[a].accuracy < p.variants[b].accuracy;
+    });
+  }
   const size_t n = p.variants.size();
   std::vector<int> pick(n, -1);
   int64_t visited = 0;
@@ -35,7 +92,12 @@ StatusOr<InfAdapterPlan> SolveInfAdapterExhaustive(const InfAdapterProblem& p,
     rec(0, p.budget_cores, 0);
   };
   double max_cap = 0;
-  enumerate([&](double cap) { max_cap = std::max(max_cap, cap); });
+  auto allowed = [&] {
+    return rule == InfAdapterRule::kPaper || ReferenceAllows(p, rule, pick, by_accuracy);
+  };
+  enumerate([&](double cap) {
+    if (allowed()) max_cap = std::max(max_cap, cap);
+  });
   if (too_many) {
     return ResourceExhaustedError("exhaustive InfAdapter search exceeds " +
                                   std::to_string(max_assignments) + " assignments");
@@ -45,7 +107,7 @@ StatusOr<InfAdapterPlan> SolveInfAdapterExhaustive(const InfAdapterProblem& p,
   bool have = false;
   InfAdapterPlan best;
   enumerate([&](double cap) {
-    if (cap < target) return;
+    if (cap < target || !allowed()) return;
     InfAdapterPlan plan = EvaluateInfAdapterChoice(p, pick, target);
     if (!have || plan.objective > best.objective) {
       best = std::move(plan);

@@ -205,7 +205,7 @@ Layout BuildEq1(glp_prob* lp, const InfAdapterProblem& p, double target, const E
       glp_set_obj_coef(lp, vc.y[i], -core_coef * vc.cores[i]);
     const int col = glp_add_cols(lp, 1);
     glp_set_col_bnds(lp, col, GLP_DB, 0, *std::max_element(vc.th.begin(), vc.th.end()));
-    glp_set_obj_coef(lp, col, p.weights.alpha * p.variants[m].accuracy / target);
+    glp_set_obj_coef(lp, col, InfAdapterAccuracyWeight(p) * p.variants[m].accuracy / target);
     l.lambda[m] = col;
     // lambda_m - sum_i th[i] y[i] <= 0
     const int cap = glp_add_rows(lp, 1);
@@ -257,7 +257,7 @@ InfAdapterIncumbent FindIncumbent(glp_prob* lp, const InfAdapterProblem& p, cons
       iv.lp_cores += vc.cores[i] * glp_get_col_prim(lp, vc.y[i]);
     }
   }
-  const InfAdapterIncumbentWeights weights{p.weights.alpha / target,
+  const InfAdapterIncumbentWeights weights{InfAdapterAccuracyWeight(p) / target,
                                            p.weights.beta / InfAdapterCoreScale(p),
                                            p.weights.gamma / InfAdapterLoadScale(p)};
   InfAdapterIncumbent h = FindInfAdapterIncumbent(vars, target, p.budget_cores, weights);

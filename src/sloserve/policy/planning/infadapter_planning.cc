@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "sloserve/policy/planning/infadapter_dp.h"
 #include "sloserve/policy/planning/infadapter_milp.h"
@@ -60,7 +62,23 @@ StatusOr<InfAdapterPlanning::Options> InfAdapterPlanning::ParseOptions(const Pol
     return bad("option 'max_cores' must be 0 (the budget) or >= min_cores");
   if (!(o.headroom > 0 && o.headroom <= 1)) return bad("option 'headroom' must be in (0, 1]");
   if (!(o.weights.beta >= 0)) return bad("option 'beta' must be >= 0");
-  if (!(o.weights.gamma >= 0)) return bad("option 'gamma' must be >= 0");
+  // Accuracy enters Eq. 1 as a fraction (the reference code's units), so beta = 1 already
+  // prices the whole budget at 100 accuracy points; larger values only made sense when
+  // accuracy was in percent (before 2026-11-29), where they meant beta / 100 now.
+  if (o.weights.beta > 1) {
+    return bad(
+        "option 'beta' must be 0..1 (the whole budget's cost, as a fraction of accuracy: "
+        "0.05 = 5 accuracy points), got " +
+        std::to_string(o.weights.beta) +
+        "; a value written for the old percent units means beta / 100 now (" +
+        std::to_string(o.weights.beta / 100) + ")");
+  }
+  if (!(o.weights.gamma >= 0 && o.weights.gamma <= 1)) {
+    return bad(
+        "option 'gamma' must be 0..1 (the largest load time's cost, as a fraction of "
+        "accuracy), got " +
+        std::to_string(o.weights.gamma));
+  }
   if (!(o.margin >= 0 && o.margin <= 10)) return bad("option 'margin' must be 0..10");
   if (solver != "milp" && solver != "dp")
     return bad("option 'solver' must be milp or dp, got '" + solver + "'");
@@ -200,27 +218,16 @@ void InfAdapterPlanning::SolveAndRollOut(const PlanningInput& input, DeploymentP
   for (const auto& [at, f] : recent_forecasts_) lambda = std::max(lambda, f);
   lambda = std::max(lambda, 1.0);  // always keep a variant deployed (1 rps at least)
 
-  InfAdapterRequest r;
-  r.lambda_rps = lambda;
-  r.budget_cores = options_.budget_cores;
-  r.min_cores = options_.min_cores;
-  r.max_cores = options_.max_cores;
-  r.weights = options_.weights;
+  std::map<VariantId, std::set<int>> loaded;
   for (const WorkerView& w : workers) {
     if (w.phase != WorkerPhase::kActive || w.pinned == kNoId) continue;
     // Deployed at this core count: keeping it there loads nothing (LC).
     for (size_t k = 1; k < hardware_by_cores_.size(); ++k) {
-      if (hardware_by_cores_[k] == w.hardware) r.loaded[w.pinned].insert(static_cast<int>(k));
+      if (hardware_by_cores_[k] == w.hardware) loaded[w.pinned].insert(static_cast<int>(k));
     }
   }
-  auto problem = MakeInfAdapterProblem(model_, r);
+  auto problem = ProblemFor(lambda, loaded);
   if (!problem.ok()) return;  // options were checked at Create: keep the deployment
-  for (InfAdapterCandidate& c : problem->variants) {
-    std::erase_if(c.options, [&](const InfAdapterCoreOption& o) {
-      return o.cores >= static_cast<int>(hardware_by_cores_.size()) ||
-             hardware_by_cores_[o.cores] == kNoId;
-    });
-  }
   auto plan = Decide(*problem);
   if (!plan.ok()) return;
   solves_.push_back({input.now, lambda, *plan});
@@ -262,6 +269,32 @@ void InfAdapterPlanning::SolveAndRollOut(const PlanningInput& input, DeploymentP
   out->change = true;
   rolling_out_ = true;
   rollout_started_ = input.now;
+}
+
+StatusOr<InfAdapterProblem> InfAdapterPlanning::ProblemFor(
+    double lambda_rps, const std::map<VariantId, std::set<int>>& loaded) const {
+  if (hardware_by_cores_.empty()) return FailedPreconditionError("infadapter: not initialised");
+  InfAdapterRequest r;
+  r.lambda_rps = lambda_rps;
+  r.budget_cores = options_.budget_cores;
+  r.min_cores = options_.min_cores;
+  r.max_cores = options_.max_cores;
+  r.weights = options_.weights;
+  r.loaded = loaded;
+  ASSIGN_OR_RETURN(InfAdapterProblem problem, MakeInfAdapterProblem(model_, r));
+  for (InfAdapterCandidate& c : problem.variants) {
+    std::erase_if(c.options, [&](const InfAdapterCoreOption& o) {
+      return o.cores >= static_cast<int>(hardware_by_cores_.size()) ||
+             hardware_by_cores_[o.cores] == kNoId;
+    });
+  }
+  return problem;
+}
+
+StatusOr<InfAdapterPlan> InfAdapterPlanning::PlanFor(
+    double lambda_rps, const std::map<VariantId, std::set<int>>& loaded) const {
+  ASSIGN_OR_RETURN(InfAdapterProblem problem, ProblemFor(lambda_rps, loaded));
+  return Decide(problem);
 }
 
 StatusOr<InfAdapterPlan> InfAdapterPlanning::SolveEq1(const InfAdapterProblem& problem) const {

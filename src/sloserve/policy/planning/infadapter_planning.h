@@ -16,7 +16,9 @@
 //   min_cores          smallest core count of a used variant (1)
 //   max_cores          largest (0 = the budget)
 //   headroom           fraction of the fitted capacity used (0.8)
-//   beta, gamma        weights of cores and loading cost (0.05, 0.001; alpha is 1)
+//   beta, gamma        weights of cores (per budget) and loading cost (per largest load
+//                      time) against accuracy as a fraction (0.05, 0.001; alpha is 1;
+//                      beta 0..1)
 //   margin             the forecast is scaled by 1 + margin before the solver (0.1)
 //   solver             milp | dp: Eq. 1 by the GLPK MILP (infadapter_milp.h) or by the
 //                      exact DP (infadapter_dp.h); the same optimum (milp)
@@ -29,7 +31,9 @@
 // vpa_plus's defaults differ where VPA's do: forecaster last_value, margin 0.15 (VPA's
 // safety margin), stabilization_s 300.
 #include <deque>
+#include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "sloserve/policy/interfaces.h"
@@ -80,6 +84,18 @@ class InfAdapterPlanning : public PlanningPolicy {
   void Plan(const PlanningInput& input, DeploymentPlan* out) override;
 
   const std::vector<Solve>& solves() const { return solves_; }
+
+  // The method's plan for the rate `lambda_rps` (what Eq. 1 serves: a running policy
+  // passes its forecast after the margin and the stabilisation window) with `loaded`
+  // deployed (variant -> core counts), exactly as a solve in Plan decides it, without
+  // a rollout. After Init. For `sloserve plan infadapter` and tests.
+  StatusOr<InfAdapterPlan> PlanFor(double lambda_rps,
+                                   const std::map<VariantId, std::set<int>>& loaded) const;
+  // The problem PlanFor solves (core counts limited to the suite's hardware types).
+  StatusOr<InfAdapterProblem> ProblemFor(double lambda_rps,
+                                         const std::map<VariantId, std::set<int>>& loaded) const;
+  const InfAdapterCapacityModel& capacity_model() const { return model_; }
+  const Options& options() const { return options_; }
 
  private:
   // One worker of the target deployment.

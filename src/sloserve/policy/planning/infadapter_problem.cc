@@ -63,6 +63,10 @@ double InfAdapterCoreScale(const InfAdapterProblem& p) {
   return p.budget_cores > 0 ? p.budget_cores : 1.0;
 }
 
+double InfAdapterAccuracyWeight(const InfAdapterProblem& p) {
+  return p.weights.alpha / 100.0;
+}
+
 double InfAdapterLoadScale(const InfAdapterProblem& p) {
   if (p.weights.load_scale_s > 0) return p.weights.load_scale_s;
   double m = 0;
@@ -104,7 +108,8 @@ InfAdapterPlan EvaluateInfAdapterChoice(const InfAdapterProblem& p,
   const double aa_over_target = target_rps > 0 ? acc_sum / target_rps : 0;
   plan.average_accuracy = plan.served_rps > 0 ? acc_sum / plan.served_rps : 0;
   const InfAdapterWeights& w = p.weights;
-  plan.objective = w.alpha * aa_over_target - w.beta * plan.total_cores / InfAdapterCoreScale(p) -
+  plan.objective = InfAdapterAccuracyWeight(p) * aa_over_target -
+                   w.beta * plan.total_cores / InfAdapterCoreScale(p) -
                    w.gamma * plan.load_cost_s / InfAdapterLoadScale(p);
   return plan;
 }

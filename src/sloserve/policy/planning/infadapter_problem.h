@@ -4,11 +4,14 @@
 //   maximise  alpha * AA - (beta * RC / core_scale + gamma * LC / load_scale)
 //   s.t.      sum_m lambda_m = lambda,  0 <= lambda_m <= th_m(n_m),  p_m(n_m) <= SLO,
 //             RC = sum_m n_m <= B
-// with AA = sum_m acc_m * lambda_m / lambda (percent), LC = the largest load (readiness)
+// with AA = sum_m acc_m * lambda_m / lambda as a FRACTION (the reference implementation's
+// units: ResNet152 0.78312), LC = the largest load (readiness)
 // time among the variants that must be loaded: used at a core count they are not
 // deployed with now (a new worker loads them; create before delete). The weights' defaults are
-// the reference code's: accuracy 1, cores 0.05 per B cores, loading 0.001 per the
-// largest load time (8.52 s for the ResNets).
+// the reference code's: accuracy 1 per unit fraction, cores 0.05 per B cores (so the whole
+// budget costs 5 accuracy points), loading 0.001 per the largest load time (8.52 s for
+// the ResNets). Candidates and plans carry accuracy in percent, as reports and metrics
+// show it; InfAdapterAccuracyWeight converts at the objective.
 //
 // This file holds the problem, the plan, validation, and the evaluation of a core
 // assignment shared by the MILP solver (infadapter_milp.h) and the exhaustive oracle
@@ -27,7 +30,7 @@
 namespace sloserve {
 
 struct InfAdapterWeights {
-  double alpha = 1.0;       // per percentage point of AA
+  double alpha = 1.0;       // per unit of AA as a fraction (100 percentage points)
   double beta = 0.05;       // per core_scale cores
   double gamma = 0.001;     // per load_scale_s seconds of loading
   double core_scale = 0;    // 0 = the budget B (the reference divides cores by MAX_CPU)
@@ -85,6 +88,9 @@ struct InfAdapterPlan {
 // variants[i].accuracy / load_time_s / options.
 Status ValidateInfAdapterProblem(const InfAdapterProblem& problem);
 double InfAdapterCoreScale(const InfAdapterProblem& problem);
+// The objective's weight of one percentage point of AA: alpha / 100 (AA enters Eq. 1 as
+// a fraction; candidates carry percent).
+double InfAdapterAccuracyWeight(const InfAdapterProblem& problem);
 double InfAdapterLoadScale(const InfAdapterProblem& problem);
 
 // The plan for a fixed choice: option_index[m] = index into variants[m].options, or -1
