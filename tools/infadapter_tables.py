@@ -39,14 +39,14 @@ def with_window_cost(j):
 
 def method_table(rows):
     out = ["| method | accuracy % | accuracy loss (pp) | SLO violations % | p99 ms | "
-           "core-s (window) | mean cores (window) | core-s (run) | run s | loads |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "core-s (window) | mean cores (window) | core-s (run) | run s | loads | loads/h |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
-        out.append("| %s | %.3f | %.3f | %.2f | %.1f | %.0f | %.1f | %.0f | %.0f | %d |" % (
+        out.append("| %s | %.3f | %.3f | %.2f | %.1f | %.0f | %.1f | %.0f | %.0f | %d | %.0f |" % (
             r["policy"], r["accuracy"], TOP_ACCURACY - r["accuracy"],
             100 * r["violation_rate"], r["p99_ms"], r["window_core_s"],
             r["window_core_s"] / r["window_s"], r["core_seconds"], r["elapsed_s"],
-            r["cold_starts"]))
+            r["cold_starts"], 3600 * r["cold_starts"] / r["window_s"]))
     return "\n".join(out)
 
 
@@ -76,13 +76,14 @@ def claims_table(rows):
 
 def beta_table(rows):
     out = ["| beta | method | accuracy loss (pp) | SLO violations % | p99 ms | core-s (run) | "
-           "loads |", "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+           "mean cores (run) | loads |", "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in sorted(rows, key=lambda r: float(r["policy.beta"])):
         if r["policy"] not in ("infadapter", "ms_plus"):
             continue
-        out.append("| %g | %s | %.3f | %.2f | %.1f | %.0f | %d |" % (
+        out.append("| %g | %s | %.3f | %.2f | %.1f | %.0f | %.1f | %d |" % (
             float(r["policy.beta"]), r["policy"], TOP_ACCURACY - r["accuracy"],
-            100 * r["violation_rate"], r["p99_ms"], r["core_seconds"], r["cold_starts"]))
+            100 * r["violation_rate"], r["p99_ms"], r["core_seconds"],
+            r["core_seconds"] / r["elapsed_s"], r["cold_starts"]))
     return "\n".join(out)
 
 
