@@ -226,15 +226,24 @@ TEST(InfAdapterPlanningTest, ForecastersAndTheirOptions) {
 
 TEST(InfAdapterPlanningTest, BadOptionsAndSuitesAreNamed) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"budget_cores", "0"}, {"headroom", "1.5"},       {"interval_s", "0"},
-      {"margin", "-1"},      {"min_cores", "30"},       {"forecaster", "lstm"},
-      {"beta", "-0.1"},      {"stabilization_s", "-5"}, {"solver", "cbc"}};
+      {"budget_cores", "0"}, {"headroom", "1.5"},    {"interval_s", "0"}, {"margin", "-1"},
+      {"min_cores", "30"},   {"forecaster", "lstm"}, {"beta", "-0.1"},    {"stabilization_s", "-5"},
+      {"solver", "cbc"},     {"beta", "1.5"},        {"gamma", "2"},      {"gamma", "nan"}};
   for (const auto& [key, value] : bad) {
     auto p = InfAdapterPlanning::Create(PolicyParams("infadapter", {{key, value}}));
     ASSERT_FALSE(p.ok()) << key;
     EXPECT_NE(p.status().message().find(key == "forecaster" ? "lstm" : "'" + key + "'"),
               std::string::npos)
         << p.status().message();
+  }
+  // A beta written for the old percent units is refused with its meaning in the new ones.
+  for (bool ms_plus : {false, true}) {
+    const PolicyParams params(ms_plus ? "ms_plus" : "infadapter", {{"beta", "5"}});
+    auto old =
+        ms_plus ? InfAdapterPlanning::CreateMsPlus(params) : InfAdapterPlanning::Create(params);
+    ASSERT_FALSE(old.ok());
+    EXPECT_NE(old.status().message().find("beta / 100 now (0.050000)"), std::string::npos)
+        << old.status().message();
   }
   // A suite without capacity records cannot be planned for.
   auto ramsis = LoadSuite("ramsis-image");
