@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "sloserve/policy/params.h"
@@ -66,6 +67,54 @@ std::vector<WorkerView> WithAdded(std::vector<WorkerView> workers, const Deploym
     workers.push_back(w);
   }
   return workers;
+}
+
+// Live (serve): the solve is an offline job, not run inside Plan on the engine thread;
+// the plan it publishes is rolled out at the next Plan call, the same plan as inline.
+TEST(InfAdapterPlanningTest, LiveSolvesRunOffTheEngineThread) {
+  std::vector<WorkerView> workers = {Worker(0, 19, kNoId, WorkerPhase::kActive)};
+  const std::map<std::string, std::string> options = {
+      {"forecaster", "last_value"}, {"margin", "0"}, {"stabilization_s", "0"}};
+  auto created = InfAdapterPlanning::Create(PolicyParams("infadapter", options));
+  ASSERT_TRUE(created.ok());
+  std::vector<OfflineJob> jobs;
+  PolicyContext ctx;
+  ctx.suite = &ResNetSuite();
+  ctx.slo = Millis(750);
+  ctx.workers = workers;
+  ctx.live = true;
+  ctx.submit_offline = [&](OfflineJob job) { jobs.push_back(std::move(job)); };
+  ASSERT_TRUE((*created)->Init(ctx).ok());
+  auto& live = static_cast<InfAdapterPlanning&>(**created);
+  Tick t;
+  t.history.assign(60, 80.0);
+  t.Run(live, 30, workers);
+  EXPECT_FALSE(t.plan.change);  // submitted, not solved
+  EXPECT_TRUE(live.solves().empty());
+  ASSERT_EQ(jobs.size(), 1u);
+  t.Run(live, 31, workers);  // still running: nothing changes, nothing more submitted
+  EXPECT_FALSE(t.plan.change);
+  EXPECT_EQ(jobs.size(), 1u);
+  std::function<void()> publish = jobs[0].work();  // the pool's thread, in serve
+  publish();                                       // the engine thread, as an event
+  t.Run(live, 32, workers);
+  ASSERT_TRUE(t.plan.change);
+  ASSERT_EQ(live.solves().size(), 1u);
+  auto inline_adapter = Adapter(options, workers);
+  Tick t_inline;
+  t_inline.history = t.history;
+  t_inline.Run(*inline_adapter, 30, workers);
+  ASSERT_EQ(inline_adapter->solves().size(), 1u);
+  EXPECT_EQ(live.solves()[0].plan.objective, inline_adapter->solves()[0].plan.objective);
+  EXPECT_EQ(t.plan.workers.size(), t_inline.plan.workers.size());
+  // A job that finishes after its policy is gone publishes nothing (no crash).
+  const std::vector<WorkerView> after = WithAdded(workers, t.plan, WorkerPhase::kActive);
+  t.Run(live, 100, after);  // the new workers are active: the rollout finishes
+  EXPECT_TRUE(t.plan.change);
+  t.Run(live, 101, after);  // the next solve is due
+  ASSERT_EQ(jobs.size(), 2u);
+  created->reset();
+  jobs[1].work()();
 }
 
 TEST(InfAdapterPlanningTest, SolvesThenCreatesBeforeItDeletes) {

@@ -103,6 +103,11 @@ StatusOr<InfAdapterPlanning::Options> InfAdapterPlanning::ParseOptions(const Pol
 Status InfAdapterPlanning::Init(const PolicyContext& ctx) {
   const ProfileSuite& suite = *ctx.suite;
   ASSIGN_OR_RETURN(forecaster_, MakeLoadForecaster(options_.forecaster));
+  // A live server solves off the engine thread; sim solves inline (a solve takes no
+  // virtual time, and the results must not depend on how long it takes).
+  submit_offline_ = ctx.submit_offline;
+  background_.reset();
+  if (ctx.live && submit_offline_) background_ = std::make_shared<Background>();
   InfAdapterCapacityOptions co;
   co.slo = ctx.slo;
   co.headroom = options_.headroom;
@@ -199,6 +204,14 @@ void InfAdapterPlanning::Plan(const PlanningInput& input, DeploymentPlan* out) {
     }
     return;
   }
+  if (background_ && background_->in_flight) {
+    if (!background_->result) return;  // the solver still runs off the engine thread
+    background_->in_flight = false;
+    StatusOr<InfAdapterPlan> plan = std::move(*background_->result);
+    background_->result.reset();
+    if (plan.ok()) RollOut(input.now, background_->lambda, *plan, workers, out);
+    return;
+  }
   if (input.now < next_solve_) return;
   next_solve_ = input.now + options_.interval;
   SolveAndRollOut(input, out);
@@ -228,13 +241,36 @@ void InfAdapterPlanning::SolveAndRollOut(const PlanningInput& input, DeploymentP
   }
   auto problem = ProblemFor(lambda, loaded);
   if (!problem.ok()) return;  // options were checked at Create: keep the deployment
-  auto plan = Decide(*problem);
+  if (background_) {
+    // Live: the solve runs off the engine thread (PolicyContext::submit_offline); its plan
+    // is rolled out at the first Plan call after it is published. The job reads only
+    // its own copies, so it may outlive this policy (the publish step then does nothing).
+    background_->in_flight = true;
+    background_->lambda = lambda;
+    OfflineJob job;
+    job.what = "InfAdapter solve for " + std::to_string(lambda) + " rps";
+    job.work = [solver = Solver{options_, vpa_variant_}, problem = std::move(*problem),
+                state = std::weak_ptr<Background>(background_)]() -> std::function<void()> {
+      auto plan = std::make_shared<StatusOr<InfAdapterPlan>>(solver.Decide(problem));
+      return [plan, state] {
+        if (auto live = state.lock()) live->result = std::move(*plan);
+      };
+    };
+    submit_offline_(std::move(job));
+    return;
+  }
+  auto plan = solver().Decide(*problem);
   if (!plan.ok()) return;
-  solves_.push_back({input.now, lambda, *plan});
+  RollOut(input.now, lambda, *plan, workers, out);
+}
+
+void InfAdapterPlanning::RollOut(TimePoint now, double lambda, const InfAdapterPlan& plan,
+                                 const std::vector<WorkerView>& workers, DeploymentPlan* out) {
+  solves_.push_back({now, lambda, plan});
 
   targets_.clear();
-  for (size_t m = 0; m < plan->allocations.size(); ++m) {
-    const InfAdapterAllocation& a = plan->allocations[m];
+  for (size_t m = 0; m < plan.allocations.size(); ++m) {
+    const InfAdapterAllocation& a = plan.allocations[m];
     if (a.cores <= 0) continue;
     Target t;
     t.variant = model_.variants[m].variant;
@@ -268,7 +304,7 @@ void InfAdapterPlanning::SolveAndRollOut(const PlanningInput& input, DeploymentP
   }
   out->change = true;
   rolling_out_ = true;
-  rollout_started_ = input.now;
+  rollout_started_ = now;
 }
 
 StatusOr<InfAdapterProblem> InfAdapterPlanning::ProblemFor(
@@ -294,15 +330,17 @@ StatusOr<InfAdapterProblem> InfAdapterPlanning::ProblemFor(
 StatusOr<InfAdapterPlan> InfAdapterPlanning::PlanFor(
     double lambda_rps, const std::map<VariantId, std::set<int>>& loaded) const {
   ASSIGN_OR_RETURN(InfAdapterProblem problem, ProblemFor(lambda_rps, loaded));
-  return Decide(problem);
+  return solver().Decide(problem);
 }
 
-StatusOr<InfAdapterPlan> InfAdapterPlanning::SolveEq1(const InfAdapterProblem& problem) const {
-  return options_.dp_solver ? SolveInfAdapterDp(problem) : SolveInfAdapterMilp(problem);
+StatusOr<InfAdapterPlan> InfAdapterPlanning::Solver::SolveEq1(
+    const InfAdapterProblem& problem) const {
+  return options.dp_solver ? SolveInfAdapterDp(problem) : SolveInfAdapterMilp(problem);
 }
 
-StatusOr<InfAdapterPlan> InfAdapterPlanning::Decide(const InfAdapterProblem& problem) const {
-  switch (options_.method) {
+StatusOr<InfAdapterPlan> InfAdapterPlanning::Solver::Decide(
+    const InfAdapterProblem& problem) const {
+  switch (options.method) {
     case Method::kInfAdapter:
       return SolveEq1(problem);
     case Method::kMsPlus: {
@@ -327,9 +365,9 @@ StatusOr<InfAdapterPlan> InfAdapterPlanning::Decide(const InfAdapterProblem& pro
     }
     case Method::kVpaPlus: {
       // The fewest cores whose capacity covers the rate; all of them when none does.
-      const std::vector<InfAdapterCoreOption>& opts = problem.variants[vpa_variant_].options;
+      const std::vector<InfAdapterCoreOption>& opts = problem.variants[vpa_variant].options;
       if (opts.empty()) {
-        return FailedPreconditionError("vpa_plus: variant '" + options_.variant +
+        return FailedPreconditionError("vpa_plus: variant '" + options.variant +
                                        "' meets the SLO at no core count within the budget");
       }
       int pick = static_cast<int>(opts.size()) - 1;
@@ -340,7 +378,7 @@ StatusOr<InfAdapterPlan> InfAdapterPlanning::Decide(const InfAdapterProblem& pro
         }
       }
       std::vector<int> choice(problem.variants.size(), -1);
-      choice[vpa_variant_] = pick;
+      choice[vpa_variant] = pick;
       InfAdapterPlan plan = EvaluateInfAdapterChoice(problem, choice, problem.lambda_rps);
       plan.shortfall_rps = std::max(0.0, problem.lambda_rps - plan.served_rps);
       return plan;

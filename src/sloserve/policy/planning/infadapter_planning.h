@@ -32,7 +32,9 @@
 // safety margin), stabilization_s 300.
 #include <deque>
 #include <map>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -109,15 +111,35 @@ class InfAdapterPlanning : public PlanningPolicy {
   // starting or active), skipping those in `taken`; kNoId if none.
   static WorkerId Serving(const Target& t, const std::vector<WorkerView>& workers,
                           const std::vector<bool>& taken);
+  // What decides a plan from a problem: copies of the immutable options, so a solve
+  // can run off the engine thread without touching the policy.
+  struct Solver {
+    Options options;
+    size_t vpa_variant = 0;
+    // The method's plan for `problem` (core options already limited to deployable ones).
+    StatusOr<InfAdapterPlan> Decide(const InfAdapterProblem& problem) const;
+    // Eq. 1 by the configured solver.
+    StatusOr<InfAdapterPlan> SolveEq1(const InfAdapterProblem& problem) const;
+  };
+  // A solve running off the engine thread (live only). Touched on the engine thread only:
+  // the job's publish step, an engine-thread event, sets `result`.
+  struct Background {
+    bool in_flight = false;
+    double lambda = 0;
+    std::optional<StatusOr<InfAdapterPlan>> result;
+  };
+  Solver solver() const { return Solver{options_, vpa_variant_}; }
   // Sets the targets' quotas and removes every other worker that is not retired.
   void Finalize(const std::vector<WorkerView>& workers, DeploymentPlan* out);
+  // Forecasts and solves: inline, or (live) submits the solve and returns.
   void SolveAndRollOut(const PlanningInput& input, DeploymentPlan* out);
-  // The method's plan for `problem` (core options already limited to deployable ones).
-  StatusOr<InfAdapterPlan> Decide(const InfAdapterProblem& problem) const;
-  // Eq. 1 by the configured solver.
-  StatusOr<InfAdapterPlan> SolveEq1(const InfAdapterProblem& problem) const;
+  // Turns a solved plan into the deployment: new workers first (create before delete).
+  void RollOut(TimePoint now, double lambda, const InfAdapterPlan& plan,
+               const std::vector<WorkerView>& workers, DeploymentPlan* out);
 
   Options options_;
+  std::function<void(OfflineJob)> submit_offline_;
+  std::shared_ptr<Background> background_;  // set when solves run off the engine thread
   std::unique_ptr<LoadForecaster> forecaster_;
   InfAdapterCapacityModel model_;
   size_t vpa_variant_ = 0;                     // kVpaPlus: index of `variant` in model_.variants
