@@ -14,6 +14,7 @@
 #include "sloserve/engine/clock.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "sloserve/remote/reply_queue.h"
+#include "sloserve/remote/wire_status.h"
 #include "sloserve/remote/wire_tensors.h"
 #include "sloserve/remote/worker_channel.h"
 #include "sloserve/remote/worker_health.h"
@@ -175,8 +176,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       const std::string& name = suite->variants()[v].name;
       if (!s.ok()) return UnavailableError("loading " + name + what + ": " + s.error_message());
       if (ack.code() != 0) {
-        return Status(static_cast<StatusCode>(ack.code()), ack.message())
-            .WithPrefix("loading " + name + what);
+        return remote::FromWireCode(ack.code(), ack.message()).WithPrefix("loading " + name + what);
       }
       *names += (names->empty() ? "" : ", ") + name;
       std::lock_guard<std::mutex> lock(mu);
@@ -203,7 +203,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       const worker::ActionReply& reply = call->reply;
       r.begin = r.end - Micros(reply.duration_us());
       if (reply.code() != 0) {
-        r.status = Status(static_cast<StatusCode>(reply.code()), reply.message());
+        r.status = remote::FromWireCode(reply.code(), reply.message());
       } else if (call->is_run) {
         for (int64_t us : reply.solo_us()) r.solo.push_back(Micros(us));
         for (const worker::QueryOutputs& q : reply.outputs()) {

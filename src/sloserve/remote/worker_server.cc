@@ -15,6 +15,7 @@
 #include "sloserve/engine/clock.h"
 #include "sloserve/grpc/async_unary.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
+#include "sloserve/remote/wire_status.h"
 #include "sloserve/remote/wire_tensors.h"
 
 namespace sloserve {
@@ -134,7 +135,7 @@ struct WorkerServer::Impl : public ResultSink {
     }
     for (PayloadHandle h : p.inputs) payloads->Release(h);
     worker::ActionReply* reply = p.run ? &p.run->response : &p.lifecycle->response;
-    reply->set_code(static_cast<int32_t>(r.status.code()));
+    reply->set_code(remote::ToWireCode(r.status.code()));
     reply->set_message(r.status.message());
     reply->set_duration_us((r.end - r.begin).count());
     reply->set_waited_us(std::max<int64_t>(0, (r.begin - p.received).count()));
