@@ -1,13 +1,20 @@
 // `sloserve report RESULTS.json ...`: tables and SVG plots from `sloserve sim --json`.
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli_args.h"
 #include "commands.h"
 #include "sloserve/report/pivot.h"
+
+extern char** environ;
 
 namespace sloserve::cli {
 // Named, not anonymous: the unity build compiles the commands in one batch.
@@ -24,18 +31,106 @@ const std::vector<FlagSpec> kFlags = {
     {"savings", "SERIES",
      "also print the resource saving of SERIES over the others (x = workers, "
      "y = accuracy: the fewest workers matching each baseline point)"},
+    {"xlabel", "TEXT",
+     "x axis label (default: the field's name and unit, e.g. 'offered load (queries/s)')"},
+    {"ylabel", "TEXT", "y axis label (default: each metric's name and unit)"},
+    {"logy", "", "logarithmic y axis (points at y <= 0 are left out, with a warning)"},
+    {"hline", "VALUE[:LABEL]",
+     "a dashed reference line at y = VALUE (repeatable); latency plots (*_ms) get one at the "
+     "rows' SLO by default"},
+    {"no-slo-line", "", "leave out the default SLO line of latency plots"},
+    {"bars", "none|minmax|ci95",
+     "error bars where several runs (seeds) share a point: their min-max (default) or the 95% "
+     "confidence interval of the mean"},
+    {"size", "WxH", "plot size in pixels (default 720x440)"},
+    {"png", "", "also write <metric>.png (needs rsvg-convert: Debian package librsvg2-bin)"},
     {"json", "", "print the pivots as JSON instead of Markdown"},
     {"help", "", "show this help"},
 };
+
+struct Look {
+  PlotOptions base;
+  ErrorBars bars = ErrorBars::kMinMax;
+  std::vector<ReferenceLine> hlines;
+  bool slo_line = true;
+  bool png = false;
+};
+
+StatusOr<Look> ParseLook(const Args& args) {
+  Look l;
+  ASSIGN_OR_RETURN(l.bars, ParseErrorBars(args.Get("bars", "minmax")));
+  l.base.log_y = args.Has("logy");
+  l.slo_line = !args.Has("no-slo-line");
+  l.png = args.Has("png");
+  for (const std::string& h : args.GetAll("hline")) {
+    const size_t colon = h.find(':');
+    ReferenceLine line;
+    ASSIGN_OR_RETURN(line.y, ParseFlagNumber("hline", h.substr(0, colon)));
+    if (colon != std::string::npos) line.label = h.substr(colon + 1);
+    l.hlines.push_back(line);
+  }
+  if (args.Has("size")) {
+    const std::string size = args.Get("size");
+    const size_t x = size.find('x');
+    if (x == std::string::npos) return InvalidArgumentError("--size: expected WxH, e.g. 900x500");
+    ASSIGN_OR_RETURN(double w, ParseFlagNumber("size", size.substr(0, x)));
+    ASSIGN_OR_RETURN(double h, ParseFlagNumber("size", size.substr(x + 1)));
+    if (w != std::floor(w) || h != std::floor(h) || w < 240 || w > 4000 || h < 160 || h > 4000)
+      return InvalidArgumentError("--size: width 240..4000 and height 160..4000 pixels, got " +
+                                  size);
+    l.base.width = static_cast<int>(w);
+    l.base.height = static_cast<int>(h);
+  }
+  return l;
+}
+
+std::string FormatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// The rows' one SLO, if they share one (a latency plot's default reference line).
+std::optional<double> SharedSlo(const std::vector<nlohmann::json>& rows) {
+  std::optional<double> slo;
+  for (const nlohmann::json& row : rows) {
+    if (!row.contains("slo_ms") || !row["slo_ms"].is_number()) return std::nullopt;
+    const double v = row["slo_ms"].get<double>();
+    if (slo && *slo != v) return std::nullopt;
+    slo = v;
+  }
+  return slo;
+}
+
+Status WritePng(const std::string& svg_path, const std::string& png_path) {
+  pid_t pid = 0;
+  const char* argv[] = {"rsvg-convert", "-o", png_path.c_str(), svg_path.c_str(), nullptr};
+  if (posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr, const_cast<char* const*>(argv),
+                   environ) != 0) {
+    return FailedPreconditionError(
+        "--png: cannot run rsvg-convert (install the Debian package librsvg2-bin)");
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return UnavailableError("--png: rsvg-convert failed on " + svg_path +
+                            (WIFEXITED(status) && WEXITSTATUS(status) == 127
+                                 ? " (not installed? Debian package librsvg2-bin)"
+                                 : ""));
+  }
+  return OkStatus();
+}
 
 void PrintHelp() {
   std::printf(
       "usage: sloserve report RESULTS.json [options]\n\n"
       "Reads the JSON printed by `sloserve sim --json` (a file, or - for stdin) and prints, per\n"
       "metric, a Markdown table (rows = x values, columns = series; repeated seeds are\n"
-      "averaged); with --out it also writes one SVG line plot per metric.\n\noptions:\n%s\n"
+      "averaged); with --out it also writes one SVG line plot per metric (PNG too with\n"
+      "--png): axes labelled with units, min-max bars over seeds, the SLO on latency plots.\n"
+      "\noptions:\n%s\n"
       "example: sloserve sim experiments/ramsis/constant_image.yaml --json > r.json\n"
-      "         sloserve report r.json --where 'violation_rate<0.05' --out plots/\n",
+      "         sloserve report r.json --where 'violation_rate<0.05' --out plots/\n"
+      "         sloserve report r.json --y p99_ms --logy --hline 150:SLO --out plots/ --png\n",
       FlagsHelp(kFlags).c_str());
 }
 
@@ -75,6 +170,13 @@ Status Run(const Args& args) {
   RETURN_IF_ERROR(CheckRowField(all_rows, x, "--x"));
   RETURN_IF_ERROR(CheckRowField(all_rows, series, "--series"));
   for (const std::string& y : ys) RETURN_IF_ERROR(CheckRowField(all_rows, y, "--y"));
+  ASSIGN_OR_RETURN(Look look, ParseLook(args));
+  if (rows.empty() && !all_rows.empty()) {
+    std::fprintf(stderr,
+                 "sloserve report: warning: --where kept none of the %zu rows; the tables and "
+                 "plots are empty\n",
+                 all_rows.size());
+  }
   const std::string title =
       args.Get("title", doc.contains("experiment") ? doc["experiment"].get<std::string>() : "");
   if (args.Has("out")) std::filesystem::create_directories(args.Get("out"));
@@ -91,16 +193,30 @@ Status Run(const Args& args) {
                   y.c_str(), rows.size(), doc["rows"].size(), PivotMarkdown(p).c_str());
     }
     if (args.Has("out")) {
-      PlotOptions o;
-      o.title = title.empty() ? y : title + ": " + y;
-      o.x_label = x;
-      o.y_label = y;
+      PlotOptions o = look.base;
+      o.title = title.empty() ? AxisLabel(y) : title + ": " + AxisLabel(y);
+      o.x_label = args.Get("xlabel", AxisLabel(x));
+      o.y_label = args.Get("ylabel", AxisLabel(y));
+      o.hlines = look.hlines;
+      const std::optional<double> slo = SharedSlo(rows);
+      if (look.slo_line && y.ends_with("_ms") && y != "slo_ms" && slo)
+        o.hlines.push_back({*slo, "SLO " + FormatNumber(*slo) + " ms"});
       const std::string base = (std::filesystem::path(args.Get("out")) / y).string();
-      std::ofstream svg(base + ".svg");
-      std::ofstream md(base + ".md");
-      if (!svg || !md) return UnavailableError("--out: cannot write under " + args.Get("out"));
-      svg << RenderLinePlot(PivotSeries(p), o);
-      md << PivotMarkdown(p);
+      {
+        std::ofstream svg(base + ".svg");
+        std::ofstream md(base + ".md");
+        if (!svg || !md) return UnavailableError("--out: cannot write under " + args.Get("out"));
+        const RenderedPlot plot = RenderPlot(PivotSeries(p, look.bars), o);
+        if (plot.points_left_out > 0) {
+          std::fprintf(stderr,
+                       "sloserve report: warning: %s: %d point(s) at y <= 0 left out of the "
+                       "log-scale plot\n",
+                       y.c_str(), plot.points_left_out);
+        }
+        svg << plot.svg;
+        md << PivotMarkdown(p);
+      }
+      if (look.png) RETURN_IF_ERROR(WritePng(base + ".svg", base + ".png"));
     }
   }
   if (args.Has("savings")) {

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "e2e/sloserve_paths.h"
 #include "support/listen_port.h"
@@ -262,6 +263,49 @@ TEST(CliE2eTest, MistakesNameTheValidChoices) {
       << r.err;
   r = RunProcess({kBin, "report", results, "--where", "violation_rate<0.05"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// report's plots (issue 36 item 3): units on the axes, the rows' SLO drawn on a latency
+// plot, min-max bars over seeds, a PNG beside the SVG, a warning for an empty selection,
+// and bad plot options named.
+TEST(CliE2eTest, ReportPlotsHaveUnitsSloLineBarsAndPng) {
+  const testing::ScopedTempDir temp("cli-report");
+  const std::string results = temp.File("r.json");
+  {
+    std::ofstream out(results);
+    out << R"({"experiment": "x", "rows": [
+      {"policy": "a", "load_qps": 100, "seed": 1, "p99_ms": 40, "slo_ms": 150},
+      {"policy": "a", "load_qps": 100, "seed": 2, "p99_ms": 60, "slo_ms": 150},
+      {"policy": "a", "load_qps": 200, "seed": 1, "p99_ms": 900, "slo_ms": 150},
+      {"policy": "b", "load_qps": 100, "seed": 1, "p99_ms": 20, "slo_ms": 150}]})";
+  }
+  const std::string out_dir = temp.File("plots");
+  auto r = RunProcess({kBin, "report", results, "--y", "p99_ms", "--logy", "--out", out_dir,
+                       "--png", "--size", "900x500"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream svg_in(out_dir + "/p99_ms.svg");
+  const std::string svg((std::istreambuf_iterator<char>(svg_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(svg.find("p99 latency (ms), log scale"), std::string::npos);
+  EXPECT_NE(svg.find("offered load (queries/s)"), std::string::npos);
+  EXPECT_NE(svg.find("SLO 150 ms"), std::string::npos);
+  EXPECT_NE(svg.find("width=\"900\" height=\"500\""), std::string::npos);
+  EXPECT_NE(svg.find("<path d=\"M"), std::string::npos);  // the seeds' min-max bar at 100
+  std::ifstream png(out_dir + "/p99_ms.png", std::ios::binary);
+  char magic[4] = {};
+  png.read(magic, 4);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  r = RunProcess({kBin, "report", results, "--y", "p99_ms", "--where", "load_qps>1000"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--where kept none of the 4 rows"), std::string::npos) << r.err;
+  for (const auto& [flag, value, message] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"--size", "10x10", "width 240..4000"},
+           {"--bars", "stderr", "none, minmax or ci95"},
+           {"--hline", "abc", "--hline: expected a number"}}) {
+    r = RunProcess({kBin, "report", results, "--y", "p99_ms", "--out", out_dir, flag, value});
+    EXPECT_EQ(r.exit_code, 1) << flag;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
 }
 
 // A config that sets `variant` for `fixed` (as the serve default once did) still serves

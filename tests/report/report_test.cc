@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "sloserve/report/pivot.h"
 #include "sloserve/report/svg_plot.h"
 
@@ -95,6 +98,88 @@ TEST(PivotTest, ResourceSavingIsFewestWorkersMatchingEachBaselinePoint) {
   EXPECT_NEAR(s[0].saving, 1.0 / 3.0, 1e-12);
   EXPECT_EQ(s[1].method_x, 30);
   EXPECT_NEAR(s[1].saving, 0.25, 1e-12);
+}
+
+}  // namespace
+}  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+// Paper-quality plots (issue 36 item 3): units on the axes, error bars over seeds, a log
+// scale, reference lines, series told apart without colour, margins from the labels.
+TEST(SvgPlotTest, AxisLabelsCarryUnits) {
+  EXPECT_EQ(AxisLabel("p99_ms"), "p99 latency (ms)");
+  EXPECT_EQ(AxisLabel("load_qps"), "offered load (queries/s)");
+  EXPECT_EQ(AxisLabel("t_s"), "time (s)");
+  EXPECT_EQ(AxisLabel("queue_wait_ms"), "queue_wait (ms)");  // unit from the suffix
+  EXPECT_EQ(AxisLabel("forecast_rps"), "forecast (requests/s)");
+  EXPECT_EQ(AxisLabel("policy.beta"), "policy.beta");  // nothing known: as it is
+}
+
+TEST(SvgPlotTest, LogTicksArePowersOfTenAndFineForShortRanges) {
+  EXPECT_EQ(LogTicks(21, 190000), (std::vector<double>{10, 100, 1000, 10000, 100000, 1000000}));
+  const std::vector<double> short_range = LogTicks(3, 40);  // 1, 2, 5, 10, 20, 50, 100
+  EXPECT_EQ(short_range.front(), 1);
+  EXPECT_EQ(short_range.back(), 100);
+  EXPECT_NE(std::find(short_range.begin(), short_range.end(), 20.0), short_range.end());
+}
+
+TEST(PivotTest, SeedSpreadGivesMinMaxAndConfidenceBars) {
+  std::vector<nlohmann::json> rows;
+  for (double y : {10.0, 12.0, 14.0})
+    rows.push_back({{"policy", "a"}, {"load_qps", 100}, {"p99_ms", y}});
+  rows.push_back({{"policy", "a"}, {"load_qps", 200}, {"p99_ms", 30}});  // one run: no bar
+  auto p = BuildPivot(rows, "load_qps", "p99_ms", "policy");
+  ASSERT_TRUE(p.ok());
+  const CellSpread& c = p->spread.at({"a", 100});
+  EXPECT_EQ(c.n, 3);
+  EXPECT_DOUBLE_EQ(c.sd, 2.0);
+  auto minmax = PivotSeries(*p, ErrorBars::kMinMax);
+  ASSERT_EQ(minmax[0].points.size(), 2u);
+  EXPECT_TRUE(minmax[0].points[0].has_bar);
+  EXPECT_DOUBLE_EQ(minmax[0].points[0].lo, 10);
+  EXPECT_DOUBLE_EQ(minmax[0].points[0].hi, 14);
+  EXPECT_FALSE(minmax[0].points[1].has_bar);
+  // 95% CI of the mean: 12 +- t(0.975, 2) * 2 / sqrt(3) = 12 +- 4.303 * 1.1547.
+  auto ci = PivotSeries(*p, ErrorBars::kCi95);
+  EXPECT_NEAR(ci[0].points[0].hi - 12, 4.303 * 2 / std::sqrt(3.0), 1e-9);
+  EXPECT_NEAR(12 - ci[0].points[0].lo, 4.303 * 2 / std::sqrt(3.0), 1e-9);
+  EXPECT_FALSE(PivotSeries(*p, ErrorBars::kNone)[0].points[0].has_bar);
+  EXPECT_FALSE(ParseErrorBars("stderr").ok());
+}
+
+TEST(SvgPlotTest, LogScaleReferenceLinesBarsAndGreyscaleStyles) {
+  std::vector<PlotSeries> series(3);
+  for (int i = 0; i < 3; ++i) {
+    series[i].name = "series" + std::to_string(i);
+    series[i].points = {{1, 10.0 * (i + 1), 5, 20, true}, {2, 0, 0, 0, false}, {3, 1000, 0, 0}};
+  }
+  PlotOptions o;
+  o.title = "t";
+  o.y_label = "p99 latency (ms)";
+  o.log_y = true;
+  o.hlines = {{150, "SLO 150 ms"}};
+  const RenderedPlot plot = RenderPlot(series, o);
+  EXPECT_EQ(plot.points_left_out, 3);  // y = 0 cannot be drawn on a log axis
+  EXPECT_NE(plot.svg.find("SLO 150 ms"), std::string::npos);
+  EXPECT_NE(plot.svg.find("log scale"), std::string::npos);
+  EXPECT_NE(plot.svg.find(">1000<"), std::string::npos);  // a power-of-ten tick
+  // Series differ by more than colour: a dash pattern and a marker shape each.
+  EXPECT_NE(plot.svg.find("stroke-dasharray=\"7,4\""), std::string::npos);
+  EXPECT_NE(plot.svg.find("<rect x="), std::string::npos);     // the square marker
+  EXPECT_NE(plot.svg.find("<polygon"), std::string::npos);     // the triangle marker
+  EXPECT_NE(plot.svg.find("<path d=\"M"), std::string::npos);  // an error bar
+  // Wider tick labels move the plot area right (the margin follows them).
+  auto plot_left = [](const std::string& svg) {
+    const size_t at = svg.find("fill=\"none\" stroke=\"#333\"");
+    const size_t x = svg.rfind("<rect x=\"", at);
+    return std::stod(svg.substr(x + 9));
+  };
+  PlotOptions lin;
+  std::vector<PlotSeries> narrow = {{"a", {{0, 1}, {1, 2}}}};
+  std::vector<PlotSeries> wide = {{"a", {{0, 1234567}, {1, 2345678}}}};
+  EXPECT_GT(plot_left(RenderLinePlot(wide, lin)), plot_left(RenderLinePlot(narrow, lin)) + 20);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "sloserve/report/pivot.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -85,7 +86,7 @@ StatusOr<Pivot> BuildPivot(const std::vector<nlohmann::json>& rows, const std::s
   p.x_key = x_key;
   p.y_key = y_key;
   p.series_key = series_key;
-  std::map<std::pair<std::string, double>, std::pair<double, int>> sums;
+  std::map<std::pair<std::string, double>, std::vector<double>> values;
   for (const nlohmann::json& row : rows) {
     double x = 0, y = 0;
     if (!row.contains(x_key) || !AsNumber(row[x_key], &x)) {
@@ -97,12 +98,23 @@ StatusOr<Pivot> BuildPivot(const std::vector<nlohmann::json>& rows, const std::s
     std::string s = row.contains(series_key) ? AsText(row[series_key]) : "";
     if (std::find(p.series.begin(), p.series.end(), s) == p.series.end()) p.series.push_back(s);
     if (std::find(p.xs.begin(), p.xs.end(), x) == p.xs.end()) p.xs.push_back(x);
-    auto& acc = sums[{s, x}];
-    acc.first += y;
-    acc.second += 1;
+    values[{s, x}].push_back(y);
   }
   std::sort(p.xs.begin(), p.xs.end());
-  for (const auto& [key, acc] : sums) p.cells[key] = acc.first / acc.second;  // seeds averaged
+  for (const auto& [key, ys] : values) {  // repeated runs (seeds) averaged
+    CellSpread c;
+    c.n = static_cast<int>(ys.size());
+    c.min = *std::min_element(ys.begin(), ys.end());
+    c.max = *std::max_element(ys.begin(), ys.end());
+    double sum = 0;
+    for (double y : ys) sum += y;
+    const double mean = sum / c.n;
+    double ss = 0;
+    for (double y : ys) ss += (y - mean) * (y - mean);
+    c.sd = c.n > 1 ? std::sqrt(ss / (c.n - 1)) : 0;
+    p.cells[key] = mean;
+    p.spread[key] = c;
+  }
   return p;
 }
 
@@ -169,13 +181,45 @@ std::string SavingsMarkdown(const std::vector<Saving>& savings, const std::strin
   return out;
 }
 
-std::vector<PlotSeries> PivotSeries(const Pivot& p) {
+// Two-sided 97.5% quantile of Student's t with df degrees of freedom (df >= 1).
+double StudentT975(int df) {
+  static const double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                  2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                  2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                  2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df <= 30) return kTable[std::max(df, 1) - 1];
+  return df <= 60 ? 2.000 : df <= 120 ? 1.980 : 1.960;
+}
+
+StatusOr<ErrorBars> ParseErrorBars(const std::string& name) {
+  if (name == "none") return ErrorBars::kNone;
+  if (name == "minmax") return ErrorBars::kMinMax;
+  if (name == "ci95") return ErrorBars::kCi95;
+  return InvalidArgumentError("--bars: expected none, minmax or ci95, got '" + name + "'");
+}
+
+std::vector<PlotSeries> PivotSeries(const Pivot& p, ErrorBars bars) {
   std::vector<PlotSeries> out;
   for (const std::string& s : p.series) {
     PlotSeries ps{s, {}};
     for (double x : p.xs) {
       auto it = p.cells.find({s, x});
-      if (it != p.cells.end()) ps.points.push_back({x, it->second});
+      if (it == p.cells.end()) continue;
+      PlotPoint pt{x, it->second, it->second, it->second, false};
+      auto sp = p.spread.find({s, x});
+      if (bars != ErrorBars::kNone && sp != p.spread.end() && sp->second.n > 1) {
+        const CellSpread& c = sp->second;
+        pt.has_bar = true;
+        if (bars == ErrorBars::kMinMax) {
+          pt.lo = c.min;
+          pt.hi = c.max;
+        } else {
+          const double half = StudentT975(c.n - 1) * c.sd / std::sqrt(static_cast<double>(c.n));
+          pt.lo = pt.y - half;
+          pt.hi = pt.y + half;
+        }
+      }
+      ps.points.push_back(pt);
     }
     out.push_back(std::move(ps));
   }

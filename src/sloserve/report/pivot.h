@@ -29,11 +29,19 @@ std::vector<std::string> RowFields(const std::vector<nlohmann::json>& rows);
 Status CheckRowField(const std::vector<nlohmann::json>& rows, const std::string& key,
                      const std::string& flag);
 
+// The spread of one cell's repeated runs (seeds).
+struct CellSpread {
+  int n = 0;
+  double min = 0, max = 0;
+  double sd = 0;  // sample standard deviation (0 for one run)
+};
+
 struct Pivot {
   std::string x_key, y_key, series_key;
-  std::vector<double> xs;                                  // sorted distinct x
-  std::vector<std::string> series;                         // in first-seen order
-  std::map<std::pair<std::string, double>, double> cells;  // (series, x) -> mean y
+  std::vector<double> xs;                                       // sorted distinct x
+  std::vector<std::string> series;                              // in first-seen order
+  std::map<std::pair<std::string, double>, double> cells;       // (series, x) -> mean y
+  std::map<std::pair<std::string, double>, CellSpread> spread;  // (series, x) -> its runs
 };
 
 StatusOr<Pivot> BuildPivot(const std::vector<nlohmann::json>& rows, const std::string& x_key,
@@ -51,6 +59,10 @@ struct Saving {
 };
 std::vector<Saving> ResourceSavings(const Pivot& accuracy_by_workers, const std::string& method);
 std::string SavingsMarkdown(const std::vector<Saving>& savings, const std::string& method);
-std::vector<PlotSeries> PivotSeries(const Pivot& p);
+// Error bars over a cell's repeated runs: none, their min-max, or the 95% confidence
+// interval of the mean (Student's t). Cells of one run get none.
+enum class ErrorBars { kNone, kMinMax, kCi95 };
+StatusOr<ErrorBars> ParseErrorBars(const std::string& name);  // none | minmax | ci95
+std::vector<PlotSeries> PivotSeries(const Pivot& p, ErrorBars bars = ErrorBars::kMinMax);
 
 }  // namespace sloserve
