@@ -29,9 +29,10 @@ TEST_F(HttpServerTest, HealthEndpoints) {
   EXPECT_EQ(Get("/v2/health/live").status, 200);
   EXPECT_EQ(Get("/v2/health/ready").status, 200);
   backend_->SetReady(false);
-  EXPECT_EQ(Get("/v2/health/ready").status, 503);
+  // The KServe v2 health API: "a 4xx status code indicates false" (400, as Triton).
+  EXPECT_EQ(Get("/v2/health/ready").status, 400);
   EXPECT_EQ(Get("/v2/health/live").status, 200);
-  EXPECT_EQ(Get("/v2/models/image/ready").status, 503);
+  EXPECT_EQ(Get("/v2/models/image/ready").status, 400);
   backend_->SetReady(true);
   EXPECT_EQ(Get("/v2/models/image/ready").status, 200);
 }

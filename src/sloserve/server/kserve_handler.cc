@@ -23,6 +23,11 @@ namespace {
 
 using json = nlohmann::json;
 
+// Readiness false: the KServe v2 health API says "a 4xx status code indicates false";
+// 400 is Triton's answer, and Kubernetes probes fail on any status >= 400 alike
+// (docs/protocol.md, "Health"). Inference while not ready stays 503 (Unavailable).
+constexpr int kNotReadyStatus = 400;
+
 HttpResponse Error(int status, std::string_view message) {
   HttpResponse r{status, ErrorJson(message)};
   // Overload (429) and not ready or stopping (503) pass: tell clients when to come back.
@@ -288,7 +293,7 @@ Routed KServeHandler::Route(HttpMethod method, std::string_view target, std::str
     std::string out = "{\"ready\":false,\"reason\":";
     AppendJsonString(out, backend_->NotReadyReason());
     out += "}";
-    return HttpResponse{503, std::move(out), "application/json", nullptr, "5"};
+    return HttpResponse{kNotReadyStatus, std::move(out), "application/json", nullptr, "5"};
   }
   if (target == "/v2" || target == "/v2/") {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
@@ -448,7 +453,7 @@ Routed KServeHandler::RouteModel(HttpMethod method, std::string_view rest, std::
     out += ",\"ready\":false,\"reason\":";
     AppendJsonString(out, why);
     out += "}";
-    return HttpResponse{503, std::move(out), "application/json", nullptr, "5"};
+    return HttpResponse{kNotReadyStatus, std::move(out), "application/json", nullptr, "5"};
   }
   // action == "infer"
   if (method != HttpMethod::kPost) return MethodNotAllowed("POST");
