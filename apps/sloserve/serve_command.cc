@@ -134,8 +134,8 @@ Status Run(const Args& args) {
   }
 
   // Bind first, then initialise the policies on the engine thread: the port answers at
-  // once (/v2/health/ready is 503 with the progress as the reason) while, e.g., a RAMSIS
-  // policy set is generated.
+  // once (/v2/health/ready is 400, not ready, with the progress as the reason) while, e.g., a
+  // RAMSIS policy set is generated.
   if (json_logs) {
     setup.http.access_log = [](const std::string& line) {
       std::fprintf(stderr, "%s\n", line.c_str());  // one call per line: lines do not interleave

@@ -168,6 +168,50 @@ TEST(FirstHourE2eTest, ServeSwitchesToThePolicySetOnceGenerated) {
   std::filesystem::remove_all(cache);
 }
 
+// The default serve (RAMSIS, which forms batches of 1 when the queue is short) answers a
+// batched request whole, states its row limit as max_batch_size (9 rows: the most any
+// image variant finishes within 150 ms at p95, shufflenet_v2_x0_5), refuses a request
+// over it as a bad request naming the limit, and its summary counts that refusal apart
+// from SLO violations.
+TEST(FirstHourE2eTest, DefaultServeAnswersABatchedRequestWhole) {
+  const std::string cache = FreshDir("batch_cache");
+  Subprocess server({"/usr/bin/env", "SLOSERVE_CACHE_DIR=" + cache, kBin, "serve", "--port", "0",
+                     "--duration", "600", "--json"});
+  ASSERT_TRUE(server.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << server.err();
+  const uint16_t port = testing::ListenPort(server.err());
+  ASSERT_NE(port, 0) << server.err();
+  auto infer = [&](int rows) {
+    const nlohmann::json request = {{"inputs",
+                                     {{{"name", "input"},
+                                       {"shape", {rows, 16}},
+                                       {"datatype", "FP32"},
+                                       {"data", std::vector<float>(16 * rows, 1.0f)}}}}};
+    return nlohmann::json::parse(
+        testing::HttpPostBody(port, "/v2/models/image/infer", request.dump()), nullptr, false);
+  };
+  const auto two = infer(2);
+  ASSERT_TRUE(two.is_object() && two.contains("outputs")) << two.dump();
+  EXPECT_EQ(two["outputs"][0]["shape"], nlohmann::json::array({2, 1})) << two.dump();
+  const auto meta = nlohmann::json::parse(testing::HttpGetBody(port, "/v2/models/image"));
+  EXPECT_EQ(meta["parameters"]["max_batch_size"], 9) << meta.dump();
+  const auto config = nlohmann::json::parse(testing::HttpGetBody(port, "/v2/models/image/config"));
+  EXPECT_EQ(config["max_batch_size"], 9) << config.dump();
+  EXPECT_EQ(config["input"][0]["dims"], nlohmann::json::array({16})) << config.dump();
+  const auto nine = infer(9);
+  EXPECT_EQ(nine["outputs"][0]["shape"], nlohmann::json::array({9, 1})) << nine.dump();
+  const auto ten = infer(10);
+  EXPECT_NE(ten.value("error", "").find("at most 9 rows"), std::string::npos) << ten.dump();
+  server.Signal(SIGTERM);
+  auto done = server.Wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  const auto summary = nlohmann::json::parse(done.out, nullptr, false);
+  ASSERT_TRUE(summary.is_object()) << done.out;
+  EXPECT_EQ(summary["bad_requests"], 1) << done.out;
+  EXPECT_EQ(summary["arrived"], 2) << done.out;
+  EXPECT_EQ(summary["dropped"], 0) << done.out;
+  std::filesystem::remove_all(cache);
+}
+
 // The main job: RAMSIS serves a more accurate variant than the peak-provisioned fixed
 // one at low load and switches to faster ones when the load rises. The shipped policy
 // set is used (an empty cache dir would otherwise mean minutes of generation).

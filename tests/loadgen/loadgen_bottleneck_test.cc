@@ -98,6 +98,41 @@ TEST(ClientBottleneckTest, ConnectionWaitsWarnThatTheCapWasReached) {
   EXPECT_EQ(j["connection_cap_reached"], true);
 }
 
+// The live warning (loadgen's progress) and the final verdict share one rule
+// (SendLagExceeded on a p99): a single late send, which the final p99 ignores, never
+// warns mid-run, and a lag the final verdict names is warned about once enough sends lag.
+TEST(ClientBottleneckTest, LiveWarningFollowsTheFinalVerdictsRule) {
+  constexpr int64_t kSends = 200;  // nearest-rank p99 of 200: the 198th smallest
+  constexpr double kSlo = 100;     // limit 10 ms
+  LoadRecorder spike;
+  spike.RecordSendLag(Millis(500));  // the first send is very late, all others on time
+  EXPECT_EQ(spike.SendLagP99(kSends), Duration::zero());
+  bool warned = SendLagExceeded(ToMillis(spike.SendLagP99(kSends)), kSlo);
+  for (int64_t i = 1; i < kSends; ++i) {
+    spike.RecordSendLag(Duration::zero());
+    warned = warned || SendLagExceeded(ToMillis(spike.SendLagP99(kSends)), kSlo);
+  }
+  EXPECT_FALSE(warned) << "a single spike warned live";
+  LoadReport r = spike.Finish(kSends, kSends, Seconds(1), Seconds(1), kSlo, 8);
+  AssessClientBottleneck(r, kSlo, 8);
+  EXPECT_FALSE(r.client_bottleneck.send_lag_exceeded);
+  EXPECT_DOUBLE_EQ(r.client_bottleneck.send_lag_max_ms, 500);
+
+  // Three late sends of 200 put the p99 above the limit: the live check says so as soon
+  // as the third is recorded, and the final verdict agrees.
+  LoadRecorder lagging;
+  int64_t warned_at = -1;
+  for (int64_t i = 0; i < kSends; ++i) {
+    lagging.RecordSendLag(i % 50 == 10 && i < 150 ? Millis(30) : Duration::zero());
+    if (warned_at < 0 && SendLagExceeded(ToMillis(lagging.SendLagP99(kSends)), kSlo)) warned_at = i;
+  }
+  EXPECT_EQ(warned_at, 110);
+  LoadReport late = lagging.Finish(kSends, kSends, Seconds(1), Seconds(1), kSlo, 8);
+  AssessClientBottleneck(late, kSlo, 8);
+  EXPECT_TRUE(late.client_bottleneck.send_lag_exceeded);
+  EXPECT_DOUBLE_EQ(late.client_bottleneck.send_lag_p99_ms, 30);
+}
+
 // A minimal HTTP/1.1 keep-alive server on 127.0.0.1 that holds every request for `hold`
 // before answering a KServe-like 200. One thread per connection.
 class SlowServer {

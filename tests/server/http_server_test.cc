@@ -29,9 +29,10 @@ TEST_F(HttpServerTest, HealthEndpoints) {
   EXPECT_EQ(Get("/v2/health/live").status, 200);
   EXPECT_EQ(Get("/v2/health/ready").status, 200);
   backend_->SetReady(false);
-  EXPECT_EQ(Get("/v2/health/ready").status, 503);
+  // The KServe v2 health API: "a 4xx status code indicates false" (400, as Triton).
+  EXPECT_EQ(Get("/v2/health/ready").status, 400);
   EXPECT_EQ(Get("/v2/health/live").status, 200);
-  EXPECT_EQ(Get("/v2/models/image/ready").status, 503);
+  EXPECT_EQ(Get("/v2/models/image/ready").status, 400);
   backend_->SetReady(true);
   EXPECT_EQ(Get("/v2/models/image/ready").status, 200);
 }
@@ -64,6 +65,37 @@ TEST_F(HttpServerTest, ModelMetadata) {
   EXPECT_EQ(Get("/v2/models/nope/ready").status, 404);
   EXPECT_EQ(Get("/v2/models/image/versions/resnet50").status, 404);
   EXPECT_EQ(Get("/v2/models/image/versions/resnet50/ready").status, 404);
+}
+
+// Triton's model config (GET /v2/models/{m}/config, docs/protocol.md): with a row limit
+// and a leading batch dimension, max_batch_size states it and dims leave that dimension
+// out; without a limit, max_batch_size is 0 and dims are the whole shape.
+class ModelConfigTest : public ServerFixture {};
+
+TEST_F(ModelConfigTest, ModelConfigIsTritons) {
+  FakeBackend::Options options;
+  TaskInfo limited = FakeImageTask();
+  limited.name = "limited";
+  limited.max_batch_size = 12;
+  TaskInfo bytes = FakeImageTask();
+  bytes.name = "bytes";
+  bytes.input_datatype = "BYTES";
+  options.tasks = {FakeImageTask(), limited, bytes};
+  StartServer(options);
+  json j = json::parse(Get("/v2/models/limited/config").body);
+  EXPECT_EQ(j["name"], "limited");
+  EXPECT_EQ(j["max_batch_size"], 12);
+  EXPECT_EQ(j["input"], json::parse(R"([{"name":"input","data_type":"TYPE_FP32","dims":[3]}])"));
+  EXPECT_EQ(j["output"], json::parse(R"([{"name":"output","data_type":"TYPE_FP32","dims":[1]}])"));
+  EXPECT_EQ(json::parse(Get("/v2/models/limited").body)["parameters"]["max_batch_size"], 12);
+  j = json::parse(Get("/v2/models/image/config").body);
+  EXPECT_EQ(j["max_batch_size"], 0);
+  EXPECT_EQ(j["input"][0]["dims"], json({-1, 3}));
+  EXPECT_FALSE(json::parse(Get("/v2/models/image").body)["parameters"].contains("max_batch_size"));
+  EXPECT_EQ(json::parse(Get("/v2/models/bytes/config").body)["input"][0]["data_type"],
+            "TYPE_STRING");
+  EXPECT_EQ(Get("/v2/models/nope/config").status, 404);
+  EXPECT_EQ(Post("/v2/models/image/config", "{}").status, 405);
 }
 
 TEST_F(HttpServerTest, InferSucceeds) {

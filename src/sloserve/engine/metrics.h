@@ -50,6 +50,9 @@ struct MetricsSummary {
   int64_t late = 0;
   int64_t dropped = 0;
   int64_t shed = 0, expired = 0, cancelled = 0, admitted = 0;  // see the header comment
+  // Requests refused as malformed before they queued (serve: more rows than any variant
+  // finishes within the SLO); not arrivals, so not SLO misses.
+  int64_t bad_requests = 0;
   double goodput_qps = 0;
   double admitted_met_rate = 0;
   double accuracy = 0;

@@ -166,7 +166,6 @@ class LoadRun {
     if (!retried_[i]) {  // a resend is not a new send: its first lag counted
       const Duration lag = now > Scheduled(i) ? Since(Scheduled(i), now) : Duration::zero();
       recorder_.RecordSendLag(lag);
-      recent_lag_ = std::max(recent_lag_, lag);
     }
     c->stream.expires_after(options_.timeout);  // bounds the write and the read
     const auto& request = requests_[body_of_.empty() ? 0 : body_of_[i]];
@@ -325,8 +324,7 @@ class LoadRun {
       p.queued = static_cast<int64_t>(queue_.size());
       p.open_connections = open_;
       p.waited_for_connection = waited_;
-      p.recent_max_send_lag = recent_lag_;
-      recent_lag_ = Duration::zero();
+      p.send_lag_p99 = recorder_.SendLagP99(static_cast<int64_t>(schedule_.size()));
       progress_(p);
       ArmProgress();
     });
@@ -352,8 +350,7 @@ class LoadRun {
   std::vector<bool> retried_;  // per request: already resent once after a stale connection
   size_t next_ = 0;            // next request to dispatch
   int64_t sent_ = 0;
-  int64_t waited_ = 0;     // requests queued because the connection cap was reached
-  Duration recent_lag_{};  // worst send lag since the last progress call
+  int64_t waited_ = 0;  // requests queued because the connection cap was reached
   int open_ = 0;
   int peak_ = 0;
   bool finished_ = false;

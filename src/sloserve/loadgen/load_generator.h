@@ -62,9 +62,11 @@ struct LoadProgress {
   int64_t queued = 0;  // waiting for a connection
   int open_connections = 0;
   // Client-bottleneck signals so far: requests that found every connection of the cap busy
-  // (cumulative), and the worst send lag since the previous progress call.
+  // (cumulative), and the p99 send lag over every scheduled send, those not sent yet
+  // counted as on time (LoadRecorder::SendLagP99): SendLagExceeded on it never warns
+  // where the final verdict would not.
   int64_t waited_for_connection = 0;
-  Duration recent_max_send_lag{};
+  Duration send_lag_p99{};
 };
 using LoadProgressFn = std::function<void(const LoadProgress&)>;
 

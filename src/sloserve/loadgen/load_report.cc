@@ -33,6 +33,23 @@ void LoadRecorder::RecordOk(Duration latency, std::string_view variant, bool met
   if (!hardware.empty()) Count(report_.hardware_counts, hardware);
 }
 
+Duration LoadRecorder::SendLagP99(int64_t sends) const {
+  const auto recorded = static_cast<int64_t>(send_lags_.size());
+  sends = std::max(sends, recorded);
+  if (sends == 0) return Duration::zero();
+  // SortedPercentile's rank over `sends`, the unrecorded (zero) lags sorted first.
+  const auto rank = static_cast<int64_t>(std::ceil(0.99 * static_cast<double>(sends)));
+  const int64_t index = std::max<int64_t>(rank, 1) - 1 - (sends - recorded);
+  if (index < 0) return Duration::zero();
+  std::vector<Duration> lags = send_lags_;
+  std::nth_element(lags.begin(), lags.begin() + index, lags.end());
+  return lags[static_cast<size_t>(index)];
+}
+
+bool SendLagExceeded(double send_lag_p99_ms, double slo_ms) {
+  return slo_ms > 0 && send_lag_p99_ms > slo_ms * kSendLagSloFraction;
+}
+
 void LoadRecorder::RecordSendLag(Duration lag) {
   lag = std::max(lag, Duration::zero());
   send_lags_.push_back(lag);
@@ -67,9 +84,8 @@ LoadReport LoadRecorder::Finish(int64_t scheduled, int64_t sent, Duration durati
     r.latency_p99_ms = ToMillis(SortedPercentile(sorted, 0.99));
     r.latency_max_ms = ToMillis(sorted.back());
   }
-  std::vector<Duration> lags = send_lags_;
-  std::sort(lags.begin(), lags.end());
-  r.client_bottleneck.send_lag_p99_ms = ToMillis(SortedPercentile(lags, 0.99));
+  r.client_bottleneck.send_lag_p99_ms =
+      ToMillis(SendLagP99(static_cast<int64_t>(send_lags_.size())));
   r.client_bottleneck.send_lag_max_ms = ToMillis(r.max_send_lag);
   if (sent > 0) {
     r.slo_attainment_client = static_cast<double>(met_client_) / static_cast<double>(sent);
@@ -83,7 +99,7 @@ void AssessClientBottleneck(LoadReport& report, double slo_ms, int max_connectio
   b.slo_ms = slo_ms > 0 ? slo_ms : 0;
   b.send_lag_limit_ms = b.slo_ms * kSendLagSloFraction;
   b.max_connections = max_connections;
-  b.send_lag_exceeded = b.slo_ms > 0 && b.send_lag_p99_ms > b.send_lag_limit_ms;
+  b.send_lag_exceeded = SendLagExceeded(b.send_lag_p99_ms, b.slo_ms);
   b.connection_cap_reached = b.waited_for_connection > 0;
   b.warnings.clear();
   char buf[512];

@@ -101,6 +101,10 @@ class LoadRecorder {
   void RecordSendLag(Duration lag);
   // A request found all max_connections busy and waited in the FIFO.
   void RecordConnectionWait() { ++report_.client_bottleneck.waited_for_connection; }
+  // Nearest-rank p99 send lag over `sends` sends, those not recorded yet counted as on
+  // time (0). With `sends` = every scheduled send it is, mid-run, a lower bound on the
+  // run's final p99 (lags only add), so a live warning on it is never contradicted.
+  Duration SendLagP99(int64_t sends) const;
   int64_t completed() const { return report_.completed(); }
 
   // Computes rates and percentiles. `schedule_span` = last scheduled offset.
@@ -120,6 +124,11 @@ class LoadRecorder {
 // SLO is unknown and the lag is not judged) and one when a request waited for a connection
 // because `max_connections` were open and busy.
 void AssessClientBottleneck(LoadReport& report, double slo_ms, int max_connections);
+
+// The send-lag rule, one for the live warning (loadgen's progress, on
+// LoadRecorder::SendLagP99 of the sends so far) and the final verdict: the p99 send lag
+// exceeds kSendLagSloFraction of slo_ms. False when the SLO is unknown (slo_ms <= 0).
+bool SendLagExceeded(double send_lag_p99_ms, double slo_ms);
 
 // Nearest-rank percentile (q in [0, 1]) of a sorted vector; 0 when empty.
 Duration SortedPercentile(const std::vector<Duration>& sorted, double q);

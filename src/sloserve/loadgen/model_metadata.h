@@ -24,9 +24,9 @@ StatusOr<ModelInput> FetchModelInput(const std::string& host, uint16_t port,
                                      const std::string& model, Duration timeout = Seconds(5));
 
 // Polls GET /v2/models/{model}/ready until it answers 200 (a server still starting, e.g.
-// generating a policy set, answers 503 with a reason), calling `waiting` with each new
-// reason. Errors: Unavailable if unreachable or still not ready after `max_wait`,
-// NotFound for an unknown model.
+// generating a policy set, answers 400 "ready": false with a reason), calling `waiting` with each
+// new reason. Errors: Unavailable if unreachable or still not ready after `max_wait`, NotFound for
+// an unknown model.
 Status WaitUntilModelReady(const std::string& host, uint16_t port, const std::string& model,
                            Duration max_wait,
                            const std::function<void(const std::string& reason)>& waiting = {});

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sloserve/core/did_you_mean.h"
+#include "sloserve/policy/selection/row_fit_selection.h"
 
 namespace sloserve {
 namespace {
@@ -144,6 +145,8 @@ StatusOr<std::unique_ptr<BatchingPolicy>> PolicyRegistry::MakeBatching(
     std::unique_ptr<SelectionPolicy> selection) const {
   auto it = batching_.find(name);
   if (it == batching_.end()) return UnknownPolicy("batching", name, batching_);
+  // Every batching policy forms batches that hold a multi-row request whole.
+  if (selection) selection = std::make_unique<RowFitSelection>(std::move(selection));
   return it->second.factory(p, std::move(selection));
 }
 

@@ -88,6 +88,8 @@ nlohmann::json SummaryJson(const MetricsSummary& m) {
                       {"goodput_qps", m.goodput_qps},
                       {"batches", m.batches},
                       {"elapsed_s", m.elapsed_s}};
+  // serve's refusals of malformed requests (too many rows), only when there were some.
+  if (m.bad_requests > 0) j["bad_requests"] = m.bad_requests;
   // Per priority level (docs/admission.md), only when more than one level was seen.
   for (const PriorityStats& p : m.priorities) {
     j["priorities"].push_back({{"level", p.level},
@@ -120,6 +122,13 @@ std::string SummaryText(const MetricsSummary& m) {
       m.max_ms, m.mean_queue_ms, m.throughput_qps, m.elapsed_s, m.mean_batch_size, m.utilization,
       m.cost_per_hour, m.cost_usd, static_cast<long long>(m.cold_starts));
   std::string text = buf;
+  if (m.bad_requests > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "refused     %lld bad requests (more rows than any variant finishes within "
+                  "the SLO; not counted as arrived or as SLO violations)\n",
+                  static_cast<long long>(m.bad_requests));
+    text += buf;
+  }
   for (const PriorityStats& p : m.priorities) {
     std::snprintf(buf, sizeof buf,
                   "priority %d  %lld arrived, %lld shed (%.4f), %.4f of admitted met the SLO\n",

@@ -66,6 +66,10 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
 
   std::vector<TypeCounters> by_type(suite->hardware().size());
   for (const WorkerSpec& w : rt->deployment_.workers) ++by_type[w.hardware].workers;
+  rt->row_capacity_ = RowCapacity(suite);
+  for (HardwareId h = 0; h < by_type.size(); ++h) {
+    if (by_type[h].workers > 0) rt->hardware_types_.push_back(h);
+  }
 
   // Every task with a variant profiled on some worker's hardware is served (a
   // heterogeneous deployment has several types; the engine routes each variant).
@@ -91,6 +95,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     if (t == rt->deployment_.task && !options.input_shape.empty())
       info.input_shape = options.input_shape;
     info.default_slo = t == rt->deployment_.task ? rt->deployment_.slo : spec.default_slo;
+    info.max_batch_size = rt->row_capacity_.MaxRows(rt->hardware_types_, t, info.default_slo);
     info.priority_levels = options.admission.priority_levels;
     rt->tasks_.push_back(std::move(info));
   }
@@ -246,6 +251,14 @@ std::string EngineRuntime::NotReadyReason() const {
 
 namespace {
 
+std::string TooManyRows(const std::string& model, int rows, int limit, Duration slo) {
+  char slo_ms[32];
+  std::snprintf(slo_ms, sizeof slo_ms, "%g", ToMillis(slo));
+  return "model '" + model + "' serves at most " + std::to_string(limit) +
+         " rows per request within a " + slo_ms + " ms SLO (max_batch_size; no variant is " +
+         "profiled to finish more in time), got " + std::to_string(rows);
+}
+
 InferOutcome ShedOutcome() {
   InferOutcome out;
   out.reason = DropReasonName(DropReason::kShed);
@@ -384,6 +397,18 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
     slo = q.task == deployment_.task ? deployment_.slo : suite_->tasks()[q.task].default_slo;
   }
   q.deadline = now + slo;
+  // More rows than any variant here finishes within the SLO: refused before it queues,
+  // as a bad request (400), not an SLO miss. One row is always served.
+  if (q.size > 1) {
+    if (const int limit = row_capacity_.MaxRows(hardware_types_, q.task, slo); q.size > limit) {
+      ++bad_requests_;
+      InferOutcome out;
+      out.reason = "bad_request";
+      out.status = InvalidArgumentError(TooManyRows(p.request.task, q.size, limit, slo));
+      p.done(std::move(out));
+      return;
+    }
+  }
   if (!p.request.inputs.empty()) {
     StatusOr<PayloadHandle> payload = payloads_->Put(std::move(p.request.inputs));
     if (!payload.ok()) {  // answered at once: too many bytes of tensors in the system
@@ -455,7 +480,9 @@ void EngineRuntime::Answer(const QueryRecord& r) {
         out.status = UnavailableError("server shutting down before the request was served");
         break;
       case DropReason::kUnservable:
-        out.status = FailedPreconditionError("no variant can serve this request (too many rows?)");
+        out.status = FailedPreconditionError(
+            "no variant on the worker it was sent to can serve this request's " +
+            std::to_string(r.size) + " rows within its SLO");
         break;
       case DropReason::kInternal:
         out.status = InternalError("the scheduler rejected an invalid decision for this request");
@@ -691,6 +718,7 @@ EngineRuntime::EngineSnapshot EngineRuntime::TakeSnapshot(TimePoint now) const {
   }
   snap.by_type = by_type_;
   snap.unknown_apps = unknown_app_queries_;
+  snap.summary.bad_requests = bad_requests_;
   return snap;
 }
 

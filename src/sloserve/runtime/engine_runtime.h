@@ -32,6 +32,7 @@
 #include "sloserve/exec/profile_executor.h"
 #include "sloserve/exec/service_time_model.h"
 #include "sloserve/policy/policy_spec.h"
+#include "sloserve/policy/selection/row_capacity.h"
 #include "sloserve/runtime/early_shed.h"
 #include "sloserve/runtime/load_observer.h"
 #include "sloserve/server/inference_backend.h"
@@ -220,6 +221,11 @@ class EngineRuntime : public InferenceBackend {
   size_t profiled_apps_ = 0;     // apps with an execution-time profile (ids below this)
   // Queries with no or an unprofiled app.
   int64_t unknown_app_queries_ GUARDED_BY(engine_mu_) = 0;
+  // The rows a request may have (row_capacity.h) on the deployment's hardware types;
+  // more are refused as bad requests (400), which are not SLO misses.
+  RowCapacity row_capacity_;                // read-only once created
+  std::vector<HardwareId> hardware_types_;  // read-only once created
+  int64_t bad_requests_ GUARDED_BY(engine_mu_) = 0;
   std::vector<TypeCounters> by_type_ GUARDED_BY(engine_mu_);  // by HardwareId
 
   // The model repository, by TaskId. The state is written on the engine thread and read

@@ -27,6 +27,9 @@ struct TaskInfo {
   std::string output_datatype = "FP32";
   std::vector<int64_t> output_shape = {-1, 1};
   Duration default_slo{};
+  // The most rows one request may have at default_slo (a variant is profiled to finish
+  // them within it); metadata and /config state it as max_batch_size. 0 = not stated.
+  int32_t max_batch_size = 0;
   std::vector<std::string> apps;  // known app names; empty = any
   int32_t priority_levels = 1;    // request `priority` 1..levels (1 = highest), 0 = default
 };
@@ -97,7 +100,8 @@ class InferenceBackend {
   virtual std::vector<TaskInfo> Tasks() const = 0;
   virtual bool Ready() const = 0;
   // Why Ready() is false (e.g. "starting: RAMSIS policy set 12/40, ~30 s left"); shown by
-  // /v2/health/ready and in 503 answers. Empty when ready or when there is nothing to say.
+  // /v2/health/ready (400) and in 503 answers to requests. Empty when ready or when there is
+  // nothing to say.
   virtual std::string NotReadyReason() const { return ""; }
   // While Ready(): why it serves in a degraded way, if it does (e.g. "serving the fastest
   // variant while the RAMSIS policy set is generated: 12/40"); /v2/health/ready shows it

@@ -23,6 +23,11 @@ namespace {
 
 using json = nlohmann::json;
 
+// Readiness false: the KServe v2 health API says "a 4xx status code indicates false";
+// 400 is Triton's answer, and Kubernetes probes fail on any status >= 400 alike
+// (docs/protocol.md, "Health"). Inference while not ready stays 503 (Unavailable).
+constexpr int kNotReadyStatus = 400;
+
 HttpResponse Error(int status, std::string_view message) {
   HttpResponse r{status, ErrorJson(message)};
   // Overload (429) and not ready or stopping (503) pass: tell clients when to come back.
@@ -85,6 +90,35 @@ std::string RenderTaskMetadata(const TaskInfo& task) {
                {{"default_slo_ms", ToMillis(task.default_slo)},
                 {"apps", task.apps},
                 {"variants", task.variants}}}};
+  if (task.max_batch_size > 0) doc["parameters"]["max_batch_size"] = task.max_batch_size;
+  return doc.dump();
+}
+
+// Triton's model-config type name of a KServe v2 datatype ("FP32" -> "TYPE_FP32").
+std::string TritonDataType(const std::string& datatype) {
+  return datatype == "BYTES" ? "TYPE_STRING" : "TYPE_" + datatype;
+}
+
+// GET /v2/models/{m}/config: Triton's model configuration (model_config.proto as JSON),
+// the fields tritonclient's get_model_config and perf_analyzer read. With a batch
+// dimension (-1 first) and a row limit, dims leave the batch dimension out and
+// max_batch_size states the limit; otherwise max_batch_size is 0 and dims are whole.
+std::string RenderTaskConfig(const TaskInfo& task) {
+  const bool batched = task.max_batch_size > 0 && !task.input_shape.empty() &&
+                       task.input_shape.front() == -1 && !task.output_shape.empty() &&
+                       task.output_shape.front() == -1;
+  auto tensor = [&](const std::string& name, const std::string& datatype,
+                    const std::vector<int64_t>& shape) {
+    std::vector<int64_t> dims(shape.begin() + (batched ? 1 : 0), shape.end());
+    return json{{"name", name}, {"data_type", TritonDataType(datatype)}, {"dims", dims}};
+  };
+  json doc = {
+      {"name", task.name},
+      {"platform", "sloserve"},
+      {"backend", "sloserve"},
+      {"max_batch_size", batched ? task.max_batch_size : 0},
+      {"input", json::array({tensor(task.input_name, task.input_datatype, task.input_shape)})},
+      {"output", json::array({tensor(task.output_name, task.output_datatype, task.output_shape)})}};
   return doc.dump();
 }
 
@@ -205,9 +239,11 @@ KServeHandler::KServeHandler(Options options, std::vector<TaskInfo> tasks,
   std::vector<std::string> names;
   for (TaskInfo& task : tasks) {
     std::string metadata = RenderTaskMetadata(task);
+    std::string config = RenderTaskConfig(task);
     std::string name = task.name;
     names.push_back(name);
-    tasks_.emplace(std::move(name), TaskEntry{std::move(task), std::move(metadata), 0});
+    tasks_.emplace(std::move(name),
+                   TaskEntry{std::move(task), std::move(metadata), std::move(config), 0});
   }
   const auto& shared = options_.request_metrics;
   const bool use_shared = shared && std::all_of(names.begin(), names.end(), [&](const auto& n) {
@@ -257,7 +293,7 @@ Routed KServeHandler::Route(HttpMethod method, std::string_view target, std::str
     std::string out = "{\"ready\":false,\"reason\":";
     AppendJsonString(out, backend_->NotReadyReason());
     out += "}";
-    return HttpResponse{503, std::move(out), "application/json", nullptr, "5"};
+    return HttpResponse{kNotReadyStatus, std::move(out), "application/json", nullptr, "5"};
   }
   if (target == "/v2" || target == "/v2/") {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
@@ -392,8 +428,8 @@ Routed KServeHandler::RouteModel(HttpMethod method, std::string_view rest, std::
                           task->info.name + "/...");
   }
   const std::string_view action = parts.size() > 1 ? std::string_view(parts[1]) : "";
-  if (parts.size() > 2 ||
-      (parts.size() == 2 && action != "ready" && action != "infer" && action != "stats")) {
+  if (parts.size() > 2 || (parts.size() == 2 && action != "ready" && action != "infer" &&
+                           action != "stats" && action != "config")) {
     return Error(404, "unknown path '/v2/models/" + std::string(rest) + "'");
   }
   if (action.empty()) {
@@ -401,6 +437,10 @@ Routed KServeHandler::RouteModel(HttpMethod method, std::string_view rest, std::
     return HttpResponse{200, task->metadata_json};
   }
   if (action == "stats") return RouteStats(method, task->info.name);
+  if (action == "config") {
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
+    return HttpResponse{200, task->config_json};
+  }
   if (action == "ready") {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
     const std::string why = ModelNotReadyReason(task->info.name);
@@ -413,7 +453,7 @@ Routed KServeHandler::RouteModel(HttpMethod method, std::string_view rest, std::
     out += ",\"ready\":false,\"reason\":";
     AppendJsonString(out, why);
     out += "}";
-    return HttpResponse{503, std::move(out), "application/json", nullptr, "5"};
+    return HttpResponse{kNotReadyStatus, std::move(out), "application/json", nullptr, "5"};
   }
   // action == "infer"
   if (method != HttpMethod::kPost) return MethodNotAllowed("POST");

@@ -114,6 +114,7 @@ class KServeHandler {
   struct TaskEntry {
     TaskInfo info;
     std::string metadata_json;  // GET /v2/models/{task}, rendered once
+    std::string config_json;    // GET /v2/models/{task}/config (Triton's), rendered once
     size_t index = 0;           // in the request metrics
   };
   const TaskEntry* FindTask(std::string_view name) const;

@@ -51,6 +51,8 @@ size_t RowOf(const InferOutcome& o) {
       return 2;  // policy
     case StatusCode::kFailedPrecondition:
       return 9;  // unservable
+    case StatusCode::kInvalidArgument:
+      return kRowInvalid;  // e.g. more rows than the model serves
     case StatusCode::kUnavailable:
       return 11;
     default:

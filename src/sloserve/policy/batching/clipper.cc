@@ -50,8 +50,8 @@ void ClipperBatching::NextBatch(const WorkerView& worker, const QueueView& queue
   for (size_t i = 0; i < queue.size() && rows < cap; ++i) {
     const Query& q = queue.at(i);
     if (q.task != head.task) continue;
-    if (q.size > sel.max_rows) {
-      out->reject.push_back(static_cast<uint32_t>(i));
+    if (q.size > sel.max_rows) {             // batched on its own as the head (RowFitSelection)
+      if (i == 0) out->reject.push_back(0);  // the head it does not hold: unservable here
       continue;
     }
     if (rows > 0 && rows + q.size > cap) break;

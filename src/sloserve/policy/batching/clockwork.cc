@@ -35,8 +35,8 @@ void ClockworkBatching::NextBatch(const WorkerView& worker, const QueueView& que
   for (size_t i = 0; i < queue.size() && rows < sel.max_rows; ++i) {
     const Query& q = queue.at(i);
     if (q.task != head.task) continue;
-    if (q.size > sel.max_rows) {
-      out->reject.push_back(static_cast<uint32_t>(i));
+    if (q.size > sel.max_rows) {             // batched on its own as the head (RowFitSelection)
+      if (i == 0) out->reject.push_back(0);  // the head it does not hold: unservable here
     } else if (now + one > q.deadline) {
       out->drop.push_back(static_cast<uint32_t>(i));  // predicted to miss: reject early
     } else if (rows + q.size <= sel.max_rows) {

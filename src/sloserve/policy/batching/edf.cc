@@ -55,8 +55,11 @@ void EdfBatching::NextBatch(const WorkerView& worker, const QueueView& queue, Ti
     const uint32_t i = position(k);
     const Query& q = queue.at(i);
     if (q.task != head.task) continue;
-    if (q.size > sel.max_rows) {  // larger than any batch: can never run
-      out->reject.push_back(i);
+    // More rows than this batch holds: it gets a batch of its own when it is the head
+    // (RowFitSelection fits the head's batch to its rows); a head the decision still
+    // does not hold, nothing here can serve.
+    if (q.size > sel.max_rows) {
+      if (k == 0) out->reject.push_back(i);
       continue;
     }
     if (rows + q.size > sel.max_rows) break;

@@ -64,14 +64,16 @@ void NexusBatching::NextBatch(const WorkerView& worker, const QueueView& queue, 
   std::optional<SelectionDecision> chosen = SelectForHead(*selection_, worker, queue, now, out);
   if (!chosen) return;
   const SelectionDecision sel = *chosen;
-  const int b = PlannedBatch(worker.hardware, sel.variant, sel.max_rows, head.slo());
+  // At least the head's rows: a multi-row request is never split.
+  const int b =
+      std::max(head.size, PlannedBatch(worker.hardware, sel.variant, sel.max_rows, head.slo()));
   const Duration e = est_.Estimate(worker.hardware, sel.variant, b);
   int rows = 0;
   for (size_t i = 0; i < queue.size() && rows < b; ++i) {
     const Query& q = queue.at(i);
     if (q.task != head.task) continue;
-    if (q.size > sel.max_rows) {
-      out->reject.push_back(static_cast<uint32_t>(i));
+    if (q.size > sel.max_rows) {             // batched on its own as the head (RowFitSelection)
+      if (i == 0) out->reject.push_back(0);  // the head it does not hold: unservable here
     } else if (now + e > q.deadline) {
       out->drop.push_back(static_cast<uint32_t>(i));  // early drop
     } else if (rows + q.size <= b) {

@@ -356,8 +356,12 @@ void OrlojBatching::NextBatch(const WorkerView& worker, const QueueView& queue, 
     return;
   }
   WorkerState& ws = PerWorker(workers_, worker.id);  // a new worker: fresh state
-  if (ws.table != table || ws.variant != sel.variant)
-    Reset(ws, table, sel.variant, sel.max_rows, now);
+  // ORLOJ batches count requests, not rows: a queued request of more rows than the head's
+  // decision still runs on this variant if its profile covers them (a multi-row request
+  // at the head gets a variant that holds it, RowFitSelection).
+  const int request_rows = std::max(sel.max_rows, suite_->MaxBatch(worker.hardware, sel.variant));
+  if (ws.table != table || ws.variant != sel.variant || ws.max_rows != request_rows)
+    Reset(ws, table, sel.variant, request_rows, now);
   MaybeRebase(ws, now);
 
   auto add = [&](const Pending& p) {
@@ -385,7 +389,7 @@ void OrlojBatching::NextBatch(const WorkerView& worker, const QueueView& queue, 
   }
   const size_t accounted = ws.tracked + drop_keys_.size() + reject_keys_.size();
   if (accounted != queue.size()) {  // out of sync (e.g. queries we never saw): rebuild
-    Reset(ws, table, sel.variant, sel.max_rows, now);
+    Reset(ws, table, sel.variant, request_rows, now);
     drop_keys_.clear();
     reject_keys_.clear();
     for (size_t i = 0; i < queue.size(); ++i) {

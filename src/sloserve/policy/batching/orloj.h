@@ -111,7 +111,7 @@ class OrlojBatching : public BatchingPolicy {
   };
   struct WorkerState {
     VariantId variant = kNoId;
-    int max_rows = 0;
+    int max_rows = 0;  // the most rows a request may have to be batched here
     const OrlojScoreTable* table = nullptr;
     TimePoint base{};
     std::vector<KineticMaxQueue> queues;       // per size index
