@@ -13,10 +13,10 @@
 #include <cstdlib>
 
 #include "sloserve/core/rng.h"
-#include "sloserve/policy/planning/infadapter_capacity.h"
-#include "sloserve/policy/planning/infadapter_dp.h"
-#include "sloserve/policy/planning/infadapter_milp.h"
-#include "sloserve/policy/planning/infadapter_problem.h"
+#include "sloserve/infadapter/capacity.h"
+#include "sloserve/infadapter/dp.h"
+#include "sloserve/infadapter/milp.h"
+#include "sloserve/infadapter/problem.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {

@@ -1,5 +1,5 @@
 # GLPK (GNU Linear Programming Kit), the MILP solver of InfAdapter's planner
-# (src/sloserve/policy/planning/infadapter_milp.cc). Debian's libglpk-dev ships no CMake
+# (src/sloserve/infadapter/milp.cc). Debian's libglpk-dev ships no CMake
 # package file, so this finds the header and library and defines GLPK::GLPK.
 include_guard(GLOBAL)
 find_path(GLPK_INCLUDE_DIR glpk.h)

@@ -11,7 +11,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
-#include "sloserve/policy/planning/forecast_evaluation.h"
+#include "sloserve/planner/forecast_evaluation.h"
 #include "sloserve/policy/planning/load_forecaster.h"
 #include "sloserve/workload/trace_file.h"
 

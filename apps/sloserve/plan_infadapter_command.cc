@@ -15,7 +15,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "sloserve/engine/deployment.h"
-#include "sloserve/policy/planning/infadapter_exhaustive.h"
+#include "sloserve/infadapter/exhaustive.h"
 #include "sloserve/policy/planning/infadapter_planning.h"
 #include "sloserve/policy/policy_spec.h"
 #include "sloserve/profile/profile.h"

@@ -14,7 +14,7 @@
 #include "commands.h"
 #include "progress_bar.h"
 #include "sloserve/mdp/synthetic.h"
-#include "sloserve/policy/planning/infadapter_capacity.h"
+#include "sloserve/infadapter/capacity.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/load_latency_profile.h"
 #include "torch_commands.h"

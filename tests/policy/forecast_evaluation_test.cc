@@ -1,6 +1,6 @@
 // Scoring of load forecasters (forecast_evaluation.h) on a hand-made ramp, values
 // computed by hand; the refusal to score a trained forecaster on its training seconds.
-#include "sloserve/policy/planning/forecast_evaluation.h"
+#include "sloserve/planner/forecast_evaluation.h"
 
 #include <gtest/gtest.h>
 

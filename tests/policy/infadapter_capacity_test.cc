@@ -7,7 +7,7 @@
 #include <functional>
 #include <sstream>
 
-#include "sloserve/policy/planning/infadapter_capacity.h"
+#include "sloserve/infadapter/capacity.h"
 #include "sloserve/profile/profile.h"
 #include "support/test_suite.h"
 

@@ -9,12 +9,12 @@
 #include <cmath>
 #include <random>
 
-#include "sloserve/policy/planning/infadapter_capacity.h"
-#include "sloserve/policy/planning/infadapter_dp.h"
-#include "sloserve/policy/planning/infadapter_exhaustive.h"
-#include "sloserve/policy/planning/infadapter_incumbent.h"
-#include "sloserve/policy/planning/infadapter_milp.h"
-#include "sloserve/policy/planning/infadapter_problem.h"
+#include "sloserve/infadapter/capacity.h"
+#include "sloserve/infadapter/dp.h"
+#include "sloserve/infadapter/exhaustive.h"
+#include "sloserve/infadapter/incumbent.h"
+#include "sloserve/infadapter/milp.h"
+#include "sloserve/infadapter/problem.h"
 #include "sloserve/profile/profile.h"
 #include "support/test_suite.h"
 

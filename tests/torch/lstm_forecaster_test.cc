@@ -9,7 +9,7 @@
 #include <fstream>
 #include <vector>
 
-#include "sloserve/policy/planning/forecast_evaluation.h"
+#include "sloserve/planner/forecast_evaluation.h"
 
 namespace sloserve {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "sloserve/core/mutex.h"
 #include "sloserve/core/status.h"
-#include "sloserve/policy/planning/instance_configs.h"
+#include "sloserve/planner/instance_configs.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/allowable_throughput.h"
 #include "sloserve/sim/run_spec.h"

@@ -6,8 +6,8 @@
 #include <optional>
 #include <set>
 
-#include "sloserve/policy/planning/infadapter_dp.h"
-#include "sloserve/policy/planning/infadapter_milp.h"
+#include "sloserve/infadapter/dp.h"
+#include "sloserve/infadapter/milp.h"
 
 namespace sloserve {
 

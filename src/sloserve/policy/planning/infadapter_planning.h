@@ -20,8 +20,8 @@
 //                      time) against accuracy as a fraction (0.05, 0.001; alpha is 1;
 //                      beta 0..1)
 //   margin             the forecast is scaled by 1 + margin before the solver (0.1)
-//   solver             milp | dp: Eq. 1 by the GLPK MILP (infadapter_milp.h) or by the
-//                      exact DP (infadapter_dp.h); the same optimum (milp)
+//   solver             milp | dp: Eq. 1 by the GLPK MILP (infadapter/milp.h) or by the
+//                      exact DP (infadapter/dp.h); the same optimum (milp)
 //   forecaster         moving_max | last_value | ewma | lstm (moving_max; load_forecaster.h)
 //   forecast_window_s  moving_max's window (60)
 //   lstm_model         lstm's TorchScript file (models/forecast/twitter_lstm.pt)
@@ -39,8 +39,8 @@
 #include <vector>
 
 #include "sloserve/policy/interfaces.h"
-#include "sloserve/policy/planning/infadapter_capacity.h"
-#include "sloserve/policy/planning/infadapter_problem.h"
+#include "sloserve/infadapter/capacity.h"
+#include "sloserve/infadapter/problem.h"
 #include "sloserve/policy/planning/load_forecaster.h"
 
 namespace sloserve {

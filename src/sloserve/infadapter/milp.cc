@@ -1,4 +1,4 @@
-#include "sloserve/policy/planning/infadapter_milp.h"
+#include "sloserve/infadapter/milp.h"
 
 #include <glpk.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sloserve/policy/planning/infadapter_incumbent.h"
+#include "sloserve/infadapter/incumbent.h"
 
 namespace sloserve {
 namespace {
@@ -40,7 +40,7 @@ struct Layout {
   int load = 0;             // Eq. 1: the L column (0: no variant must be loaded)
 };
 
-// A plan the MILP starts from (infadapter_incumbent.h), as GLPK column values.
+// A plan the MILP starts from (infadapter/incumbent.h), as GLPK column values.
 struct Incumbent {
   std::vector<double> x;  // 1-based, every column
   double objective = 0;   // sum_j c_j x_j, as GLPK computes it
@@ -240,7 +240,7 @@ Layout BuildEq1(glp_prob* lp, const InfAdapterProblem& p, double target, const E
   return l;
 }
 
-// The heuristic's plan (infadapter_incumbent.h) from the solved root LP; pick and quotas
+// The heuristic's plan (infadapter/incumbent.h) from the solved root LP; pick and quotas
 // per variant, pick as an index into variants[m].options. Empty pick: none found.
 InfAdapterIncumbent FindIncumbent(glp_prob* lp, const InfAdapterProblem& p, const Layout& l,
                                   double target) {

@@ -1,5 +1,5 @@
 #pragma once
-// InfAdapter's Eq. 1 (infadapter_problem.h) as a mixed-integer linear program, solved
+// InfAdapter's Eq. 1 (infadapter/problem.h) as a mixed-integer linear program, solved
 // with GLPK (glpk.h, Debian libglpk-dev; docs/infadapter.md).
 //
 // Why GLPK: the paper used Gurobi, which is not free. Of the MILP solvers in Debian,
@@ -22,7 +22,7 @@
 // Since th_m and p_m depend on n_m, one binary per (m, k) keeps the model linear
 // (no fit of p_m is needed, a profiled p99 above the SLO just has no column).
 //
-// Solving. GLPK's simplex solves the LP relaxation; a heuristic (infadapter_incumbent.h)
+// Solving. GLPK's simplex solves the LP relaxation; a heuristic (infadapter/incumbent.h)
 // rounds its core counts and improves them by local search into a feasible plan; every
 // option whose reduced cost shows that a plan using it is worse than that plan is left
 // out (reduced-cost fixing: exact), and glp_intopt runs branch and bound on the smaller
@@ -41,7 +41,7 @@
 // (EvaluateInfAdapterChoice: the quota LP for fixed cores is solved exactly by filling
 // the most accurate variants first), so they carry no solver tolerance.
 #include "sloserve/core/status.h"
-#include "sloserve/policy/planning/infadapter_problem.h"
+#include "sloserve/infadapter/problem.h"
 
 namespace sloserve {
 

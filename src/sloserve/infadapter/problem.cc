@@ -1,4 +1,4 @@
-#include "sloserve/policy/planning/infadapter_problem.h"
+#include "sloserve/infadapter/problem.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "sloserve/policy/planning/infadapter_exhaustive.h"
+#include "sloserve/infadapter/exhaustive.h"
 
 #include <algorithm>
 #include <cmath>

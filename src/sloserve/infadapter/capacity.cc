@@ -1,4 +1,4 @@
-#include "sloserve/policy/planning/infadapter_capacity.h"
+#include "sloserve/infadapter/capacity.h"
 
 #include <algorithm>
 #include <cmath>

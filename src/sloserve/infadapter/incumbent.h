@@ -1,6 +1,6 @@
 #pragma once
-// A quick feasible plan for InfAdapter's Eq. 1 (infadapter_problem.h), the incumbent the
-// GLPK MILP (infadapter_milp.h) starts from: the root LP's core counts rounded down to an
+// A quick feasible plan for InfAdapter's Eq. 1 (infadapter/problem.h), the incumbent the
+// GLPK MILP (infadapter/milp.h) starts from: the root LP's core counts rounded down to an
 // allowed core count, then a best-improvement local search that changes one variant's
 // core count (or drops / adds a variant) at a time. A heuristic, not a solver: the MILP
 // uses its objective to fix columns by reduced cost and to prune, and still proves the

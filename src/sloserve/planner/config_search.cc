@@ -1,4 +1,4 @@
-#include "sloserve/policy/planning/config_search.h"
+#include "sloserve/planner/config_search.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "sloserve/policy/planning/infadapter_dp.h"
+#include "sloserve/infadapter/dp.h"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "sloserve/policy/planning/infadapter_incumbent.h"
+#include "sloserve/infadapter/incumbent.h"
 
 #include <algorithm>
 #include <numeric>

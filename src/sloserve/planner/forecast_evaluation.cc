@@ -1,4 +1,4 @@
-#include "sloserve/policy/planning/forecast_evaluation.h"
+#include "sloserve/planner/forecast_evaluation.h"
 
 #include <algorithm>
 #include <cmath>

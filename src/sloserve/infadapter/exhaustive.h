@@ -1,7 +1,7 @@
 #pragma once
-// Exhaustive solver of InfAdapter's Eq. 1 (infadapter_problem.h): every assignment of
+// Exhaustive solver of InfAdapter's Eq. 1 (infadapter/problem.h): every assignment of
 // one allowed core count or none to each variant within the budget, quotas filled most
-// accurate first. The test oracle of the MILP solver (infadapter_milp.h), exponential
+// accurate first. The test oracle of the MILP solver (infadapter/milp.h), exponential
 // in the number of variants: refuses (ResourceExhausted) past `max_assignments`.
 //
 // Same semantics as the MILP solver: if no assignment can serve lambda, the target
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "sloserve/core/status.h"
-#include "sloserve/policy/planning/infadapter_problem.h"
+#include "sloserve/infadapter/problem.h"
 
 namespace sloserve {
 

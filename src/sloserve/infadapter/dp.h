@@ -1,7 +1,7 @@
 #pragma once
-// InfAdapter's Eq. 1 (infadapter_problem.h) solved exactly by a dynamic program over
+// InfAdapter's Eq. 1 (infadapter/problem.h) solved exactly by a dynamic program over
 // the variants in accuracy order: the cross-check of the planner's GLPK MILP
-// (infadapter_milp.h; the tests compare both with each other and with the exhaustive
+// (infadapter/milp.h; the tests compare both with each other and with the exhaustive
 // enumerator), and the planner's solver with the policy option `solver: dp`. 100x faster
 // than the MILP in the paper's setting, about 2x slower on 20 variants x 64 cores
 // (docs/infadapter.md#performance).
@@ -22,7 +22,7 @@
 // serve, the target becomes the highest capacity C* (an exact multiple-choice knapsack
 // DP over cores) times 1 - 1e-9, and shortfall_rps = lambda - served.
 #include "sloserve/core/status.h"
-#include "sloserve/policy/planning/infadapter_problem.h"
+#include "sloserve/infadapter/problem.h"
 
 namespace sloserve {
 

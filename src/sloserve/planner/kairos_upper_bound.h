@@ -25,7 +25,7 @@
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
 #include "sloserve/policy/latency_learning/latency_predictor.h"
-#include "sloserve/policy/planning/instance_configs.h"
+#include "sloserve/planner/instance_configs.h"
 
 namespace sloserve {
 

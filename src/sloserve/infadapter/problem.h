@@ -14,8 +14,8 @@
 // show it; InfAdapterAccuracyWeight converts at the objective.
 //
 // This file holds the problem, the plan, validation, and the evaluation of a core
-// assignment shared by the MILP solver (infadapter_milp.h) and the exhaustive oracle
-// (infadapter_exhaustive.h). MakeInfAdapterProblem builds a problem from the capacity
+// assignment shared by the MILP solver (infadapter/milp.h) and the exhaustive oracle
+// (infadapter/exhaustive.h). MakeInfAdapterProblem builds a problem from the capacity
 // model: what a planning policy calls every plan interval with (forecast lambda,
 // loaded set, budget).
 #include <map>
@@ -25,7 +25,7 @@
 
 #include "sloserve/core/ids.h"
 #include "sloserve/core/status.h"
-#include "sloserve/policy/planning/infadapter_capacity.h"
+#include "sloserve/infadapter/capacity.h"
 
 namespace sloserve {
 
@@ -79,7 +79,7 @@ struct InfAdapterPlan {
   double served_rps = 0;        // sum of the quotas
   // lambda - served: > 0 only when lambda exceeds what the budget can serve. Then the
   // plan is, among the highest-capacity plans, the best by the objective with lambda
-  // replaced by that capacity (a second solve; see infadapter_milp.h).
+  // replaced by that capacity (a second solve; see infadapter/milp.h).
   double shortfall_rps = 0;
   bool optimal = true;  // false: the solver stopped at its time limit with a feasible plan
 };
