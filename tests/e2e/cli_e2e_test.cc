@@ -135,6 +135,28 @@ TEST(CliE2eTest, BadConfigsFailWithOneLineNamingTheProblem) {
   }
 }
 
+// Issue 37 (A): `sloserve sim` with an extreme rate or cv spun forever at
+// 100% CPU; each is refused with one line naming the key, the value and the range. The
+// 60 s wait only tells a refusal from the old endless run.
+TEST(CliE2eTest, SimRefusesExtremeNumbersNamingTheRange) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"workload.load_qps=1e308", "'workload.load_qps': must be in [0, 1000000] (got 1e+308)"},
+      {"workload.load_qps=9.2e18", "'workload.load_qps': must be in [0, 1000000] (got 9.2e+18)"},
+      {"workload.cv=1e308", "'workload.cv': must be in [0.001, 100] (got 1e+308)"},
+      {"workload.cv=9.2e18", "'workload.cv': must be in [0.001, 100] (got 9.2e+18)"},
+      {"executor.time_scale=1e308", "'executor.time_scale': must be in [0, 1000] (got 1e+308)"},
+      {"engine.plan_interval_ms=1e-9", "'engine.plan_interval_ms': must be in [1, 86400000]"},
+  };
+  for (const auto& [set, expect] : cases) {
+    Subprocess p({kBin, "sim", kRoot + "/experiments/foundation/edf_image.yaml", "--set",
+                  "workload.arrival=gamma", "--set", set, "--no-progress"});
+    ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << set << ": " << p.err();
+    const auto r = p.Wait();
+    EXPECT_EQ(r.exit_code, 1) << set;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
 // Issue 9: what a new user mistypes is named, with the valid names and a suggestion.
 TEST(CliE2eTest, MistakesNameTheValidChoices) {
   const std::string cfg = kRoot + "/experiments/foundation/edf_image.yaml";

@@ -166,18 +166,29 @@ StatusOr<int64_t> Integer(const FlatConfig& f, const std::string& key, int64_t f
   return static_cast<int64_t>(v);
 }
 
-// A time that becomes a Duration (int64 microseconds) must be bounded: converting 1e53 ms
-// is undefined behaviour (found by fuzz_test under UBSan). `lo` itself is allowed unless
-// `lo_open`.
-Status CheckTime(const std::string& key, double v, double lo, bool lo_open, double hi) {
+// Every number has a range (docs/sim.md "Ranges"). A time that becomes a Duration (int64
+// microseconds) must be bounded: converting 1e53 ms is undefined behaviour (found by
+// fuzz_test under UBSan); a rate or scale past its range makes the simulator spin (a
+// gap below a microsecond never advances time). `lo` itself is allowed unless `lo_open`.
+Status CheckRange(const std::string& key, double v, double lo, bool lo_open, double hi) {
   if ((lo_open ? v > lo : v >= lo) && v <= hi) return OkStatus();
   std::ostringstream msg;
   msg << "'" << key << "': must be in " << (lo_open ? "(" : "[") << lo << ", " << std::fixed
-      << std::setprecision(0) << hi << "] (got " << std::defaultfloat << v << ")";
+      << std::setprecision(0) << hi << "] (got " << std::defaultfloat << std::setprecision(6) << v
+      << ")";
   return InvalidArgumentError(msg.str());
 }
 constexpr double kMaxMillis = 86'400'000;       // a day, for SLOs and intervals
 constexpr double kMaxSeconds = 366.0 * 86'400;  // a year, for a run's length
+// Below a millisecond a plan interval rounds towards 0 us, where the driver would plan
+// forever at one instant.
+constexpr double kMinIntervalMs = 1;
+constexpr double kMaxTimeScale = 1000;   // executor.time_scale
+constexpr double kMaxWorkerQueue = 1e9;  // engine.max_worker_queue
+
+bool IsSyntheticArrival(const std::string& kind) {
+  return kind == "poisson" || kind == "gamma" || kind == "constant";
+}
 
 std::string Text(const FlatConfig& f, const std::string& key, const std::string& fallback) {
   auto it = f.find(key);
@@ -346,7 +357,7 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   }
   r.workers_per_machine = static_cast<int>(per_machine);
   ASSIGN_OR_RETURN(double slo_ms, Number(f, "slo_ms", 0));
-  RETURN_IF_ERROR(CheckTime("slo_ms", slo_ms, 0, false, kMaxMillis));
+  RETURN_IF_ERROR(CheckRange("slo_ms", slo_ms, 0, false, kMaxMillis));
   r.slo = MillisF(slo_ms);
   if (std::string mix = Text(f, "slo_mix", ""); !mix.empty()) {
     std::stringstream ms(mix);
@@ -367,19 +378,37 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   ASSIGN_OR_RETURN(int64_t seed, Integer(f, "seed", 1));
   r.seed = static_cast<uint64_t>(seed);
   ASSIGN_OR_RETURN(double duration_s, Number(f, "duration_s", 30));
-  RETURN_IF_ERROR(CheckTime("duration_s", duration_s, 0, true, kMaxSeconds));
+  RETURN_IF_ERROR(CheckRange("duration_s", duration_s, 0, true, kMaxSeconds));
 
   ArrivalSpec& a = r.arrival;
   a.kind = Text(f, "workload.arrival", "poisson");
+  // The ranges of ArrivalSpec (ValidateArrivalSpec), checked here to name the keys;
+  // load_qps 0 means unset (trace kinds do not read it).
   ASSIGN_OR_RETURN(a.rate_qps, Number(f, "workload.load_qps", 0));
+  RETURN_IF_ERROR(CheckRange("workload.load_qps", a.rate_qps, 0, false, kMaxArrivalRateQps));
   ASSIGN_OR_RETURN(a.cv, Number(f, "workload.cv", 1));
+  RETURN_IF_ERROR(CheckRange("workload.cv", a.cv, kMinGammaCv, false, kMaxGammaCv));
   a.trace_path = ResolveTrace(Text(f, "workload.trace", ""), Text(f, "__config_dir", ""));
   ASSIGN_OR_RETURN(a.window_start_s, Integer(f, "workload.window_start_s", 0));
+  RETURN_IF_ERROR(CheckRange("workload.window_start_s", static_cast<double>(a.window_start_s), 0,
+                             false, static_cast<double>(kMaxTraceSecond)));
   ASSIGN_OR_RETURN(a.window_end_s, Integer(f, "workload.window_end_s", -1));
+  RETURN_IF_ERROR(CheckRange("workload.window_end_s", static_cast<double>(a.window_end_s), -1,
+                             false, static_cast<double>(kMaxTraceSecond)));
   ASSIGN_OR_RETURN(a.rate_scale, Number(f, "workload.rate_scale", 1));
+  RETURN_IF_ERROR(CheckRange("workload.rate_scale", a.rate_scale, 0, true, kMaxRateScale));
   ASSIGN_OR_RETURN(a.time_compression, Number(f, "workload.time_compression", 1));
+  RETURN_IF_ERROR(
+      CheckRange("workload.time_compression", a.time_compression, 0, true, kMaxTimeCompression));
   bool is_trace = a.kind.find("trace") != std::string::npos;
   a.horizon = (is_trace && !f.count("duration_s")) ? Duration(0) : SecondsF(duration_s);
+  if (IsSyntheticArrival(a.kind) && a.rate_qps * duration_s > kMaxExpectedArrivals) {
+    std::ostringstream msg;
+    msg << "'workload.load_qps' x 'duration_s' = " << a.rate_qps * duration_s
+        << " arrivals expected, more than a run can hold (at most " << std::fixed
+        << std::setprecision(0) << kMaxExpectedArrivals << ")";
+    return InvalidArgumentError(msg.str());
+  }
   if (with_workload) RETURN_IF_ERROR(ValidateArrivalSpec(a).WithPrefix("workload"));
   r.sizes = Text(f, "workload.sizes", "constant:1");
   {
@@ -401,9 +430,10 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
 
   ASSIGN_OR_RETURN(r.service, ParseServiceTimeMode(Text(f, "executor.latency", "p95")));
   ASSIGN_OR_RETURN(r.service.time_scale, Number(f, "executor.time_scale", 1));
-  if (r.service.time_scale < 0) return InvalidArgumentError("'executor.time_scale': must be >= 0");
+  RETURN_IF_ERROR(CheckRange("executor.time_scale", r.service.time_scale, 0, false, kMaxTimeScale));
   ASSIGN_OR_RETURN(int64_t maxq, Integer(f, "engine.max_worker_queue", 1000000));
-  if (maxq < 1) return InvalidArgumentError("'engine.max_worker_queue': must be >= 1");
+  RETURN_IF_ERROR(
+      CheckRange("engine.max_worker_queue", static_cast<double>(maxq), 1, false, kMaxWorkerQueue));
   r.max_worker_queue = static_cast<size_t>(maxq);
   if (auto it = f.find("engine.admission"); it != f.end()) {
     if (it->second != "on" && it->second != "off")
@@ -435,13 +465,15 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
     }
   }
   ASSIGN_OR_RETURN(double interval_ms, Number(f, "engine.series_interval_ms", 1000));
-  RETURN_IF_ERROR(CheckTime("engine.series_interval_ms", interval_ms, 0, true, kMaxMillis));
+  RETURN_IF_ERROR(
+      CheckRange("engine.series_interval_ms", interval_ms, kMinIntervalMs, false, kMaxMillis));
   r.series_interval = MillisF(interval_ms);
   ASSIGN_OR_RETURN(double plan_ms, Number(f, "engine.plan_interval_ms", 1000));
-  RETURN_IF_ERROR(CheckTime("engine.plan_interval_ms", plan_ms, 0, true, kMaxMillis));
+  RETURN_IF_ERROR(
+      CheckRange("engine.plan_interval_ms", plan_ms, kMinIntervalMs, false, kMaxMillis));
   r.plan_interval = MillisF(plan_ms);
   ASSIGN_OR_RETURN(double offline_ms, Number(f, "engine.offline_delay_ms", 0));
-  RETURN_IF_ERROR(CheckTime("engine.offline_delay_ms", offline_ms, 0, false, kMaxMillis));
+  RETURN_IF_ERROR(CheckRange("engine.offline_delay_ms", offline_ms, 0, false, kMaxMillis));
   r.offline_delay = MillisF(offline_ms);
 
   PolicySpec& p = r.policy;
