@@ -157,6 +157,31 @@ TEST(CliE2eTest, SimRefusesExtremeNumbersNamingTheRange) {
   }
 }
 
+// Issue 37: `suite: /proc/self/environ` printed the environment (the profile parser
+// quoted the first record; the trace parsers quoted the line). The path and the problem
+// are printed, nothing of the file.
+TEST(CliE2eTest, AFileThatIsNotAProfileOrTraceIsNamedNotShown) {
+  const testing::ScopedTempDir temp("cli-not-a-profile");
+  const std::string file = temp.File("environ");
+  std::ofstream(file) << "FAKE_SECRET=abc" << '\0' << "OTHER=1\nmore\n";
+  const std::string cfg = kRoot + "/experiments/foundation/edf_image.yaml";
+  auto r = RunProcess({kBin, "sim", cfg, "--set", "suite=" + file, "--no-progress"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(file + ":1: not a profile suite"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("SECRET"), std::string::npos) << r.err;
+  r = RunProcess({kBin, "serve", "--set", "suite=" + file});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(file + ":1: not a profile suite"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("SECRET"), std::string::npos) << r.err;
+  for (const char* kind : {"rps_trace", "qps_interval_trace"}) {
+    r = RunProcess({kBin, "sim", cfg, "--set", std::string("workload.arrival=") + kind, "--set",
+                    "workload.trace=" + file, "--no-progress"});
+    EXPECT_EQ(r.exit_code, 1) << kind;
+    EXPECT_NE(r.err.find(file + ":1: "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("SECRET"), std::string::npos) << r.err;
+  }
+}
+
 // Issue 9: what a new user mistypes is named, with the valid names and a suggestion.
 TEST(CliE2eTest, MistakesNameTheValidChoices) {
   const std::string cfg = kRoot + "/experiments/foundation/edf_image.yaml";
