@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "sloserve/core/echo_name.h"
 #include "sloserve/server/infer_fast_path.h"
 #include "sloserve/server/infer_request_checks.h"
 #include "sloserve/server/infer_request_parser.h"
@@ -334,7 +335,8 @@ Routed KServeHandler::RouteRepository(HttpMethod method, std::string_view rest,
                           "' (use /v2/repository/models/{name}/load or /unload)");
   }
   if (method != HttpMethod::kPost) return MethodNotAllowed("POST");
-  if (FindTask(parts[0]) == nullptr) return Error(404, "unknown model '" + parts[0] + "'");
+  if (FindTask(parts[0]) == nullptr)
+    return Error(404, "unknown model '" + EchoName(parts[0]) + "'");
   // Triton's optional body: {"parameters": {...}}. sloserve loads the model's configured
   // variants, so a parameter (a config override, files) would be silently ignored: refused.
   if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
@@ -381,10 +383,10 @@ Routed KServeHandler::RouteModel(HttpMethod method, std::string_view rest, std::
                                  std::string_view json_length) const {
   std::vector<std::string> parts;
   if (!SplitPath(rest, parts)) {
-    return Error(400, "malformed percent-encoding in path '/v2/models/" + std::string(rest) + "'");
+    return Error(400, "malformed percent-encoding in path '/v2/models/" + EchoName(rest) + "'");
   }
   const TaskEntry* task = FindTask(parts[0]);
-  if (task == nullptr) return Error(404, "unknown model '" + parts[0] + "'");
+  if (task == nullptr) return Error(404, "unknown model '" + EchoName(parts[0]) + "'");
   if (parts.size() >= 2 && parts[1] == "versions") {
     return Error(404, "model '" + task->info.name +
                           "' has no versions: sloserve chooses the variant for each request "
