@@ -69,17 +69,19 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
 
   // Every task with a variant profiled on some worker's hardware is served (a
   // heterogeneous deployment has several types; the engine routes each variant).
+  rt->max_rows_by_task_.assign(suite->tasks().size(), 0);
   for (TaskId t = 0; t < suite->tasks().size(); ++t) {
     const TaskSpec& spec = suite->tasks()[t];
     TaskInfo info;
     info.name = spec.name;
     for (VariantId v : suite->VariantsOfTask(t)) {
+      bool served = false;
       for (HardwareId h = 0; h < by_type.size(); ++h) {
-        if (by_type[h].workers > 0 && !suite->BatchSizes(h, v).empty()) {
-          info.variants.push_back(suite->variants()[v].name);
-          break;
-        }
+        if (by_type[h].workers == 0 || suite->BatchSizes(h, v).empty()) continue;
+        served = true;
+        rt->max_rows_by_task_[t] = std::max(rt->max_rows_by_task_[t], suite->MaxBatch(h, v));
       }
+      if (served) info.variants.push_back(suite->variants()[v].name);
     }
     if (info.variants.empty()) continue;
     info.input_name = spec.input_name;
@@ -367,6 +369,17 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
         (state == ModelState::kUnloaded ? std::string("unloaded")
                                         : std::string(ModelStateName(state))) +
         "); load it with POST /v2/repository/models/" + p.request.task + "/load");
+    p.done(std::move(out));
+    return;
+  }
+  if (const int32_t most = max_rows_by_task_[q.task]; most > 0 && p.request.rows > most) {
+    InferOutcome out;
+    out.reason = DropReasonName(DropReason::kUnservable);
+    out.status = FailedPreconditionError(
+        "request of " + std::to_string(p.request.rows) + " rows: no variant of model '" +
+        p.request.task + "' runs a batch of more than " + std::to_string(most) +
+        " rows on this deployment's hardware (its profile's largest batch); send at most " +
+        std::to_string(most) + " rows per request");
     p.done(std::move(out));
     return;
   }

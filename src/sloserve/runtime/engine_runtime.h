@@ -181,6 +181,10 @@ class EngineRuntime : public InferenceBackend {
   RuntimeOptions options_;
   Deployment deployment_;
   std::vector<TaskInfo> tasks_;
+  // By task: the largest batch any of its variants is profiled for on the deployment's
+  // hardware (0: none). A request of more rows can never run: Admit answers 400 at once
+  // instead of letting admission shed it (429 + Retry-After) however often it is sent.
+  std::vector<int32_t> max_rows_by_task_;
   SteadyClock clock_;
   std::unique_ptr<Driver> driver_;
   std::unique_ptr<PayloadStore> payloads_;  // before executor_: it may point here
