@@ -149,6 +149,10 @@ TEST_F(HttpServerTest, LongNamesAreEchoedCut) {
   };
   expect_cut(Get("/v2/models/" + model), 404, model.size());
   expect_cut(Get("/v2/models/" + model + "/ready"), 404, model.size());
+  expect_cut(Get("/" + model), 404, model.size() + 1);
+  expect_cut(Get("/v2/models/image/" + model), 404, model.size() + 6);
+  expect_cut(Post("/v2/repository/models/image/" + model, "{}"), 404, model.size() + 6);
+  expect_cut(Post("/v2/repository/models/image/load", "{\"" + model + "\":1}"), 400, model.size());
   expect_cut(Post("/v2/models/" + model + "/infer", InferBody(1)), 404, model.size());
   expect_cut(
       Post("/v2/models/image/infer", R"({"inputs":[{"name":")" + name +

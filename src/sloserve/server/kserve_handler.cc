@@ -279,7 +279,7 @@ Routed KServeHandler::Route(HttpMethod method, std::string_view target, std::str
     if (backend_) text += backend_->PrometheusMetrics();
     return HttpResponse{200, std::move(text), "text/plain; version=0.0.4"};
   }
-  return Error(404, "unknown path '" + std::string(target) + "'");
+  return Error(404, "unknown path '" + EchoName(target) + "'");
 }
 
 // A task's state in the repository index and its readiness: "" when it serves, else why
@@ -327,11 +327,11 @@ Routed KServeHandler::RouteRepository(HttpMethod method, std::string_view rest,
                                       std::string_view body) const {
   std::vector<std::string> parts;
   if (!SplitPath(rest, parts)) {
-    return Error(400, "malformed percent-encoding in path '/v2/repository/models/" +
-                          std::string(rest) + "'");
+    return Error(
+        400, "malformed percent-encoding in path '/v2/repository/models/" + EchoName(rest) + "'");
   }
   if (parts.size() != 2 || (parts[1] != "load" && parts[1] != "unload")) {
-    return Error(404, "unknown path '/v2/repository/models/" + std::string(rest) +
+    return Error(404, "unknown path '/v2/repository/models/" + EchoName(rest) +
                           "' (use /v2/repository/models/{name}/load or /unload)");
   }
   if (method != HttpMethod::kPost) return MethodNotAllowed("POST");
@@ -345,7 +345,8 @@ Routed KServeHandler::RouteRepository(HttpMethod method, std::string_view rest,
       return Error(400, "the body of a repository request must be a JSON object");
     }
     for (const auto& [key, value] : doc.items()) {
-      if (key != "parameters") return Error(400, "unknown member '" + key + "' in the body");
+      if (key != "parameters")
+        return Error(400, "unknown member '" + EchoName(key) + "' in the body");
       if (!value.is_object() || !value.empty()) {
         return Error(400,
                      "repository parameters are not supported: sloserve loads the model's "
@@ -396,7 +397,7 @@ Routed KServeHandler::RouteModel(HttpMethod method, std::string_view rest, std::
   const std::string_view action = parts.size() > 1 ? std::string_view(parts[1]) : "";
   if (parts.size() > 2 ||
       (parts.size() == 2 && action != "ready" && action != "infer" && action != "stats")) {
-    return Error(404, "unknown path '/v2/models/" + std::string(rest) + "'");
+    return Error(404, "unknown path '/v2/models/" + EchoName(rest) + "'");
   }
   if (action.empty()) {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
