@@ -895,12 +895,14 @@ std::shared_ptr<Session> HttpServer::Impl::ClaimFirst(std::list<Session*>& list)
   // A session in the map is alive while `mu` is held: its destructor unregisters under
   // `mu` before its members go. Those at the front that stopped being evictable a moment
   // ago (their Proven() waits for `mu`) are passed over.
-  for (Session* first : list) {
+  for (auto it = list.begin(); it != list.end();) {
+    Session* first = *it++;  // before Unlist erases it
     const int64_t since = first->evictable_since();
     if (since <= 0 || !first->ClaimForEviction(since)) continue;
     SessionEntry& entry = sessions[first];
     Unlist(entry);
-    return entry.weak.lock();
+    // Null while its destructor waits for `mu` (it is closing anyway): try the next.
+    if (std::shared_ptr<Session> claimed = entry.weak.lock()) return claimed;
   }
   return nullptr;
 }
