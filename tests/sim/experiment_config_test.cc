@@ -156,6 +156,7 @@ TEST(ExperimentConfigTest, ExtremeNumbersAreRefusedNamingKeyValueAndRange) {
        "'workload.window_start_s': must be in [0, 1000000000] (got 9e+15)"},
       {"workload: {arrival: rps_trace, trace: t.txt, window_end_s: 9e15}\n",
        "'workload.window_end_s': must be in [-1, 1000000000] (got 9e+15)"},
+      {"workload: {load_qps: 5}\nseed: -5\n", "'seed': must be in [0, 9007199254740992] (got -5)"},
       {"workload: {load_qps: 5}\nengine: {max_worker_queue: 9e15}\n",
        "'engine.max_worker_queue': must be in [1, 1000000000] (got 9e+15)"},
       {"workload: {load_qps: 5}\nengine: {plan_interval_ms: 1e-9}\n",

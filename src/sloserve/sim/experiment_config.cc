@@ -183,8 +183,9 @@ constexpr double kMaxSeconds = 366.0 * 86'400;  // a year, for a run's length
 // Below a millisecond a plan interval rounds towards 0 us, where the driver would plan
 // forever at one instant.
 constexpr double kMinIntervalMs = 1;
-constexpr double kMaxTimeScale = 1000;   // executor.time_scale
-constexpr double kMaxWorkerQueue = 1e9;  // engine.max_worker_queue
+constexpr double kMaxTimeScale = 1000;              // executor.time_scale
+constexpr double kMaxWorkerQueue = 1e9;             // engine.max_worker_queue
+constexpr double kMaxSeed = 9'007'199'254'740'992;  // 2^53: every seed exact as a double
 
 bool IsSyntheticArrival(const std::string& kind) {
   return kind == "poisson" || kind == "gamma" || kind == "constant";
@@ -376,6 +377,8 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
     }
   }
   ASSIGN_OR_RETURN(int64_t seed, Integer(f, "seed", 1));
+  // Reported as a number: a negative seed became 2^64 - n and printed as -2^63.
+  RETURN_IF_ERROR(CheckRange("seed", static_cast<double>(seed), 0, false, kMaxSeed));
   r.seed = static_cast<uint64_t>(seed);
   ASSIGN_OR_RETURN(double duration_s, Number(f, "duration_s", 30));
   RETURN_IF_ERROR(CheckRange("duration_s", duration_s, 0, true, kMaxSeconds));
