@@ -408,6 +408,67 @@ TEST(OverloadE2eTest, TenThousandHeldConnectionsDoNotKeepANormalClientOut) {
   EXPECT_EQ(s.process->Wait().exit_code, 0);
 }
 
+// Issue 37 (C), at full scale: 10,200 connections that each made one request (GET
+// /v2/health/live, answered) and then stay idle between keep-alive requests. Only
+// connections that had never delivered a request were evicted, so these kept every new
+// client out (503 "too many open connections"). Now the longest-idle ones make room.
+TEST(OverloadE2eTest, TenThousandIdleKeepAliveHoldersDoNotKeepANormalClientOut) {
+  if (SLOSERVE_E2E_SANITIZED) GTEST_SKIP() << "10,000 sockets: Release only";
+  constexpr int kHeld = 10'200, kCap = 10'000;
+  rlimit files{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &files), 0);
+  const rlim_t wanted = kHeld + 400;
+  if (files.rlim_cur < wanted) {
+    files.rlim_cur = std::min(wanted, files.rlim_max);
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
+  if (files.rlim_cur < wanted) GTEST_SKIP() << "open-file limit " << files.rlim_cur;
+  testing::ScopedTempDir dir("sloserve-overload");
+  Served s = StartServe(WriteConfig(dir), {"--set", "server.idle_timeout_s=120"});
+  ASSERT_GT(s.port, 0);
+  std::vector<int> held;
+  const std::string get = "GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n";
+  int answered = 0;
+  for (int i = 0; i < kHeld; ++i) {
+    const int fd = ConnectTo(s.port);
+    ASSERT_GE(fd, 0) << "connection " << i;
+    held.push_back(fd);
+    ASSERT_EQ(send(fd, get.data(), get.size(), MSG_NOSIGNAL), static_cast<ssize_t>(get.size()));
+    // Its whole answer (a small JSON object), so it is idle, not mid-request.
+    std::string response;
+    char buf[1024];
+    while (response.empty() || response.back() != '}') {
+      const ssize_t n = recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      response.append(buf, static_cast<size_t>(n));
+    }
+    answered += response.rfind("HTTP/1.1 200", 0) == 0;
+  }
+  // Past the cap the earliest holders made room for the later ones.
+  EXPECT_EQ(answered, kHeld);
+  constexpr int kRequests = 20;
+  int served = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    bool sent = false;
+    const std::string response = PostInfer(s.port, s.body, &sent);
+    served += response.rfind("HTTP/1.0 200", 0) == 0 || response.rfind("HTTP/1.1 200", 0) == 0;
+  }
+  EXPECT_EQ(served, kRequests);
+  std::string text;
+  auto metric = [&](const std::string& name) {
+    text = testing::HttpGetBody(s.port, "/metrics");
+    const size_t at = text.find("\n" + name + " ");
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + name.size() + 2));
+  };
+  // 200 holders for the later ones, then one for the first normal request (each
+  // HTTP/1.0 request closes after its answer, freeing its place for the next).
+  EXPECT_GE(metric("sloserve_http_connections_evicted_total"), kHeld - kCap + 1) << text;
+  EXPECT_LE(metric("sloserve_http_connections_open"), kCap);
+  for (int fd : held) close(fd);
+  s.process->Signal(SIGTERM);
+  EXPECT_EQ(s.process->Wait().exit_code, 0);
+}
+
 TEST(OverloadE2eTest, QueuedRequestsOfDisconnectedClientsAreCancelled) {
   testing::ScopedTempDir dir("sloserve-overload");
   // Admission off, so the burst below is queued rather than mostly shed (cancellation
