@@ -153,6 +153,18 @@ TEST_F(HttpServerTest, LongNamesAreEchoedCut) {
   expect_cut(Get("/v2/models/image/" + model), 404, model.size() + 6);
   expect_cut(Post("/v2/repository/models/image/" + model, "{}"), 404, model.size() + 6);
   expect_cut(Post("/v2/repository/models/image/load", "{\"" + model + "\":1}"), 400, model.size());
+  // Header values too.
+  for (const std::string header : {"Transfer-Encoding: ", "Inference-Header-Content-Length: "}) {
+    TestHttpClient raw_client(Seconds(5));
+    ASSERT_TRUE(raw_client.Connect(port_).ok());
+    const std::string body = InferBody(1);
+    auto raw = raw_client.SendRaw("POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\n" + header +
+                                  model + "\r\nContent-Length: " + std::to_string(body.size()) +
+                                  "\r\nConnection: close\r\n\r\n" + body);
+    ASSERT_TRUE(raw.ok());
+    EXPECT_NE(raw->find("\xE2\x80\xA6(5000 bytes)"), std::string::npos) << raw->substr(0, 300);
+    EXPECT_LT(raw->size(), 700u) << header;
+  }
   expect_cut(Post("/v2/models/" + model + "/infer", InferBody(1)), 404, model.size());
   expect_cut(
       Post("/v2/models/image/infer", R"({"inputs":[{"name":")" + name +

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "sloserve/core/echo_name.h"
 #include "sloserve/core/mutex.h"
 #include "sloserve/server/heap_release.h"
 #include "sloserve/server/json_limits.h"
@@ -438,8 +439,9 @@ class Session : public std::enable_shared_from_this<Session> {
       version_ = parser_->get().version();
       keep_alive_ = false;
       linger_ = true;  // the peer may still be sending the body we will not read
-      return Write({501, ErrorJson("transfer coding '" + std::string(te) +
-                                   "' is not supported (only chunked)")});
+      return Write(
+          {501, ErrorJson("transfer coding '" + EchoName(std::string_view(te.data(), te.size())) +
+                          "' is not supported (only chunked)")});
     }
     if (parser_->is_done()) return OnRead({}, 0);
     // A declared body is charged before it is read; a chunked one as it arrives.
