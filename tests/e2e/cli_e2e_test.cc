@@ -155,6 +155,18 @@ TEST(CliE2eTest, SimRefusesExtremeNumbersNamingTheRange) {
     EXPECT_EQ(r.exit_code, 1) << set;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+  // loadgen builds its schedule from the same arrival spec: refused before it starts.
+  const std::vector<std::pair<std::string, std::string>> loadgen_cases = {
+      {"--qps=1e308", "rate_qps must be in (0, 1e+06] (got 1e+308)"},
+      {"--duration=1e300", "--duration: must be in [0, 31622400] seconds, got 1e300"},
+  };
+  for (const auto& [flag, expect] : loadgen_cases) {
+    const std::string name = flag.substr(0, flag.find('='));
+    const std::string value = flag.substr(flag.find('=') + 1);
+    Subprocess p({kBin, "loadgen", "--port", "1", "--wait-ready", "0", name, value});
+    ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << flag << ": " << p.err();
+    EXPECT_EQ(p.Wait().exit_code, 1) << flag;
+  }
 }
 
 // Issue 37: `suite: /proc/self/environ` printed the environment (the profile parser
