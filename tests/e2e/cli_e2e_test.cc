@@ -155,6 +155,30 @@ TEST(CliE2eTest, SimRefusesExtremeNumbersNamingTheRange) {
     EXPECT_EQ(r.exit_code, 1) << set;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+  // Policy options that become durations: bounded before the conversion (1e300 ms
+  // overflowed a Duration, undefined behaviour).
+  const std::vector<std::pair<std::vector<std::string>, std::string>> policy_cases = {
+      {{"policy.selection=jellyfish_plus", "policy.window_ms=1e300"},
+       "option 'window_ms' must be in (0, 86400000]"},
+      {{"policy.selection=ramsis", "policy.window_ms=1e300"},
+       "ramsis: option 'window_ms' must be in (0, 86400000]"},
+      {{"policy.dispatch=slo_partition", "policy.slo_workers=1e300:60"},
+       "option 'slo_workers': expected slo_ms:workers"},
+      {{"policy.batching=orloj", "policy.cost_steps=1e300:1"},
+       "orloj: option 'cost_steps': offsets must be in [0, 86400000] ms"},
+  };
+  for (const auto& [sets, expect] : policy_cases) {
+    std::vector<std::string> argv = {
+        kBin,    "sim",         kRoot + "/experiments/foundation/edf_image.yaml", "--no-progress",
+        "--set", "duration_s=1"};
+    for (const std::string& set : sets) {
+      argv.push_back("--set");
+      argv.push_back(set);
+    }
+    Subprocess p(argv);
+    ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << sets[1] << ": " << p.err();
+    EXPECT_EQ(p.Wait().exit_code, 1) << sets[1];
+  }
   // loadgen builds its schedule from the same arrival spec: refused before it starts.
   const std::vector<std::pair<std::string, std::string>> loadgen_cases = {
       {"--qps=1e308", "rate_qps must be in (0, 1e+06] (got 1e+308)"},
