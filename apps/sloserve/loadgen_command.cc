@@ -139,6 +139,10 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(a.time_compression, args.GetDouble("time-compression", 1));
   ASSIGN_OR_RETURN(double duration,
                    args.GetDouble("duration", a.kind.find("trace") != std::string::npos ? 0 : 10));
+  // Bounded before the conversion to microseconds (1e300 s overflowed it).
+  if (!(duration >= 0 && duration <= 366.0 * 86'400))
+    return InvalidArgumentError("--duration: must be in [0, 31622400] seconds, got " +
+                                args.Get("duration", ""));
   a.horizon = SecondsF(duration);
   ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 1));
   ASSIGN_OR_RETURN(o.schedule, BuildSchedule(a, static_cast<uint64_t>(seed)));

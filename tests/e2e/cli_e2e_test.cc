@@ -218,6 +218,89 @@ TEST(CliE2eTest, BadConfigsFailWithOneLineNamingTheProblem) {
   }
 }
 
+// Issue 37 (A): `sloserve sim` with an extreme rate or cv spun forever at
+// 100% CPU; each is refused with one line naming the key, the value and the range. The
+// 60 s wait only tells a refusal from the old endless run.
+TEST(CliE2eTest, SimRefusesExtremeNumbersNamingTheRange) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"workload.load_qps=1e308", "'workload.load_qps': must be in [0, 1000000] (got 1e+308)"},
+      {"workload.load_qps=9.2e18", "'workload.load_qps': must be in [0, 1000000] (got 9.2e+18)"},
+      {"workload.cv=1e308", "'workload.cv': must be in [0.001, 100] (got 1e+308)"},
+      {"workload.cv=9.2e18", "'workload.cv': must be in [0.001, 100] (got 9.2e+18)"},
+      {"executor.time_scale=1e308", "'executor.time_scale': must be in [0, 1000] (got 1e+308)"},
+      {"engine.plan_interval_ms=1e-9", "'engine.plan_interval_ms': must be in [1, 86400000]"},
+  };
+  for (const auto& [set, expect] : cases) {
+    Subprocess p({kBin, "sim", kRoot + "/experiments/foundation/edf_image.yaml", "--set",
+                  "workload.arrival=gamma", "--set", set, "--no-progress"});
+    ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << set << ": " << p.err();
+    const auto r = p.Wait();
+    EXPECT_EQ(r.exit_code, 1) << set;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  // Policy options that become durations: bounded before the conversion (1e300 ms
+  // overflowed a Duration, undefined behaviour).
+  const std::vector<std::pair<std::vector<std::string>, std::string>> policy_cases = {
+      {{"policy.selection=jellyfish_plus", "policy.window_ms=1e300"},
+       "option 'window_ms' must be in (0, 86400000]"},
+      {{"policy.selection=ramsis", "policy.window_ms=1e300"},
+       "ramsis: option 'window_ms' must be in (0, 86400000]"},
+      {{"policy.dispatch=slo_partition", "policy.slo_workers=1e300:60"},
+       "option 'slo_workers': expected slo_ms:workers"},
+      {{"policy.batching=orloj", "policy.cost_steps=1e300:1"},
+       "orloj: option 'cost_steps': offsets must be in [0, 86400000] ms"},
+  };
+  for (const auto& [sets, expect] : policy_cases) {
+    std::vector<std::string> argv = {
+        kBin,    "sim",         kRoot + "/experiments/foundation/edf_image.yaml", "--no-progress",
+        "--set", "duration_s=1"};
+    for (const std::string& set : sets) {
+      argv.push_back("--set");
+      argv.push_back(set);
+    }
+    Subprocess p(argv);
+    ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << sets[1] << ": " << p.err();
+    EXPECT_EQ(p.Wait().exit_code, 1) << sets[1];
+  }
+  // loadgen builds its schedule from the same arrival spec: refused before it starts.
+  const std::vector<std::pair<std::string, std::string>> loadgen_cases = {
+      {"--qps=1e308", "rate_qps must be in (0, 1e+06] (got 1e+308)"},
+      {"--duration=1e300", "--duration: must be in [0, 31622400] seconds, got 1e300"},
+  };
+  for (const auto& [flag, expect] : loadgen_cases) {
+    const std::string name = flag.substr(0, flag.find('='));
+    const std::string value = flag.substr(flag.find('=') + 1);
+    Subprocess p({kBin, "loadgen", "--port", "1", "--wait-ready", "0", name, value});
+    ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << flag << ": " << p.err();
+    EXPECT_EQ(p.Wait().exit_code, 1) << flag;
+  }
+}
+
+// Issue 37: `suite: /proc/self/environ` printed the environment (the profile parser
+// quoted the first record; the trace parsers quoted the line). The path and the problem
+// are printed, nothing of the file.
+TEST(CliE2eTest, AFileThatIsNotAProfileOrTraceIsNamedNotShown) {
+  const testing::ScopedTempDir temp("cli-not-a-profile");
+  const std::string file = temp.File("environ");
+  std::ofstream(file) << "FAKE_SECRET=abc" << '\0' << "OTHER=1\nmore\n";
+  const std::string cfg = kRoot + "/experiments/foundation/edf_image.yaml";
+  auto r = RunProcess({kBin, "sim", cfg, "--set", "suite=" + file, "--no-progress"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(file + ":1: not a profile suite"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("SECRET"), std::string::npos) << r.err;
+  r = RunProcess({kBin, "serve", "--set", "suite=" + file});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(file + ":1: not a profile suite"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("SECRET"), std::string::npos) << r.err;
+  for (const char* kind : {"rps_trace", "qps_interval_trace"}) {
+    r = RunProcess({kBin, "sim", cfg, "--set", std::string("workload.arrival=") + kind, "--set",
+                    "workload.trace=" + file, "--no-progress"});
+    EXPECT_EQ(r.exit_code, 1) << kind;
+    EXPECT_NE(r.err.find(file + ":1: "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("SECRET"), std::string::npos) << r.err;
+  }
+}
+
 // Issue 9: what a new user mistypes is named, with the valid names and a suggestion.
 TEST(CliE2eTest, MistakesNameTheValidChoices) {
   const std::string cfg = kRoot + "/experiments/foundation/edf_image.yaml";

@@ -189,6 +189,28 @@ TEST(MutationFuzzTest, ConfigFiles) {
     auto spec = RunSpecFromFlat(config->base, /*with_workload=*/false);
     if (!spec.ok()) {
       EXPECT_FALSE(spec.status().message().empty());
+      return;
+    }
+    // As `sloserve sim` builds it: an accepted synthetic workload finishes (issue 37:
+    // load_qps 1e308 was accepted and drew arrivals at 1 us forever).
+    auto run = RunSpecFromFlat(config->base, /*with_workload=*/true);
+    if (!run.ok()) {
+      EXPECT_FALSE(run.status().message().empty());
+      return;
+    }
+    const ArrivalSpec& a = run->arrival;
+    if (a.kind == "poisson" || a.kind == "gamma" || a.kind == "constant") {
+      EXPECT_LE(a.rate_qps * ToSeconds(a.horizon), kMaxExpectedArrivals) << yaml;
+      auto process = MakeArrivalProcess(a, run->seed);
+      ASSERT_TRUE(process.ok()) << process.status().ToString();
+      int64_t last = 0;
+      for (int i = 0; i < 1'000; ++i) {
+        const auto t = (*process)->Next();
+        if (!t) break;
+        const int64_t us = t->time_since_epoch().count();
+        ASSERT_TRUE(us >= 1 && us >= last && us <= a.horizon.count()) << us << "\n" << yaml;
+        last = us;
+      }
     }
   });
 }

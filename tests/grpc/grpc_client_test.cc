@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/stubs/logging.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -277,6 +278,83 @@ TEST_F(GrpcServeTest, ErrorsAreStatusCodes) {
     EXPECT_NE(s.error_message().find(c.names), std::string::npos)
         << c.what << ": " << s.error_message();
   }
+}
+
+// Issue 37: a 100 kB model or input name was echoed whole into `grpc-message`, past the
+// client's metadata limit, so the client saw RESOURCE_EXHAUSTED instead of the status.
+// Names are echoed cut to 128 bytes ("…(N bytes)"), and the code is the right one.
+TEST_F(GrpcServeTest, LongNamesAreEchoedCutSoTheStatusArrives) {
+  const std::string name(100'000, 'n');
+  const std::string cut = std::string(128, 'n') + "\xE2\x80\xA6(100000 bytes)";
+  inference::ModelInferResponse resp;
+  inference::ModelInferRequest req = Request(1);
+  req.set_model_name(name);
+  ::grpc::Status s = Infer(req, &resp);
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::NOT_FOUND) << s.error_message().substr(0, 200);
+  EXPECT_EQ(s.error_message(), "unknown model '" + cut + "'");
+  req = Request(1);
+  req.mutable_inputs(0)->set_name(name);
+  s = Infer(req, &resp);
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::INVALID_ARGUMENT)
+      << s.error_message().substr(0, 200);
+  EXPECT_NE(s.error_message().find("unknown input '" + cut + "'"), std::string::npos)
+      << s.error_message().substr(0, 400);
+  req = Request(1);
+  req.mutable_inputs(0)->set_datatype(name);
+  s = Infer(req, &resp);
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_LT(s.error_message().size(), 400u) << s.error_message().substr(0, 400);
+  req = Request(1);
+  req.add_outputs()->set_name(name);
+  s = Infer(req, &resp);
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_LT(s.error_message().size(), 400u) << s.error_message().substr(0, 400);
+  req = Request(1);
+  req.set_model_version(name);
+  s = Infer(req, &resp);
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::NOT_FOUND);
+  EXPECT_LT(s.error_message().size(), 400u) << s.error_message().substr(0, 400);
+  inference::ModelMetadataRequest mreq;
+  mreq.set_name(name);
+  inference::ModelMetadataResponse meta;
+  s = stub_->ModelMetadata(Deadline().get(), mreq, &meta);
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(s.error_message(), "unknown model '" + cut + "'");
+  inference::ModelReadyRequest rreq;
+  rreq.set_name(name);
+  inference::ModelReadyResponse rresp;
+  EXPECT_EQ(stub_->ModelReady(Deadline().get(), rreq, &rresp).error_code(),
+            ::grpc::StatusCode::NOT_FOUND);
+}
+
+// Issue 37: each string with invalid UTF-8 in a request wrote a `[libprotobuf ERROR ...]`
+// line to the server's stderr, so a client could fill its log. libprotobuf's messages go
+// through a rate limit: at most 5 a minute, prefixed "sloserve: libprotobuf".
+TEST_F(GrpcServeTest, InvalidUtf8StringsDoNotFloodTheLog) {
+  // This process's own libprotobuf complains when it serializes the strings: not wanted.
+  google::protobuf::LogHandler* previous = google::protobuf::SetLogHandler(nullptr);
+  const size_t before = process_->err().size();
+  inference::ModelInferResponse resp;
+  for (int i = 0; i < 40; ++i) {
+    inference::ModelInferRequest req = Request(1);
+    req.set_model_name("image\xff\xfe");
+    req.set_id("id\xc3");
+    (void)Infer(req, &resp);  // refused or NOT_FOUND: only the log matters here
+  }
+  // Still serving.
+  inference::ModelInferRequest ok = Request(1);
+  EXPECT_TRUE(Infer(ok, &resp).ok());
+  google::protobuf::SetLogHandler(previous);
+  (void)process_->WaitForStderr("no such line", std::chrono::seconds(2));  // reads what came
+  const std::string log = process_->err().substr(before);
+  auto count = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = log.find(needle); at != std::string::npos; at = log.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("[libprotobuf"), 0u) << log.substr(0, 2000);
+  EXPECT_GE(count("sloserve: libprotobuf"), 1u) << log.substr(0, 2000);
+  EXPECT_LE(count("sloserve: libprotobuf"), 5u) << log.substr(0, 2000);
 }
 
 TEST_F(GrpcServeTest, ShedIsResourceExhausted) {

@@ -174,6 +174,17 @@ TEST(ProfileParserTest, EmptyTextFails) {
   EXPECT_NE(s.status().message().find("e.prof:2: "), std::string::npos) << s.status().message();
 }
 
+// Issue 37: `suite: /proc/self/environ` printed the environment (the first record was
+// quoted). A file that is not a profile is named, not shown.
+TEST(ProfileParserTest, NotAProfileIsNamedNotQuoted) {
+  const std::string secret = std::string("FAKE_SECRET=abc") + '\0' + "OTHER=1 x\nmore\n";
+  StatusOr<ProfileSuite> s = ParseProfileText(secret, "/proc/self/environ");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "/proc/self/environ:1: not a profile suite: expected 'sloserve-profile 1' as the "
+            "first record");
+}
+
 TEST(ProfileParserTest, RoundTripsThroughWriter) {
   StatusOr<ProfileSuite> a = ParseProfileText(TinyWith(), "tiny.prof");
   ASSERT_TRUE(a.ok()) << a.status().ToString();

@@ -166,6 +166,51 @@ TEST_F(HttpServerPriorityTest, AcceptedInRangeAndRefusedOutside) {
   EXPECT_EQ(backend_->submitted(), submitted);
 }
 
+// Issue 37: a client's names are echoed at most 128 bytes long (then "…(N bytes)"), so
+// an error stays small whatever was sent (a 100 kB name was echoed whole).
+TEST_F(HttpServerTest, LongNamesAreEchoedCut) {
+  const std::string model(5'000, 'm'), name(100'000, 'n');
+  auto expect_cut = [](const TestResponse& r, int status, size_t length) {
+    EXPECT_EQ(r.status, status) << r.body.substr(0, 300);
+    const json j = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(j.is_object() && j["error"].is_string()) << r.body.substr(0, 300);
+    const std::string error = j["error"];
+    EXPECT_LT(error.size(), 400u) << error.substr(0, 300);
+    EXPECT_NE(error.find("\xE2\x80\xA6(" + std::to_string(length) + " bytes)"), std::string::npos)
+        << error;
+  };
+  expect_cut(Get("/v2/models/" + model), 404, model.size());
+  expect_cut(Get("/v2/models/" + model + "/ready"), 404, model.size());
+  expect_cut(Get("/" + model), 404, model.size() + 1);
+  expect_cut(Get("/v2/models/image/" + model), 404, model.size() + 6);
+  expect_cut(Post("/v2/repository/models/image/" + model, "{}"), 404, model.size() + 6);
+  expect_cut(Post("/v2/repository/models/image/load", "{\"" + model + "\":1}"), 400, model.size());
+  // Header values too.
+  for (const std::string header : {"Transfer-Encoding: ", "Inference-Header-Content-Length: "}) {
+    TestHttpClient raw_client(Seconds(5));
+    ASSERT_TRUE(raw_client.Connect(port_).ok());
+    const std::string body = InferBody(1);
+    auto raw = raw_client.SendRaw("POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\n" + header +
+                                  model + "\r\nContent-Length: " + std::to_string(body.size()) +
+                                  "\r\nConnection: close\r\n\r\n" + body);
+    ASSERT_TRUE(raw.ok());
+    EXPECT_NE(raw->find("\xE2\x80\xA6(5000 bytes)"), std::string::npos) << raw->substr(0, 300);
+    EXPECT_LT(raw->size(), 700u) << header;
+  }
+  expect_cut(Post("/v2/models/" + model + "/infer", InferBody(1)), 404, model.size());
+  expect_cut(
+      Post("/v2/models/image/infer", R"({"inputs":[{"name":")" + name +
+                                         R"(","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]})"),
+      400, name.size());
+  expect_cut(
+      Post("/v2/models/image/infer", R"({"inputs":[{"name":"input","shape":[1,3],"datatype":")" +
+                                         name + R"(","data":[1,2,3]}]})"),
+      400, name.size());
+  expect_cut(
+      Post("/v2/models/image/infer", InferBody(1, R"(,"outputs":[{"name":")" + name + R"("}])")),
+      400, name.size());
+}
+
 TEST_F(HttpServerTest, InferValidationErrors) {
   ExpectInferError("{not json", 400);
   ExpectInferError("", 400);

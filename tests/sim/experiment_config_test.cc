@@ -62,7 +62,8 @@ TEST(ExperimentConfigTest, ErrorsNameTheFileAndField) {
       {"workers: many\n", "'workers'"},
       {"workers: 0\n", "'workers'"},
       {"slo_ms: -5\n", "'slo_ms'"},
-      {"workload: {arrival: poisson, load_qps: -1}\n", "rate_qps"},
+      {"workload: {arrival: poisson, load_qps: -1}\n", "'workload.load_qps'"},
+      {"workload: {arrival: poisson, load_qps: 0}\n", "rate_qps"},
       {"workload: {arrival: warp}\n", "warp"},
       {"workload: {load_qps: 5}\nexecutor: {latency: p200}\n", "p200"},
       {"sweep: {bogus: [1]}\n", "bogus"},
@@ -107,8 +108,8 @@ TEST(ExperimentConfigTest, TimesTooLargeForADurationAreRefusedNamingTheKey) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"slo_ms: 1e53\n", "'slo_ms': must be in [0, 86400000] (got 1e+53)"},
       {"duration_s: 1e300\n", "'duration_s': must be in (0, 31622400]"},
-      {"engine: {series_interval_ms: 1e40}\n", "'engine.series_interval_ms': must be in (0, "},
-      {"engine: {plan_interval_ms: 0}\n", "'engine.plan_interval_ms': must be in (0, "},
+      {"engine: {series_interval_ms: 1e40}\n", "'engine.series_interval_ms': must be in [1, "},
+      {"engine: {plan_interval_ms: 0}\n", "'engine.plan_interval_ms': must be in [1, "},
       {"engine: {offline_delay_ms: 1e20}\n", "'engine.offline_delay_ms': must be in [0, "},
       {"slo_mix: \"1e53:1\"\n", "'slo_mix'"},
       {"slo_mix: \"150:inf\"\n", "'slo_mix'"},
@@ -124,6 +125,67 @@ TEST(ExperimentConfigTest, TimesTooLargeForADurationAreRefusedNamingTheKey) {
   auto runs = ExpandRuns(*cfg);
   ASSERT_TRUE(runs.ok()) << runs.status().ToString();
   EXPECT_EQ((*runs)[0].slo, Seconds(86'400));
+}
+
+// Issue 37 (A): extreme numbers made `sloserve sim` spin forever (a gap below a
+// microsecond never advances time; cv^2 over- or underflows) or took batches to 0 us.
+// Each is refused naming the key, the value and the range; the edges are accepted.
+TEST(ExperimentConfigTest, ExtremeNumbersAreRefusedNamingKeyValueAndRange) {
+  const std::string kBase = "suite: ramsis-text\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"workload: {load_qps: 1e308}\n",
+       "'workload.load_qps': must be in [0, 1000000] (got 1e+308)"},
+      {"workload: {load_qps: 9.2e18}\n",
+       "'workload.load_qps': must be in [0, 1000000] (got 9.2e+18)"},
+      {"workload: {load_qps: 1000000.5}\n", "'workload.load_qps': must be in [0, 1000000]"},
+      {"workload: {arrival: gamma, load_qps: 5, cv: 1e308}\n",
+       "'workload.cv': must be in [0.001, 100] (got 1e+308)"},
+      {"workload: {arrival: gamma, load_qps: 5, cv: 9.2e18}\n",
+       "'workload.cv': must be in [0.001, 100] (got 9.2e+18)"},
+      {"workload: {arrival: gamma, load_qps: 5, cv: 1e-300}\n",
+       "'workload.cv': must be in [0.001, 100] (got 1e-300)"},
+      {"workload: {load_qps: 5}\nexecutor: {time_scale: 1e308}\n",
+       "'executor.time_scale': must be in [0, 1000] (got 1e+308)"},
+      {"workload: {load_qps: 5}\nexecutor: {time_scale: -1}\n",
+       "'executor.time_scale': must be in [0, 1000] (got -1)"},
+      {"workload: {arrival: rps_trace, trace: t.txt, rate_scale: 1e308}\n",
+       "'workload.rate_scale': must be in (0, 1000000] (got 1e+308)"},
+      {"workload: {arrival: rps_trace, trace: t.txt, time_compression: 9.2e18}\n",
+       "'workload.time_compression': must be in (0, 1000000] (got 9.2e+18)"},
+      {"workload: {arrival: rps_trace, trace: t.txt, window_start_s: 9e15}\n",
+       "'workload.window_start_s': must be in [0, 1000000000] (got 9e+15)"},
+      {"workload: {arrival: rps_trace, trace: t.txt, window_end_s: 9e15}\n",
+       "'workload.window_end_s': must be in [-1, 1000000000] (got 9e+15)"},
+      {"workload: {load_qps: 5}\nseed: -5\n", "'seed': must be in [0, 9007199254740992] (got -5)"},
+      {"workload: {load_qps: 5}\nengine: {max_worker_queue: 9e15}\n",
+       "'engine.max_worker_queue': must be in [1, 1000000000] (got 9e+15)"},
+      {"workload: {load_qps: 5}\nengine: {plan_interval_ms: 1e-9}\n",
+       "'engine.plan_interval_ms': must be in [1, 86400000] (got 1e-09)"},
+      {"workload: {load_qps: 5}\nengine: {series_interval_ms: 0.5}\n",
+       "'engine.series_interval_ms': must be in [1, 86400000] (got 0.5)"},
+      {"workload: {load_qps: 1000000}\nduration_s: 101\n",
+       "'workload.load_qps' x 'duration_s' = 1.01e+08 arrivals expected, more than a run "
+       "can hold (at most 100000000)"},
+  };
+  for (const auto& [yaml, expect] : cases) {
+    auto cfg = ParseExperimentConfig(kBase + yaml, "x.yaml");
+    const Status st = cfg.ok() ? ExpandRuns(*cfg).status() : cfg.status();
+    ASSERT_FALSE(st.ok()) << yaml;
+    EXPECT_NE(st.message().find(expect), std::string::npos) << yaml << " -> " << st.message();
+  }
+  const std::vector<std::string> edges = {
+      "workload: {load_qps: 1000000}\nduration_s: 100\n",
+      "workload: {arrival: gamma, load_qps: 5, cv: 100}\n",
+      "workload: {arrival: gamma, load_qps: 5, cv: 0.001}\n",
+      "workload: {load_qps: 5}\nexecutor: {time_scale: 1000}\n",
+      "workload: {load_qps: 5}\nengine: {plan_interval_ms: 1, series_interval_ms: 1}\n",
+  };
+  for (const std::string& yaml : edges) {
+    auto cfg = ParseExperimentConfig(kBase + yaml, "x.yaml");
+    ASSERT_TRUE(cfg.ok()) << yaml;
+    auto runs = ExpandRuns(*cfg);
+    EXPECT_TRUE(runs.ok()) << yaml << " -> " << runs.status().ToString();
+  }
 }
 
 TEST(ExperimentConfigTest, UnknownKeysSuggestAndListTheValidKeys) {

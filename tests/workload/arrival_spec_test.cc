@@ -1,5 +1,6 @@
 #include "sloserve/workload/arrival_spec.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <gmock/gmock.h>
@@ -37,6 +38,46 @@ TEST(ArrivalSpecTest, BuildsEachSyntheticKind) {
     EXPECT_NEAR(static_cast<double>(t.size()), 2000.0, 300.0) << kind;
     EXPECT_DOUBLE_EQ(*MeanRateQps(spec), 1000.0);
   }
+}
+
+// Issue 37 (A): the ranges' edges still finish (each arrival advances or the horizon
+// ends), and past them the spec is refused instead of spinning.
+TEST(ArrivalSpecTest, RangesEdgesFinishAndBeyondIsRefused) {
+  for (double cv : {kMinGammaCv, kMaxGammaCv}) {
+    ArrivalSpec spec = Synthetic("gamma", kMaxArrivalRateQps, Millis(20));
+    spec.cv = cv;
+    auto p = MakeArrivalProcess(spec, 5);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    const auto t = DrainUs(**p);
+    // Expected 20,000; cv 100 is bursty, so only an order of magnitude is asked.
+    EXPECT_LT(t.size(), 2'000'000u) << cv;
+    EXPECT_TRUE(std::is_sorted(t.begin(), t.end())) << cv;
+  }
+  auto poisson = MakeArrivalProcess(Synthetic("poisson", kMaxArrivalRateQps, Millis(20)), 5);
+  ASSERT_TRUE(poisson.ok());
+  EXPECT_NEAR(static_cast<double>(DrainUs(**poisson).size()), 20'000, 2'000);
+
+  EXPECT_THAT(ErrorOf(Synthetic("poisson", 1e308, Seconds(1))),
+              HasSubstr("rate_qps must be in (0, 1e+06] (got 1e+308)"));
+  ArrivalSpec g = Synthetic("gamma", 10, Seconds(1));
+  g.cv = 1e308;
+  EXPECT_THAT(ErrorOf(g), HasSubstr("cv must be in [0.001, 100] (got 1e+308)"));
+  EXPECT_THAT(ErrorOf(Synthetic("constant", 1e6, Seconds(101))),
+              HasSubstr("rate_qps x horizon expects 1.01e+08 arrivals, more than 1e+08"));
+  // A trace's effective rate is bounded the same way.
+  TempFile f("1000 2000\n");
+  ArrivalSpec t;
+  t.kind = "rps_trace";
+  t.trace_path = f.path();
+  t.rate_scale = 1000;
+  EXPECT_THAT(ErrorOf(t), HasSubstr("trace second 1 of trace '" + f.path() +
+                                    "' replays at 2e+06 qps after rate_scale and "
+                                    "time_compression, more than 1e+06"));
+  t.rate_scale = 1;
+  t.time_compression = 1e3;
+  EXPECT_THAT(ErrorOf(t), HasSubstr("replays at 2e+06 qps"));
+  t.time_compression = 1e308;
+  EXPECT_THAT(ErrorOf(t), HasSubstr("time_compression must be in (0, 1e+06] (got 1e+308)"));
 }
 
 TEST(ArrivalSpecTest, SameSeedSameSequence) {

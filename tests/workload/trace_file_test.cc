@@ -75,10 +75,24 @@ TEST(RpsTraceTest, MalformedTokenNamesFileAndLine) {
   StatusOr<RateSeries> s = LoadRpsTrace(f.path());
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.status().message(), HasSubstr(f.path() + ":2:"));
-  EXPECT_THAT(s.status().message(), HasSubstr("'x'"));
+  EXPECT_THAT(s.status().message(), HasSubstr("field 2 is not a non-negative integer"));
   EXPECT_THAT(ParseRpsTrace("1\n2\n-3\n", "r").status().message(), HasSubstr("r:3:"));
   EXPECT_THAT(ParseRpsTrace("1 2.5\n", "r").status().message(), HasSubstr("r:1:"));
   EXPECT_FALSE(ParseRpsTrace("#\n\n", "r").ok());
+}
+
+// Issue 37: `workload.trace: /proc/self/environ` printed the environment in the error.
+// A malformed line is described by position, never quoted.
+TEST(TraceFileTest, ErrorsDoNotQuoteTheFilesContent) {
+  const std::string secret = std::string("FAKE_SECRET=abc") + '\0' + "OTHER=1";
+  for (const std::string& text : {secret + "\n", "1 " + secret + "\n", "1 2 " + secret + "\n"}) {
+    const std::string qps = ParseQpsIntervalTrace(text, "/proc/x").status().message();
+    EXPECT_THAT(qps, HasSubstr("/proc/x:1: expected '<seconds> <value>'"));
+    EXPECT_EQ(qps.find("SECRET"), std::string::npos) << qps;
+    const std::string rps = ParseRpsTrace(text, "/proc/x").status().message();
+    EXPECT_THAT(rps, HasSubstr("/proc/x:1: field "));
+    EXPECT_EQ(rps.find("SECRET"), std::string::npos) << rps;
+  }
 }
 
 }  // namespace

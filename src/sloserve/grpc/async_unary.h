@@ -12,12 +12,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "sloserve/grpc/protobuf_log.h"
 
 namespace sloserve::grpc_protocol {
 
@@ -74,10 +77,25 @@ class UnaryCall : public CallTag {
     AsyncServerState* server = server_;
     if (status.ok()) {
       writer.Finish(response, status, this);
+    } else if (status.error_message().size() > kMaxStatusMessage) {
+      writer.FinishWithError(Shortened(status), this);
     } else {
       writer.FinishWithError(status, this);
     }
     server->pending.fetch_sub(1);  // after this the call may already be deleted
+  }
+
+  // The message travels as `grpc-message` metadata: past the client's metadata limit
+  // (8 KiB by default) it would see RESOURCE_EXHAUSTED instead of this status. Names a
+  // client sent are echoed short (EchoName); this bounds whatever else a message holds.
+  static constexpr size_t kMaxStatusMessage = 1024;
+  static ::grpc::Status Shortened(const ::grpc::Status& status) {
+    const std::string& message = status.error_message();
+    size_t cut = kMaxStatusMessage;  // not inside a UTF-8 character (clients decode it)
+    while (cut > kMaxStatusMessage - 3 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80)
+      --cut;
+    return ::grpc::Status(status.error_code(), message.substr(0, cut) + "\xE2\x80\xA6",
+                          status.error_details());
   }
 
   ::grpc::ServerContext ctx;
@@ -105,6 +123,7 @@ class UnaryCall : public CallTag {
 inline std::unique_ptr<::grpc::Server> StartAsyncServer(
     const std::string& address, size_t max_message_bytes, ::grpc::Service* service, int threads,
     std::vector<std::unique_ptr<::grpc::ServerCompletionQueue>>* cqs, int* port) {
+  RouteProtobufLog();  // a client's invalid UTF-8 strings must not flood stderr
   ::grpc::ServerBuilder builder;
   *port = 0;
   builder.AddListeningPort(address, ::grpc::InsecureServerCredentials(), port);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <map>
 
+#include "sloserve/core/echo_name.h"
 #include "sloserve/grpc/async_unary.h"
 #include "sloserve/grpc/model_infer.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
@@ -84,7 +85,8 @@ struct GrpcServer::Impl {
   ::grpc::Status CheckModel(const std::string& name, const std::string& version,
                             const TaskInfo** task) const {
     *task = FindTask(name);
-    if (*task == nullptr) return {::grpc::StatusCode::NOT_FOUND, "unknown model '" + name + "'"};
+    if (*task == nullptr)
+      return {::grpc::StatusCode::NOT_FOUND, "unknown model '" + EchoName(name) + "'"};
     if (!version.empty()) {
       return grpc_protocol::ToGrpcStatus(grpc_protocol::NoVersionsError(**task, version));
     }
@@ -96,7 +98,7 @@ struct GrpcServer::Impl {
   void HandleLoad(Call* call, bool load) {
     const std::string& name = call->request.model_name();
     if (FindTask(name) == nullptr) {
-      call->Reply({::grpc::StatusCode::NOT_FOUND, "unknown model '" + name + "'"});
+      call->Reply({::grpc::StatusCode::NOT_FOUND, "unknown model '" + EchoName(name) + "'"});
       return;
     }
     if (!call->request.parameters().empty()) {
@@ -191,8 +193,8 @@ struct GrpcServer::Impl {
       UnaryCall<Service, inference::ModelInferRequest, inference::ModelInferResponse>* call) {
     const TaskInfo* task = FindTask(call->request.model_name());
     if (task == nullptr) {
-      call->Reply(
-          {::grpc::StatusCode::NOT_FOUND, "unknown model '" + call->request.model_name() + "'"});
+      call->Reply({::grpc::StatusCode::NOT_FOUND,
+                   "unknown model '" + EchoName(call->request.model_name()) + "'"});
       return;
     }
     const auto received = std::chrono::steady_clock::now();

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "sloserve/core/echo_name.h"
 #include "sloserve/grpc/tensor_contents.h"
 
 namespace sloserve::grpc_protocol {
@@ -63,7 +64,8 @@ Status ParseParameters(const TaskInfo& task, const inference::ModelInferRequest&
     out.app = it->second.string_param();
     if (!out.app.empty() && !task.apps.empty() &&
         std::find(task.apps.begin(), task.apps.end(), out.app) == task.apps.end()) {
-      return InvalidArgumentError("unknown app '" + out.app + "' for model '" + task.name + "'");
+      return InvalidArgumentError("unknown app '" + EchoName(out.app) + "' for model '" +
+                                  task.name + "'");
     }
   }
   if (auto it = params.find("priority"); it != params.end()) {
@@ -114,11 +116,11 @@ StatusOr<ModelInferCall> ParseModelInfer(const TaskInfo& task,
   }
   const auto& in = req.inputs(0);
   if (in.name() != task.input_name) {
-    return InvalidArgumentError("unknown input '" + in.name() + "' for model '" + task.name +
-                                "' (expects '" + task.input_name + "')");
+    return InvalidArgumentError("unknown input '" + EchoName(in.name()) + "' for model '" +
+                                task.name + "' (expects '" + task.input_name + "')");
   }
   if (!task.input_datatype.empty() && in.datatype() != task.input_datatype) {
-    return InvalidArgumentError("input datatype '" + in.datatype() +
+    return InvalidArgumentError("input datatype '" + EchoName(in.datatype()) +
                                 "' does not match the declared '" + task.input_datatype + "'");
   }
   ASSIGN_OR_RETURN(std::vector<int64_t> shape, CheckShape(task, in.shape()));
@@ -126,8 +128,8 @@ StatusOr<ModelInferCall> ParseModelInfer(const TaskInfo& task,
   if (elements < 0) return InvalidArgumentError("input shape has too many elements");
   for (const auto& out : req.outputs()) {
     if (out.name() != task.output_name) {
-      return InvalidArgumentError("unknown output '" + out.name() + "' for model '" + task.name +
-                                  "' (it has '" + task.output_name + "')");
+      return InvalidArgumentError("unknown output '" + EchoName(out.name()) + "' for model '" +
+                                  task.name + "' (it has '" + task.output_name + "')");
     }
   }
   Tensor tensor;
@@ -138,7 +140,7 @@ StatusOr<ModelInferCall> ParseModelInfer(const TaskInfo& task,
                                   " entries for 1 input");
     }
     if (in.has_contents()) {
-      return InvalidArgumentError("input '" + in.name() +
+      return InvalidArgumentError("input '" + EchoName(in.name()) +
                                   "' has both contents and raw_input_contents");
     }
     ASSIGN_OR_RETURN(tensor.data,
@@ -211,7 +213,8 @@ void RenderModelMetadata(const TaskInfo& task, inference::ModelMetadataResponse*
 }
 
 Status NoVersionsError(const TaskInfo& task, const std::string& version) {
-  return NotFoundError("model '" + task.name + "' has no versions (asked for '" + version +
+  return NotFoundError("model '" + task.name + "' has no versions (asked for '" +
+                       EchoName(version) +
                        "'): sloserve chooses the variant for each request and reports it in "
                        "the response's parameters[\"variant\"]; leave the version empty");
 }

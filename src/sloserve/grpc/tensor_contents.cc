@@ -1,4 +1,5 @@
 #include "sloserve/grpc/tensor_contents.h"
+#include "sloserve/core/echo_name.h"
 
 #include <cmath>
 #include <cstring>
@@ -68,9 +69,9 @@ const char* FieldOf(std::string_view dt) {
 }
 
 Status OutOfRange(std::string_view tensor, std::string_view dt, int64_t index, long double v) {
-  return InvalidArgumentError(
-      "input '" + std::string(tensor) + "': element " + std::to_string(index) + " (" +
-      std::to_string(static_cast<long long>(v)) + ") is out of range for " + std::string(dt));
+  return InvalidArgumentError("input '" + EchoName(tensor) + "': element " + std::to_string(index) +
+                              " (" + std::to_string(static_cast<long long>(v)) +
+                              ") is out of range for " + std::string(dt));
 }
 
 template <class Narrow, class Repeated>
@@ -100,14 +101,14 @@ int64_t ElementCount(const std::vector<int64_t>& shape) {
 StatusOr<std::vector<uint8_t>> BytesFromContents(const inference::InferTensorContents& c,
                                                  std::string_view dt, int64_t elements,
                                                  std::string_view tensor) {
-  const std::string name(tensor);
+  const std::string name = EchoName(tensor);
   const char* field = FieldOf(dt);
   if (field == nullptr) {
     if (dt == "FP16" || dt == "BF16") {
       return InvalidArgumentError("input '" + name + "': " + std::string(dt) +
                                   " has no typed contents field; send raw_input_contents");
     }
-    return InvalidArgumentError("input '" + name + "': unknown datatype '" + std::string(dt) + "'");
+    return InvalidArgumentError("input '" + name + "': unknown datatype '" + EchoName(dt) + "'");
   }
   const std::vector<FieldUse> set = SetFields(c);
   int64_t count = 0;
@@ -161,7 +162,7 @@ StatusOr<std::vector<uint8_t>> BytesFromContents(const inference::InferTensorCon
 
 StatusOr<std::vector<uint8_t>> BytesFromRaw(const std::string& raw, std::string_view dt,
                                             int64_t elements, std::string_view tensor) {
-  const std::string name(tensor);
+  const std::string name = EchoName(tensor);
   const auto* p = reinterpret_cast<const uint8_t*>(raw.data());
   if (dt == "BYTES") {
     size_t pos = 0;
@@ -189,7 +190,7 @@ StatusOr<std::vector<uint8_t>> BytesFromRaw(const std::string& raw, std::string_
   }
   const size_t size = DatatypeSize(dt);
   if (size == 0) {
-    return InvalidArgumentError("input '" + name + "': unknown datatype '" + std::string(dt) + "'");
+    return InvalidArgumentError("input '" + name + "': unknown datatype '" + EchoName(dt) + "'");
   }
   if (raw.size() != static_cast<size_t>(elements) * size) {
     return InvalidArgumentError("input '" + name + "': raw contents have " +

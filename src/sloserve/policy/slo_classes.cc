@@ -16,7 +16,9 @@ StatusOr<std::vector<SloClass>> ParseSloClasses(const std::string& text, size_t 
     char* e2 = nullptr;
     double slo_ms = std::strtod(head.c_str(), &e1);
     long count = colon == std::string::npos ? 0 : std::strtol(item.c_str() + colon + 1, &e2, 10);
-    if (colon == std::string::npos || *e1 != '\0' || *e2 != '\0' || slo_ms <= 0 || count <= 0) {
+    // slo_ms bounded (a day) before MillisF: 1e300 or inf overflowed it (issue 37).
+    if (colon == std::string::npos || *e1 != '\0' || *e2 != '\0' ||
+        !(slo_ms > 0 && slo_ms <= 86'400'000) || count <= 0) {
       return InvalidArgumentError("option 'slo_workers': expected slo_ms:workers,..., got \"" +
                                   text + "\"");
     }

@@ -128,8 +128,11 @@ Status Parser::ParseLine(std::string_view line) {
   if (!is_samples) RETURN_IF_ERROR(FlushGroup());
   if (!have_header_) {
     if (record_ != profile_format::kMagic) {
-      return Error("", std::string("expected '") + profile_format::kMagic +
-                           " 1' as the first record, got " + Quote(record_));
+      // Not a profile: nothing of it is quoted (a path such as /proc/self/environ would
+      // print the environment).
+      return ErrorAt(line_no_, "", "",
+                     std::string("not a profile suite: expected '") + profile_format::kMagic +
+                         " 1' as the first record");
     }
     RETURN_IF_ERROR(ExpectFields({"version"}, false));
     ASSIGN_OR_RETURN(int64_t version, Int(1, "version", 0));

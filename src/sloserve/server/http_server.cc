@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "sloserve/core/echo_name.h"
 #include "sloserve/core/mutex.h"
 #include "sloserve/server/heap_release.h"
 #include "sloserve/server/json_limits.h"
@@ -128,12 +129,24 @@ struct HttpServer::Impl {
     Unlist(it->second);
     sessions.erase(it);
   }
-  // The session delivered its first whole request (or was chosen to make room): it can no
-  // longer be evicted, so it leaves the `unproven` list.
+  // The session delivered its first whole request, or an idle keep-alive connection
+  // received bytes: it can no longer be evicted, so it leaves its list.
   void Proven(Session* session) EXCLUDES(mu) {
     MutexLock lock(mu);
     if (const auto it = sessions.find(session); it != sessions.end()) Unlist(it->second);
   }
+  // The session answered its request and waits for the next with nothing in flight: it
+  // goes to the back of the `idle` list (which so stays ordered by last activity).
+  void Idle(Session* session) EXCLUDES(mu) {
+    MutexLock lock(mu);
+    const auto it = sessions.find(session);
+    if (it == sessions.end()) return;
+    Unlist(it->second);
+    it->second.it = idle.insert(idle.end(), session);
+    it->second.listed = &idle;
+  }
+  // Claims the first session of `list` that is still evictable; null if none is.
+  std::shared_ptr<Session> ClaimFirst(std::list<Session*>& list) REQUIRES(mu);
   // The in-flight body budget (Options::max_inflight_body_bytes). A charge that does not
   // fit fails, unless the connection asking (holding `mine`) is the only one charged, so
   // any one request within max_body can pass.
@@ -201,13 +214,13 @@ struct HttpServer::Impl {
 
   struct SessionEntry {
     std::weak_ptr<Session> weak;
-    std::list<Session*>::iterator unproven;  // valid while `listed`
-    bool listed = false;
+    std::list<Session*>* listed = nullptr;  // `unproven`, `idle` or none
+    std::list<Session*>::iterator it;       // its place there, valid while listed
   };
   void Unlist(SessionEntry& entry) REQUIRES(mu) {
-    if (!entry.listed) return;
-    unproven.erase(entry.unproven);
-    entry.listed = false;
+    if (entry.listed == nullptr) return;
+    entry.listed->erase(entry.it);
+    entry.listed = nullptr;
   }
 
   Mutex mu;
@@ -216,6 +229,10 @@ struct HttpServer::Impl {
   // accepted on one thread, in order): the candidates to make room at max_connections,
   // so that finding the oldest does not scan every connection.
   std::list<Session*> unproven GUARDED_BY(mu);
+  // The proven sessions waiting for their next request with nothing in flight, longest
+  // idle first: at the cap, when no unproven one can go, the first of them makes room
+  // (so idle keep-alive holders cannot keep new clients out either).
+  std::list<Session*> idle GUARDED_BY(mu);
   int running_threads GUARDED_BY(mu) = 0;
   // Stop(): the listener is closed and every accept completion queued before that has run,
   // so no session can be given to a loop any more.
@@ -248,7 +265,8 @@ class Session : public std::enable_shared_from_this<Session> {
   Session(SessionSocket&& socket, HttpServer::Impl* server, IoLoop* loop, bool over_limit = false)
       : stream_(std::move(socket)), server_(server), loop_(loop), over_limit_(over_limit) {
     server_->metrics.ConnectionOpened();
-    opened_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    since_ns_.store(std::max<int64_t>(1, Clock::now().time_since_epoch().count()),
+                    std::memory_order_relaxed);
   }
   ~Session() {
     if (charged_ > 0) server_->ReleaseBody(charged_);
@@ -270,22 +288,25 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
-  // When it opened (steady clock), while it has not yet delivered a whole request; 0 once
-  // it has, kEvicting once chosen to make room. Read under the server's mutex by
-  // StartSession (the session is alive then).
+  // While it may be evicted: when it opened (steady clock) until it has delivered a whole
+  // request, then when it began waiting idle for the next; 0 while neither, kEvicting once
+  // chosen to make room. Read under the server's mutex by StartSession (the session is
+  // alive then).
   static constexpr int64_t kEvicting = -1;
-  int64_t unproven_since() const { return opened_ns_.load(std::memory_order_relaxed); }
-  // Chooses it to make room, if it still has not delivered a request (`since` as read).
+  int64_t evictable_since() const { return since_ns_.load(std::memory_order_relaxed); }
+  // Chooses it to make room, if it is still evictable (`since` as read).
   bool ClaimForEviction(int64_t since) {
-    return opened_ns_.compare_exchange_strong(since, kEvicting, std::memory_order_relaxed);
+    return since_ns_.compare_exchange_strong(since, kEvicting, std::memory_order_relaxed);
   }
 
   // Over server.max_connections a new connection takes the place of the oldest one that
-  // never delivered a whole request (idle or slow-loris): closed here, on its io thread,
-  // unless a request completed since it was claimed.
+  // never delivered a whole request (idle or slow-loris), else of the longest-idle
+  // keep-alive one: closed here, on its io thread, unless an unproven one completed a
+  // request since it was claimed (an idle one whose next request raced the claim is
+  // closed when its bytes arrive: DoRead).
   void Evict() {
     asio::post(stream_.get_executor(), [self = shared_from_this()] {
-      if (self->unproven_since() != kEvicting || self->state_ == State::kClosed) return;
+      if (self->evictable_since() != kEvicting || self->state_ == State::kClosed) return;
       self->server_->metrics.ConnectionEvicted();
       self->Close();
     });
@@ -354,15 +375,27 @@ class Session : public std::enable_shared_from_this<Session> {
     if (server_->draining.load()) read_cap_ = std::min(read_cap_, Clock::now() + kDrainReadTimeout);
     if (answered_ == 0 || buffer_.size() > 0) return ReadHeader();
     // Keep-alive: the next request may come within idle_timeout; its header then has
-    // header_timeout from its first byte.
-    ReadDeadline(Clock::now() + server_->options.idle_timeout);
-    stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
-                            [self = shared_from_this()](beast::error_code ec, size_t n) {
-                              if (self->state_ == State::kClosed) return;
-                              if (ec) return self->Close();  // idle limit, peer closed, Stop()
-                              self->buffer_.commit(n);
-                              self->ReadHeader();
-                            });
+    // header_timeout from its first byte. Meanwhile the connection is evictable.
+    const auto now = Clock::now();
+    ReadDeadline(now + server_->options.idle_timeout);
+    since_ns_.store(std::max<int64_t>(1, now.time_since_epoch().count()),
+                    std::memory_order_relaxed);
+    server_->Idle(this);
+    stream_.async_read_some(buffer_.prepare(kIdleReadBytes), [self = shared_from_this()](
+                                                                 beast::error_code ec, size_t n) {
+      if (self->state_ == State::kClosed) return;
+      // Chosen to make room before its next request came: the new connection was let in
+      // in its place, so it goes (a client retries a request that raced the close of
+      // an idle connection, RFC 9112 9.3.1).
+      if (self->since_ns_.exchange(0, std::memory_order_relaxed) == kEvicting) {
+        self->server_->metrics.ConnectionEvicted();
+        return self->Close();
+      }
+      self->server_->Proven(self.get());
+      if (ec) return self->Close();  // idle limit, peer closed, Stop()
+      self->buffer_.commit(n);
+      self->ReadHeader();
+    });
   }
 
   void ReadHeader() {
@@ -406,8 +439,9 @@ class Session : public std::enable_shared_from_this<Session> {
       version_ = parser_->get().version();
       keep_alive_ = false;
       linger_ = true;  // the peer may still be sending the body we will not read
-      return Write({501, ErrorJson("transfer coding '" + std::string(te) +
-                                   "' is not supported (only chunked)")});
+      return Write(
+          {501, ErrorJson("transfer coding '" + EchoName(std::string_view(te.data(), te.size())) +
+                          "' is not supported (only chunked)")});
     }
     if (parser_->is_done()) return OnRead({}, 0);
     // A declared body is charged before it is read; a chunked one as it arrives.
@@ -477,7 +511,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (state_ == State::kClosed) return;
     if (ec) return OnReadError(ec);
     // A whole request: no longer evictable.
-    if (opened_ns_.exchange(0, std::memory_order_relaxed) != 0) server_->Proven(this);
+    if (since_ns_.exchange(0, std::memory_order_relaxed) != 0) server_->Proven(this);
     auto& req = parser_->get();
     version_ = req.version();
     keep_alive_ = req.keep_alive();
@@ -722,7 +756,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Clock::time_point body_start_{};
   Clock::time_point read_cap_ = Clock::time_point::max();
   const bool over_limit_;
-  std::atomic<int64_t> opened_ns_{0};  // unproven_since()
+  std::atomic<int64_t> since_ns_{0};  // evictable_since()
 };
 
 }  // namespace http_server_internal
@@ -843,27 +877,36 @@ void HttpServer::Impl::StartSession(SessionSocket sock, IoLoop* loop) {
     bool over_limit = sessions.size() >= options.max_connections;
     if (over_limit) {
       // Fairness at the cap: the oldest connection that never delivered a whole request
-      // makes room. A session in the map is alive while `mu` is held: its destructor
-      // unregisters under `mu` before its members go. Those at the front that were proven
-      // a moment ago (their Proven() waits for `mu`) are passed over.
-      for (Session* oldest : unproven) {
-        const int64_t since = oldest->unproven_since();
-        if (since <= 0 || !oldest->ClaimForEviction(since)) continue;
-        SessionEntry& entry = sessions[oldest];
-        Unlist(entry);
-        evicted = entry.weak.lock();
-        break;
-      }
+      // makes room, else the one idle the longest between requests. A connection with a
+      // request being read, at the backend or being answered is never chosen.
+      evicted = ClaimFirst(unproven);
+      if (evicted == nullptr) evicted = ClaimFirst(idle);
       over_limit = evicted == nullptr;
     }
     session = std::make_shared<Session>(std::move(sock), this, loop, over_limit);
     SessionEntry& entry = sessions[session.get()];
     entry.weak = session;
-    entry.unproven = unproven.insert(unproven.end(), session.get());
-    entry.listed = true;
+    entry.it = unproven.insert(unproven.end(), session.get());
+    entry.listed = &unproven;
   }
   if (evicted) evicted->Evict();
   session->Start();
+}
+
+std::shared_ptr<Session> HttpServer::Impl::ClaimFirst(std::list<Session*>& list) {
+  // A session in the map is alive while `mu` is held: its destructor unregisters under
+  // `mu` before its members go. Those at the front that stopped being evictable a moment
+  // ago (their Proven() waits for `mu`) are passed over.
+  for (auto it = list.begin(); it != list.end();) {
+    Session* first = *it++;  // before Unlist erases it
+    const int64_t since = first->evictable_since();
+    if (since <= 0 || !first->ClaimForEviction(since)) continue;
+    SessionEntry& entry = sessions[first];
+    Unlist(entry);
+    // Null while its destructor waits for `mu` (it is closing anyway): try the next.
+    if (std::shared_ptr<Session> claimed = entry.weak.lock()) return claimed;
+  }
+  return nullptr;
 }
 
 void HttpServer::Impl::RunIoThread(IoLoop* loop) {

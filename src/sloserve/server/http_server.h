@@ -65,8 +65,10 @@ class HttpServer {
     size_t offload_parse_bytes = size_t{1} << 20;
     Duration write_timeout = Seconds(30);  // a client that does not read is dropped
     Duration drain_timeout = Seconds(5);   // Stop(): wait for final writes
-    // Open connections beyond this get 503 (+ Retry-After) and are closed, so clients
-    // holding connections open cannot exhaust the process's file descriptors.
+    // At this many open connections a new one takes the place of the oldest that has not
+    // delivered a request, else of the longest-idle keep-alive one; with neither (every
+    // connection busy) it gets 503 (+ Retry-After) and is closed. So clients holding
+    // connections open can neither exhaust the file descriptors nor keep others out.
     size_t max_connections = 10000;
     // Start() fixes glibc's mmap threshold here (process-wide, heap_release.h), so request
     // bodies, their tensors and parse buffers of this size or more go back to the OS when

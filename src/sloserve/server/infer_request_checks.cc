@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "sloserve/core/echo_name.h"
+
 namespace sloserve {
 
 std::string ShapeString(const std::vector<int64_t>& shape) {
@@ -55,7 +57,7 @@ StatusOr<InferBodyParts> SplitInferBody(std::string_view body, std::string_view 
   const char* end_of_header = json_length.data() + json_length.size();
   const auto [end, err] = std::from_chars(json_length.data(), end_of_header, length);
   if (err != std::errc() || end != end_of_header || length == 0 || length > body.size()) {
-    return InvalidArgumentError("Inference-Header-Content-Length '" + std::string(json_length) +
+    return InvalidArgumentError("Inference-Header-Content-Length '" + EchoName(json_length) +
                                 "' must be an integer in [1, " + std::to_string(body.size()) +
                                 "] (the body's length)");
   }

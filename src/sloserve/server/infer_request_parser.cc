@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "sloserve/core/echo_name.h"
 #include "sloserve/server/infer_request_checks.h"
 #include "sloserve/server/json_limits.h"
 #include "sloserve/server/tensor_codec.h"
@@ -509,8 +510,8 @@ class InferRequestSax {
       doc_.inputs_error = InvalidArgumentError("each input must be an object with a string 'name'");
     } else if (input_.name.s != task_.input_name) {
       doc_.inputs_error =
-          InvalidArgumentError("unknown input '" + input_.name.s + "' for model '" + task_.name +
-                               "' (expects '" + task_.input_name + "')");
+          InvalidArgumentError("unknown input '" + EchoName(input_.name.s) + "' for model '" +
+                               task_.name + "' (expects '" + task_.input_name + "')");
     } else if (doc_.input.has_value()) {
       doc_.inputs_error = InvalidArgumentError("input '" + task_.input_name + "' repeated");
     } else {
@@ -531,7 +532,7 @@ class InferRequestSax {
     }
     const std::string& n = o.name.s;
     if (n != task_.output_name) {
-      doc_.outputs_error = InvalidArgumentError("unknown output '" + n + "' for model '" +
+      doc_.outputs_error = InvalidArgumentError("unknown output '" + EchoName(n) + "' for model '" +
                                                 task_.name + "' (has '" + task_.output_name + "')");
       return;
     }
@@ -637,7 +638,8 @@ Status ReadParameters(const SaxDocument& doc, const TaskInfo& task, Duration max
     req.app = doc.app.s;
     if (!req.app.empty() && !task.apps.empty() &&
         std::find(task.apps.begin(), task.apps.end(), req.app) == task.apps.end()) {
-      return InvalidArgumentError("unknown app '" + req.app + "' for model '" + task.name + "'");
+      return InvalidArgumentError("unknown app '" + EchoName(req.app) + "' for model '" +
+                                  task.name + "'");
     }
   }
   if (doc.priority.present()) {
@@ -672,8 +674,8 @@ StatusOr<InferCall> ValidateDocument(const TaskInfo& task, SaxDocument& doc, Dur
   if (!in.datatype.is_string()) return InvalidArgumentError("input 'datatype' must be a string");
   const std::string& dt = in.datatype.s;
   if (!task.input_datatype.empty() && dt != task.input_datatype) {
-    return InvalidArgumentError("input datatype '" + dt + "' does not match the declared '" +
-                                task.input_datatype + "'");
+    return InvalidArgumentError("input datatype '" + EchoName(dt) +
+                                "' does not match the declared '" + task.input_datatype + "'");
   }
   if (!in.shape.present()) return InvalidArgumentError("input 'shape' is missing");
   if (in.shape.kind != SaxField::kArray) {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sloserve/core/echo_name.h"
 #include "sloserve/server/infer_request_checks.h"
 #include "sloserve/server/kserve_handler.h"
 #include "sloserve/server/tensor_codec.h"
@@ -47,7 +48,8 @@ Status ParseParameters(const json& doc, const TaskInfo& task, Duration max_slo, 
     req.app = app->get<std::string>();
     if (!req.app.empty() && !task.apps.empty() &&
         std::find(task.apps.begin(), task.apps.end(), req.app) == task.apps.end()) {
-      return InvalidArgumentError("unknown app '" + req.app + "' for model '" + task.name + "'");
+      return InvalidArgumentError("unknown app '" + EchoName(req.app) + "' for model '" +
+                                  task.name + "'");
     }
   }
   if (const auto priority = params->find("priority"); priority != params->end()) {
@@ -88,7 +90,7 @@ Status ParseOutputs(const json& doc, const TaskInfo& task, InferCall& call) {
     }
     const auto& n = name->get_ref<const std::string&>();
     if (n != task.output_name) {
-      return InvalidArgumentError("unknown output '" + n + "' for model '" + task.name +
+      return InvalidArgumentError("unknown output '" + EchoName(n) + "' for model '" + task.name +
                                   "' (has '" + task.output_name + "')");
     }
     for (const RequestedOutput& seen : call.outputs) {
@@ -158,7 +160,8 @@ StatusOr<InferCall> ParseInferDocument(const TaskInfo& task, const json& doc, Du
       return InvalidArgumentError("each input must be an object with a string 'name'");
     }
     if (name->get_ref<const std::string&>() != task.input_name) {
-      return InvalidArgumentError("unknown input '" + name->get<std::string>() + "' for model '" +
+      return InvalidArgumentError("unknown input '" +
+                                  EchoName(name->get_ref<const std::string&>()) + "' for model '" +
                                   task.name + "' (expects '" + task.input_name + "')");
     }
     if (input != nullptr) return InvalidArgumentError("input '" + task.input_name + "' repeated");
@@ -170,8 +173,8 @@ StatusOr<InferCall> ParseInferDocument(const TaskInfo& task, const json& doc, Du
   }
   const auto& dt = datatype->get_ref<const std::string&>();
   if (!task.input_datatype.empty() && dt != task.input_datatype) {
-    return InvalidArgumentError("input datatype '" + dt + "' does not match the declared '" +
-                                task.input_datatype + "'");
+    return InvalidArgumentError("input datatype '" + EchoName(dt) +
+                                "' does not match the declared '" + task.input_datatype + "'");
   }
   const auto shape_it = input->find("shape");
   if (shape_it == input->end()) return InvalidArgumentError("input 'shape' is missing");

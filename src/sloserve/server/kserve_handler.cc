@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "sloserve/core/echo_name.h"
 #include "sloserve/server/infer_fast_path.h"
 #include "sloserve/server/infer_request_checks.h"
 #include "sloserve/server/infer_request_parser.h"
@@ -314,7 +315,7 @@ Routed KServeHandler::Route(HttpMethod method, std::string_view target, std::str
     if (backend_) text += backend_->PrometheusMetrics();
     return HttpResponse{200, std::move(text), "text/plain; version=0.0.4"};
   }
-  return Error(404, "unknown path '" + std::string(target) + "'");
+  return Error(404, "unknown path '" + EchoName(target) + "'");
 }
 
 // A task's state in the repository index and its readiness: "" when it serves, else why
@@ -362,15 +363,16 @@ Routed KServeHandler::RouteRepository(HttpMethod method, std::string_view rest,
                                       std::string_view body) const {
   std::vector<std::string> parts;
   if (!SplitPath(rest, parts)) {
-    return Error(400, "malformed percent-encoding in path '/v2/repository/models/" +
-                          std::string(rest) + "'");
+    return Error(
+        400, "malformed percent-encoding in path '/v2/repository/models/" + EchoName(rest) + "'");
   }
   if (parts.size() != 2 || (parts[1] != "load" && parts[1] != "unload")) {
-    return Error(404, "unknown path '/v2/repository/models/" + std::string(rest) +
+    return Error(404, "unknown path '/v2/repository/models/" + EchoName(rest) +
                           "' (use /v2/repository/models/{name}/load or /unload)");
   }
   if (method != HttpMethod::kPost) return MethodNotAllowed("POST");
-  if (FindTask(parts[0]) == nullptr) return Error(404, "unknown model '" + parts[0] + "'");
+  if (FindTask(parts[0]) == nullptr)
+    return Error(404, "unknown model '" + EchoName(parts[0]) + "'");
   // Triton's optional body: {"parameters": {...}}. sloserve loads the model's configured
   // variants, so a parameter (a config override, files) would be silently ignored: refused.
   if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
@@ -379,7 +381,8 @@ Routed KServeHandler::RouteRepository(HttpMethod method, std::string_view rest,
       return Error(400, "the body of a repository request must be a JSON object");
     }
     for (const auto& [key, value] : doc.items()) {
-      if (key != "parameters") return Error(400, "unknown member '" + key + "' in the body");
+      if (key != "parameters")
+        return Error(400, "unknown member '" + EchoName(key) + "' in the body");
       if (!value.is_object() || !value.empty()) {
         return Error(400,
                      "repository parameters are not supported: sloserve loads the model's "
@@ -417,10 +420,10 @@ Routed KServeHandler::RouteModel(HttpMethod method, std::string_view rest, std::
                                  std::string_view json_length) const {
   std::vector<std::string> parts;
   if (!SplitPath(rest, parts)) {
-    return Error(400, "malformed percent-encoding in path '/v2/models/" + std::string(rest) + "'");
+    return Error(400, "malformed percent-encoding in path '/v2/models/" + EchoName(rest) + "'");
   }
   const TaskEntry* task = FindTask(parts[0]);
-  if (task == nullptr) return Error(404, "unknown model '" + parts[0] + "'");
+  if (task == nullptr) return Error(404, "unknown model '" + EchoName(parts[0]) + "'");
   if (parts.size() >= 2 && parts[1] == "versions") {
     return Error(404, "model '" + task->info.name +
                           "' has no versions: sloserve chooses the variant for each request "
@@ -430,7 +433,7 @@ Routed KServeHandler::RouteModel(HttpMethod method, std::string_view rest, std::
   const std::string_view action = parts.size() > 1 ? std::string_view(parts[1]) : "";
   if (parts.size() > 2 || (parts.size() == 2 && action != "ready" && action != "infer" &&
                            action != "stats" && action != "config")) {
-    return Error(404, "unknown path '/v2/models/" + std::string(rest) + "'");
+    return Error(404, "unknown path '/v2/models/" + EchoName(rest) + "'");
   }
   if (action.empty()) {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");

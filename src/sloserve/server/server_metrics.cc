@@ -49,7 +49,8 @@ std::string ServerMetrics::RenderPrometheus() const {
       std::to_string(ReadTimeouts()) +
       "\n"
       "# HELP sloserve_http_connections_evicted_total Connections that never delivered a whole "
-      "request, closed to make room for a new one at server.max_connections.\n"
+      "request, or idle keep-alive ones, closed to make room for a new one at "
+      "server.max_connections.\n"
       "# TYPE sloserve_http_connections_evicted_total counter\n"
       "sloserve_http_connections_evicted_total " +
       std::to_string(EvictedConnections()) + "\n";

@@ -38,8 +38,8 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"seed", "random seed (arrivals, sizes, sampled latencies)"},
     {"duration_s", "length of a synthetic arrival process in seconds (default 30)"},
     {"workload.arrival", "poisson | gamma | constant | qps_interval_trace | rps_trace"},
-    {"workload.load_qps", "mean offered load for synthetic arrivals (queries/s)"},
-    {"workload.cv", "gamma: coefficient of variation of inter-arrival times"},
+    {"workload.load_qps", "mean offered load for synthetic arrivals (queries/s, at most 1000000)"},
+    {"workload.cv", "gamma: coefficient of variation of inter-arrival times (0.001..100)"},
     {"workload.trace", "trace file (path, or an embedded trace name under profiles/traces)"},
     {"workload.window_start_s", "trace: first trace second replayed"},
     {"workload.window_end_s", "trace: one past the last second replayed (-1 = end)"},
@@ -52,7 +52,7 @@ const std::vector<std::pair<std::string, std::string>> kKeys = {
     {"workload.app_priorities",
      "priority of each app's queries, in the order of app_weights (1 = highest, 0 = default)"},
     {"executor.latency", "batch latency from the profile: a percentile such as p95, or sample"},
-    {"executor.time_scale", "multiply every batch duration (0 = instant)"},
+    {"executor.time_scale", "multiply every batch duration (0..1000; 0 = instant)"},
     {"engine.max_worker_queue", "admission bound per worker queue"},
     {"engine.admission",
      "overload protection (docs/admission.md): on | off (default: off in sim, on in serve)"},
@@ -166,18 +166,30 @@ StatusOr<int64_t> Integer(const FlatConfig& f, const std::string& key, int64_t f
   return static_cast<int64_t>(v);
 }
 
-// A time that becomes a Duration (int64 microseconds) must be bounded: converting 1e53 ms
-// is undefined behaviour (found by fuzz_test under UBSan). `lo` itself is allowed unless
-// `lo_open`.
-Status CheckTime(const std::string& key, double v, double lo, bool lo_open, double hi) {
+// Every number has a range (docs/sim.md "Ranges"). A time that becomes a Duration (int64
+// microseconds) must be bounded: converting 1e53 ms is undefined behaviour (found by
+// fuzz_test under UBSan); a rate or scale past its range makes the simulator spin (a
+// gap below a microsecond never advances time). `lo` itself is allowed unless `lo_open`.
+Status CheckRange(const std::string& key, double v, double lo, bool lo_open, double hi) {
   if ((lo_open ? v > lo : v >= lo) && v <= hi) return OkStatus();
   std::ostringstream msg;
   msg << "'" << key << "': must be in " << (lo_open ? "(" : "[") << lo << ", " << std::fixed
-      << std::setprecision(0) << hi << "] (got " << std::defaultfloat << v << ")";
+      << std::setprecision(0) << hi << "] (got " << std::defaultfloat << std::setprecision(6) << v
+      << ")";
   return InvalidArgumentError(msg.str());
 }
 constexpr double kMaxMillis = 86'400'000;       // a day, for SLOs and intervals
 constexpr double kMaxSeconds = 366.0 * 86'400;  // a year, for a run's length
+// Below a millisecond a plan interval rounds towards 0 us, where the driver would plan
+// forever at one instant.
+constexpr double kMinIntervalMs = 1;
+constexpr double kMaxTimeScale = 1000;              // executor.time_scale
+constexpr double kMaxWorkerQueue = 1e9;             // engine.max_worker_queue
+constexpr double kMaxSeed = 9'007'199'254'740'992;  // 2^53: every seed exact as a double
+
+bool IsSyntheticArrival(const std::string& kind) {
+  return kind == "poisson" || kind == "gamma" || kind == "constant";
+}
 
 std::string Text(const FlatConfig& f, const std::string& key, const std::string& fallback) {
   auto it = f.find(key);
@@ -346,7 +358,7 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   }
   r.workers_per_machine = static_cast<int>(per_machine);
   ASSIGN_OR_RETURN(double slo_ms, Number(f, "slo_ms", 0));
-  RETURN_IF_ERROR(CheckTime("slo_ms", slo_ms, 0, false, kMaxMillis));
+  RETURN_IF_ERROR(CheckRange("slo_ms", slo_ms, 0, false, kMaxMillis));
   r.slo = MillisF(slo_ms);
   if (std::string mix = Text(f, "slo_mix", ""); !mix.empty()) {
     std::stringstream ms(mix);
@@ -365,21 +377,41 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
     }
   }
   ASSIGN_OR_RETURN(int64_t seed, Integer(f, "seed", 1));
+  // Reported as a number: a negative seed became 2^64 - n and printed as -2^63.
+  RETURN_IF_ERROR(CheckRange("seed", static_cast<double>(seed), 0, false, kMaxSeed));
   r.seed = static_cast<uint64_t>(seed);
   ASSIGN_OR_RETURN(double duration_s, Number(f, "duration_s", 30));
-  RETURN_IF_ERROR(CheckTime("duration_s", duration_s, 0, true, kMaxSeconds));
+  RETURN_IF_ERROR(CheckRange("duration_s", duration_s, 0, true, kMaxSeconds));
 
   ArrivalSpec& a = r.arrival;
   a.kind = Text(f, "workload.arrival", "poisson");
+  // The ranges of ArrivalSpec (ValidateArrivalSpec), checked here to name the keys;
+  // load_qps 0 means unset (trace kinds do not read it).
   ASSIGN_OR_RETURN(a.rate_qps, Number(f, "workload.load_qps", 0));
+  RETURN_IF_ERROR(CheckRange("workload.load_qps", a.rate_qps, 0, false, kMaxArrivalRateQps));
   ASSIGN_OR_RETURN(a.cv, Number(f, "workload.cv", 1));
+  RETURN_IF_ERROR(CheckRange("workload.cv", a.cv, kMinGammaCv, false, kMaxGammaCv));
   a.trace_path = ResolveTrace(Text(f, "workload.trace", ""), Text(f, "__config_dir", ""));
   ASSIGN_OR_RETURN(a.window_start_s, Integer(f, "workload.window_start_s", 0));
+  RETURN_IF_ERROR(CheckRange("workload.window_start_s", static_cast<double>(a.window_start_s), 0,
+                             false, static_cast<double>(kMaxTraceSecond)));
   ASSIGN_OR_RETURN(a.window_end_s, Integer(f, "workload.window_end_s", -1));
+  RETURN_IF_ERROR(CheckRange("workload.window_end_s", static_cast<double>(a.window_end_s), -1,
+                             false, static_cast<double>(kMaxTraceSecond)));
   ASSIGN_OR_RETURN(a.rate_scale, Number(f, "workload.rate_scale", 1));
+  RETURN_IF_ERROR(CheckRange("workload.rate_scale", a.rate_scale, 0, true, kMaxRateScale));
   ASSIGN_OR_RETURN(a.time_compression, Number(f, "workload.time_compression", 1));
+  RETURN_IF_ERROR(
+      CheckRange("workload.time_compression", a.time_compression, 0, true, kMaxTimeCompression));
   bool is_trace = a.kind.find("trace") != std::string::npos;
   a.horizon = (is_trace && !f.count("duration_s")) ? Duration(0) : SecondsF(duration_s);
+  if (IsSyntheticArrival(a.kind) && a.rate_qps * duration_s > kMaxExpectedArrivals) {
+    std::ostringstream msg;
+    msg << "'workload.load_qps' x 'duration_s' = " << a.rate_qps * duration_s
+        << " arrivals expected, more than a run can hold (at most " << std::fixed
+        << std::setprecision(0) << kMaxExpectedArrivals << ")";
+    return InvalidArgumentError(msg.str());
+  }
   if (with_workload) RETURN_IF_ERROR(ValidateArrivalSpec(a).WithPrefix("workload"));
   r.sizes = Text(f, "workload.sizes", "constant:1");
   {
@@ -401,9 +433,10 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
 
   ASSIGN_OR_RETURN(r.service, ParseServiceTimeMode(Text(f, "executor.latency", "p95")));
   ASSIGN_OR_RETURN(r.service.time_scale, Number(f, "executor.time_scale", 1));
-  if (r.service.time_scale < 0) return InvalidArgumentError("'executor.time_scale': must be >= 0");
+  RETURN_IF_ERROR(CheckRange("executor.time_scale", r.service.time_scale, 0, false, kMaxTimeScale));
   ASSIGN_OR_RETURN(int64_t maxq, Integer(f, "engine.max_worker_queue", 1000000));
-  if (maxq < 1) return InvalidArgumentError("'engine.max_worker_queue': must be >= 1");
+  RETURN_IF_ERROR(
+      CheckRange("engine.max_worker_queue", static_cast<double>(maxq), 1, false, kMaxWorkerQueue));
   r.max_worker_queue = static_cast<size_t>(maxq);
   if (auto it = f.find("engine.admission"); it != f.end()) {
     if (it->second != "on" && it->second != "off")
@@ -435,13 +468,15 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
     }
   }
   ASSIGN_OR_RETURN(double interval_ms, Number(f, "engine.series_interval_ms", 1000));
-  RETURN_IF_ERROR(CheckTime("engine.series_interval_ms", interval_ms, 0, true, kMaxMillis));
+  RETURN_IF_ERROR(
+      CheckRange("engine.series_interval_ms", interval_ms, kMinIntervalMs, false, kMaxMillis));
   r.series_interval = MillisF(interval_ms);
   ASSIGN_OR_RETURN(double plan_ms, Number(f, "engine.plan_interval_ms", 1000));
-  RETURN_IF_ERROR(CheckTime("engine.plan_interval_ms", plan_ms, 0, true, kMaxMillis));
+  RETURN_IF_ERROR(
+      CheckRange("engine.plan_interval_ms", plan_ms, kMinIntervalMs, false, kMaxMillis));
   r.plan_interval = MillisF(plan_ms);
   ASSIGN_OR_RETURN(double offline_ms, Number(f, "engine.offline_delay_ms", 0));
-  RETURN_IF_ERROR(CheckTime("engine.offline_delay_ms", offline_ms, 0, false, kMaxMillis));
+  RETURN_IF_ERROR(CheckRange("engine.offline_delay_ms", offline_ms, 0, false, kMaxMillis));
   r.offline_delay = MillisF(offline_ms);
 
   PolicySpec& p = r.policy;

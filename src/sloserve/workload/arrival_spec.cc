@@ -45,31 +45,42 @@ Status ValidateArrivalSpec(const ArrivalSpec& spec) {
                                 "rps_trace)");
   }
   if (IsSyntheticKind(spec.kind)) {
-    if (!(spec.rate_qps > 0) || !std::isfinite(spec.rate_qps)) {
-      return FieldError(spec,
-                        "rate_qps must be a finite number > 0 (got " + Num(spec.rate_qps) + ")");
+    if (!(spec.rate_qps > 0 && spec.rate_qps <= kMaxArrivalRateQps)) {
+      return FieldError(spec, "rate_qps must be in (0, " + Num(kMaxArrivalRateQps) + "] (got " +
+                                  Num(spec.rate_qps) + ")");
     }
-    if (spec.kind == "gamma" && (!(spec.cv > 0) || !std::isfinite(spec.cv))) {
-      return FieldError(spec, "cv must be a finite number > 0 (got " + Num(spec.cv) + ")");
+    if (spec.kind == "gamma" && !(spec.cv >= kMinGammaCv && spec.cv <= kMaxGammaCv)) {
+      return FieldError(spec, "cv must be in [" + Num(kMinGammaCv) + ", " + Num(kMaxGammaCv) +
+                                  "] (got " + Num(spec.cv) + ")");
     }
     if (spec.horizon <= Duration(0)) {
       return FieldError(
           spec, "horizon must be > 0 (got " + std::to_string(spec.horizon.count()) + " us)");
     }
+    if (const double expected = spec.rate_qps * ToSeconds(spec.horizon);
+        expected > kMaxExpectedArrivals) {
+      return FieldError(spec, "rate_qps x horizon expects " + Num(expected) +
+                                  " arrivals, more than " + Num(kMaxExpectedArrivals));
+    }
     return OkStatus();
   }
   if (spec.trace_path.empty()) return FieldError(spec, "trace_path is required");
-  if (!(spec.rate_scale > 0) || !std::isfinite(spec.rate_scale)) {
-    return FieldError(spec,
-                      "rate_scale must be a finite number > 0 (got " + Num(spec.rate_scale) + ")");
+  if (!(spec.rate_scale > 0 && spec.rate_scale <= kMaxRateScale)) {
+    return FieldError(spec, "rate_scale must be in (0, " + Num(kMaxRateScale) + "] (got " +
+                                Num(spec.rate_scale) + ")");
   }
-  if (!(spec.time_compression > 0) || !std::isfinite(spec.time_compression)) {
-    return FieldError(spec, "time_compression must be a finite number > 0 (got " +
-                                Num(spec.time_compression) + ")");
+  if (!(spec.time_compression > 0 && spec.time_compression <= kMaxTimeCompression)) {
+    return FieldError(spec, "time_compression must be in (0, " + Num(kMaxTimeCompression) +
+                                "] (got " + Num(spec.time_compression) + ")");
   }
-  if (spec.window_start_s < 0) {
-    return FieldError(
-        spec, "window_start_s must be >= 0 (got " + std::to_string(spec.window_start_s) + ")");
+  if (spec.window_start_s < 0 || spec.window_start_s > kMaxTraceSecond) {
+    return FieldError(spec, "window_start_s must be in [0, " + std::to_string(kMaxTraceSecond) +
+                                "] (got " + std::to_string(spec.window_start_s) + ")");
+  }
+  if (spec.window_end_s > kMaxTraceSecond) {
+    return FieldError(spec, "window_end_s must be -1 (end of trace) or at most " +
+                                std::to_string(kMaxTraceSecond) + " (got " +
+                                std::to_string(spec.window_end_s) + ")");
   }
   if (spec.window_end_s != -1 && spec.window_end_s <= spec.window_start_s) {
     return FieldError(spec, "window_end_s must be -1 (end of trace) or > window_start_s (got " +
@@ -121,7 +132,17 @@ StatusOr<RateSeries> EffectiveRateSeries(const ArrivalSpec& spec, const RateSeri
   const double factor = spec.rate_scale * static_cast<double>(step_us) /
                         static_cast<double>(out.step.count());  // count-preserving
   out.rates_qps.reserve(end - begin);
-  for (size_t i = begin; i < end; ++i) out.rates_qps.push_back(raw.rates_qps[i] * factor);
+  for (size_t i = begin; i < end; ++i) {
+    const double rate = raw.rates_qps[i] * factor;
+    // A rate the microsecond clock cannot follow would replay forever (as rate_qps would).
+    if (!(rate <= kMaxArrivalRateQps)) {
+      return FieldError(spec, "trace second " + Num(ToSeconds(raw.step) * static_cast<double>(i)) +
+                                  where + " replays at " + Num(rate) +
+                                  " qps after rate_scale and time_compression, more than " +
+                                  Num(kMaxArrivalRateQps));
+    }
+    out.rates_qps.push_back(rate);
+  }
   return out;
 }
 

@@ -38,6 +38,20 @@ struct ArrivalSpec {
   Duration horizon = Duration(0);  // synthetic: required > 0; traces: 0 = whole trace
 };
 
+// Ranges every spec must keep (docs/sim.md "Ranges"). Past them the simulator cannot
+// finish: a gap below the clock's microsecond (rate > 1e6 qps) never advances time, a cv
+// whose square over- or underflows makes gamma gaps 0 or NaN, and the arrival count
+// grows past what a run can hold.
+inline constexpr double kMaxArrivalRateQps = 1e6;  // one arrival per microsecond
+inline constexpr double kMinGammaCv = 1e-3;
+inline constexpr double kMaxGammaCv = 100;
+inline constexpr double kMaxRateScale = 1e6;
+inline constexpr double kMaxTimeCompression = 1e6;
+inline constexpr int64_t kMaxTraceSecond = 1'000'000'000;  // window bounds, in trace seconds
+// Mean rate x horizon of a synthetic process: a run holds about 100 bytes per query
+// (10^7 queries: 1.0 GB), so 10^8 is some 10 GB.
+inline constexpr double kMaxExpectedArrivals = 1e8;
+
 // Checks fields without touching the file system.
 Status ValidateArrivalSpec(const ArrivalSpec& spec);
 

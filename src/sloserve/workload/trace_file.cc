@@ -83,9 +83,17 @@ StatusOr<RateSeries> ParseQpsIntervalTrace(std::string_view text, std::string_vi
     std::string_view extra = NextToken(rest);
     double t = 0.0;
     double v = 0.0;
-    if (v_tok.empty() || !extra.empty() || !ParseDouble(t_tok, t) || !ParseDouble(v_tok, v)) {
-      return InvalidArgumentError(Where(name, line_no) + "expected '<seconds> <value>', got '" +
-                                  std::string(line) + "'");
+    // The line is described, not quoted: a path that names another file (e.g.
+    // /proc/self/environ) must not print its content.
+    if (v_tok.empty() || !extra.empty()) {
+      return InvalidArgumentError(
+          Where(name, line_no) + "expected '<seconds> <value>' (two numbers), got " +
+          std::string(v_tok.empty() ? "one field" : "more than two fields"));
+    }
+    if (!ParseDouble(t_tok, t) || !ParseDouble(v_tok, v)) {
+      return InvalidArgumentError(Where(name, line_no) + "expected '<seconds> <value>', but the " +
+                                  (ParseDouble(t_tok, t) ? "value" : "seconds") +
+                                  " field is not a number");
     }
     if (v < 0) {
       return InvalidArgumentError(Where(name, line_no) + "negative rate " + std::string(v_tok));
@@ -127,15 +135,16 @@ StatusOr<RateSeries> ParseRpsTrace(std::string_view text, std::string_view name)
   series.rates_qps.reserve(text.size() / 3);
   Status st = ForEachDataLine(text, [&](std::string_view line, int64_t line_no) -> Status {
     std::string_view rest = line;
+    int field = 1;  // the field is named by position, not quoted (see above)
     for (std::string_view tok = NextToken(rest); !tok.empty(); tok = NextToken(rest)) {
       int64_t v = 0;
       const char* end = tok.data() + tok.size();
       auto [p, ec] = std::from_chars(tok.data(), end, v);
       if (ec != std::errc() || p != end || v < 0) {
-        return InvalidArgumentError(Where(name, line_no) +
-                                    "expected a non-negative integer requests-per-second, got '" +
-                                    std::string(tok) + "'");
+        return InvalidArgumentError(Where(name, line_no) + "field " + std::to_string(field) +
+                                    " is not a non-negative integer requests-per-second");
       }
+      ++field;
       series.rates_qps.push_back(static_cast<double>(v));
     }
     return OkStatus();

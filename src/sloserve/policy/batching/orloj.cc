@@ -48,8 +48,10 @@ StatusOr<std::vector<CostStep>> OrlojBatching::ParseCostSteps(const std::string&
       return InvalidArgumentError(
           "orloj: option 'cost_steps': expected offset_ms:cost,..., got \"" + text + "\"");
     }
-    if (s.offset_ms < 0 || s.cost <= 0)
-      return InvalidArgumentError("orloj: option 'cost_steps': offsets must be >= 0, costs > 0");
+    // Offsets bounded (a day): converted to microseconds (issue 37).
+    if (!(s.offset_ms >= 0 && s.offset_ms <= 86'400'000) || s.cost <= 0)
+      return InvalidArgumentError(
+          "orloj: option 'cost_steps': offsets must be in [0, 86400000] ms, costs > 0");
     steps.push_back(s);
   }
   if (steps.empty() || steps.size() > 8)

@@ -27,7 +27,9 @@ StatusOr<LoadGranularOptions> ParseLoadGranularOptions(const PolicyParams& param
   for (std::string v; std::getline(ss, v, ',');) {
     if (!v.empty()) o.variants.push_back(v);
   }
-  if (window_ms <= 0) return InvalidArgumentError("option 'window_ms' must be positive");
+  // Bounded before MillisF: 1e300 ms overflowed the microsecond Duration (issue 37).
+  if (!(window_ms > 0 && window_ms <= 86'400'000))
+    return InvalidArgumentError("option 'window_ms' must be in (0, 86400000]");
   if (o.quantile <= 0 || o.quantile > 1)
     return InvalidArgumentError("option 'quantile' must be in (0, 1]");
   o.window = MillisF(window_ms);

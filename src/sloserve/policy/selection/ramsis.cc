@@ -102,7 +102,9 @@ StatusOr<std::unique_ptr<SelectionPolicy>> RamsisSelection::Create(const PolicyP
     if (!v.empty()) o.mdp.variants.push_back(v);
   }
   ASSIGN_OR_RETURN(double window_ms, p.GetDouble("window_ms", 500));
-  if (window_ms <= 0) return InvalidArgumentError("ramsis: option 'window_ms' must be positive");
+  // Bounded before MillisF: 1e300 ms overflowed the microsecond Duration (issue 37).
+  if (!(window_ms > 0 && window_ms <= 86'400'000))
+    return InvalidArgumentError("ramsis: option 'window_ms' must be in (0, 86400000]");
   o.window = MillisF(window_ms);
   ASSIGN_OR_RETURN(o.cache_dir, p.GetString("cache_dir", DefaultCacheDir()));
   ASSIGN_OR_RETURN(o.slo_workers, p.GetString("slo_workers", ""));
