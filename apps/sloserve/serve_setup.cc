@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 
 #include "default_config.h"
+#include "git_revision.h"
 #include "remote_setup.h"
 #include "sloserve/core/did_you_mean.h"
 #include "sloserve/remote/process_setup.h"
@@ -86,7 +88,7 @@ StatusOr<ServeSetup> BuildServeSetup(
         "server.remote_health_timeout_ms", "server.remote_failures_to_down",
         "server.remote_call_timeout_ms", "server.remote_connect_timeout_s",
         "server.remote_reconnect_backoff_ms", "server.kserve_workers", "server.kserve_model",
-        "server.early_shed"};
+        "server.early_shed", "server.latency_buckets"};
     // clang-format on
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
@@ -196,9 +198,30 @@ StatusOr<ServeSetup> BuildServeSetup(
   // One set of request histograms and counters for both frontends: /metrics and the
   // statistics extension count gRPC requests like HTTP ones.
   std::vector<std::string> models;
-  for (const TaskInfo& t : setup.runtime->Tasks()) models.push_back(t.name);
-  setup.http.request_metrics = std::make_shared<RequestMetrics>(std::move(models));
+  std::vector<Duration> slos = {setup.runtime->deployment().slo};
+  for (const TaskInfo& t : setup.runtime->Tasks()) {
+    models.push_back(t.name);
+    slos.push_back(t.default_slo);
+  }
+  // Latency histogram bounds: dense around the SLOs served, unless the config lists them.
+  std::vector<double> buckets = LatencyBucketsForSlos(slos);
+  if (auto it = f.find("server.latency_buckets"); it != f.end()) {
+    buckets.clear();
+    std::stringstream list(it->second);
+    for (std::string item; std::getline(list, item, ',');) {
+      char* end = nullptr;
+      const double b = std::strtod(item.c_str(), &end);
+      if (item.empty() || *end != '\0') {
+        return InvalidArgumentError("server.latency_buckets: '" + item +
+                                    "' is not a number (seconds, comma-separated, ascending)");
+      }
+      buckets.push_back(b);
+    }
+    RETURN_IF_ERROR(CheckLatencyBuckets(buckets).WithPrefix("server.latency_buckets"));
+  }
+  setup.http.request_metrics = std::make_shared<RequestMetrics>(std::move(models), buckets);
   setup.grpc.request_metrics = setup.http.request_metrics;
+  setup.http.build_revision = SLOSERVE_GIT_REVISION;
 
   auto host = f.find("server.host");
   if (host != f.end()) setup.http.host = host->second;

@@ -770,7 +770,7 @@ std::string EngineRuntime::PrometheusMetrics() const {
   std::string out;
   auto line = [&](const char* name, const char* type, const char* help, double value,
                   const char* labels = "") {
-    char buf[512];
+    char buf[1024];
     std::snprintf(buf, sizeof buf, "# HELP %s %s\n# TYPE %s %s\n%s%s %.17g\n", name, help, name,
                   type, name, labels, value);
     out += buf;
@@ -797,11 +797,25 @@ std::string EngineRuntime::PrometheusMetrics() const {
   line("sloserve_queries_cancelled_total", "counter",
        "Queued queries dropped because their client disconnected.",
        static_cast<double>(m.cancelled));
-  line("sloserve_goodput_qps", "gauge", "Queries that met their SLO per second.", m.goodput_qps);
-  line("sloserve_accuracy_percent", "gauge", "Mean accuracy per query that met its SLO.",
-       m.accuracy);
-  line("sloserve_slo_violation_ratio", "gauge", "(late + dropped) / arrived.", m.violation_rate);
-  line("sloserve_latency_p99_seconds", "gauge", "p99 latency of completed queries.",
+  // The summary gauges cover the whole run (since the server started); rates over a window
+  // come from the counters (rate(), increase()) and the histograms (histogram_quantile()).
+  line("sloserve_goodput_qps", "gauge",
+       "Queries that met their SLO per second, averaged since the server started (for a "
+       "window: rate(sloserve_queries_finished_total{outcome=\"met\"}[5m])).",
+       m.goodput_qps);
+  line("sloserve_accuracy_ratio", "gauge",
+       "Mean accuracy (0-1) of the variants that answered the queries that met their SLO, "
+       "since the server started.",
+       m.accuracy / 100);
+  line("sloserve_accuracy_percent", "gauge",
+       "Deprecated (Prometheus ratios are 0-1): sloserve_accuracy_ratio x 100.", m.accuracy);
+  line("sloserve_slo_violation_ratio", "gauge",
+       "(late + dropped) / arrived since the server started (for a window, from "
+       "sloserve_queries_finished_total and sloserve_queries_arrived_total).",
+       m.violation_rate);
+  line("sloserve_latency_p99_seconds", "gauge",
+       "p99 latency of the queries completed since the server started (for a window: "
+       "histogram_quantile(0.99, rate(sloserve_request_duration_seconds_bucket[5m])).",
        m.p99_ms / 1e3);
   line("sloserve_queued_queries", "gauge", "Queries waiting in worker queues.",
        static_cast<double>(snap->queued));
@@ -857,6 +871,22 @@ std::string EngineRuntime::PrometheusMetrics() const {
       out += buf;
     }
   };
+  // Each served variant's profiled accuracy (0-1), so a dashboard can weigh the answered
+  // requests by variant over any window (docs/grafana/sloserve.json's accuracy panel).
+  out +=
+      "# HELP sloserve_variant_accuracy_ratio Profiled accuracy (0-1) of each variant served.\n"
+      "# TYPE sloserve_variant_accuracy_ratio gauge\n";
+  for (const TaskInfo& task : tasks_) {
+    for (const std::string& name : task.variants) {
+      for (const VariantSpec& v : suite_->variants()) {
+        if (v.name != name) continue;
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "sloserve_variant_accuracy_ratio{variant=\"%s\"} %.17g\n",
+                      v.name.c_str(), v.accuracy / 100);
+        out += buf;
+      }
+    }
+  }
   using Loads = LoadObservingExecutor::VariantLoads;
   per_variant("sloserve_variant_loads_total", "Variant loads on workers (cold starts), by variant.",
               [](const Loads& l) { return l.loads; });

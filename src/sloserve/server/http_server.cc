@@ -964,7 +964,7 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
   auto impl = std::make_unique<Impl>(std::move(options), backend);
   impl->handler = std::make_unique<KServeHandler>(
       KServeHandler::Options{impl->options.max_slo, SLOSERVE_VERSION, impl->options.access_log,
-                             impl->options.request_metrics},
+                             impl->options.request_metrics, impl->options.build_revision},
       backend->Tasks(), backend, &impl->metrics);
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }

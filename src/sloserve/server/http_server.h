@@ -80,6 +80,7 @@ class HttpServer {
     // Per-request histograms and counters shared with other frontends of the backend (the
     // gRPC server), rendered in /metrics; null = the handler keeps its own.
     std::shared_ptr<RequestMetrics> request_metrics;
+    std::string build_revision = "unknown";  // /metrics' sloserve_build_info (git revision)
   };
 
   // Validates the options; `backend` must outlive the server. The task table is read

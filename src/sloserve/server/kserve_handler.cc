@@ -310,7 +310,8 @@ Routed KServeHandler::Route(HttpMethod method, std::string_view target, std::str
   }
   if (target == "/metrics") {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
-    std::string text = metrics_ ? metrics_->RenderPrometheus() : std::string();
+    std::string text = RenderProcessMetrics({options_.server_version, options_.build_revision});
+    if (metrics_) text += metrics_->RenderPrometheus();
     text += request_metrics_->RenderPrometheus();
     if (backend_) text += backend_->PrometheusMetrics();
     return HttpResponse{200, std::move(text), "text/plain; version=0.0.4"};

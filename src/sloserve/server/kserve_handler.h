@@ -19,6 +19,7 @@
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
 #include "sloserve/server/inference_backend.h"
+#include "sloserve/server/process_metrics.h"
 #include "sloserve/server/request_metrics.h"
 #include "sloserve/server/server_metrics.h"
 
@@ -93,6 +94,7 @@ class KServeHandler {
     // Shared with the backend's other frontends (gRPC), so /metrics counts every request;
     // used when it lists every task of the handler, else the handler keeps its own.
     std::shared_ptr<RequestMetrics> request_metrics;
+    std::string build_revision = "unknown";  // sloserve_build_info's revision label
   };
 
   // `backend` (for Ready()) and `metrics` (for /metrics, may be null) must outlive this.

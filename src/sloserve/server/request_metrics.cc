@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 
@@ -60,15 +61,6 @@ size_t RowOf(const InferOutcome& o) {
   }
 }
 
-constexpr std::array<int64_t, RequestMetrics::kBuckets.size()> BucketBoundsUs() {
-  std::array<int64_t, RequestMetrics::kBuckets.size()> us{};
-  for (size_t i = 0; i < us.size(); ++i) {
-    us[i] = static_cast<int64_t>(RequestMetrics::kBuckets[i] * 1e6 + 0.5);
-  }
-  return us;
-}
-constexpr auto kBoundsUs = BucketBoundsUs();
-
 // Prometheus label values: backslash, double quote and newline escaped.
 void AppendLabel(std::string& out, const char* key, std::string_view value) {
   out += key;
@@ -93,14 +85,18 @@ void AppendLabel(std::string& out, const char* key, std::string_view value) {
 namespace request_metrics_internal {
 
 struct Histogram {
-  std::array<std::atomic<int64_t>, RequestMetrics::kBuckets.size() + 1> counts{};  // last: +Inf
+  explicit Histogram(const std::vector<int64_t>* bounds)
+      : bounds_us(bounds), counts(new std::atomic<int64_t>[bounds->size() + 1]) {
+    for (size_t b = 0; b <= bounds->size(); ++b) counts[b].store(0, kRelaxed);
+  }
+  const std::vector<int64_t>* bounds_us;           // the RequestMetrics' (outlives this)
+  std::unique_ptr<std::atomic<int64_t>[]> counts;  // one per bound, then +Inf
   std::atomic<int64_t> sum_us{0};
 
   void Add(Duration d) {
     const int64_t us = d.count();
-    size_t b = 0;
-    while (b < kBoundsUs.size() && us > kBoundsUs[b]) ++b;
-    counts[b].fetch_add(1, kRelaxed);
+    const auto it = std::lower_bound(bounds_us->begin(), bounds_us->end(), us);
+    counts[static_cast<size_t>(it - bounds_us->begin())].fetch_add(1, kRelaxed);
     sum_us.fetch_add(us, kRelaxed);
   }
 };
@@ -109,8 +105,9 @@ struct Histogram {
 using request_metrics_internal::Histogram;
 
 struct RequestMetrics::Series {
-  Series(size_t m, std::string_view v, std::string_view w, uint64_t h)
-      : model(m), variant(v), worker(w), hash(h) {}
+  Series(size_t m, std::string_view v, std::string_view w, uint64_t h,
+         const std::vector<int64_t>* bounds)
+      : model(m), variant(v), worker(w), hash(h), request(bounds), queue(bounds), compute(bounds) {}
   const size_t model;
   const std::string variant;
   const std::string worker;
@@ -119,7 +116,7 @@ struct RequestMetrics::Series {
 };
 
 struct RequestMetrics::Model {
-  explicit Model(size_t m) : overflow(m, "other", "other", 0) {}
+  Model(size_t m, const std::vector<int64_t>* bounds) : overflow(m, "other", "other", 0, bounds) {}
   std::array<std::atomic<int64_t>, kRowCount> by_row{};
   Series overflow;  // (variant, worker) pairs beyond kMaxSeries
   // Triton statistics (success = answered 200; fail = any other answer).
@@ -127,8 +124,60 @@ struct RequestMetrics::Model {
   std::atomic<int64_t> success_count{0}, rows{0}, last_ms{0};
 };
 
-RequestMetrics::RequestMetrics(std::vector<std::string> models) : models_(std::move(models)) {
-  for (size_t m = 0; m < models_.size(); ++m) by_model_.push_back(std::make_unique<Model>(m));
+std::vector<double> LatencyBucketsForSlos(const std::vector<Duration>& slos) {
+  std::vector<double> all(RequestMetrics::kDefaultBuckets.begin(),
+                          RequestMetrics::kDefaultBuckets.end());
+  for (Duration slo : slos) {
+    if (slo.count() <= 0) continue;
+    for (double f : {0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0})
+      all.push_back(ToSeconds(slo) * f);
+  }
+  std::sort(all.begin(), all.end());
+  std::vector<double> out;
+  for (double b : all) {
+    // Round to the microsecond the histogram compares in; drop near-duplicates.
+    b = std::round(b * 1e6) / 1e6;
+    if (b <= 0 || (!out.empty() && b < out.back() * 1.02)) continue;
+    out.push_back(b);
+  }
+  // Too many SLOs: thin the list evenly, keeping its ends.
+  while (out.size() > RequestMetrics::kMaxBuckets) {
+    std::vector<double> thin;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (i % 2 == 0 || i + 1 == out.size()) thin.push_back(out[i]);
+    out = std::move(thin);
+  }
+  return out;
+}
+
+Status CheckLatencyBuckets(const std::vector<double>& buckets) {
+  if (buckets.empty() || buckets.size() > RequestMetrics::kMaxBuckets) {
+    return InvalidArgumentError("latency buckets: give 1.." +
+                                std::to_string(RequestMetrics::kMaxBuckets) + " bounds, got " +
+                                std::to_string(buckets.size()));
+  }
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    if (!std::isfinite(buckets[i]) || buckets[i] <= 0 || buckets[i] > 86400) {
+      return InvalidArgumentError(
+          "latency buckets: each bound must be in (0, 86400] seconds, got " +
+          std::to_string(buckets[i]));
+    }
+    if (i > 0 && buckets[i] <= buckets[i - 1]) {
+      return InvalidArgumentError("latency buckets: bounds must be strictly ascending (" +
+                                  std::to_string(buckets[i - 1]) + " then " +
+                                  std::to_string(buckets[i]) + ")");
+    }
+  }
+  return OkStatus();
+}
+
+RequestMetrics::RequestMetrics(std::vector<std::string> models, std::vector<double> buckets)
+    : models_(std::move(models)),
+      buckets_(buckets.empty() ? std::vector<double>(kDefaultBuckets.begin(), kDefaultBuckets.end())
+                               : std::move(buckets)) {
+  for (double b : buckets_) bounds_us_.push_back(static_cast<int64_t>(std::llround(b * 1e6)));
+  for (size_t m = 0; m < models_.size(); ++m)
+    by_model_.push_back(std::make_unique<Model>(m, &bounds_us_));
 }
 
 std::optional<size_t> RequestMetrics::IndexOf(std::string_view model) const {
@@ -153,7 +202,7 @@ RequestMetrics::Series* RequestMetrics::FindOrAddSeries(size_t model, std::strin
         series_count_.fetch_sub(1, kRelaxed);
         return &by_model_[model]->overflow;
       }
-      auto fresh = std::make_unique<Series>(model, variant, worker, h);
+      auto fresh = std::make_unique<Series>(model, variant, worker, h, &bounds_us_);
       if (table_[i].compare_exchange_strong(s, fresh.get(), std::memory_order_acq_rel,
                                             std::memory_order_acquire)) {
         return fresh.release();
@@ -207,7 +256,8 @@ std::string RequestMetrics::RenderPrometheus() const {
   }
   for (const auto& m : by_model_) {
     bool used = false;
-    for (const auto& c : m->overflow.request.counts) used = used || c.load(kRelaxed) > 0;
+    for (size_t b = 0; b <= bounds_us_.size(); ++b)
+      used = used || m->overflow.request.counts[b].load(kRelaxed) > 0;
     if (used) series.push_back(&m->overflow);
   }
   auto histogram = [&](const char* name, const char* help, Histogram Series::*which) {
@@ -222,10 +272,10 @@ std::string RequestMetrics::RenderPrometheus() const {
       AppendLabel(labels, "worker", s->worker);
       int64_t cumulative = 0;
       char buf[64];
-      for (size_t b = 0; b <= kBuckets.size(); ++b) {
+      for (size_t b = 0; b <= buckets_.size(); ++b) {
         cumulative += h.counts[b].load(kRelaxed);
-        if (b < kBuckets.size()) {
-          std::snprintf(buf, sizeof buf, "%g", kBuckets[b]);
+        if (b < buckets_.size()) {
+          std::snprintf(buf, sizeof buf, "%.9g", buckets_[b]);
         } else {
           std::snprintf(buf, sizeof buf, "+Inf");
         }

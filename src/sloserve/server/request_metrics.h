@@ -19,19 +19,33 @@
 #include <string_view>
 #include <vector>
 
+#include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
 #include "sloserve/server/inference_backend.h"
 
 namespace sloserve {
 
+// Histogram buckets around the SLOs a deployment serves: the 1-2-5 defaults plus, for
+// each SLO, 0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5 and 2 times it, so a p99 near the
+// SLO is read within a tenth of it (with the defaults alone a 150 ms SLO sits between
+// the 0.1 and 0.2 s buckets). Bounds closer than 2% to a smaller one are dropped; at
+// most RequestMetrics::kMaxBuckets.
+std::vector<double> LatencyBucketsForSlos(const std::vector<Duration>& slos);
+// InvalidArgument unless 1..kMaxBuckets finite bounds > 0, strictly ascending.
+Status CheckLatencyBuckets(const std::vector<double>& buckets);
+
 class RequestMetrics {
  public:
   static constexpr size_t kMaxSeries = 256;
-  // Upper bounds of the histogram buckets, seconds (+Inf is implied).
-  static constexpr std::array<double, 16> kBuckets = {
+  static constexpr size_t kMaxBuckets = 64;
+  // Upper bounds of the histogram buckets when nothing else is said, seconds (+Inf is
+  // implied): 1-2-5 steps from 0.5 ms to 60 s.
+  static constexpr std::array<double, 16> kDefaultBuckets = {
       0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60};
 
-  explicit RequestMetrics(std::vector<std::string> models);
+  // `buckets`: ascending upper bounds in seconds (empty = kDefaultBuckets); checked by
+  // CheckLatencyBuckets.
+  explicit RequestMetrics(std::vector<std::string> models, std::vector<double> buckets = {});
   ~RequestMetrics();
   RequestMetrics(const RequestMetrics&) = delete;
   RequestMetrics& operator=(const RequestMetrics&) = delete;
@@ -68,6 +82,8 @@ class RequestMetrics {
   Series* FindOrAddSeries(size_t model, std::string_view variant, std::string_view worker);
 
   std::vector<std::string> models_;
+  std::vector<double> buckets_;     // seconds, ascending
+  std::vector<int64_t> bounds_us_;  // the same in microseconds, what Add compares
   std::vector<std::unique_ptr<Model>> by_model_;
   // Open addressing over (model, variant, worker); twice kMaxSeries so probes stay short.
   std::array<std::atomic<Series*>, 2 * kMaxSeries> table_{};
