@@ -69,6 +69,20 @@ void PrintHelp() {
       FlagsHelp(kFlags).c_str());
 }
 
+// One line of what is protected (docs/serve.md "Security"), so an operator sees at start
+// whether load/unload are open and what needs the token.
+std::string SecuritySummary(const HttpServer::Options& http) {
+  const AccessOptions& a = http.access;
+  std::string out = "security: ";
+  out += a.model_control == ModelControl::kExplicit ? "model control explicit"
+                                                    : "model control none (load/unload: 403)";
+  if (a.admin_token.empty()) return out + "; no admin token";
+  out += "; admin token for control, statistics";
+  if (a.require_token_for_metrics) out += ", /metrics";
+  if (a.require_token_for_infer) out += ", inference";
+  return out;
+}
+
 Status Run(const Args& args) {
   if (args.positionals().size() > 1)
     return InvalidArgumentError("expected at most one CONFIG.yaml");
@@ -146,6 +160,7 @@ Status Run(const Args& args) {
   say("serving " + setup.summary);
   say("listening on http://" + setup.http.host + ":" + std::to_string(port) +
       " (KServe v2; Ctrl-C to stop)");
+  say(SecuritySummary(setup.http));
   std::unique_ptr<GrpcServer> grpc;
   if (setup.grpc_enabled) {
     ASSIGN_OR_RETURN(grpc, GrpcServer::Create(setup.grpc, setup.runtime.get()));

@@ -34,6 +34,36 @@ StatusOr<double> ServerNumber(const FlatConfig& f, const std::string& key, doubl
   return v;
 }
 
+// A server.* switch: true or false.
+StatusOr<bool> ServerBool(const FlatConfig& f, const std::string& key, bool fallback) {
+  auto it = f.find(key);
+  if (it == f.end()) return fallback;
+  if (it->second == "true") return true;
+  if (it->second == "false") return false;
+  return InvalidArgumentError("'" + key + "': must be true or false, got \"" + it->second + "\"");
+}
+
+// Model control and the admin token (docs/serve.md "Security"), for both frontends.
+StatusOr<AccessOptions> ParseAccess(const FlatConfig& f) {
+  AccessOptions access;
+  if (auto it = f.find("server.model_control"); it != f.end()) {
+    if (it->second != "none" && it->second != "explicit") {
+      return InvalidArgumentError("'server.model_control': must be none or explicit, got \"" +
+                                  it->second + "\"");
+    }
+    access.model_control = it->second == "explicit" ? ModelControl::kExplicit : ModelControl::kNone;
+  }
+  if (auto it = f.find("server.admin_token_file"); it != f.end()) {
+    ASSIGN_OR_RETURN(access.admin_token, ReadTokenFile(it->second));
+  }
+  ASSIGN_OR_RETURN(access.require_token_for_infer,
+                   ServerBool(f, "server.require_token_for_infer", false));
+  ASSIGN_OR_RETURN(access.require_token_for_metrics,
+                   ServerBool(f, "server.require_token_for_metrics", false));
+  RETURN_IF_ERROR(AccessControl::Validate(access));
+  return access;
+}
+
 }  // namespace
 
 StatusOr<std::vector<int64_t>> ParseShapeList(const std::string& text) {
@@ -86,7 +116,8 @@ StatusOr<ServeSetup> BuildServeSetup(
         "server.remote_health_timeout_ms", "server.remote_failures_to_down",
         "server.remote_call_timeout_ms", "server.remote_connect_timeout_s",
         "server.remote_reconnect_backoff_ms", "server.kserve_workers", "server.kserve_model",
-        "server.early_shed"};
+        "server.early_shed", "server.model_control", "server.admin_token_file",
+        "server.require_token_for_infer", "server.require_token_for_metrics"};
     // clang-format on
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
@@ -95,6 +126,8 @@ StatusOr<ServeSetup> BuildServeSetup(
     }
   }
   ASSIGN_OR_RETURN(RunSpec spec, RunSpecFromFlat(f, /*with_workload=*/false));
+  // Checked before the engine starts: a bad token file should not wait for the workers.
+  ASSIGN_OR_RETURN(AccessOptions access, ParseAccess(f));
 
   ServeSetup setup;
   ASSIGN_OR_RETURN(ProfileSuite suite, ResolveSuite(spec.suite));
@@ -199,6 +232,8 @@ StatusOr<ServeSetup> BuildServeSetup(
   for (const TaskInfo& t : setup.runtime->Tasks()) models.push_back(t.name);
   setup.http.request_metrics = std::make_shared<RequestMetrics>(std::move(models));
   setup.grpc.request_metrics = setup.http.request_metrics;
+  setup.http.access = access;
+  setup.grpc.access = std::move(access);
 
   auto host = f.find("server.host");
   if (host != f.end()) setup.http.host = host->second;

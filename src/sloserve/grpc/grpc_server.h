@@ -12,6 +12,7 @@
 
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
+#include "sloserve/server/access_control.h"
 #include "sloserve/server/inference_backend.h"
 #include "sloserve/server/request_metrics.h"
 
@@ -31,6 +32,9 @@ class GrpcServer {
     // Per-request histograms and counters shared with the HTTP frontend (which renders
     // them in /metrics), so a gRPC request counts like an HTTP one; null = not recorded.
     std::shared_ptr<RequestMetrics> request_metrics;
+    // Model control and the admin token, as the HTTP server's (docs/serve.md "Security"):
+    // a denial is PERMISSION_DENIED (model control off) or UNAUTHENTICATED (token).
+    AccessOptions access;
   };
 
   // `backend` must outlive the server. Errors name the option out of range.

@@ -528,9 +528,11 @@ class Session : public std::enable_shared_from_this<Session> {
     const auto& req = parser_->get();
     const auto target = req.target();
     const auto json_length = req["Inference-Header-Content-Length"];
+    const auto authorization = req[http::field::authorization];
     return server_->handler->Route(method, std::string_view(target.data(), target.size()),
                                    req.body(),
-                                   std::string_view(json_length.data(), json_length.size()));
+                                   std::string_view(json_length.data(), json_length.size()),
+                                   std::string_view(authorization.data(), authorization.size()));
   }
 
   void OnRouted(Routed routed) {
@@ -638,6 +640,8 @@ class Session : public std::enable_shared_from_this<Session> {
     res_head_ += response.content_type;
     if (response.allow != nullptr) (res_head_ += "\r\nAllow: ") += response.allow;
     if (response.retry_after != nullptr) (res_head_ += "\r\nRetry-After: ") += response.retry_after;
+    if (response.www_authenticate != nullptr)
+      (res_head_ += "\r\nWWW-Authenticate: ") += response.www_authenticate;
     if (response.inference_header_length > 0) {
       res_head_ += "\r\nInference-Header-Content-Length: ";
       AppendNumber(res_head_, response.inference_header_length);
@@ -918,10 +922,11 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
     return InvalidArgumentError(
         "HttpServer: min_body_rate and max_inflight_body_bytes must be > 0");
   }
+  RETURN_IF_ERROR(AccessControl::Validate(options.access));
   auto impl = std::make_unique<Impl>(std::move(options), backend);
   impl->handler = std::make_unique<KServeHandler>(
       KServeHandler::Options{impl->options.max_slo, SLOSERVE_VERSION, impl->options.access_log,
-                             impl->options.request_metrics},
+                             impl->options.request_metrics, impl->options.access},
       backend->Tasks(), backend, &impl->metrics);
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }

@@ -25,6 +25,7 @@
 
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
+#include "sloserve/server/access_control.h"
 #include "sloserve/server/inference_backend.h"
 #include "sloserve/server/request_metrics.h"
 #include "sloserve/server/server_metrics.h"
@@ -78,6 +79,9 @@ class HttpServer {
     // Per-request histograms and counters shared with other frontends of the backend (the
     // gRPC server), rendered in /metrics; null = the handler keeps its own.
     std::shared_ptr<RequestMetrics> request_metrics;
+    // Model control and the admin token (docs/serve.md "Security"): by default load and
+    // unload are refused (403) and nothing asks for a token.
+    AccessOptions access;
   };
 
   // Validates the options; `backend` must outlive the server. The task table is read
