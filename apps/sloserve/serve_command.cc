@@ -74,8 +74,13 @@ void PrintHelp() {
 std::string SecuritySummary(const HttpServer::Options& http) {
   const AccessOptions& a = http.access;
   std::string out = "security: ";
-  out += a.model_control == ModelControl::kExplicit ? "model control explicit"
-                                                    : "model control none (load/unload: 403)";
+  if (!http.tls.enabled()) {
+    out += "plain text (no TLS)";
+  } else {
+    out += http.tls.client_ca_file.empty() ? "TLS" : "TLS with client certificates";
+  }
+  out += a.model_control == ModelControl::kExplicit ? "; model control explicit"
+                                                    : "; model control none (load/unload: 403)";
   if (a.admin_token.empty()) return out + "; no admin token";
   out += "; admin token for control, statistics";
   if (a.require_token_for_metrics) out += ", /metrics";
@@ -158,15 +163,16 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(auto server, HttpServer::Create(setup.http, setup.runtime.get()));
   ASSIGN_OR_RETURN(uint16_t port, server->Start());
   say("serving " + setup.summary);
-  say("listening on http://" + setup.http.host + ":" + std::to_string(port) +
-      " (KServe v2; Ctrl-C to stop)");
+  const bool tls = setup.http.tls.enabled();
+  say(std::string("listening on ") + (tls ? "https://" : "http://") + setup.http.host + ":" +
+      std::to_string(port) + " (KServe v2; Ctrl-C to stop)");
   say(SecuritySummary(setup.http));
   std::unique_ptr<GrpcServer> grpc;
   if (setup.grpc_enabled) {
     ASSIGN_OR_RETURN(grpc, GrpcServer::Create(setup.grpc, setup.runtime.get()));
     ASSIGN_OR_RETURN(uint16_t grpc_port, grpc->Start());
-    say("listening on grpc://" + setup.grpc.host + ":" + std::to_string(grpc_port) +
-        " (inference.GRPCInferenceService)");
+    say(std::string("listening on ") + (tls ? "grpcs://" : "grpc://") + setup.grpc.host + ":" +
+        std::to_string(grpc_port) + " (inference.GRPCInferenceService)");
   }
   setup.runtime->Start();
 

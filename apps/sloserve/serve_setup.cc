@@ -117,7 +117,8 @@ StatusOr<ServeSetup> BuildServeSetup(
         "server.remote_call_timeout_ms", "server.remote_connect_timeout_s",
         "server.remote_reconnect_backoff_ms", "server.kserve_workers", "server.kserve_model",
         "server.early_shed", "server.model_control", "server.admin_token_file",
-        "server.require_token_for_infer", "server.require_token_for_metrics"};
+        "server.require_token_for_infer", "server.require_token_for_metrics",
+        "server.tls_cert_file", "server.tls_key_file", "server.tls_client_ca_file"};
     // clang-format on
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
@@ -128,6 +129,13 @@ StatusOr<ServeSetup> BuildServeSetup(
   ASSIGN_OR_RETURN(RunSpec spec, RunSpecFromFlat(f, /*with_workload=*/false));
   // Checked before the engine starts: a bad token file should not wait for the workers.
   ASSIGN_OR_RETURN(AccessOptions access, ParseAccess(f));
+  // TLS for both ports (docs/serve.md "Security"); the files are read when the servers
+  // are created.
+  TlsFiles tls;
+  if (auto it = f.find("server.tls_cert_file"); it != f.end()) tls.cert_file = it->second;
+  if (auto it = f.find("server.tls_key_file"); it != f.end()) tls.key_file = it->second;
+  if (auto it = f.find("server.tls_client_ca_file"); it != f.end()) tls.client_ca_file = it->second;
+  RETURN_IF_ERROR(ValidateTlsFiles(tls));
 
   ServeSetup setup;
   ASSIGN_OR_RETURN(ProfileSuite suite, ResolveSuite(spec.suite));
@@ -234,6 +242,8 @@ StatusOr<ServeSetup> BuildServeSetup(
   setup.grpc.request_metrics = setup.http.request_metrics;
   setup.http.access = access;
   setup.grpc.access = std::move(access);
+  setup.http.tls = tls;
+  setup.grpc.tls = std::move(tls);
 
   auto host = f.find("server.host");
   if (host != f.end()) setup.http.host = host->second;

@@ -44,6 +44,23 @@ void RenderModelStatistics(const std::string& name, const RequestMetrics::ModelS
   SetDuration(0, 0, s->mutable_cache_miss());
 }
 
+// gRPC's SSL server credentials from the PEM files; with a client CA the client's
+// certificate is required and verified.
+StatusOr<std::shared_ptr<::grpc::ServerCredentials>> TlsCredentials(const TlsFiles& files) {
+  ::grpc::SslServerCredentialsOptions options(
+      files.client_ca_file.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                   : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  ::grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  ASSIGN_OR_RETURN(pair.private_key, ReadPemFile(files.key_file, "server.tls_key_file"));
+  ASSIGN_OR_RETURN(pair.cert_chain, ReadPemFile(files.cert_file, "server.tls_cert_file"));
+  options.pem_key_cert_pairs.push_back(std::move(pair));
+  if (!files.client_ca_file.empty()) {
+    ASSIGN_OR_RETURN(options.pem_root_certs,
+                     ReadPemFile(files.client_ca_file, "server.tls_client_ca_file"));
+  }
+  return ::grpc::SslServerCredentials(options);
+}
+
 }  // namespace
 
 struct GrpcServer::Impl {
@@ -287,6 +304,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(Options options,
                                 std::to_string(options.max_in_flight));
   }
   RETURN_IF_ERROR(AccessControl::Validate(options.access));
+  RETURN_IF_ERROR(ValidateTlsFiles(options.tls));
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
   impl->access = AccessControl(impl->options.access);
@@ -305,9 +323,13 @@ StatusOr<uint16_t> GrpcServer::Start() {
   int bound = 0;
   const std::string host =
       m.options.host.find(':') != std::string::npos ? "[" + m.options.host + "]" : m.options.host;
+  std::shared_ptr<::grpc::ServerCredentials> credentials;
+  if (m.options.tls.enabled()) {
+    ASSIGN_OR_RETURN(credentials, TlsCredentials(m.options.tls));
+  }
   m.server = grpc_protocol::StartAsyncServer(host + ":" + std::to_string(m.options.port),
                                              m.options.max_message_bytes, &m.service,
-                                             m.options.threads, &m.cqs, &bound);
+                                             m.options.threads, &m.cqs, &bound, credentials);
   if (m.server == nullptr) {
     return UnavailableError("gRPC: cannot listen on " + host + ":" +
                             std::to_string(m.options.port));

@@ -15,6 +15,7 @@
 #include "sloserve/server/access_control.h"
 #include "sloserve/server/inference_backend.h"
 #include "sloserve/server/request_metrics.h"
+#include "sloserve/server/tls_files.h"
 
 namespace sloserve {
 
@@ -35,6 +36,9 @@ class GrpcServer {
     // Model control and the admin token, as the HTTP server's (docs/serve.md "Security"):
     // a denial is PERMISSION_DENIED (model control off) or UNAUTHENTICATED (token).
     AccessOptions access;
+    // TLS when tls.cert_file is set (gRPC's SSL server credentials); with a client CA,
+    // only clients presenting a certificate it signed get through the handshake.
+    TlsFiles tls;
   };
 
   // `backend` must outlive the server. Errors name the option out of range.

@@ -16,6 +16,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
@@ -36,6 +37,7 @@
 #include "sloserve/server/json_limits.h"
 #include "sloserve/server/json_util.h"
 #include "sloserve/server/kserve_handler.h"
+#include "sloserve/server/tls_context.h"
 
 #ifndef SLOSERVE_VERSION
 #define SLOSERVE_VERSION "0.0.0"
@@ -57,6 +59,9 @@ using tcp = asio::ip::tcp;
 // "2026-11-28").
 using IoExecutor = asio::io_context::executor_type;
 using SessionSocket = asio::basic_stream_socket<tcp, IoExecutor>;
+// HTTPS: TLS over the session's own stream, so its timeouts and socket stay where the
+// plain path has them.
+using TlsStream = asio::ssl::stream<beast::basic_stream<tcp, IoExecutor>&>;
 using LoopTimer =
     asio::basic_waitable_timer<std::chrono::steady_clock,
                                asio::wait_traits<std::chrono::steady_clock>, IoExecutor>;
@@ -194,6 +199,7 @@ struct HttpServer::Impl {
   InferenceBackend* const backend;
   ServerMetrics metrics;
   std::unique_ptr<KServeHandler> handler;
+  std::unique_ptr<asio::ssl::context> tls;  // null: plain HTTP
 
   std::atomic<bool> draining{false};
   std::atomic<int64_t> in_flight{0};  // submitted to the backend, outcome not yet handled
@@ -247,6 +253,7 @@ class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(SessionSocket&& socket, HttpServer::Impl* server, IoLoop* loop, bool over_limit = false)
       : stream_(std::move(socket)), server_(server), loop_(loop), over_limit_(over_limit) {
+    if (server_->tls) tls_ = std::make_unique<TlsStream>(stream_, *server_->tls);
     server_->metrics.ConnectionOpened();
     opened_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   }
@@ -258,15 +265,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Start() {
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-      if (!self->over_limit_) return self->DoRead();
-      // Over server.max_connections: answer at once and close (draining what it sends).
-      self->keep_alive_ = false;
-      self->linger_ = true;
-      self->Write(
-          {503,
-           ErrorJson("too many open connections (limit " +
-                     std::to_string(self->server_->options.max_connections) + "); retry later"),
-           "application/json", nullptr, "1"});
+      if (self->tls_) return self->Handshake();
+      self->Begin();
     });
   }
 
@@ -342,6 +342,40 @@ class Session : public std::enable_shared_from_this<Session> {
   // Read deadlines never extend past the cap Stop() sets (kDrainReadTimeout).
   void ReadDeadline(Clock::time_point when) { stream_.expires_at(std::min(when, read_cap_)); }
 
+  // HTTPS: the TLS handshake first, within header_timeout. A plain-HTTP client, one without
+  // the certificate a client CA asks for, or one that does not trust ours fails it: closed.
+  void Handshake() {
+    stream_.expires_after(server_->options.header_timeout);
+    tls_->async_handshake(asio::ssl::stream_base::server,
+                          [self = shared_from_this()](beast::error_code ec) {
+                            if (self->state_ == State::kClosed) return;
+                            if (ec) return self->Close();
+                            self->Begin();
+                          });
+  }
+
+  // Runs `op` on the stream requests travel on: the TLS stream or the plain one. One
+  // branch per operation; the plain path's code is as before.
+  template <typename Op>
+  void WithStream(Op&& op) {
+    if (tls_) {
+      op(*tls_);
+    } else {
+      op(stream_);
+    }
+  }
+
+  // The first request (or, over server.max_connections, the 503 that closes it).
+  void Begin() {
+    if (!over_limit_) return DoRead();
+    keep_alive_ = false;
+    linger_ = true;  // drain what it sends
+    Write({503,
+           ErrorJson("too many open connections (limit " +
+                     std::to_string(server_->options.max_connections) + "); retry later"),
+           "application/json", nullptr, "1"});
+  }
+
   void DoRead() {
     state_ = State::kReading;
     head_ = false;
@@ -356,19 +390,23 @@ class Session : public std::enable_shared_from_this<Session> {
     // Keep-alive: the next request may come within idle_timeout; its header then has
     // header_timeout from its first byte.
     ReadDeadline(Clock::now() + server_->options.idle_timeout);
-    stream_.async_read_some(buffer_.prepare(kIdleReadBytes),
-                            [self = shared_from_this()](beast::error_code ec, size_t n) {
-                              if (self->state_ == State::kClosed) return;
-                              if (ec) return self->Close();  // idle limit, peer closed, Stop()
-                              self->buffer_.commit(n);
-                              self->ReadHeader();
-                            });
+    WithStream([this](auto& stream) {
+      stream.async_read_some(buffer_.prepare(kIdleReadBytes),
+                             [self = shared_from_this()](beast::error_code ec, size_t n) {
+                               if (self->state_ == State::kClosed) return;
+                               if (ec) return self->Close();  // idle limit, peer closed, Stop()
+                               self->buffer_.commit(n);
+                               self->ReadHeader();
+                             });
+    });
   }
 
   void ReadHeader() {
     ReadDeadline(Clock::now() + server_->options.header_timeout);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+    WithStream([this](auto& stream) {
+      http::async_read_header(stream, buffer_, *parser_,
+                              beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+    });
   }
 
   // 503 before the body is read: the in-flight body budget is spent.
@@ -417,11 +455,13 @@ class Session : public std::enable_shared_from_this<Session> {
     const auto expect = parser_->get()[http::field::expect];
     if (beast::iequals(expect, "100-continue")) {
       continue_.emplace(http::status::continue_, parser_->get().version());
-      http::async_write(stream_, *continue_,
-                        [self = shared_from_this()](beast::error_code e, size_t) {
-                          if (e) return self->Close();
-                          self->ReadBody();
-                        });
+      WithStream([this](auto& stream) {
+        http::async_write(stream, *continue_,
+                          [self = shared_from_this()](beast::error_code e, size_t) {
+                            if (e) return self->Close();
+                            self->ReadBody();
+                          });
+      });
       return;
     }
     ReadBody();
@@ -439,8 +479,10 @@ class Session : public std::enable_shared_from_this<Session> {
         static_cast<double>(body_received_) / static_cast<double>(server_->options.min_body_rate));
     ReadDeadline(body_start_ + server_->options.body_timeout +
                  std::chrono::duration_cast<Clock::duration>(earned));
-    http::async_read_some(stream_, buffer_, *parser_,
-                          beast::bind_front_handler(&Session::OnBodySome, shared_from_this()));
+    WithStream([this](auto& stream) {
+      http::async_read_some(stream, buffer_, *parser_,
+                            beast::bind_front_handler(&Session::OnBodySome, shared_from_this()));
+    });
   }
 
   void OnBodySome(beast::error_code ec, size_t bytes) {
@@ -528,7 +570,10 @@ class Session : public std::enable_shared_from_this<Session> {
     const auto& req = parser_->get();
     const auto target = req.target();
     const auto json_length = req["Inference-Header-Content-Length"];
-    const auto authorization = req[http::field::authorization];
+    // Looked up only when a token is configured: no extra header search per request else.
+    const auto authorization = server_->handler->reads_authorization()
+                                   ? req[http::field::authorization]
+                                   : beast::string_view();
     return server_->handler->Route(method, std::string_view(target.data(), target.size()),
                                    req.body(),
                                    std::string_view(json_length.data(), json_length.size()),
@@ -656,8 +701,10 @@ class Session : public std::enable_shared_from_this<Session> {
     if (head_) res_body_.clear();  // HEAD: the GET's headers (Content-Length too), no body
     state_ = State::kWriting;
     stream_.expires_after(server_->options.write_timeout);
-    asio::async_write(stream_, std::array{asio::buffer(res_head_), asio::buffer(res_body_)},
-                      beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+    WithStream([this](auto& stream) {
+      asio::async_write(stream, std::array{asio::buffer(res_head_), asio::buffer(res_body_)},
+                        beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+    });
   }
 
   static void AppendNumber(std::string& out, size_t n) {
@@ -686,11 +733,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void DoLingerRead() {
     buffer_.clear();
-    stream_.async_read_some(buffer_.prepare(16 * 1024),
-                            [self = shared_from_this()](beast::error_code ec, size_t) {
-                              if (ec || self->state_ == State::kClosed) return self->Close();
-                              self->DoLingerRead();
-                            });
+    WithStream([this](auto& stream) {
+      stream.async_read_some(buffer_.prepare(16 * 1024),
+                             [self = shared_from_this()](beast::error_code ec, size_t) {
+                               if (ec || self->state_ == State::kClosed) return self->Close();
+                               self->DoLingerRead();
+                             });
+    });
   }
 
   void Close() {
@@ -703,6 +752,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   beast::basic_stream<tcp, IoExecutor> stream_;
+  std::unique_ptr<TlsStream> tls_;  // HTTPS: over stream_; null for plain HTTP
   HttpServer::Impl* const server_;
   IoLoop* const loop_;
   beast::flat_buffer buffer_;
@@ -923,7 +973,13 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
         "HttpServer: min_body_rate and max_inflight_body_bytes must be > 0");
   }
   RETURN_IF_ERROR(AccessControl::Validate(options.access));
+  RETURN_IF_ERROR(ValidateTlsFiles(options.tls));
+  std::unique_ptr<asio::ssl::context> tls;
+  if (options.tls.enabled()) {
+    ASSIGN_OR_RETURN(tls, MakeServerTlsContext(options.tls));
+  }
   auto impl = std::make_unique<Impl>(std::move(options), backend);
+  impl->tls = std::move(tls);
   impl->handler = std::make_unique<KServeHandler>(
       KServeHandler::Options{impl->options.max_slo, SLOSERVE_VERSION, impl->options.access_log,
                              impl->options.request_metrics, impl->options.access},

@@ -29,6 +29,7 @@
 #include "sloserve/server/inference_backend.h"
 #include "sloserve/server/request_metrics.h"
 #include "sloserve/server/server_metrics.h"
+#include "sloserve/server/tls_files.h"
 
 namespace sloserve {
 
@@ -82,6 +83,10 @@ class HttpServer {
     // Model control and the admin token (docs/serve.md "Security"): by default load and
     // unload are refused (403) and nothing asks for a token.
     AccessOptions access;
+    // HTTPS when tls.cert_file is set (with a client CA: only clients presenting a
+    // certificate it signed). The handshake must finish within header_timeout; a plain
+    // HTTP request on the port fails it and is closed.
+    TlsFiles tls;
   };
 
   // Validates the options; `backend` must outlive the server. The task table is read

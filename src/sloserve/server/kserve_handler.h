@@ -111,6 +111,10 @@ class KServeHandler {
                std::string_view inference_header_length = {},
                std::string_view authorization = {}) const;
 
+  // Whether Route looks at the Authorization header (an admin token is set): the
+  // transport may skip finding it otherwise.
+  bool reads_authorization() const { return !options_.access.admin_token.empty(); }
+
   // The response to a finished call: 200 with outputs and timing, or the mapped error.
   // Records the call in the request metrics.
   HttpResponse RenderOutcome(const InferCall& call, const InferOutcome& outcome) const;
