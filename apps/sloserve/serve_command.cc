@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -124,6 +125,7 @@ Status Run(const Args& args) {
   if (duration < 0) return InvalidArgumentError("--duration: must be positive");
   // Before any thread starts (the runtime's offline pool starts in BuildServeSetup).
   const sigset_t stop_signals = BlockStopSignals();
+  const sigset_t reload_signal = BlockReloadSignal();
   // Real models: the repository's measured profile and task go first, so the config's
   // and --set's keys still win; its input shape replaces any declared one.
   TorchServing torch;
@@ -167,6 +169,34 @@ Status Run(const Args& args) {
   say(std::string("listening on ") + (tls ? "https://" : "http://") + setup.http.host + ":" +
       std::to_string(port) + " (KServe v2; Ctrl-C to stop)");
   say(SecuritySummary(setup.http));
+  // HTTPS: SIGHUP re-reads the certificate for new connections (docs/serve.md "TLS").
+  // Without TLS, SIGHUP keeps its default action (the process ends), as before.
+  std::atomic<bool> stopping{false};
+  std::thread reload_watch;
+  if (tls) {
+    reload_watch = std::thread([&, srv = server.get()] {
+      while (!stopping.load()) {
+        timespec tick{0, 200'000'000};  // looks at `stopping` this often
+        if (sigtimedwait(&reload_signal, nullptr, &tick) != SIGHUP) continue;
+        const Status reloaded = srv->ReloadTls();
+        say(reloaded.ok()
+                ? "SIGHUP: TLS certificate re-read; new HTTPS connections use it "
+                  "(the gRPC port keeps its own until restarted)"
+                : "SIGHUP: " + reloaded.message() + " (keeping the previous certificate)");
+      }
+    });
+  } else {
+    pthread_sigmask(SIG_UNBLOCK, &reload_signal, nullptr);
+  }
+  // Joined before the server goes, on every way out of Run.
+  struct JoinReloadWatch {
+    std::atomic<bool>& stopping;
+    std::thread& watch;
+    ~JoinReloadWatch() {
+      stopping.store(true);
+      if (watch.joinable()) watch.join();
+    }
+  } join_reload_watch{stopping, reload_watch};
   std::unique_ptr<GrpcServer> grpc;
   if (setup.grpc_enabled) {
     ASSIGN_OR_RETURN(grpc, GrpcServer::Create(setup.grpc, setup.runtime.get()));

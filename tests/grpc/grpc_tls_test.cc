@@ -2,7 +2,9 @@
 // the openssl CLI at test time: with server.tls_client_ca_file, a gRPC client is served
 // only with a certificate the CA signed (not without one, not with another CA's, not over
 // plaintext); a plain-HTTP client gets no HTTP answer; `sloserve loadgen --tls-ca
-// --tls-cert --tls-key` drives the HTTPS port.
+// --tls-cert --tls-key` drives the HTTPS port; SIGHUP re-reads the certificate.
+#include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -142,6 +144,49 @@ TEST_F(GrpcTlsTest, PlainHttpRefusedLoadgenOverHttps) {
   if (r.exit_code == 0) {
     EXPECT_EQ(nlohmann::json::parse(r.out, nullptr, false).value("ok", -1), 0) << r.out;
   }
+}
+
+// serve re-reads its certificate on SIGHUP: `sloserve loadgen --tls-ca` trusting only
+// the second CA is refused before and served after the files are replaced and signalled.
+TEST(ServeTlsReloadTest, SighupRereadsTheCertificate) {
+  testing::TestPki pki("tls-reload");
+  ASSERT_TRUE(pki.ok) << pki.log;
+  const std::string cert = pki.dir.File("live.pem"), key = pki.dir.File("live.key");
+  const auto install = [&](const std::string& name) {
+    std::filesystem::copy_file(pki.Pem(name), cert,
+                               std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(pki.Key(name), key,
+                               std::filesystem::copy_options::overwrite_existing);
+  };
+  install("server");
+  Subprocess serve({testing::kBin, "serve", "--port", "0", "--duration", "120", "--set",
+                    "server.tls_cert_file=" + cert, "--set", "server.tls_key_file=" + key, "--set",
+                    "server.input_shape=-1,16"});
+  ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << serve.err();
+  const uint16_t port = testing::ListenPort(serve.err());
+  const auto loadgen = [&] {
+    return testing::RunProcess({testing::kBin, "loadgen", "--port", std::to_string(port), "--model",
+                                "image", "--qps", "10", "--duration", "0.3", "--connections", "1",
+                                "--wait-ready", "0", "--tls-ca", pki.Pem("other-ca"), "--json"});
+  };
+  testing::ProcessResult r = loadgen();
+  EXPECT_NE(r.exit_code, 0) << "the first certificate is not the second CA's: " << r.out;
+
+  install("other-server");
+  serve.Signal(SIGHUP);
+  ASSERT_TRUE(serve.WaitForStderr("SIGHUP: TLS certificate re-read", std::chrono::seconds(10)))
+      << serve.err();
+  r = loadgen();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(nlohmann::json::parse(r.out, nullptr, false).value("ok", 0), 0) << r.out;
+
+  // A broken file is reported and the process keeps the certificate it has.
+  std::ofstream(cert) << "not a certificate\n";
+  serve.Signal(SIGHUP);
+  EXPECT_TRUE(serve.WaitForStderr("keeping the previous certificate", std::chrono::seconds(10)))
+      << serve.err();
+  r = loadgen();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 }  // namespace

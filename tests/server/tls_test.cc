@@ -4,6 +4,8 @@
 // CA, only a client presenting a certificate that CA signed is served.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "server/https_client.h"
@@ -86,6 +88,45 @@ TEST_F(TlsTest, TokenOverTls) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(backend_->repository_calls(), 1);
+}
+
+// ReloadTls (serve's SIGHUP): new connections get the re-read certificate; a broken file
+// leaves the previous one in place.
+TEST_F(TlsTest, ReloadServesTheNewCertificate) {
+  const std::string cert = pki_.dir.File("live.pem"), key = pki_.dir.File("live.key");
+  const auto install = [&](const std::string& name) {
+    std::filesystem::copy_file(pki_.Pem(name), cert,
+                               std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(pki_.Key(name), key,
+                               std::filesystem::copy_options::overwrite_existing);
+  };
+  install("server");
+  HttpServer::Options options;
+  options.tls = {cert, key, ""};
+  StartServer({}, options);
+  auto r = HttpsRequest(port_, Client("ca"), "GET", "/v2/health/live");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(HttpsRequest(port_, Client("other-ca"), "GET", "/v2/health/live").ok());
+
+  install("other-server");
+  ASSERT_TRUE(server_->ReloadTls().ok());
+  r = HttpsRequest(port_, Client("other-ca"), "GET", "/v2/health/live");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_FALSE(HttpsRequest(port_, Client("ca"), "GET", "/v2/health/live").ok());
+
+  std::ofstream(cert) << "not a certificate\n";
+  const Status broken = server_->ReloadTls();
+  EXPECT_FALSE(broken.ok());
+  EXPECT_NE(broken.message().find("live.pem"), std::string::npos) << broken.ToString();
+  r = HttpsRequest(port_, Client("other-ca"), "GET", "/v2/health/live");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();  // still the last good certificate
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(TlsTest, ReloadWithoutTlsRefused) {
+  StartServer();
+  EXPECT_EQ(server_->ReloadTls().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_F(TlsTest, BadFilesRefusedAtCreate) {

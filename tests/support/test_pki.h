@@ -18,7 +18,8 @@ struct TestPki {
   explicit TestPki(const std::string& prefix = "pki") : dir(prefix) {
     ok = MakeCa("ca") && MakeCa("other-ca") && MakeCert("server", "ca", "serverAuth", true) &&
          MakeCert("client", "ca", "clientAuth", false) &&
-         MakeCert("other-client", "other-ca", "clientAuth", false);
+         MakeCert("other-client", "other-ca", "clientAuth", false) &&
+         MakeCert("other-server", "other-ca", "serverAuth", true);
   }
   // <name>.pem (certificate) and <name>.key (its key).
   std::string Pem(const std::string& name) const { return dir.File(name + ".pem"); }

@@ -199,7 +199,14 @@ struct HttpServer::Impl {
   InferenceBackend* const backend;
   ServerMetrics metrics;
   std::unique_ptr<KServeHandler> handler;
-  std::unique_ptr<asio::ssl::context> tls;  // null: plain HTTP
+  // HTTPS: the context new connections start with; ReloadTls() replaces it, connections
+  // keep the one they started with. Taken once per connection, never per request.
+  std::shared_ptr<asio::ssl::context> CurrentTls() EXCLUDES(tls_mu) {
+    MutexLock lock(tls_mu);
+    return tls;
+  }
+  Mutex tls_mu;
+  std::shared_ptr<asio::ssl::context> tls GUARDED_BY(tls_mu);  // null: plain HTTP
 
   std::atomic<bool> draining{false};
   std::atomic<int64_t> in_flight{0};  // submitted to the backend, outcome not yet handled
@@ -253,7 +260,10 @@ class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(SessionSocket&& socket, HttpServer::Impl* server, IoLoop* loop, bool over_limit = false)
       : stream_(std::move(socket)), server_(server), loop_(loop), over_limit_(over_limit) {
-    if (server_->tls) tls_ = std::make_unique<TlsStream>(stream_, *server_->tls);
+    if (server_->options.tls.enabled()) {
+      tls_context_ = server_->CurrentTls();
+      tls_ = std::make_unique<TlsStream>(stream_, *tls_context_);
+    }
     server_->metrics.ConnectionOpened();
     opened_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   }
@@ -752,7 +762,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   beast::basic_stream<tcp, IoExecutor> stream_;
-  std::unique_ptr<TlsStream> tls_;  // HTTPS: over stream_; null for plain HTTP
+  std::shared_ptr<asio::ssl::context> tls_context_;  // HTTPS: what tls_ was made with
+  std::unique_ptr<TlsStream> tls_;                   // HTTPS: over stream_; null for plain HTTP
   HttpServer::Impl* const server_;
   IoLoop* const loop_;
   beast::flat_buffer buffer_;
@@ -979,7 +990,10 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
     ASSIGN_OR_RETURN(tls, MakeServerTlsContext(options.tls));
   }
   auto impl = std::make_unique<Impl>(std::move(options), backend);
-  impl->tls = std::move(tls);
+  {
+    MutexLock lock(impl->tls_mu);
+    impl->tls = std::move(tls);
+  }
   impl->handler = std::make_unique<KServeHandler>(
       KServeHandler::Options{impl->options.max_slo, SLOSERVE_VERSION, impl->options.access_log,
                              impl->options.request_metrics, impl->options.access},
@@ -1090,6 +1104,16 @@ void HttpServer::Stop() {
 
 uint16_t HttpServer::port() const {
   return impl_->port;
+}
+
+Status HttpServer::ReloadTls() {
+  Impl& s = *impl_;
+  if (!s.options.tls.enabled()) return FailedPreconditionError("HttpServer: TLS is off");
+  ASSIGN_OR_RETURN(std::unique_ptr<asio::ssl::context> fresh, MakeServerTlsContext(s.options.tls));
+  std::shared_ptr<asio::ssl::context> next = std::move(fresh);
+  MutexLock lock(s.tls_mu);
+  s.tls.swap(next);
+  return OkStatus();  // the old context goes when its last connection does
 }
 
 const ServerMetrics& HttpServer::metrics() const {

@@ -101,6 +101,11 @@ class HttpServer {
   // Graceful shutdown (see the class comment); idempotent.
   void Stop();
 
+  // HTTPS: re-reads options.tls's files (serve on SIGHUP) for the connections accepted
+  // from now on; open ones keep their certificate. On an error (a missing file, a key that
+  // does not match) the old certificate stays. FailedPrecondition when TLS is off.
+  Status ReloadTls();
+
   uint16_t port() const;
   const ServerMetrics& metrics() const;
 
