@@ -9,6 +9,7 @@
 #include "default_config.h"
 #include "remote_setup.h"
 #include "sloserve/core/did_you_mean.h"
+#include "sloserve/grpc/tls_credentials.h"
 #include "sloserve/remote/process_setup.h"
 #include "sloserve/sim/experiment_config.h"
 #include "sloserve/sim/suite_resolver.h"
@@ -118,7 +119,8 @@ StatusOr<ServeSetup> BuildServeSetup(
         "server.remote_reconnect_backoff_ms", "server.kserve_workers", "server.kserve_model",
         "server.early_shed", "server.model_control", "server.admin_token_file",
         "server.require_token_for_infer", "server.require_token_for_metrics",
-        "server.tls_cert_file", "server.tls_key_file", "server.tls_client_ca_file"};
+        "server.tls_cert_file", "server.tls_key_file", "server.tls_client_ca_file",
+        "server.worker_tls_ca_file", "server.worker_tls_cert_file", "server.worker_tls_key_file"};
     // clang-format on
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
@@ -196,6 +198,20 @@ StatusOr<ServeSetup> BuildServeSetup(
                    ServerNumber(f, "server.remote_health_timeout_ms", 500, 10, 60000));
   ASSIGN_OR_RETURN(double failures,
                    ServerNumber(f, "server.remote_failures_to_down", 2, 1, 100, true));
+  // TLS to either kind of worker (docs/remote-workers.md "TLS"): read once, here.
+  std::shared_ptr<::grpc::ChannelCredentials> worker_credentials;
+  TlsClientFiles worker_tls;
+  if (auto it = f.find("server.worker_tls_ca_file"); it != f.end()) worker_tls.ca_file = it->second;
+  if (auto it = f.find("server.worker_tls_cert_file"); it != f.end())
+    worker_tls.cert_file = it->second;
+  if (auto it = f.find("server.worker_tls_key_file"); it != f.end())
+    worker_tls.key_file = it->second;
+  if (worker_tls.enabled()) {
+    ASSIGN_OR_RETURN(worker_credentials,
+                     grpc_protocol::ChannelTlsCredentials(
+                         worker_tls, {"server.worker_tls_cert_file", "server.worker_tls_key_file",
+                                      "server.worker_tls_ca_file"}));
+  }
   // Either kind of worker: one wake-up per reply (the engine thread polls the workers'
   // connections itself, docs/remote-workers.md "Threads").
   const bool polls_own_queue = has_remote || has_kserve;
@@ -211,6 +227,7 @@ StatusOr<ServeSetup> BuildServeSetup(
     options.connect_timeout = SecondsF(connect_s);
     options.action_timeout = MillisF(call_ms);
     options.reconnect_backoff = MillisF(backoff_ms);
+    options.credentials = worker_credentials;
     ro.deployment.workers = static_cast<int>(options.addresses.size());
     ro.make_executor = RemoteExecutorFactory(std::move(options), connected, remote_executor);
   } else if (has_kserve) {
@@ -224,6 +241,7 @@ StatusOr<ServeSetup> BuildServeSetup(
     options.health_interval = MillisF(interval_ms);
     options.health_timeout = MillisF(health_ms);
     options.failures_to_down = static_cast<int>(failures);
+    options.credentials = worker_credentials;
     ro.deployment.workers = static_cast<int>(options.addresses.size());
     ro.make_executor = KServeExecutorFactory(std::move(options));
   }

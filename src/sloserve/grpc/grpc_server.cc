@@ -9,6 +9,7 @@
 
 #include "sloserve/grpc/async_unary.h"
 #include "sloserve/grpc/model_infer.h"
+#include "sloserve/grpc/tls_credentials.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
 #include "sloserve/server/server_extensions.h"
 
@@ -42,23 +43,6 @@ void RenderModelStatistics(const std::string& name, const RequestMetrics::ModelS
   SetDuration(m.success_count, 0, s->mutable_compute_output());
   SetDuration(0, 0, s->mutable_cache_hit());
   SetDuration(0, 0, s->mutable_cache_miss());
-}
-
-// gRPC's SSL server credentials from the PEM files; with a client CA the client's
-// certificate is required and verified.
-StatusOr<std::shared_ptr<::grpc::ServerCredentials>> TlsCredentials(const TlsFiles& files) {
-  ::grpc::SslServerCredentialsOptions options(
-      files.client_ca_file.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                                   : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  ::grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-  ASSIGN_OR_RETURN(pair.private_key, ReadPemFile(files.key_file, "server.tls_key_file"));
-  ASSIGN_OR_RETURN(pair.cert_chain, ReadPemFile(files.cert_file, "server.tls_cert_file"));
-  options.pem_key_cert_pairs.push_back(std::move(pair));
-  if (!files.client_ca_file.empty()) {
-    ASSIGN_OR_RETURN(options.pem_root_certs,
-                     ReadPemFile(files.client_ca_file, "server.tls_client_ca_file"));
-  }
-  return ::grpc::SslServerCredentials(options);
 }
 
 }  // namespace
@@ -325,7 +309,7 @@ StatusOr<uint16_t> GrpcServer::Start() {
       m.options.host.find(':') != std::string::npos ? "[" + m.options.host + "]" : m.options.host;
   std::shared_ptr<::grpc::ServerCredentials> credentials;
   if (m.options.tls.enabled()) {
-    ASSIGN_OR_RETURN(credentials, TlsCredentials(m.options.tls));
+    ASSIGN_OR_RETURN(credentials, grpc_protocol::ServerTlsCredentials(m.options.tls));
   }
   m.server = grpc_protocol::StartAsyncServer(host + ":" + std::to_string(m.options.port),
                                              m.options.max_message_bytes, &m.service,
