@@ -65,7 +65,9 @@ TEST_F(AccessTest, LoadAndUnloadRefusedByDefaultIndexReadable) {
   // Open by default: inference, statistics, metrics.
   EXPECT_EQ(Send("POST", "/v2/models/image/infer", InferBody()).status, 200);
   EXPECT_EQ(Send("GET", "/v2/models/image/stats").status, 200);
-  EXPECT_EQ(Send("GET", "/metrics").status, 200);
+  const Raw metrics = Send("GET", "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_FALSE(metrics.Has("tls_handshake")) << "plain HTTP renders no TLS counter";
 }
 
 TEST_F(AccessTest, ExplicitWithoutTokenAllowsControl) {

@@ -54,13 +54,19 @@ TEST_F(TlsTest, ServesHttpsAndRefusesPlainHttp) {
       testing::HttpExchange(port_, testing::HttpPostRequest("/v2/models/image/infer", InferBody()));
   EXPECT_EQ(plain.find("HTTP/"), std::string::npos) << plain;
   EXPECT_EQ(backend_->submitted(), 1);
+  EXPECT_EQ(server_->metrics().TlsHandshakeFailures(), 1);
   // A client that trusts another CA refuses our certificate.
   r = HttpsRequest(port_, Client("other-ca"), "GET", "/v2/health/ready");
   EXPECT_FALSE(r.ok());
-  // The server keeps serving after the failed handshakes.
-  r = HttpsRequest(port_, Client("ca"), "GET", "/v2/health/live");
+  // The server keeps serving after the failed handshakes, and /metrics counts them.
+  r = HttpsRequest(port_, Client("ca"), "GET", "/metrics");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, 200);
+  // At least the plain-HTTP one (the untrusting client's may still be on its way).
+  const std::string key = "\nsloserve_http_tls_handshake_failures_total ";
+  const size_t at = r->body.find(key);
+  ASSERT_NE(at, std::string::npos) << r->body;
+  EXPECT_GE(std::stoll(r->body.substr(at + key.size())), 1) << r->body;
 }
 
 TEST_F(TlsTest, ClientCertificatesVerified) {

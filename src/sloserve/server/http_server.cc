@@ -359,7 +359,10 @@ class Session : public std::enable_shared_from_this<Session> {
     tls_->async_handshake(asio::ssl::stream_base::server,
                           [self = shared_from_this()](beast::error_code ec) {
                             if (self->state_ == State::kClosed) return;
-                            if (ec) return self->Close();
+                            if (ec) {
+                              self->server_->metrics.TlsHandshakeFailed();
+                              return self->Close();
+                            }
                             self->Begin();
                           });
   }
@@ -990,6 +993,7 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
     ASSIGN_OR_RETURN(tls, MakeServerTlsContext(options.tls));
   }
   auto impl = std::make_unique<Impl>(std::move(options), backend);
+  if (tls) impl->metrics.EnableTlsMetrics();
   {
     MutexLock lock(impl->tls_mu);
     impl->tls = std::move(tls);
