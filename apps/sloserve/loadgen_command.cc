@@ -11,6 +11,7 @@
 #include "sloserve/loadgen/labelled_dataset.h"
 #include "sloserve/loadgen/load_generator.h"
 #include "sloserve/loadgen/model_metadata.h"
+#include "sloserve/server/access_control.h"
 
 namespace sloserve::cli {
 // Named, not anonymous: the unity build compiles the commands in one batch.
@@ -22,6 +23,8 @@ const std::vector<FlagSpec> kFlags = {
     {"tls-ca", "FILE", "HTTPS: trust this CA's PEM (a server with server.tls_cert_file)"},
     {"tls-cert", "FILE", "HTTPS: present this client certificate (server.tls_client_ca_file)"},
     {"tls-key", "FILE", "HTTPS: the key of --tls-cert"},
+    {"token-file", "FILE",
+     "send Authorization: Bearer <the file's token> (server.require_token_for_infer)"},
     {"model", "TASK", "model (task) to infer (default image)"},
     {"qps", "RATE", "target requests per second for synthetic arrivals (default 500)"},
     {"duration", "SECONDS", "length of a synthetic arrival process (default 10)"},
@@ -83,6 +86,9 @@ Status Run(const Args& args) {
   o.tls = {args.Get("tls-ca", ""), args.Get("tls-cert", ""), args.Get("tls-key", "")};
   if (o.tls.cert_file.empty() != o.tls.key_file.empty()) {
     return InvalidArgumentError("--tls-cert and --tls-key: give both or neither");
+  }
+  if (args.Has("token-file")) {
+    ASSIGN_OR_RETURN(o.token, ReadTokenFile(args.Get("token-file"), "--token-file"));
   }
   o.app = args.Get("app", "");
   ASSIGN_OR_RETURN(int64_t priority, args.GetInt("priority", 0));

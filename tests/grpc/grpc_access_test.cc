@@ -2,12 +2,14 @@
 // (docs/serve.md "Security"): the config keys reach both frontends; load/unload are
 // PERMISSION_DENIED by default; with model_control explicit and a token, control,
 // statistics and (require_token_for_infer) inference need "authorization: Bearer <token>"
-// metadata, else UNAUTHENTICATED; the HTTP port answers 401 with WWW-Authenticate.
+// metadata, else UNAUTHENTICATED; the HTTP port answers 401 with WWW-Authenticate, and
+// `sloserve loadgen --token-file` sends the token.
 #include <fstream>
 #include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "grpc/grpc_test_util.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
@@ -136,6 +138,27 @@ TEST(GrpcAccessTest, ExplicitControlNeedsTheToken) {
       s.http_port, "POST /v2/repository/models/image/load HTTP/1.0\r\nAuthorization: " + bearer +
                        "\r\nContent-Length: 0\r\n\r\n");
   EXPECT_EQ(with_token.rfind("HTTP/1.0 200", 0), 0u) << with_token;
+
+  // loadgen --token-file: every request carries the token; without it every one is 401.
+  const auto loadgen = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {
+        testing::kBin,   "loadgen", "--port",  std::to_string(s.http_port),
+        "--model",       "image",   "--qps",   "10",
+        "--duration",    "0.5",     "--shape", "1,16",
+        "--connections", "1",       "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const testing::ProcessResult r = testing::RunProcess(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  };
+  nlohmann::json report = loadgen({});
+  ASSERT_TRUE(report.is_object());
+  EXPECT_EQ(report.value("ok", -1), 0) << report.dump();
+  EXPECT_GT(report["errors_by_status"].value("401", 0), 0) << report.dump();
+  report = loadgen({"--token-file", s.dir.File("token")});
+  ASSERT_TRUE(report.is_object());
+  EXPECT_GT(report.value("ok", 0), 0) << report.dump();
+  EXPECT_EQ(report["errors_by_status"].value("401", 0), 0) << report.dump();
 }
 
 TEST(GrpcAccessTest, BadSettingsRefusedAtStart) {

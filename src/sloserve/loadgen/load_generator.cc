@@ -72,6 +72,8 @@ class LoadRun {
       request.set(http::field::host, options.host + ":" + std::to_string(options.port));
       request.set(http::field::content_type, "application/json");
       request.set(http::field::user_agent, "sloserve-loadgen");
+      if (!options.token.empty())
+        request.set(http::field::authorization, "Bearer " + options.token);
       request.keep_alive(true);
       request.body() = std::move(bodies[k]);
       request.prepare_payload();

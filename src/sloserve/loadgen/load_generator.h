@@ -55,6 +55,9 @@ struct LoadOptions {
   // HTTPS when enabled (loadgen --tls-ca, --tls-cert, --tls-key): each connection's
   // handshake happens when it opens, before its first request is timed.
   TlsClientFiles tls;
+  // Sent as "Authorization: Bearer <token>" with every request (loadgen --token-file), for
+  // a server with server.require_token_for_infer; empty = not sent.
+  std::string token;
 };
 
 struct LoadProgress {

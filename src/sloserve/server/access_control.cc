@@ -5,9 +5,9 @@
 
 namespace sloserve {
 
-StatusOr<std::string> ReadTokenFile(const std::string& path) {
+StatusOr<std::string> ReadTokenFile(const std::string& path, const std::string& key) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidArgumentError("server.admin_token_file: cannot read '" + path + "'");
+  if (!in) return InvalidArgumentError(key + ": cannot read '" + path + "'");
   std::ostringstream text;
   text << in.rdbuf();
   std::string token = text.str();
@@ -19,13 +19,13 @@ StatusOr<std::string> ReadTokenFile(const std::string& path) {
   for (const char c : token) {
     const auto u = static_cast<unsigned char>(c);
     if (u <= 0x20 || u == 0x7f) {
-      return InvalidArgumentError("server.admin_token_file '" + path +
+      return InvalidArgumentError(key + " '" + path +
                                   "': the token must be one line of printable characters "
                                   "without spaces");
     }
   }
   if (token.size() < kMinTokenLength) {
-    return InvalidArgumentError("server.admin_token_file '" + path + "': the token has " +
+    return InvalidArgumentError(key + " '" + path + "': the token has " +
                                 std::to_string(token.size()) + " characters, at least " +
                                 std::to_string(kMinTokenLength) +
                                 " are needed (e.g. openssl rand -hex 32 > " + path + ")");

@@ -38,9 +38,10 @@ struct AccessDenial {
 
 // A token as read from server.admin_token_file: surrounding whitespace (the file's
 // newline) dropped; refused when empty, shorter than kMinTokenLength or holding
-// whitespace or control characters (it travels in an HTTP header).
+// whitespace or control characters (it travels in an HTTP header). Errors name `key`.
 inline constexpr size_t kMinTokenLength = 16;
-StatusOr<std::string> ReadTokenFile(const std::string& path);
+StatusOr<std::string> ReadTokenFile(const std::string& path,
+                                    const std::string& key = "server.admin_token_file");
 
 // a == b in a time that depends on the length of `presented` only, not on where the
 // strings differ (a guesser learns nothing from how long a wrong guess took).
