@@ -11,6 +11,7 @@
 #include "sloserve/loadgen/labelled_dataset.h"
 #include "sloserve/loadgen/load_generator.h"
 #include "sloserve/loadgen/model_metadata.h"
+#include "sloserve/server/access_control.h"
 
 namespace sloserve::cli {
 // Named, not anonymous: the unity build compiles the commands in one batch.
@@ -19,6 +20,11 @@ namespace loadgen_cmd {
 const std::vector<FlagSpec> kFlags = {
     {"host", "ADDR", "server address (default 127.0.0.1)"},
     {"port", "N", "server port (default 8000)"},
+    {"tls-ca", "FILE", "HTTPS: trust this CA's PEM (a server with server.tls_cert_file)"},
+    {"tls-cert", "FILE", "HTTPS: present this client certificate (server.tls_client_ca_file)"},
+    {"tls-key", "FILE", "HTTPS: the key of --tls-cert"},
+    {"token-file", "FILE",
+     "send Authorization: Bearer <the file's token> (server.require_token_for_infer)"},
     {"model", "TASK", "model (task) to infer (default image)"},
     {"qps", "RATE", "target requests per second for synthetic arrivals (default 500)"},
     {"duration", "SECONDS", "length of a synthetic arrival process (default 10)"},
@@ -77,6 +83,13 @@ Status Run(const Args& args) {
   if (port < 1 || port > 65535) return InvalidArgumentError("--port: must be 1..65535");
   o.port = static_cast<uint16_t>(port);
   o.task = args.Get("model", "image");
+  o.tls = {args.Get("tls-ca", ""), args.Get("tls-cert", ""), args.Get("tls-key", "")};
+  if (o.tls.cert_file.empty() != o.tls.key_file.empty()) {
+    return InvalidArgumentError("--tls-cert and --tls-key: give both or neither");
+  }
+  if (args.Has("token-file")) {
+    ASSIGN_OR_RETURN(o.token, ReadTokenFile(args.Get("token-file"), "--token-file"));
+  }
   o.app = args.Get("app", "");
   ASSIGN_OR_RETURN(int64_t priority, args.GetInt("priority", 0));
   if (priority < 0 || priority > kMaxPriorityLevels)
@@ -163,9 +176,11 @@ Status Run(const Args& args) {
     return InvalidArgumentError("--wait-ready: must be in [0, 86400] seconds");
   if (wait_ready > 0) {
     Status ready = WaitUntilModelReady(
-        o.host, o.port, o.task, SecondsF(wait_ready), [](const std::string& reason) {
+        o.host, o.port, o.task, SecondsF(wait_ready),
+        [](const std::string& reason) {
           std::fprintf(stderr, "sloserve loadgen: waiting for the server: %s\n", reason.c_str());
-        });
+        },
+        o.tls);
     // An unknown model is judged below (refused, unless --input/--datatype say to send
     // anyway and count the server's errors).
     if (!ready.ok() && ready.code() != StatusCode::kNotFound) return ready;
@@ -174,7 +189,7 @@ Status Run(const Args& args) {
   // --slo-ms is not sent (for the client-bottleneck check): KServe v2 model metadata.
   const bool need_input = !args.Has("input") || !args.Has("datatype");
   if (need_input || o.slo_ms <= 0) {
-    StatusOr<ModelInput> input = FetchModelInput(o.host, o.port, o.task);
+    StatusOr<ModelInput> input = FetchModelInput(o.host, o.port, o.task, Seconds(5), o.tls);
     if (input.ok()) {
       if (!args.Has("input")) o.input_name = input->name;
       if (!args.Has("datatype")) o.datatype = input->datatype;

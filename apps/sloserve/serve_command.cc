@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -69,6 +70,25 @@ void PrintHelp() {
       FlagsHelp(kFlags).c_str());
 }
 
+// One line of what is protected (docs/serve.md "Security"), so an operator sees at start
+// whether load/unload are open and what needs the token.
+std::string SecuritySummary(const HttpServer::Options& http) {
+  const AccessOptions& a = http.access;
+  std::string out = "security: ";
+  if (!http.tls.enabled()) {
+    out += "plain text (no TLS)";
+  } else {
+    out += http.tls.client_ca_file.empty() ? "TLS" : "TLS with client certificates";
+  }
+  out += a.model_control == ModelControl::kExplicit ? "; model control explicit"
+                                                    : "; model control none (load/unload: 403)";
+  if (a.admin_token.empty()) return out + "; no admin token";
+  out += "; admin token for control, statistics";
+  if (a.require_token_for_metrics) out += ", /metrics";
+  if (a.require_token_for_infer) out += ", inference";
+  return out;
+}
+
 Status Run(const Args& args) {
   if (args.positionals().size() > 1)
     return InvalidArgumentError("expected at most one CONFIG.yaml");
@@ -105,6 +125,7 @@ Status Run(const Args& args) {
   if (duration < 0) return InvalidArgumentError("--duration: must be positive");
   // Before any thread starts (the runtime's offline pool starts in BuildServeSetup).
   const sigset_t stop_signals = BlockStopSignals();
+  const sigset_t reload_signal = BlockReloadSignal();
   // Real models: the repository's measured profile and task go first, so the config's
   // and --set's keys still win; its input shape replaces any declared one.
   TorchServing torch;
@@ -144,14 +165,44 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(auto server, HttpServer::Create(setup.http, setup.runtime.get()));
   ASSIGN_OR_RETURN(uint16_t port, server->Start());
   say("serving " + setup.summary);
-  say("listening on http://" + setup.http.host + ":" + std::to_string(port) +
-      " (KServe v2; Ctrl-C to stop)");
+  const bool tls = setup.http.tls.enabled();
+  say(std::string("listening on ") + (tls ? "https://" : "http://") + setup.http.host + ":" +
+      std::to_string(port) + " (KServe v2; Ctrl-C to stop)");
+  say(SecuritySummary(setup.http));
+  // HTTPS: SIGHUP re-reads the certificate for new connections (docs/serve.md "TLS").
+  // Without TLS, SIGHUP keeps its default action (the process ends), as before.
+  std::atomic<bool> stopping{false};
+  std::thread reload_watch;
+  if (tls) {
+    reload_watch = std::thread([&, srv = server.get()] {
+      while (!stopping.load()) {
+        timespec tick{0, 200'000'000};  // looks at `stopping` this often
+        if (sigtimedwait(&reload_signal, nullptr, &tick) != SIGHUP) continue;
+        const Status reloaded = srv->ReloadTls();
+        say(reloaded.ok()
+                ? "SIGHUP: TLS certificate re-read; new HTTPS connections use it "
+                  "(the gRPC port keeps its own until restarted)"
+                : "SIGHUP: " + reloaded.message() + " (keeping the previous certificate)");
+      }
+    });
+  } else {
+    pthread_sigmask(SIG_UNBLOCK, &reload_signal, nullptr);
+  }
+  // Joined before the server goes, on every way out of Run.
+  struct JoinReloadWatch {
+    std::atomic<bool>& stopping;
+    std::thread& watch;
+    ~JoinReloadWatch() {
+      stopping.store(true);
+      if (watch.joinable()) watch.join();
+    }
+  } join_reload_watch{stopping, reload_watch};
   std::unique_ptr<GrpcServer> grpc;
   if (setup.grpc_enabled) {
     ASSIGN_OR_RETURN(grpc, GrpcServer::Create(setup.grpc, setup.runtime.get()));
     ASSIGN_OR_RETURN(uint16_t grpc_port, grpc->Start());
-    say("listening on grpc://" + setup.grpc.host + ":" + std::to_string(grpc_port) +
-        " (inference.GRPCInferenceService)");
+    say(std::string("listening on ") + (tls ? "grpcs://" : "grpc://") + setup.grpc.host + ":" +
+        std::to_string(grpc_port) + " (inference.GRPCInferenceService)");
   }
   setup.runtime->Start();
 

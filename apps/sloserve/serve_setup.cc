@@ -11,6 +11,7 @@
 #include "git_revision.h"
 #include "remote_setup.h"
 #include "sloserve/core/did_you_mean.h"
+#include "sloserve/grpc/tls_credentials.h"
 #include "sloserve/remote/process_setup.h"
 #include "sloserve/sim/experiment_config.h"
 #include "sloserve/sim/suite_resolver.h"
@@ -34,6 +35,36 @@ StatusOr<double> ServerNumber(const FlatConfig& f, const std::string& key, doubl
     return InvalidArgumentError("'" + key + "': must be " + range + ", got \"" + it->second + "\"");
   }
   return v;
+}
+
+// A server.* switch: true or false.
+StatusOr<bool> ServerBool(const FlatConfig& f, const std::string& key, bool fallback) {
+  auto it = f.find(key);
+  if (it == f.end()) return fallback;
+  if (it->second == "true") return true;
+  if (it->second == "false") return false;
+  return InvalidArgumentError("'" + key + "': must be true or false, got \"" + it->second + "\"");
+}
+
+// Model control and the admin token (docs/serve.md "Security"), for both frontends.
+StatusOr<AccessOptions> ParseAccess(const FlatConfig& f) {
+  AccessOptions access;
+  if (auto it = f.find("server.model_control"); it != f.end()) {
+    if (it->second != "none" && it->second != "explicit") {
+      return InvalidArgumentError("'server.model_control': must be none or explicit, got \"" +
+                                  it->second + "\"");
+    }
+    access.model_control = it->second == "explicit" ? ModelControl::kExplicit : ModelControl::kNone;
+  }
+  if (auto it = f.find("server.admin_token_file"); it != f.end()) {
+    ASSIGN_OR_RETURN(access.admin_token, ReadTokenFile(it->second));
+  }
+  ASSIGN_OR_RETURN(access.require_token_for_infer,
+                   ServerBool(f, "server.require_token_for_infer", false));
+  ASSIGN_OR_RETURN(access.require_token_for_metrics,
+                   ServerBool(f, "server.require_token_for_metrics", false));
+  RETURN_IF_ERROR(AccessControl::Validate(access));
+  return access;
 }
 
 }  // namespace
@@ -88,7 +119,11 @@ StatusOr<ServeSetup> BuildServeSetup(
         "server.remote_health_timeout_ms", "server.remote_failures_to_down",
         "server.remote_call_timeout_ms", "server.remote_connect_timeout_s",
         "server.remote_reconnect_backoff_ms", "server.kserve_workers", "server.kserve_model",
-        "server.early_shed", "server.latency_buckets"};
+        "server.early_shed", "server.latency_buckets", "server.model_control",
+        "server.admin_token_file", "server.require_token_for_infer",
+        "server.require_token_for_metrics", "server.tls_cert_file", "server.tls_key_file",
+        "server.tls_client_ca_file", "server.worker_tls_ca_file", "server.worker_tls_cert_file",
+        "server.worker_tls_key_file"};
     // clang-format on
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
@@ -97,6 +132,15 @@ StatusOr<ServeSetup> BuildServeSetup(
     }
   }
   ASSIGN_OR_RETURN(RunSpec spec, RunSpecFromFlat(f, /*with_workload=*/false));
+  // Checked before the engine starts: a bad token file should not wait for the workers.
+  ASSIGN_OR_RETURN(AccessOptions access, ParseAccess(f));
+  // TLS for both ports (docs/serve.md "Security"); the files are read when the servers
+  // are created.
+  TlsFiles tls;
+  if (auto it = f.find("server.tls_cert_file"); it != f.end()) tls.cert_file = it->second;
+  if (auto it = f.find("server.tls_key_file"); it != f.end()) tls.key_file = it->second;
+  if (auto it = f.find("server.tls_client_ca_file"); it != f.end()) tls.client_ca_file = it->second;
+  RETURN_IF_ERROR(ValidateTlsFiles(tls));
 
   ServeSetup setup;
   ASSIGN_OR_RETURN(ProfileSuite suite, ResolveSuite(spec.suite));
@@ -157,6 +201,20 @@ StatusOr<ServeSetup> BuildServeSetup(
                    ServerNumber(f, "server.remote_health_timeout_ms", 500, 10, 60000));
   ASSIGN_OR_RETURN(double failures,
                    ServerNumber(f, "server.remote_failures_to_down", 2, 1, 100, true));
+  // TLS to either kind of worker (docs/remote-workers.md "TLS"): read once, here.
+  std::shared_ptr<::grpc::ChannelCredentials> worker_credentials;
+  TlsClientFiles worker_tls;
+  if (auto it = f.find("server.worker_tls_ca_file"); it != f.end()) worker_tls.ca_file = it->second;
+  if (auto it = f.find("server.worker_tls_cert_file"); it != f.end())
+    worker_tls.cert_file = it->second;
+  if (auto it = f.find("server.worker_tls_key_file"); it != f.end())
+    worker_tls.key_file = it->second;
+  if (worker_tls.enabled()) {
+    ASSIGN_OR_RETURN(worker_credentials,
+                     grpc_protocol::ChannelTlsCredentials(
+                         worker_tls, {"server.worker_tls_cert_file", "server.worker_tls_key_file",
+                                      "server.worker_tls_ca_file"}));
+  }
   // Either kind of worker: one wake-up per reply (the engine thread polls the workers'
   // connections itself, docs/remote-workers.md "Threads").
   const bool polls_own_queue = has_remote || has_kserve;
@@ -172,6 +230,7 @@ StatusOr<ServeSetup> BuildServeSetup(
     options.connect_timeout = SecondsF(connect_s);
     options.action_timeout = MillisF(call_ms);
     options.reconnect_backoff = MillisF(backoff_ms);
+    options.credentials = worker_credentials;
     ro.deployment.workers = static_cast<int>(options.addresses.size());
     ro.make_executor = RemoteExecutorFactory(std::move(options), connected, remote_executor);
   } else if (has_kserve) {
@@ -185,6 +244,7 @@ StatusOr<ServeSetup> BuildServeSetup(
     options.health_interval = MillisF(interval_ms);
     options.health_timeout = MillisF(health_ms);
     options.failures_to_down = static_cast<int>(failures);
+    options.credentials = worker_credentials;
     ro.deployment.workers = static_cast<int>(options.addresses.size());
     ro.make_executor = KServeExecutorFactory(std::move(options));
   }
@@ -222,6 +282,10 @@ StatusOr<ServeSetup> BuildServeSetup(
   setup.http.request_metrics = std::make_shared<RequestMetrics>(std::move(models), buckets);
   setup.grpc.request_metrics = setup.http.request_metrics;
   setup.http.build_revision = SLOSERVE_GIT_REVISION;
+  setup.http.access = access;
+  setup.grpc.access = std::move(access);
+  setup.http.tls = tls;
+  setup.grpc.tls = std::move(tls);
 
   auto host = f.find("server.host");
   if (host != f.end()) setup.http.host = host->second;

@@ -17,6 +17,14 @@ sigset_t BlockStopSignals() {
   return signals;
 }
 
+sigset_t BlockReloadSignal() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
 void WaitForStopSignal(const sigset_t& signals, double duration_s) {
   if (duration_s > 0) {
     // sigtimedwait returns EINTR when the process is stopped and continued (SIGSTOP then

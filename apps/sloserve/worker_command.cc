@@ -29,6 +29,11 @@ const std::vector<FlagSpec> kFlags = {
      "execute the repository's TorchScript variants with LibTorch (docs/torch.md) instead of "
      "emulating them"},
     {"threads", "N", "gRPC completion-queue threads (default 1: one thread wake-up per action)"},
+    {"tls-cert", "FILE",
+     "serve TLS with this PEM certificate (the controller: server.worker_tls_*)"},
+    {"tls-key", "FILE", "the PEM key of --tls-cert"},
+    {"tls-client-ca", "FILE",
+     "with --tls-cert: accept only a controller presenting a certificate this CA signed"},
     {"duration", "SECONDS", "stop by itself after this long (default: run until SIGINT/SIGTERM)"},
     {"help", "", "show this help"},
 };
@@ -40,7 +45,8 @@ void PrintHelp() {
       "It executes the engine's actions (run a batch, load or unload a variant) sent over gRPC:\n"
       "emulated from the profile suite of CONFIG (the controller's config, or the embedded\n"
       "default), or with LibTorch from --model-repository. The controller checks that both\n"
-      "sides have the same suite. Prints 'listening on grpc://HOST:PORT' once serving.\n\n"
+      "sides have the same suite. Prints 'listening on grpc://HOST:PORT' (grpcs:// with\n"
+      "--tls-cert) once serving.\n\n"
       "options:\n%s",
       FlagsHelp(kFlags).c_str());
 }
@@ -75,6 +81,13 @@ Status Run(const Args& args) {
   WorkerServer::Options options;
   options.listen = args.Get("listen");
   options.threads = static_cast<int>(threads);
+  options.tls = {args.Get("tls-cert", ""), args.Get("tls-key", ""), args.Get("tls-client-ca", "")};
+  if (options.tls.cert_file.empty() != options.tls.key_file.empty()) {
+    return InvalidArgumentError("--tls-cert and --tls-key: give both or neither");
+  }
+  if (!options.tls.enabled() && !options.tls.client_ca_file.empty()) {
+    return InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key");
+  }
   WorkerServer::MakeExecutor make = torch.make_executor;
   if (make) {
     options.executor_name = "torch";
@@ -91,8 +104,9 @@ Status Run(const Args& args) {
   const std::string host = options.listen.substr(0, options.listen.rfind(':'));
   std::fprintf(stderr,
                "sloserve worker: %s executor, suite %s\nsloserve worker: listening on "
-               "grpc://%s:%u\n",
-               options.executor_name.c_str(), suite.name().c_str(), host.c_str(), port);
+               "%s://%s:%u\n",
+               options.executor_name.c_str(), suite.name().c_str(),
+               options.tls.enabled() ? "grpcs" : "grpc", host.c_str(), port);
   WaitForStopSignal(stop_signals, duration);
   server->Stop();
   std::fprintf(stderr, "sloserve worker: stopped after %lld actions\n",

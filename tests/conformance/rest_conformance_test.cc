@@ -183,6 +183,7 @@ class Conformance {
     runtime_->Start();
     HttpServer::Options so;
     so.port = 0;
+    so.access.model_control = ModelControl::kExplicit;  // the repository tests load and unload
     auto server = HttpServer::Create(so, runtime_.get());
     EXPECT_TRUE(server.ok()) << server.status().ToString();
     if (!server.ok()) return;

@@ -51,7 +51,7 @@ class GrpcServeTest : public ::testing::Test {
                              "executor: {latency: sample}\n"
                              "policy: {name: fixed, dispatch: round_robin, batching: edf, "
                              "selection: fixed, variant: efficientnet_b0}\n"
-                             "server: {input_shape: \"-1,16\"}\n";
+                             "server: {input_shape: \"-1,16\", model_control: explicit}\n";
     grpc_port_ = testing::FreeTcpPort();
     process_ = new Subprocess({kBin, "serve", config, "--port", "0", "--grpc-port",
                                std::to_string(grpc_port_), "--duration", "120"});

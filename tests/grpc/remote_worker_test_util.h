@@ -51,7 +51,8 @@ inline std::unique_ptr<Subprocess> StartWorker(const std::string& config, uint16
 
 // `sloserve serve` with the workers on ports p0 and p1, gRPC on `grpc_port`. Health checks
 // every 100 ms (the default is 200), reconnection attempts at most 500 ms apart: the
-// timing options (docs/remote-workers.md) reach the executor.
+// timing options (docs/remote-workers.md) reach the executor. Model control is on (the
+// tests unload and load the model).
 inline std::vector<std::string> ServeArgs(const std::string& config, uint16_t p0, uint16_t p1,
                                           uint16_t grpc_port) {
   const std::string w0 = "127.0.0.1:" + std::to_string(p0), w1 = "127.0.0.1:" + std::to_string(p1);
@@ -59,7 +60,8 @@ inline std::vector<std::string> ServeArgs(const std::string& config, uint16_t p0
   return {kBin, "serve", config, "--port", "0", "--grpc-port", std::to_string(grpc_port),
           "--remote-worker", w0, "--remote-worker", w1, "--duration", "120",
           "--set", "server.remote_health_interval_ms=100",
-          "--set", "server.remote_reconnect_backoff_ms=500"};
+          "--set", "server.remote_reconnect_backoff_ms=500",
+          "--set", "server.model_control=explicit"};
   // clang-format on
 }
 

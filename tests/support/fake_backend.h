@@ -76,6 +76,14 @@ class FakeBackend : public InferenceBackend {
     cv_.NotifyAll();
   }
 
+  // Loads and unloads succeed at once; counted (repository_calls()).
+  void SetModelLoaded(const std::string& /*task*/, bool /*load*/,
+                      std::function<void(Status)> done) override {
+    repository_calls_.fetch_add(1);
+    done(OkStatus());
+  }
+  int64_t repository_calls() const { return repository_calls_.load(); }
+
   void SetReady(bool ready) { ready_.store(ready); }
   // Every later request fails with `status` (until ClearFailure()).
   void FailWith(Status status) EXCLUDES(mu_) {
@@ -163,6 +171,7 @@ class FakeBackend : public InferenceBackend {
   std::atomic<bool> ready_;
   std::atomic<int64_t> submitted_{0};
   std::atomic<int64_t> completed_{0};
+  std::atomic<int64_t> repository_calls_{0};
   mutable Mutex mu_;
   CondVar cv_;
   std::multimap<std::chrono::steady_clock::time_point, Pending> pending_ GUARDED_BY(mu_);

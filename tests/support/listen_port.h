@@ -1,7 +1,7 @@
 #pragma once
 // The port a `sloserve serve --port 0` process says it listens on ("listening on
-// http://127.0.0.1:PORT" in its log), without <regex>: std::regex costs seconds of compile
-// time per translation unit, times three builds in scripts/test.
+// http://127.0.0.1:PORT" or https:// in its log), without <regex>: std::regex costs seconds of
+// compile time per translation unit, times three builds in scripts/test.
 
 #include <cctype>
 #include <cstdint>
@@ -11,8 +11,10 @@ namespace sloserve::testing {
 
 // 0 when the log names no such address (or the number is not a port).
 inline uint16_t ListenPort(std::string_view log) {
-  constexpr std::string_view kPrefix = "http://127.0.0.1:";
-  const size_t at = log.find(kPrefix);
+  // "https://" when serving TLS.
+  std::string_view kPrefix = "http://127.0.0.1:";
+  size_t at = log.find(kPrefix);
+  if (at == std::string_view::npos) at = log.find(kPrefix = "https://127.0.0.1:");
   if (at == std::string_view::npos) return 0;
   unsigned port = 0;
   size_t digits = 0;

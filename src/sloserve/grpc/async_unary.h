@@ -117,16 +117,18 @@ class UnaryCall : public CallTag {
   State state_ = State::kWaiting;
 };
 
-// Builds and starts an insecure server for `service` on `address` with `threads`
-// completion queues (into `cqs`); null, with `cqs` empty, when it cannot bind. `*port` is
-// the bound port.
+// Builds and starts a server for `service` on `address` with `threads` completion queues
+// (into `cqs`); null, with `cqs` empty, when it cannot bind. `*port` is the bound port.
+// `credentials`: TLS (SslServerCredentials), or null for plain TCP.
 inline std::unique_ptr<::grpc::Server> StartAsyncServer(
     const std::string& address, size_t max_message_bytes, ::grpc::Service* service, int threads,
-    std::vector<std::unique_ptr<::grpc::ServerCompletionQueue>>* cqs, int* port) {
+    std::vector<std::unique_ptr<::grpc::ServerCompletionQueue>>* cqs, int* port,
+    std::shared_ptr<::grpc::ServerCredentials> credentials = nullptr) {
   RouteProtobufLog();  // a client's invalid UTF-8 strings must not flood stderr
   ::grpc::ServerBuilder builder;
   *port = 0;
-  builder.AddListeningPort(address, ::grpc::InsecureServerCredentials(), port);
+  builder.AddListeningPort(address, credentials ? credentials : ::grpc::InsecureServerCredentials(),
+                           port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
   builder.RegisterService(service);

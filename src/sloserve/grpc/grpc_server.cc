@@ -4,10 +4,13 @@
 
 #include <atomic>
 #include <map>
+#include <optional>
+#include <string_view>
 
 #include "sloserve/core/echo_name.h"
 #include "sloserve/grpc/async_unary.h"
 #include "sloserve/grpc/model_infer.h"
+#include "sloserve/grpc/tls_credentials.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
 #include "sloserve/server/server_extensions.h"
 
@@ -48,6 +51,7 @@ void RenderModelStatistics(const std::string& name, const RequestMetrics::ModelS
 struct GrpcServer::Impl {
   Options options;
   InferenceBackend* backend = nullptr;
+  AccessControl access;
   std::map<std::string, TaskInfo, std::less<>> tasks;
   Service service;
   std::unique_ptr<::grpc::Server> server;
@@ -93,9 +97,30 @@ struct GrpcServer::Impl {
     return ::grpc::Status::OK;
   }
 
+  // OK when a call to `endpoint` may proceed; its "authorization" metadata is looked up
+  // only when the endpoint asks for the token.
+  ::grpc::Status Authorize(Endpoint endpoint, const ::grpc::ServerContext& ctx) const {
+    std::string_view authorization;
+    if (access.NeedsToken(endpoint)) {
+      const auto& metadata = ctx.client_metadata();
+      if (const auto it = metadata.find("authorization"); it != metadata.end()) {
+        authorization = std::string_view(it->second.data(), it->second.size());
+      }
+    }
+    const std::optional<AccessDenial> denial = access.Check(endpoint, authorization);
+    if (!denial) return ::grpc::Status::OK;
+    return {denial->kind == AccessDenial::Kind::kForbidden ? ::grpc::StatusCode::PERMISSION_DENIED
+                                                           : ::grpc::StatusCode::UNAUTHENTICATED,
+            denial->message};
+  }
+
   // Triton's RepositoryModelLoad/Unload: answered when the backend has done it.
   template <class Call>
   void HandleLoad(Call* call, bool load) {
+    if (::grpc::Status s = Authorize(Endpoint::kControl, call->ctx); !s.ok()) {
+      call->Reply(s);
+      return;
+    }
     const std::string& name = call->request.model_name();
     if (FindTask(name) == nullptr) {
       call->Reply({::grpc::StatusCode::NOT_FOUND, "unknown model '" + EchoName(name) + "'"});
@@ -167,6 +192,9 @@ struct GrpcServer::Impl {
   // RequestMetrics::StatsOf); an empty name = every model.
   void HandleStatistics(UnaryCall<Service, inference::ModelStatisticsRequest,
                                   inference::ModelStatisticsResponse>* call) {
+    if (::grpc::Status s = Authorize(Endpoint::kStatistics, call->ctx); !s.ok()) {
+      return call->Reply(s);
+    }
     const std::string& name = call->request.name();
     if (!name.empty()) {
       const TaskInfo* task = nullptr;
@@ -191,6 +219,10 @@ struct GrpcServer::Impl {
 
   void HandleInfer(
       UnaryCall<Service, inference::ModelInferRequest, inference::ModelInferResponse>* call) {
+    if (::grpc::Status s = Authorize(Endpoint::kInfer, call->ctx); !s.ok()) {
+      call->Reply(s);
+      return;
+    }
     const TaskInfo* task = FindTask(call->request.model_name());
     if (task == nullptr) {
       call->Reply({::grpc::StatusCode::NOT_FOUND,
@@ -257,8 +289,11 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(Options options,
     return InvalidArgumentError("gRPC max in-flight calls: must be >= 1, got " +
                                 std::to_string(options.max_in_flight));
   }
+  RETURN_IF_ERROR(AccessControl::Validate(options.access));
+  RETURN_IF_ERROR(ValidateTlsFiles(options.tls));
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
+  impl->access = AccessControl(impl->options.access);
   impl->backend = backend;
   for (TaskInfo& t : backend->Tasks()) {
     std::string name = t.name;
@@ -274,9 +309,13 @@ StatusOr<uint16_t> GrpcServer::Start() {
   int bound = 0;
   const std::string host =
       m.options.host.find(':') != std::string::npos ? "[" + m.options.host + "]" : m.options.host;
+  std::shared_ptr<::grpc::ServerCredentials> credentials;
+  if (m.options.tls.enabled()) {
+    ASSIGN_OR_RETURN(credentials, grpc_protocol::ServerTlsCredentials(m.options.tls));
+  }
   m.server = grpc_protocol::StartAsyncServer(host + ":" + std::to_string(m.options.port),
                                              m.options.max_message_bytes, &m.service,
-                                             m.options.threads, &m.cqs, &bound);
+                                             m.options.threads, &m.cqs, &bound, credentials);
   if (m.server == nullptr) {
     return UnavailableError("gRPC: cannot listen on " + host + ":" +
                             std::to_string(m.options.port));

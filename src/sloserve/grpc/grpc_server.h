@@ -12,8 +12,10 @@
 
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
+#include "sloserve/server/access_control.h"
 #include "sloserve/server/inference_backend.h"
 #include "sloserve/server/request_metrics.h"
+#include "sloserve/server/tls_files.h"
 
 namespace sloserve {
 
@@ -31,6 +33,12 @@ class GrpcServer {
     // Per-request histograms and counters shared with the HTTP frontend (which renders
     // them in /metrics), so a gRPC request counts like an HTTP one; null = not recorded.
     std::shared_ptr<RequestMetrics> request_metrics;
+    // Model control and the admin token, as the HTTP server's (docs/serve.md "Security"):
+    // a denial is PERMISSION_DENIED (model control off) or UNAUTHENTICATED (token).
+    AccessOptions access;
+    // TLS when tls.cert_file is set (gRPC's SSL server credentials); with a client CA,
+    // only clients presenting a certificate it signed get through the handshake.
+    TlsFiles tls;
   };
 
   // `backend` must outlive the server. Errors name the option out of range.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -14,6 +15,8 @@
 #include <numeric>
 #include <optional>
 #include <utility>
+
+#include "sloserve/server/tls_context.h"
 
 namespace sloserve {
 namespace loadgen_internal {
@@ -34,6 +37,7 @@ Duration Since(Clock::time_point from, Clock::time_point to) {
 struct Conn {
   explicit Conn(asio::io_context& ioc) : stream(ioc) {}
   beast::tcp_stream stream;
+  std::unique_ptr<asio::ssl::stream<beast::tcp_stream&>> tls;  // HTTPS: over `stream`
   beast::flat_buffer buffer;
   std::optional<http::response_parser<http::string_body>> parser;
   size_t current = 0;  // index of the request in flight
@@ -68,6 +72,8 @@ class LoadRun {
       request.set(http::field::host, options.host + ":" + std::to_string(options.port));
       request.set(http::field::content_type, "application/json");
       request.set(http::field::user_agent, "sloserve-loadgen");
+      if (!options.token.empty())
+        request.set(http::field::authorization, "Bearer " + options.token);
       request.keep_alive(true);
       request.body() = std::move(bodies[k]);
       request.prepare_payload();
@@ -75,14 +81,18 @@ class LoadRun {
   }
 
   Status Connect() {
+    if (options_.tls.enabled()) {
+      ASSIGN_OR_RETURN(tls_, MakeClientTlsContextFor(options_.tls, options_.host));
+    }
     beast::error_code ec;
     tcp::resolver resolver(ioc_);
     endpoints_ = resolver.resolve(options_.host, std::to_string(options_.port), ec);
     const std::string where = options_.host + ":" + std::to_string(options_.port);
     if (ec) return UnavailableError("loadgen: cannot resolve " + where + ": " + ec.message());
     for (int k = 0; k < options_.connections; ++k) {
-      auto c = std::make_shared<Conn>(ioc_);
+      ConnPtr c = NewConn();
       c->stream.connect(endpoints_, ec);
+      if (!ec && c->tls) c->tls->handshake(asio::ssl::stream_base::client, ec);
       if (ec) {
         if (k == 0)
           return UnavailableError("loadgen: cannot connect to " + where + ": " + ec.message());
@@ -147,8 +157,27 @@ class LoadRun {
     }
   }
 
-  void Open(size_t i) {
+  ConnPtr NewConn() {
     auto c = std::make_shared<Conn>(ioc_);
+    if (tls_) {
+      c->tls = std::make_unique<asio::ssl::stream<beast::tcp_stream&>>(c->stream, *tls_);
+      SetClientServerName(c->tls->native_handle(), options_.host);
+    }
+    return c;
+  }
+
+  // Runs `op` on the stream requests travel on: TLS or plain.
+  template <typename Op>
+  static void WithStream(Conn& c, Op&& op) {
+    if (c.tls) {
+      op(*c.tls);
+    } else {
+      op(c.stream);
+    }
+  }
+
+  void Open(size_t i) {
+    ConnPtr c = NewConn();
     c->current = i;
     ++open_;
     peak_ = std::max(peak_, open_);
@@ -156,7 +185,11 @@ class LoadRun {
     c->stream.async_connect(endpoints_, [this, c](beast::error_code ec, const tcp::endpoint&) {
       if (ec) return Fail(c, ec);
       c->stream.socket().set_option(tcp::no_delay(true), ec);
-      Send(c, c->current);
+      if (!c->tls) return Send(c, c->current);
+      c->tls->async_handshake(asio::ssl::stream_base::client, [this, c](beast::error_code e) {
+        if (e) return Fail(c, e);
+        Send(c, c->current);
+      });
     });
   }
 
@@ -169,12 +202,14 @@ class LoadRun {
     }
     c->stream.expires_after(options_.timeout);  // bounds the write and the read
     const auto& request = requests_[body_of_.empty() ? 0 : body_of_[i]];
-    http::async_write(c->stream, request, [this, c](beast::error_code ec, size_t) {
-      if (ec) return Fail(c, ec);
-      c->parser.emplace();
-      c->parser->body_limit(kResponseBodyLimit);
-      http::async_read(c->stream, c->buffer, *c->parser,
-                       [this, c](beast::error_code e, size_t) { OnRead(c, e); });
+    WithStream(*c, [&](auto& stream) {
+      http::async_write(stream, request, [this, c, &stream](beast::error_code ec, size_t) {
+        if (ec) return Fail(c, ec);
+        c->parser.emplace();
+        c->parser->body_limit(kResponseBodyLimit);
+        http::async_read(stream, c->buffer, *c->parser,
+                         [this, c](beast::error_code e, size_t) { OnRead(c, e); });
+      });
     });
   }
 
@@ -343,6 +378,7 @@ class LoadRun {
   // read-only by every send that uses it.
   std::vector<http::request<http::string_body>> requests_;
   tcp::resolver::results_type endpoints_;
+  std::unique_ptr<asio::ssl::context> tls_;  // HTTPS (options_.tls); null = plain
   asio::steady_timer send_timer_;
   asio::steady_timer progress_timer_;
   std::vector<ConnPtr> idle_;

@@ -19,6 +19,7 @@
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
 #include "sloserve/loadgen/load_report.h"
+#include "sloserve/server/tls_files.h"
 
 namespace sloserve {
 
@@ -51,6 +52,12 @@ struct LoadOptions {
   // compared with the label kept here: LoadReport::labelled / correct. Empty = zeros.
   std::vector<std::vector<float>> dataset_inputs;
   std::vector<int> dataset_labels;
+  // HTTPS when enabled (loadgen --tls-ca, --tls-cert, --tls-key): each connection's
+  // handshake happens when it opens, before its first request is timed.
+  TlsClientFiles tls;
+  // Sent as "Authorization: Bearer <token>" with every request (loadgen --token-file), for
+  // a server with server.require_token_for_infer; empty = not sent.
+  std::string token;
 };
 
 struct LoadProgress {

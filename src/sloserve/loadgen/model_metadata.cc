@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 #include <thread>
+
+#include "sloserve/server/tls_context.h"
 
 namespace sloserve {
 
@@ -21,9 +24,10 @@ struct GetResult {
   std::string body;
 };
 
-// One GET on a fresh connection; Unavailable if the server cannot be reached.
+// One GET on a fresh connection (HTTPS when `tls` is enabled); Unavailable if the server
+// cannot be reached.
 StatusOr<GetResult> Get(const std::string& host, uint16_t port, const std::string& target,
-                        Duration timeout) {
+                        Duration timeout, const TlsClientFiles& tls) {
   const std::string where = host + ":" + std::to_string(port);
   boost::asio::io_context ioc;
   beast::tcp_stream stream(ioc);
@@ -36,10 +40,22 @@ StatusOr<GetResult> Get(const std::string& host, uint16_t port, const std::strin
   if (ec) return UnavailableError("cannot connect to " + where + ": " + ec.message());
   http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, host);
-  http::write(stream, req, ec);
   beast::flat_buffer buffer;
   http::response<http::string_body> res;
-  if (!ec) http::read(stream, buffer, res, ec);
+  const auto exchange = [&](auto& s) {
+    http::write(s, req, ec);
+    if (!ec) http::read(s, buffer, res, ec);
+  };
+  if (tls.enabled()) {
+    ASSIGN_OR_RETURN(auto ctx, MakeClientTlsContextFor(tls, host));
+    boost::asio::ssl::stream<beast::tcp_stream&> tls_stream(stream, *ctx);
+    SetClientServerName(tls_stream.native_handle(), host);
+    tls_stream.handshake(boost::asio::ssl::stream_base::client, ec);
+    if (ec) return UnavailableError("TLS handshake with " + where + ": " + ec.message());
+    exchange(tls_stream);
+  } else {
+    exchange(stream);
+  }
   stream.socket().shutdown(tcp::socket::shutdown_both, ec);
   return GetResult{static_cast<int>(res.result_int()), res.body()};
 }
@@ -47,9 +63,10 @@ StatusOr<GetResult> Get(const std::string& host, uint16_t port, const std::strin
 }  // namespace
 
 StatusOr<ModelInput> FetchModelInput(const std::string& host, uint16_t port,
-                                     const std::string& model, Duration timeout) {
+                                     const std::string& model, Duration timeout,
+                                     const TlsClientFiles& tls) {
   const std::string where = host + ":" + std::to_string(port);
-  ASSIGN_OR_RETURN(GetResult res, Get(host, port, "/v2/models/" + model, timeout));
+  ASSIGN_OR_RETURN(GetResult res, Get(host, port, "/v2/models/" + model, timeout, tls));
   if (res.status == 404) {
     return NotFoundError("model '" + model + "' is not served at " + where);
   }
@@ -77,11 +94,12 @@ StatusOr<ModelInput> FetchModelInput(const std::string& host, uint16_t port,
 
 Status WaitUntilModelReady(const std::string& host, uint16_t port, const std::string& model,
                            Duration max_wait,
-                           const std::function<void(const std::string&)>& waiting) {
+                           const std::function<void(const std::string&)>& waiting,
+                           const TlsClientFiles& tls) {
   const auto deadline = std::chrono::steady_clock::now() + max_wait;
   std::string last_reason;
   for (;;) {
-    auto res = Get(host, port, "/v2/models/" + model + "/ready", Seconds(5));
+    auto res = Get(host, port, "/v2/models/" + model + "/ready", Seconds(5), tls);
     if (!res.ok()) return res.status();
     if (res->status == 200) return OkStatus();
     if (res->status == 404) {

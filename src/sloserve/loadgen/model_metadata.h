@@ -8,6 +8,7 @@
 
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
+#include "sloserve/server/tls_files.h"
 
 namespace sloserve {
 
@@ -20,8 +21,10 @@ struct ModelInput {
 
 // The first declared input of `model`. Errors: Unavailable if the server cannot be
 // reached, NotFound for an unknown model, InvalidArgument for a malformed answer.
+// `tls`: HTTPS when enabled (loadgen --tls-ca ...).
 StatusOr<ModelInput> FetchModelInput(const std::string& host, uint16_t port,
-                                     const std::string& model, Duration timeout = Seconds(5));
+                                     const std::string& model, Duration timeout = Seconds(5),
+                                     const TlsClientFiles& tls = {});
 
 // Polls GET /v2/models/{model}/ready until it answers 200 (a server still starting, e.g.
 // generating a policy set, answers 400 "ready": false with a reason), calling `waiting` with each
@@ -29,6 +32,7 @@ StatusOr<ModelInput> FetchModelInput(const std::string& host, uint16_t port,
 // an unknown model.
 Status WaitUntilModelReady(const std::string& host, uint16_t port, const std::string& model,
                            Duration max_wait,
-                           const std::function<void(const std::string& reason)>& waiting = {});
+                           const std::function<void(const std::string& reason)>& waiting = {},
+                           const TlsClientFiles& tls = {});
 
 }  // namespace sloserve

@@ -221,8 +221,8 @@ KServeExecutor::KServeExecutor(const ProfileSuite* suite, PayloadStore* payloads
   impl_->payloads = payloads;
   impl_->options = std::move(options);
   for (const std::string& address : impl_->options.addresses) {
-    impl_->stubs.push_back(inference::GRPCInferenceService::NewStub(
-        remote::WorkerChannel(address, impl_->options.reconnect_backoff)));
+    impl_->stubs.push_back(inference::GRPCInferenceService::NewStub(remote::WorkerChannel(
+        address, impl_->options.reconnect_backoff, impl_->options.credentials)));
   }
   Impl& m = *impl_;
   std::vector<std::string> names;

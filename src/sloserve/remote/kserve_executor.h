@@ -22,6 +22,10 @@
 #include "sloserve/engine/worker_protocol.h"
 #include "sloserve/profile/profile.h"
 
+namespace grpc {
+class ChannelCredentials;
+}  // namespace grpc
+
 namespace sloserve {
 
 struct KServeExecutorOptions {
@@ -36,6 +40,8 @@ struct KServeExecutorOptions {
   int failures_to_down = 2;
   // Down/up transitions (default: stderr).
   std::function<void(const std::string&)> log;
+  // TLS to the servers (server.worker_tls_*); null = plaintext.
+  std::shared_ptr<::grpc::ChannelCredentials> credentials;
 };
 
 class KServeExecutor : public WorkerExecutor {

@@ -260,7 +260,8 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
   for (const std::string& address : impl_->options.addresses) {
     Impl::Worker w;
     w.address = address;
-    w.channel = remote::WorkerChannel(address, impl_->options.reconnect_backoff);
+    w.channel = remote::WorkerChannel(address, impl_->options.reconnect_backoff,
+                                      impl_->options.credentials);
     w.stub = worker::WorkerService::NewStub(w.channel);
     impl_->workers.push_back(std::move(w));
   }

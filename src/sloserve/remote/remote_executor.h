@@ -24,6 +24,10 @@
 #include "sloserve/engine/worker_protocol.h"
 #include "sloserve/profile/profile.h"
 
+namespace grpc {
+class ChannelCredentials;
+}  // namespace grpc
+
 namespace sloserve {
 
 struct RemoteExecutorOptions {
@@ -39,6 +43,9 @@ struct RemoteExecutorOptions {
   Duration reconnect_backoff = Seconds(1);
   // Down/up transitions and other news (default: stderr).
   std::function<void(const std::string&)> log;
+  // TLS to the workers (server.worker_tls_*; grpc_protocol::ChannelTlsCredentials); null =
+  // plaintext.
+  std::shared_ptr<::grpc::ChannelCredentials> credentials;
 };
 
 class RemoteExecutor : public WorkerExecutor {

@@ -4,8 +4,9 @@
 
 namespace sloserve::remote {
 
-std::shared_ptr<::grpc::Channel> WorkerChannel(const std::string& address,
-                                               Duration reconnect_backoff) {
+std::shared_ptr<::grpc::Channel> WorkerChannel(
+    const std::string& address, Duration reconnect_backoff,
+    std::shared_ptr<::grpc::ChannelCredentials> credentials) {
   ::grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
   args.SetMaxSendMessageSize(64 << 20);
@@ -15,7 +16,8 @@ std::shared_ptr<::grpc::Channel> WorkerChannel(const std::string& address,
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, min_backoff_ms);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, min_backoff_ms);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_backoff_ms);
-  return ::grpc::CreateCustomChannel(address, ::grpc::InsecureChannelCredentials(), args);
+  if (!credentials) credentials = ::grpc::InsecureChannelCredentials();
+  return ::grpc::CreateCustomChannel(address, credentials, args);
 }
 
 }  // namespace sloserve::remote

@@ -12,8 +12,10 @@
 
 namespace sloserve::remote {
 
-std::shared_ptr<::grpc::Channel> WorkerChannel(const std::string& address,
-                                               Duration reconnect_backoff);
+// `credentials`: TLS (server.worker_tls_*), or null for plaintext.
+std::shared_ptr<::grpc::Channel> WorkerChannel(
+    const std::string& address, Duration reconnect_backoff,
+    std::shared_ptr<::grpc::ChannelCredentials> credentials = nullptr);
 
 // The worker lost: codes that mean the process or the link is gone, not a bad action.
 inline bool IsWorkerLost(::grpc::StatusCode code) {

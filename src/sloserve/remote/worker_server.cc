@@ -14,6 +14,7 @@
 
 #include "sloserve/engine/clock.h"
 #include "sloserve/grpc/async_unary.h"
+#include "sloserve/grpc/tls_credentials.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "sloserve/remote/wire_status.h"
 #include "sloserve/remote/wire_tensors.h"
@@ -309,8 +310,15 @@ StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Create(Options options,
 StatusOr<uint16_t> WorkerServer::Start() {
   Impl& m = *impl_;
   int bound = 0;
-  m.server = grpc_protocol::StartAsyncServer(m.options.listen, m.options.max_message_bytes,
-                                             &m.service, m.options.threads, &m.cqs, &bound);
+  std::shared_ptr<::grpc::ServerCredentials> credentials;
+  if (m.options.tls.enabled()) {
+    ASSIGN_OR_RETURN(credentials,
+                     grpc_protocol::ServerTlsCredentials(
+                         m.options.tls, {"--tls-cert", "--tls-key", "--tls-client-ca"}));
+  }
+  m.server =
+      grpc_protocol::StartAsyncServer(m.options.listen, m.options.max_message_bytes, &m.service,
+                                      m.options.threads, &m.cqs, &bound, credentials);
   if (m.server == nullptr) {
     return UnavailableError("worker: cannot listen on " + m.options.listen);
   }

@@ -15,6 +15,7 @@
 #include "sloserve/core/status.h"
 #include "sloserve/engine/worker_protocol.h"
 #include "sloserve/profile/profile.h"
+#include "sloserve/server/tls_files.h"
 
 namespace sloserve {
 
@@ -32,6 +33,9 @@ class WorkerServer {
     bool reads_inputs = false;  // the executor reads input tensors (LibTorch)
     // The executor loads real models (LibTorch); else a Load `at_start` is recorded at once.
     bool holds_models = false;
+    // TLS (sloserve worker --tls-cert/--tls-key); with tls.client_ca_file only a controller
+    // presenting a certificate that CA signed gets through (docs/remote-workers.md "TLS").
+    TlsFiles tls;
   };
   using MakeExecutor =
       std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>;

@@ -16,6 +16,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
@@ -37,6 +38,7 @@
 #include "sloserve/server/json_limits.h"
 #include "sloserve/server/json_util.h"
 #include "sloserve/server/kserve_handler.h"
+#include "sloserve/server/tls_context.h"
 
 #ifndef SLOSERVE_VERSION
 #define SLOSERVE_VERSION "0.0.0"
@@ -58,6 +60,9 @@ using tcp = asio::ip::tcp;
 // "2026-11-28").
 using IoExecutor = asio::io_context::executor_type;
 using SessionSocket = asio::basic_stream_socket<tcp, IoExecutor>;
+// HTTPS: TLS over the session's own stream, so its timeouts and socket stay where the
+// plain path has them.
+using TlsStream = asio::ssl::stream<beast::basic_stream<tcp, IoExecutor>&>;
 using LoopTimer =
     asio::basic_waitable_timer<std::chrono::steady_clock,
                                asio::wait_traits<std::chrono::steady_clock>, IoExecutor>;
@@ -207,6 +212,14 @@ struct HttpServer::Impl {
   InferenceBackend* const backend;
   ServerMetrics metrics;
   std::unique_ptr<KServeHandler> handler;
+  // HTTPS: the context new connections start with; ReloadTls() replaces it, connections
+  // keep the one they started with. Taken once per connection, never per request.
+  std::shared_ptr<asio::ssl::context> CurrentTls() EXCLUDES(tls_mu) {
+    MutexLock lock(tls_mu);
+    return tls;
+  }
+  Mutex tls_mu;
+  std::shared_ptr<asio::ssl::context> tls GUARDED_BY(tls_mu);  // null: plain HTTP
 
   std::atomic<bool> draining{false};
   std::atomic<int64_t> in_flight{0};  // submitted to the backend, outcome not yet handled
@@ -264,6 +277,10 @@ class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(SessionSocket&& socket, HttpServer::Impl* server, IoLoop* loop, bool over_limit = false)
       : stream_(std::move(socket)), server_(server), loop_(loop), over_limit_(over_limit) {
+    if (server_->options.tls.enabled()) {
+      tls_context_ = server_->CurrentTls();
+      tls_ = std::make_unique<TlsStream>(stream_, *tls_context_);
+    }
     server_->metrics.ConnectionOpened();
     since_ns_.store(std::max<int64_t>(1, Clock::now().time_since_epoch().count()),
                     std::memory_order_relaxed);
@@ -276,15 +293,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Start() {
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-      if (!self->over_limit_) return self->DoRead();
-      // Over server.max_connections: answer at once and close (draining what it sends).
-      self->keep_alive_ = false;
-      self->linger_ = true;
-      self->Write(
-          {503,
-           ErrorJson("too many open connections (limit " +
-                     std::to_string(self->server_->options.max_connections) + "); retry later"),
-           "application/json", nullptr, "1"});
+      if (self->tls_) return self->Handshake();
+      self->Begin();
     });
   }
 
@@ -363,6 +373,43 @@ class Session : public std::enable_shared_from_this<Session> {
   // Read deadlines never extend past the cap Stop() sets (kDrainReadTimeout).
   void ReadDeadline(Clock::time_point when) { stream_.expires_at(std::min(when, read_cap_)); }
 
+  // HTTPS: the TLS handshake first, within header_timeout. A plain-HTTP client, one without
+  // the certificate a client CA asks for, or one that does not trust ours fails it: closed.
+  void Handshake() {
+    stream_.expires_after(server_->options.header_timeout);
+    tls_->async_handshake(asio::ssl::stream_base::server,
+                          [self = shared_from_this()](beast::error_code ec) {
+                            if (self->state_ == State::kClosed) return;
+                            if (ec) {
+                              self->server_->metrics.TlsHandshakeFailed();
+                              return self->Close();
+                            }
+                            self->Begin();
+                          });
+  }
+
+  // Runs `op` on the stream requests travel on: the TLS stream or the plain one. One
+  // branch per operation; the plain path's code is as before.
+  template <typename Op>
+  void WithStream(Op&& op) {
+    if (tls_) {
+      op(*tls_);
+    } else {
+      op(stream_);
+    }
+  }
+
+  // The first request (or, over server.max_connections, the 503 that closes it).
+  void Begin() {
+    if (!over_limit_) return DoRead();
+    keep_alive_ = false;
+    linger_ = true;  // drain what it sends
+    Write({503,
+           ErrorJson("too many open connections (limit " +
+                     std::to_string(server_->options.max_connections) + "); retry later"),
+           "application/json", nullptr, "1"});
+  }
+
   void DoRead() {
     state_ = State::kReading;
     head_ = false;
@@ -381,27 +428,31 @@ class Session : public std::enable_shared_from_this<Session> {
     since_ns_.store(std::max<int64_t>(1, now.time_since_epoch().count()),
                     std::memory_order_relaxed);
     server_->Idle(this);
-    stream_.async_read_some(buffer_.prepare(kIdleReadBytes), [self = shared_from_this()](
-                                                                 beast::error_code ec, size_t n) {
-      if (self->state_ == State::kClosed) return;
-      // Chosen to make room before its next request came: the new connection was let in
-      // in its place, so it goes (a client retries a request that raced the close of
-      // an idle connection, RFC 9112 9.3.1).
-      if (self->since_ns_.exchange(0, std::memory_order_relaxed) == kEvicting) {
-        self->server_->metrics.ConnectionEvicted();
-        return self->Close();
-      }
-      self->server_->Proven(self.get());
-      if (ec) return self->Close();  // idle limit, peer closed, Stop()
-      self->buffer_.commit(n);
-      self->ReadHeader();
+    WithStream([this](auto& stream) {
+      stream.async_read_some(buffer_.prepare(kIdleReadBytes), [self = shared_from_this()](
+                                                                  beast::error_code ec, size_t n) {
+        if (self->state_ == State::kClosed) return;
+        // Chosen to make room before its next request came: the new connection was let in
+        // in its place, so it goes (a client retries a request that raced the close of
+        // an idle connection, RFC 9112 9.3.1).
+        if (self->since_ns_.exchange(0, std::memory_order_relaxed) == kEvicting) {
+          self->server_->metrics.ConnectionEvicted();
+          return self->Close();
+        }
+        self->server_->Proven(self.get());
+        if (ec) return self->Close();  // idle limit, peer closed, Stop()
+        self->buffer_.commit(n);
+        self->ReadHeader();
+      });
     });
   }
 
   void ReadHeader() {
     ReadDeadline(Clock::now() + server_->options.header_timeout);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+    WithStream([this](auto& stream) {
+      http::async_read_header(stream, buffer_, *parser_,
+                              beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+    });
   }
 
   // 503 before the body is read: the in-flight body budget is spent.
@@ -451,11 +502,13 @@ class Session : public std::enable_shared_from_this<Session> {
     const auto expect = parser_->get()[http::field::expect];
     if (beast::iequals(expect, "100-continue")) {
       continue_.emplace(http::status::continue_, parser_->get().version());
-      http::async_write(stream_, *continue_,
-                        [self = shared_from_this()](beast::error_code e, size_t) {
-                          if (e) return self->Close();
-                          self->ReadBody();
-                        });
+      WithStream([this](auto& stream) {
+        http::async_write(stream, *continue_,
+                          [self = shared_from_this()](beast::error_code e, size_t) {
+                            if (e) return self->Close();
+                            self->ReadBody();
+                          });
+      });
       return;
     }
     ReadBody();
@@ -473,8 +526,10 @@ class Session : public std::enable_shared_from_this<Session> {
         static_cast<double>(body_received_) / static_cast<double>(server_->options.min_body_rate));
     ReadDeadline(body_start_ + server_->options.body_timeout +
                  std::chrono::duration_cast<Clock::duration>(earned));
-    http::async_read_some(stream_, buffer_, *parser_,
-                          beast::bind_front_handler(&Session::OnBodySome, shared_from_this()));
+    WithStream([this](auto& stream) {
+      http::async_read_some(stream, buffer_, *parser_,
+                            beast::bind_front_handler(&Session::OnBodySome, shared_from_this()));
+    });
   }
 
   void OnBodySome(beast::error_code ec, size_t bytes) {
@@ -562,9 +617,14 @@ class Session : public std::enable_shared_from_this<Session> {
     const auto& req = parser_->get();
     const auto target = req.target();
     const auto json_length = req["Inference-Header-Content-Length"];
+    // Looked up only when a token is configured: no extra header search per request else.
+    const auto authorization = server_->handler->reads_authorization()
+                                   ? req[http::field::authorization]
+                                   : beast::string_view();
     return server_->handler->Route(method, std::string_view(target.data(), target.size()),
                                    req.body(),
-                                   std::string_view(json_length.data(), json_length.size()));
+                                   std::string_view(json_length.data(), json_length.size()),
+                                   std::string_view(authorization.data(), authorization.size()));
   }
 
   void OnRouted(Routed routed) {
@@ -672,6 +732,8 @@ class Session : public std::enable_shared_from_this<Session> {
     res_head_ += response.content_type;
     if (response.allow != nullptr) (res_head_ += "\r\nAllow: ") += response.allow;
     if (response.retry_after != nullptr) (res_head_ += "\r\nRetry-After: ") += response.retry_after;
+    if (response.www_authenticate != nullptr)
+      (res_head_ += "\r\nWWW-Authenticate: ") += response.www_authenticate;
     if (response.inference_header_length > 0) {
       res_head_ += "\r\nInference-Header-Content-Length: ";
       AppendNumber(res_head_, response.inference_header_length);
@@ -686,8 +748,10 @@ class Session : public std::enable_shared_from_this<Session> {
     if (head_) res_body_.clear();  // HEAD: the GET's headers (Content-Length too), no body
     state_ = State::kWriting;
     stream_.expires_after(server_->options.write_timeout);
-    asio::async_write(stream_, std::array{asio::buffer(res_head_), asio::buffer(res_body_)},
-                      beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+    WithStream([this](auto& stream) {
+      asio::async_write(stream, std::array{asio::buffer(res_head_), asio::buffer(res_body_)},
+                        beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+    });
   }
 
   static void AppendNumber(std::string& out, size_t n) {
@@ -716,11 +780,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void DoLingerRead() {
     buffer_.clear();
-    stream_.async_read_some(buffer_.prepare(16 * 1024),
-                            [self = shared_from_this()](beast::error_code ec, size_t) {
-                              if (ec || self->state_ == State::kClosed) return self->Close();
-                              self->DoLingerRead();
-                            });
+    WithStream([this](auto& stream) {
+      stream.async_read_some(buffer_.prepare(16 * 1024),
+                             [self = shared_from_this()](beast::error_code ec, size_t) {
+                               if (ec || self->state_ == State::kClosed) return self->Close();
+                               self->DoLingerRead();
+                             });
+    });
   }
 
   void Close() {
@@ -733,6 +799,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   beast::basic_stream<tcp, IoExecutor> stream_;
+  std::shared_ptr<asio::ssl::context> tls_context_;  // HTTPS: what tls_ was made with
+  std::unique_ptr<TlsStream> tls_;                   // HTTPS: over stream_; null for plain HTTP
   HttpServer::Impl* const server_;
   IoLoop* const loop_;
   beast::flat_buffer buffer_;
@@ -961,10 +1029,22 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
     return InvalidArgumentError(
         "HttpServer: min_body_rate and max_inflight_body_bytes must be > 0");
   }
+  RETURN_IF_ERROR(AccessControl::Validate(options.access));
+  RETURN_IF_ERROR(ValidateTlsFiles(options.tls));
+  std::unique_ptr<asio::ssl::context> tls;
+  if (options.tls.enabled()) {
+    ASSIGN_OR_RETURN(tls, MakeServerTlsContext(options.tls));
+  }
   auto impl = std::make_unique<Impl>(std::move(options), backend);
+  if (tls) impl->metrics.EnableTlsMetrics();
+  {
+    MutexLock lock(impl->tls_mu);
+    impl->tls = std::move(tls);
+  }
   impl->handler = std::make_unique<KServeHandler>(
       KServeHandler::Options{impl->options.max_slo, SLOSERVE_VERSION, impl->options.access_log,
-                             impl->options.request_metrics, impl->options.build_revision},
+                             impl->options.request_metrics, impl->options.access,
+                             impl->options.build_revision},
       backend->Tasks(), backend, &impl->metrics);
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
@@ -1072,6 +1152,16 @@ void HttpServer::Stop() {
 
 uint16_t HttpServer::port() const {
   return impl_->port;
+}
+
+Status HttpServer::ReloadTls() {
+  Impl& s = *impl_;
+  if (!s.options.tls.enabled()) return FailedPreconditionError("HttpServer: TLS is off");
+  ASSIGN_OR_RETURN(std::unique_ptr<asio::ssl::context> fresh, MakeServerTlsContext(s.options.tls));
+  std::shared_ptr<asio::ssl::context> next = std::move(fresh);
+  MutexLock lock(s.tls_mu);
+  s.tls.swap(next);
+  return OkStatus();  // the old context goes when its last connection does
 }
 
 const ServerMetrics& HttpServer::metrics() const {

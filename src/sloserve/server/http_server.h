@@ -25,9 +25,11 @@
 
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
+#include "sloserve/server/access_control.h"
 #include "sloserve/server/inference_backend.h"
 #include "sloserve/server/request_metrics.h"
 #include "sloserve/server/server_metrics.h"
+#include "sloserve/server/tls_files.h"
 
 namespace sloserve {
 
@@ -81,6 +83,13 @@ class HttpServer {
     // gRPC server), rendered in /metrics; null = the handler keeps its own.
     std::shared_ptr<RequestMetrics> request_metrics;
     std::string build_revision = "unknown";  // /metrics' sloserve_build_info (git revision)
+    // Model control and the admin token (docs/serve.md "Security"): by default load and
+    // unload are refused (403) and nothing asks for a token.
+    AccessOptions access;
+    // HTTPS when tls.cert_file is set (with a client CA: only clients presenting a
+    // certificate it signed). The handshake must finish within header_timeout; a plain
+    // HTTP request on the port fails it and is closed.
+    TlsFiles tls;
   };
 
   // Validates the options; `backend` must outlive the server. The task table is read
@@ -94,6 +103,11 @@ class HttpServer {
   StatusOr<uint16_t> Start();
   // Graceful shutdown (see the class comment); idempotent.
   void Stop();
+
+  // HTTPS: re-reads options.tls's files (serve on SIGHUP) for the connections accepted
+  // from now on; open ones keep their certificate. On an error (a missing file, a key that
+  // does not match) the old certificate stays. FailedPrecondition when TLS is off.
+  Status ReloadTls();
 
   uint16_t port() const;
   const ServerMetrics& metrics() const;

@@ -236,7 +236,7 @@ StatusOr<InferCall> ParseInferRequest(const TaskInfo& task, std::string_view bod
 
 KServeHandler::KServeHandler(Options options, std::vector<TaskInfo> tasks,
                              const InferenceBackend* backend, const ServerMetrics* metrics)
-    : options_(std::move(options)), backend_(backend), metrics_(metrics) {
+    : options_(std::move(options)), access_(options_.access), backend_(backend), metrics_(metrics) {
   std::vector<std::string> names;
   for (TaskInfo& task : tasks) {
     std::string metadata = RenderTaskMetadata(task);
@@ -267,15 +267,33 @@ const KServeHandler::TaskEntry* KServeHandler::FindTask(std::string_view name) c
   return it == tasks_.end() ? nullptr : &it->second;
 }
 
+std::optional<HttpResponse> KServeHandler::Denied(Endpoint endpoint,
+                                                  std::string_view authorization) const {
+  std::optional<AccessDenial> denial = access_.Check(endpoint, authorization);
+  if (!denial) return std::nullopt;
+  if (denial->kind == AccessDenial::Kind::kForbidden) return Error(403, denial->message);
+  HttpResponse r = Error(401, denial->message);
+  // RFC 6750 3: a request without credentials gets the bare challenge, a wrong one the
+  // error code.
+  r.www_authenticate = authorization.empty() ? "Bearer realm=\"sloserve\""
+                                             : "Bearer realm=\"sloserve\", error=\"invalid_token\"";
+  return r;
+}
+
 Routed KServeHandler::Route(HttpMethod method, std::string_view target, std::string_view body,
-                            std::string_view inference_header_length) const {
+                            std::string_view inference_header_length,
+                            std::string_view authorization) const {
   target = target.substr(0, target.find('?'));
   if (method == HttpMethod::kHead) method = HttpMethod::kGet;  // the transport drops the body
   // Triton's statistics extension: every model's (a model named "stats" is shadowed).
-  if (target == "/v2/models/stats") return RouteStats(method, "");
+  if (target == "/v2/models/stats") {
+    if (auto denied = Denied(Endpoint::kStatistics, authorization)) return std::move(*denied);
+    return RouteStats(method, "");
+  }
   constexpr std::string_view kModels = "/v2/models/";
   if (target.starts_with(kModels)) {
-    return RouteModel(method, target.substr(kModels.size()), body, inference_header_length);
+    return RouteModel(method, target.substr(kModels.size()), body, inference_header_length,
+                      authorization);
   }
   if (target == "/v2/health/live") {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
@@ -306,9 +324,10 @@ Routed KServeHandler::Route(HttpMethod method, std::string_view target, std::str
   }
   constexpr std::string_view kRepositoryModels = "/v2/repository/models/";
   if (target.starts_with(kRepositoryModels)) {
-    return RouteRepository(method, target.substr(kRepositoryModels.size()), body);
+    return RouteRepository(method, target.substr(kRepositoryModels.size()), body, authorization);
   }
   if (target == "/metrics") {
+    if (auto denied = Denied(Endpoint::kMetrics, authorization)) return std::move(*denied);
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
     std::string text = RenderProcessMetrics({options_.server_version, options_.build_revision});
     if (metrics_) text += metrics_->RenderPrometheus();
@@ -361,7 +380,9 @@ HttpResponse KServeHandler::RepositoryIndex() const {
 }
 
 Routed KServeHandler::RouteRepository(HttpMethod method, std::string_view rest,
-                                      std::string_view body) const {
+                                      std::string_view body, std::string_view authorization) const {
+  // Everything under /v2/repository/models/ is model control: refused before it is parsed.
+  if (auto denied = Denied(Endpoint::kControl, authorization)) return std::move(*denied);
   std::vector<std::string> parts;
   if (!SplitPath(rest, parts)) {
     return Error(
@@ -418,7 +439,8 @@ HttpResponse KServeHandler::RouteStats(HttpMethod method, std::string_view model
 }
 
 Routed KServeHandler::RouteModel(HttpMethod method, std::string_view rest, std::string_view body,
-                                 std::string_view json_length) const {
+                                 std::string_view json_length,
+                                 std::string_view authorization) const {
   std::vector<std::string> parts;
   if (!SplitPath(rest, parts)) {
     return Error(400, "malformed percent-encoding in path '/v2/models/" + EchoName(rest) + "'");
@@ -440,7 +462,10 @@ Routed KServeHandler::RouteModel(HttpMethod method, std::string_view rest, std::
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
     return HttpResponse{200, task->metadata_json};
   }
-  if (action == "stats") return RouteStats(method, task->info.name);
+  if (action == "stats") {
+    if (auto denied = Denied(Endpoint::kStatistics, authorization)) return std::move(*denied);
+    return RouteStats(method, task->info.name);
+  }
   if (action == "config") {
     if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
     return HttpResponse{200, task->config_json};
@@ -460,6 +485,7 @@ Routed KServeHandler::RouteModel(HttpMethod method, std::string_view rest, std::
     return HttpResponse{kNotReadyStatus, std::move(out), "application/json", nullptr, "5"};
   }
   // action == "infer"
+  if (auto denied = Denied(Endpoint::kInfer, authorization)) return std::move(*denied);
   if (method != HttpMethod::kPost) return MethodNotAllowed("POST");
   const auto received = std::chrono::steady_clock::now();
   StatusOr<InferCall> call = ParseInferRequest(task->info, body, options_.max_slo, json_length);

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -18,6 +19,7 @@
 
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
+#include "sloserve/server/access_control.h"
 #include "sloserve/server/inference_backend.h"
 #include "sloserve/server/process_metrics.h"
 #include "sloserve/server/request_metrics.h"
@@ -32,8 +34,9 @@ struct HttpResponse {
   int status = 200;
   std::string body;
   const char* content_type = "application/json";
-  const char* allow = nullptr;        // "Allow" header of a 405
-  const char* retry_after = nullptr;  // "Retry-After" seconds of a 429/503
+  const char* allow = nullptr;             // "Allow" header of a 405
+  const char* retry_after = nullptr;       // "Retry-After" seconds of a 429/503
+  const char* www_authenticate = nullptr;  // "WWW-Authenticate" challenge of a 401
   // Binary tensor data in the body: the JSON part's length, sent as the
   // "Inference-Header-Content-Length" header (0 = the body is JSON only).
   size_t inference_header_length = 0;
@@ -94,6 +97,8 @@ class KServeHandler {
     // Shared with the backend's other frontends (gRPC), so /metrics counts every request;
     // used when it lists every task of the handler, else the handler keeps its own.
     std::shared_ptr<RequestMetrics> request_metrics;
+    // Model control and the admin token (access_control.h).
+    AccessOptions access;
     std::string build_revision = "unknown";  // sloserve_build_info's revision label
   };
 
@@ -102,9 +107,15 @@ class KServeHandler {
                 const ServerMetrics* metrics);
 
   // Either an immediate response or a call to submit to the backend.
-  // `inference_header_length`: the request's Inference-Header-Content-Length header.
+  // `inference_header_length`: the request's Inference-Header-Content-Length header;
+  // `authorization`: its Authorization header (access_control.h).
   Routed Route(HttpMethod method, std::string_view target, std::string_view body,
-               std::string_view inference_header_length = {}) const;
+               std::string_view inference_header_length = {},
+               std::string_view authorization = {}) const;
+
+  // Whether Route looks at the Authorization header (an admin token is set): the
+  // transport may skip finding it otherwise.
+  bool reads_authorization() const { return !options_.access.admin_token.empty(); }
 
   // The response to a finished call: 200 with outputs and timing, or the mapped error.
   // Records the call in the request metrics.
@@ -121,8 +132,11 @@ class KServeHandler {
   };
   const TaskEntry* FindTask(std::string_view name) const;
   Routed RouteModel(HttpMethod method, std::string_view rest, std::string_view body,
-                    std::string_view json_length) const;
-  Routed RouteRepository(HttpMethod method, std::string_view rest, std::string_view body) const;
+                    std::string_view json_length, std::string_view authorization) const;
+  Routed RouteRepository(HttpMethod method, std::string_view rest, std::string_view body,
+                         std::string_view authorization) const;
+  // The 403/401 for a request to `endpoint`, or nullopt when it may proceed.
+  std::optional<HttpResponse> Denied(Endpoint endpoint, std::string_view authorization) const;
   HttpResponse RepositoryIndex() const;
   std::string ModelNotReadyReason(std::string_view model) const;
   HttpResponse RouteStats(HttpMethod method, std::string_view model) const;
@@ -130,6 +144,7 @@ class KServeHandler {
                   int http_status, std::string_view error) const;
 
   Options options_;
+  AccessControl access_;
   std::map<std::string, TaskEntry, std::less<>> tasks_;
   // Recorded as a side effect of answering (lock-free), so a const handler may write it.
   std::shared_ptr<RequestMetrics> request_metrics_;

@@ -54,6 +54,14 @@ std::string ServerMetrics::RenderPrometheus() const {
       "# TYPE sloserve_http_connections_evicted_total counter\n"
       "sloserve_http_connections_evicted_total " +
       std::to_string(EvictedConnections()) + "\n";
+  if (tls_) {
+    out +=
+        "# HELP sloserve_http_tls_handshake_failures_total HTTPS connections closed because "
+        "their TLS handshake failed.\n"
+        "# TYPE sloserve_http_tls_handshake_failures_total counter\n"
+        "sloserve_http_tls_handshake_failures_total " +
+        std::to_string(TlsHandshakeFailures()) + "\n";
+  }
   return out;
 }
 
