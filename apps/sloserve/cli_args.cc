@@ -6,12 +6,17 @@
 #include <cstdlib>
 
 namespace sloserve::cli {
+namespace {
+const std::string kHelpFlag = "--help";
+}  // namespace
 
 StatusOr<Args> Args::Parse(const std::vector<std::string>& argv,
                            const std::vector<FlagSpec>& specs) {
   Args a;
   for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& arg = argv[i];
+    // -h is the one short option: every command's help (a positional "-h" would be taken
+    // for a config file or a subcommand).
+    const std::string& arg = argv[i] == "-h" ? kHelpFlag : argv[i];
     if (arg.size() < 2 || arg.rfind("--", 0) != 0) {
       a.positionals_.push_back(arg);
       continue;
@@ -111,7 +116,7 @@ std::string EscapeControlBytes(std::string_view message) {
 
 int RunSubcommand(const std::string& name, const std::vector<std::string>& argv,
                   const std::vector<FlagSpec>& flags, const std::function<void()>& print_help,
-                  const std::function<Status(const Args&)>& run) {
+                  const std::function<Status(const Args&)>& run, size_t max_positionals) {
   auto args = Args::Parse(argv, flags);
   if (!args.ok()) {
     std::fprintf(stderr, "sloserve %s: %s\n", name.c_str(),
@@ -121,6 +126,13 @@ int RunSubcommand(const std::string& name, const std::vector<std::string>& argv,
   if (args->Has("help")) {
     print_help();
     return 0;
+  }
+  // A stray word (`loadgen foo`) is a mistake, not something to ignore.
+  if (args->positionals().size() > max_positionals) {
+    std::fprintf(stderr, "sloserve %s: unexpected argument '%s' (see sloserve %s --help)\n",
+                 name.c_str(), EscapeControlBytes(args->positionals()[max_positionals]).c_str(),
+                 name.c_str());
+    return 2;
   }
   Status st = run(*args);
   if (!st.ok()) {

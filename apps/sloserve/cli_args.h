@@ -44,9 +44,12 @@ StatusOr<double> ParseFlagNumber(const std::string& flag, const std::string& tex
 std::string EscapeControlBytes(std::string_view message);
 
 // The shared shape of a subcommand: parse flags (usage error: exit 2), print help on
-// --help (exit 0), run (failure: one line "sloserve NAME: message" on stderr, exit 1).
+// -h/--help (exit 0), refuse more than `max_positionals` positional arguments (exit 2),
+// run (failure: one line "sloserve NAME: message" on stderr, exit 1).
+inline constexpr size_t kAnyPositionals = static_cast<size_t>(-1);
 int RunSubcommand(const std::string& name, const std::vector<std::string>& argv,
                   const std::vector<FlagSpec>& flags, const std::function<void()>& print_help,
-                  const std::function<Status(const Args&)>& run);
+                  const std::function<Status(const Args&)>& run,
+                  size_t max_positionals = kAnyPositionals);
 
 }  // namespace sloserve::cli

@@ -275,7 +275,7 @@ int DemoCommand(const std::vector<std::string>& argv) {
         "attainment, p99 latency and the mix of variants that answered.\n\noptions:\n%s",
         FlagsHelp(demo_cmd::kFlags).c_str());
   };
-  return RunSubcommand("demo", argv, demo_cmd::kFlags, help, demo_cmd::Run);
+  return RunSubcommand("demo", argv, demo_cmd::kFlags, help, demo_cmd::Run, 0);
 }
 
 }  // namespace sloserve::cli

@@ -157,7 +157,7 @@ Status Run(const Args& args) {
 
 int ForecastCommand(const std::vector<std::string>& argv) {
   return RunSubcommand("forecast", argv, forecast_cmd::kFlags, forecast_cmd::PrintHelp,
-                       forecast_cmd::Run);
+                       forecast_cmd::Run, 1);
 }
 
 }  // namespace sloserve::cli

@@ -199,7 +199,8 @@ Status Run(const Args& args) {
 }  // namespace kairos_cmd
 
 int KairosCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("kairos", argv, kairos_cmd::kFlags, kairos_cmd::PrintHelp, kairos_cmd::Run);
+  return RunSubcommand("kairos", argv, kairos_cmd::kFlags, kairos_cmd::PrintHelp, kairos_cmd::Run,
+                       2);
 }
 
 }  // namespace sloserve::cli

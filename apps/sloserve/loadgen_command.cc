@@ -1,4 +1,5 @@
 // `sloserve loadgen`: drive a KServe v2 server open-loop and report what it achieved.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -45,8 +46,9 @@ const std::vector<FlagSpec> kFlags = {
     {"input", "NAME", "input tensor name (default: the model metadata's first input)"},
     {"datatype", "TYPE", "input datatype (default: the model metadata's, else FP32)"},
     {"shape", "DIMS",
-     "full input shape, e.g. 1,16 (default ROWS,16); with --sizes the first dimension is "
-     "-1, each request's rows (default -1,16)"},
+     "full input shape, e.g. 1,16 (default: the model metadata's with ROWS for the batch "
+     "dimension and 1 for other -1s, else ROWS,16); with --sizes the first dimension is "
+     "-1, each request's rows"},
     {"connections", "N", "keep-alive connections opened up front (default 64)"},
     {"max-connections", "N", "cap on open connections (default 512)"},
     {"timeout", "SECONDS", "per-request timeout (default 30)"},
@@ -188,14 +190,22 @@ Status Run(const Args& args) {
   // The input tensor the server declares, unless given, and the SLO it applies when
   // --slo-ms is not sent (for the client-bottleneck check): KServe v2 model metadata.
   const bool need_input = !args.Has("input") || !args.Has("datatype");
-  if (need_input || o.slo_ms <= 0) {
+  const bool want_shape = !args.Has("shape") && !args.Has("dataset");
+  if (need_input || want_shape || o.slo_ms <= 0) {
     StatusOr<ModelInput> input = FetchModelInput(o.host, o.port, o.task, Seconds(5), o.tls);
     if (input.ok()) {
       if (!args.Has("input")) o.input_name = input->name;
       if (!args.Has("datatype")) o.datatype = input->datatype;
+      // The declared shape, unless given: the batch dimension is each request's rows.
+      if (want_shape && !input->shape.empty()) {
+        o.shape = input->shape;
+        o.shape[0] = sized ? -1 : o.rows;
+        for (size_t i = 1; i < o.shape.size(); ++i) o.shape[i] = std::max<int64_t>(o.shape[i], 1);
+      }
       o.default_slo_ms = input->default_slo_ms;
     } else if (!need_input) {
-      // Only the default SLO was wanted: without it the send lag is not judged.
+      // Only the default SLO or shape was wanted: without the SLO the send lag is not
+      // judged, without the shape ROWS,16 is sent.
     } else if (input.status().code() != StatusCode::kInvalidArgument) {
       return input.status();  // unreachable server or unknown model: nothing to load
     } else {
@@ -257,7 +267,7 @@ Status Run(const Args& args) {
 
 int LoadgenCommand(const std::vector<std::string>& argv) {
   return RunSubcommand("loadgen", argv, loadgen_cmd::kFlags, loadgen_cmd::PrintHelp,
-                       loadgen_cmd::Run);
+                       loadgen_cmd::Run, 0);
 }
 
 }  // namespace sloserve::cli

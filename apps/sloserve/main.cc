@@ -22,14 +22,17 @@ struct Command {
 
 const Command kCommands[] = {
     {"demo", sloserve::cli::DemoCommand,
-     "serve the embedded default, drive it with loadgen for 10 s, print the report"},
+     "serve the embedded default through a load ramp (7 steps of 4 s), adaptive, then "
+     "with one fixed variant"},
     {"serve", sloserve::cli::ServeCommand, "run the KServe v2 HTTP server on a config"},
     {"worker", sloserve::cli::WorkerCommand,
      "a remote worker process for serve --remote-worker (docs/remote-workers.md)"},
     {"loadgen", sloserve::cli::LoadgenCommand, "drive a server open-loop and report latency/SLOs"},
     {"sim", sloserve::cli::SimCommand, "simulate an experiment config (one run or a sweep)"},
     {"policies", sloserve::cli::PoliciesCommand, "list the policies selectable by name"},
-    {"profile", sloserve::cli::ProfileCommand, "inspect a profile suite, measure load-latency"},
+    {"profile", sloserve::cli::ProfileCommand,
+     "inspect a profile suite (show, load-latency, synthetic); `profile measure` measures a "
+     "TorchScript model repository (docs/torch.md)"},
     {"report", sloserve::cli::ReportCommand, "tables and SVG plots from sim --json results"},
     {"policy", sloserve::cli::PolicyCommand, "generate and inspect RAMSIS MDP policies"},
     {"kairos", sloserve::cli::KairosCommand, "allowable throughput search (Kairos), oracle bound"},
@@ -62,7 +65,8 @@ void PrintUsage() {
       "commands:\n");
   for (const Command& c : kCommands) std::printf("  %-10s %s\n", c.name, c.summary);
   std::printf(
-      "\n  --version  print the version, the git revision it was built from and its malloc\n\n"
+      "\n  -h, --help print this help (COMMAND -h: the command's)\n"
+      "  --version  print the version, the git revision it was built from and its malloc\n\n"
       "Profile suites and traces are compiled in ($SLOSERVE_PROFILES_DIR replaces them);\n"
       "paths inside a config file are relative to that file. Docs: docs/ of the source\n"
       "tree, or share/doc/sloserve after `cmake --install`.\n");

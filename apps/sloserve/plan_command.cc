@@ -554,7 +554,7 @@ Status Run(const Args& args) {
 int PlanCommand(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "infadapter")
     return PlanInfAdapterCommand(std::vector<std::string>(argv.begin() + 1, argv.end()));
-  return RunSubcommand("plan", argv, plan_cmd::kFlags, plan_cmd::PrintHelp, plan_cmd::Run);
+  return RunSubcommand("plan", argv, plan_cmd::kFlags, plan_cmd::PrintHelp, plan_cmd::Run, 2);
 }
 
 }  // namespace sloserve::cli

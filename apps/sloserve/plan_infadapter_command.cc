@@ -266,7 +266,7 @@ Status Run(const Args& args) {
 
 int PlanInfAdapterCommand(const std::vector<std::string>& argv) {
   return RunSubcommand("plan infadapter", argv, plan_infadapter_cmd::kFlags,
-                       plan_infadapter_cmd::PrintHelp, plan_infadapter_cmd::Run);
+                       plan_infadapter_cmd::PrintHelp, plan_infadapter_cmd::Run, 1);
 }
 
 }  // namespace sloserve::cli

@@ -70,7 +70,7 @@ Status Run(const Args& args) {
 
 int PoliciesCommand(const std::vector<std::string>& argv) {
   return RunSubcommand("policies", argv, policies_cmd::kFlags, policies_cmd::PrintHelp,
-                       policies_cmd::Run);
+                       policies_cmd::Run, 0);
 }
 
 }  // namespace sloserve::cli

@@ -234,7 +234,8 @@ Status Run(const Args& a) {
 }  // namespace policy_cmd
 
 int PolicyCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("policy", argv, policy_cmd::kFlags, policy_cmd::PrintHelp, policy_cmd::Run);
+  return RunSubcommand("policy", argv, policy_cmd::kFlags, policy_cmd::PrintHelp, policy_cmd::Run,
+                       2);
 }
 
 }  // namespace sloserve::cli

@@ -282,7 +282,7 @@ int ProfileCommand(const std::vector<std::string>& argv) {
   if (!argv.empty() && argv[0] == "measure")  // its own flags (torch_commands.cc)
     return ProfileMeasureCommand({argv.begin() + 1, argv.end()});
   return RunSubcommand("profile", argv, profile_cmd::kFlags, profile_cmd::PrintHelp,
-                       profile_cmd::Run);
+                       profile_cmd::Run, 2);
 }
 
 }  // namespace sloserve::cli

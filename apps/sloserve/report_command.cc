@@ -246,7 +246,8 @@ Status Run(const Args& args) {
 }  // namespace report_cmd
 
 int ReportCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("report", argv, report_cmd::kFlags, report_cmd::PrintHelp, report_cmd::Run);
+  return RunSubcommand("report", argv, report_cmd::kFlags, report_cmd::PrintHelp, report_cmd::Run,
+                       1);
 }
 
 }  // namespace sloserve::cli

@@ -10,6 +10,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "profile_freshness.h"
 #include "serve_setup.h"
 #include "sloserve/report/run_table.h"
 #include "sloserve/server/json_log.h"
@@ -40,6 +41,9 @@ const std::vector<FlagSpec> kFlags = {
      "with DIR/<task>/profile.prof"},
     {"oversubscribe", "",
      "with --model-repository: allow more workers' cores than the machine has"},
+    {"allow-stale-profile", "",
+     "with --model-repository: serve even when a model file changed since `profile measure` "
+     "(a warning instead of a refusal)"},
     {"log-format", "text|json",
      "json: log lines as JSON objects (ts, level, msg, ...) and one line per inference "
      "request with its request id, model, status, variant, worker and times (default text: "
@@ -139,13 +143,21 @@ Status Run(const Args& args) {
       first.insert(first.end(), {"hardware=", "workers=1", "slo_ms="});
     }
     sets.insert(sets.begin(), first.begin(), first.end());
-  } else if (args.Has("oversubscribe")) {
-    return InvalidArgumentError("--oversubscribe: only with --model-repository");
+  } else if (args.Has("oversubscribe") || args.Has("allow-stale-profile")) {
+    return InvalidArgumentError(
+        std::string(args.Has("oversubscribe") ? "--oversubscribe" : "--allow-stale-profile") +
+        ": only with --model-repository");
   }
   ASSIGN_OR_RETURN(ServeSetup setup,
                    BuildServeSetup(args.positionals().empty() ? "" : args.positionals()[0], sets,
                                    /*deferred_init=*/true, torch.make_executor));
   if (torch.make_executor) {
+    RETURN_IF_ERROR(CheckProfileFreshness({.suite = setup.suite.get(),
+                                           .profile_path = torch.profile_path,
+                                           .repository_dir = torch.repository_dir,
+                                           .model_files = torch.model_files,
+                                           .warn_only = args.Has("allow-stale-profile"),
+                                           .warn = [&](const std::string& m) { say(m); }}));
     int cores = 0;
     for (const WorkerSpec& w : setup.runtime->deployment().workers)
       cores += setup.suite->hardware()[w.hardware].cores;
@@ -256,7 +268,7 @@ Status Run(const Args& args) {
 }  // namespace serve_cmd
 
 int ServeCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("serve", argv, serve_cmd::kFlags, serve_cmd::PrintHelp, serve_cmd::Run);
+  return RunSubcommand("serve", argv, serve_cmd::kFlags, serve_cmd::PrintHelp, serve_cmd::Run, 1);
 }
 
 }  // namespace sloserve::cli

@@ -111,7 +111,7 @@ Status Run(const Args& args) {
 }  // namespace sim_cmd
 
 int SimCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("sim", argv, sim_cmd::kFlags, sim_cmd::PrintHelp, sim_cmd::Run);
+  return RunSubcommand("sim", argv, sim_cmd::kFlags, sim_cmd::PrintHelp, sim_cmd::Run, 1);
 }
 
 }  // namespace sloserve::cli

@@ -112,6 +112,9 @@ Status Measure(const Args& args) {
     }
   }
   o.progress = [](const std::string& line) { std::fprintf(stderr, "measured %s\n", line.c_str()); };
+  o.warning = [](const std::string& line) {
+    std::fprintf(stderr, "sloserve profile measure: WARNING: %s\n", line.c_str());
+  };
   ASSIGN_OR_RETURN(ProfileSuite suite, MeasureRepositoryProfile(repo, o));
   const std::string out = args.Get("out", repo.tasks.front().dir + "/profile.prof");
   suite.set_name(std::filesystem::path(out).stem().string() == "profile"
@@ -127,7 +130,7 @@ Status Measure(const Args& args) {
 }  // namespace
 
 int ProfileMeasureCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("profile measure", argv, kMeasureFlags, PrintMeasureHelp, Measure);
+  return RunSubcommand("profile measure", argv, kMeasureFlags, PrintMeasureHelp, Measure, 0);
 }
 
 StatusOr<TorchServing> PrepareTorchServing(const std::string& repository_dir) {
@@ -140,6 +143,9 @@ StatusOr<TorchServing> PrepareTorchServing(const std::string& repository_dir) {
   auto repo = std::make_shared<ModelRepository>(std::move(loaded));
   TorchServing s;
   s.task = repo->tasks.front().name;
+  s.repository_dir = repository_dir;
+  for (const RepoVariant& v : repo->tasks.front().variants)
+    s.model_files.emplace_back(v.name, v.model_path);
   s.profile_path = repo->tasks.front().dir + "/profile.prof";
   std::error_code ec;
   if (!std::filesystem::is_regular_file(s.profile_path, ec)) {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sloserve/core/payload_store.h"
@@ -22,6 +23,9 @@ int ProfileMeasureCommand(const std::vector<std::string>& argv);
 struct TorchServing {
   std::string profile_path;  // DIR/<task>/profile.prof
   std::string task;
+  std::string repository_dir;
+  // Each variant's model file, for the profile's freshness check (profile_freshness.h).
+  std::vector<std::pair<std::string, std::string>> model_files;
   std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)> make_executor;
   // The executor make_executor built (owned by the runtime), for PreloadTorchWorkers.
   std::shared_ptr<WorkerExecutor*> executor = std::make_shared<WorkerExecutor*>(nullptr);

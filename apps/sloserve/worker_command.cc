@@ -117,7 +117,8 @@ Status Run(const Args& args) {
 }  // namespace worker_cmd
 
 int WorkerCommand(const std::vector<std::string>& argv) {
-  return RunSubcommand("worker", argv, worker_cmd::kFlags, worker_cmd::PrintHelp, worker_cmd::Run);
+  return RunSubcommand("worker", argv, worker_cmd::kFlags, worker_cmd::PrintHelp, worker_cmd::Run,
+                       1);
 }
 
 }  // namespace sloserve::cli

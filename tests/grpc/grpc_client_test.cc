@@ -358,13 +358,26 @@ TEST_F(GrpcServeTest, InvalidUtf8StringsDoNotFloodTheLog) {
 }
 
 TEST_F(GrpcServeTest, ShedIsResourceExhausted) {
-  // An SLO no variant can meet (1 us): admission control refuses it, which gRPC
-  // clients see as RESOURCE_EXHAUSTED (HTTP's 429).
+  // An SLO the served variant cannot meet (20 ms; efficientnet_b0 takes ~54 ms, the
+  // fastest variant 19.5 ms at the median, so the request itself is valid): admission control
+  // refuses it, which gRPC clients see as RESOURCE_EXHAUSTED (HTTP's 429).
+  inference::ModelInferRequest req = Request(1);
+  (*req.mutable_parameters())["slo_ms"].set_double_param(20);
+  inference::ModelInferResponse resp;
+  const ::grpc::Status s = Infer(req, &resp);
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+}
+
+TEST_F(GrpcServeTest, SloBelowTheFastestVariantIsInvalidArgument) {
+  // Below every variant's latency (issue 36): a client error naming the fastest achievable
+  // latency, as over HTTP (400), not a shed.
   inference::ModelInferRequest req = Request(1);
   (*req.mutable_parameters())["slo_ms"].set_double_param(0.001);
   inference::ModelInferResponse resp;
   const ::grpc::Status s = Infer(req, &resp);
-  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_NE(s.error_message().find("below the fastest achievable latency"), std::string::npos)
+      << s.error_message();
 }
 
 TEST_F(GrpcServeTest, OneEngineBehindHttpAndGrpc) {
@@ -418,11 +431,12 @@ TEST_F(GrpcServeTest, ModelStatisticsAgreesWithRest) {
     return resp.model_stats_size() == 1 ? resp.model_stats(0) : inference::ModelStatistics();
   };
   const inference::ModelStatistics before = grpc_stats("image");
-  // Three successes of 2 rows and one failure (shed by admission: an SLO of 1 us).
+  // Three successes of 2 rows and one failure (shed by admission: an SLO of 20 ms that
+  // the served efficientnet_b0 cannot meet).
   inference::ModelInferResponse resp;
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(Infer(Request(2), &resp).ok());
   inference::ModelInferRequest shed = Request(1);
-  (*shed.mutable_parameters())["slo_ms"].set_double_param(0.001);
+  (*shed.mutable_parameters())["slo_ms"].set_double_param(20);
   ASSERT_EQ(Infer(shed, &resp).error_code(), ::grpc::StatusCode::RESOURCE_EXHAUSTED);
 
   // No request runs between the two reads: gRPC and REST give the same numbers.

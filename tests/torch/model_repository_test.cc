@@ -86,6 +86,32 @@ TEST(ModelRepositoryTest, BadConfigsAreRefusedNamingTheFileAndTheKey) {
   }
 }
 
+// memory_bytes is optional (the executor measures it, issue 36); the required keys are
+// named when one is missing.
+TEST(ModelRepositoryTest, MemoryBytesIsOptionalAndMissingRequiredKeysAreNamed) {
+  testing::ScopedTempDir dir("repo");
+  std::string text = kConfig;
+  text.erase(text.find("memory_bytes: 100\n"), std::string("memory_bytes: 100\n").size());
+  Write(dir.path() + "/digits/a/config.yaml", text);
+  Write(dir.path() + "/digits/a/model.pt", "x");
+  auto repo = LoadModelRepository(dir.path());
+  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+  EXPECT_EQ(repo->tasks[0].variants[0].memory_bytes, 0);
+  for (const std::string key : {"model_file", "accuracy"}) {
+    testing::ScopedTempDir d("repo");
+    std::string t = kConfig;
+    const size_t at = t.find(key + ":");
+    t.erase(at, t.find('\n', at) + 1 - at);
+    Write(d.path() + "/digits/a/config.yaml", t);
+    Write(d.path() + "/digits/a/model.pt", "x");
+    auto r = LoadModelRepository(d.path());
+    ASSERT_FALSE(r.ok()) << key;
+    EXPECT_NE(r.status().message().find("'" + key + "' is required"), std::string::npos)
+        << r.status().ToString();
+    EXPECT_EQ(r.status().message().find("memory_bytes"), std::string::npos);
+  }
+}
+
 TEST(ModelRepositoryTest, VariantsOfATaskMustShareTheirTensors) {
   testing::ScopedTempDir dir("repo");
   Write(dir.path() + "/digits/a/config.yaml", kConfig);

@@ -1,10 +1,11 @@
 // `profile measure` on the two smallest committed variants: a suite the loader reads back,
 // with raw samples per batch size, the held-out accuracy measured through the executor,
-// measured cold starts and the accounted memory.
+// measured cold starts, the accounted memory and each model file's hash.
 #include "sloserve/torch/profile_measure.h"
 
 #include <gtest/gtest.h>
 
+#include "sloserve/profile/model_file_hash.h"
 #include "torch/torch_test_util.h"
 
 namespace sloserve {
@@ -41,6 +42,10 @@ TEST(ProfileMeasureTest, MeasuresLatencyAccuracyLoadTimeAndMemory) {
     EXPECT_EQ(suite->BatchSizes(0, v), (std::vector<int>{1, 3}));
     EXPECT_EQ(suite->Latency(0, v, 1)->size(), 4u);
     EXPECT_EQ(suite->Latency(0, v, 3)->size(), 4u);
+    // The file measured, for serve's staleness check (issue 36).
+    auto hash = HashModelFile(cfg->model_path);
+    ASSERT_TRUE(hash.ok());
+    EXPECT_EQ(suite->ModelHash(v), std::optional<uint64_t>(*hash)) << spec.name;
   }
   // The text form reads back as the same suite.
   const std::string text = WriteProfileText(*suite);

@@ -92,6 +92,9 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
                   suite.hardware()[fastest_hw].name.c_str());
     return InvalidArgumentError(buf);
   }
+  d.fastest = fastest;
+  d.fastest_variant = fastest_name;
+  d.fastest_hardware = suite.hardware()[fastest_hw].name;
   std::vector<VariantId> preload;
   const bool none = spec.preload == "none";
   if (!none && spec.preload != "all" && !spec.preload.empty()) {

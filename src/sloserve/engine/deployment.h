@@ -25,6 +25,12 @@ struct Deployment {
   HardwareId hardware = 0;
   Duration slo{};
   std::vector<WorkerSpec> workers;
+  // The fastest variant alone at batch 1 (slo_check_quantile of its latency) on the
+  // deployment's fastest hardware type: an SLO below it is refused, in a config and per
+  // request (docs/protocol.md).
+  Duration fastest{};
+  std::string fastest_variant;
+  std::string fastest_hardware;
 };
 
 StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const DeploymentSpec& spec);

@@ -57,6 +57,7 @@ Status ParseParameters(const TaskInfo& task, const inference::ModelInferRequest&
                                   std::to_string(static_cast<int64_t>(max_ms)) + "]");
     }
     out.slo = std::max(MillisF(ms), Micros(1));
+    RETURN_IF_ERROR(CheckSloAchievable(out.slo, task));
   }
   if (auto it = params.find("app"); it != params.end()) {
     if (it->second.parameter_choice_case() != inference::InferParameter::kStringParam)

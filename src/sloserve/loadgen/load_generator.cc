@@ -223,7 +223,7 @@ class LoadRun {
       const size_t k = body_of_.empty() ? 0 : body_of_[c->current];
       RecordOk(res.body(), Since(Scheduled(c->current), now), k < labels_.size() ? labels_[k] : -1);
     } else {
-      recorder_.RecordHttpError(status);
+      recorder_.RecordHttpError(status, res.body());
     }
     const bool keep_alive = res.keep_alive();
     ++c->served;

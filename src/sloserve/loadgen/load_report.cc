@@ -56,9 +56,26 @@ void LoadRecorder::RecordSendLag(Duration lag) {
   report_.max_send_lag = std::max(report_.max_send_lag, lag);
 }
 
-void LoadRecorder::RecordHttpError(int status) {
+void LoadRecorder::RecordHttpError(int status, std::string_view body) {
   ++report_.http_errors;
   ++report_.errors_by_status[status];
+  auto& examples = report_.error_examples;
+  if (examples.size() >= LoadReport::kMaxErrorExamples) return;
+  // KServe v2 error bodies are {"error": "..."}; anything else is shown as it came.
+  std::string message;
+  const auto doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_object() && doc.contains("error") && doc["error"].is_string()) {
+    message = doc["error"].get<std::string>();
+  } else {
+    message = std::string(body.substr(0, 300));
+  }
+  for (char& c : message) {  // a server's text must not drive the terminal
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) c = '?';
+  }
+  for (const auto& e : examples) {
+    if (e.status == status && e.message == message) return;
+  }
+  examples.push_back({status, std::move(message)});
 }
 
 LoadReport LoadRecorder::Finish(int64_t scheduled, int64_t sent, Duration duration,
@@ -137,6 +154,9 @@ nlohmann::json ClientBottleneck::ToJson() const {
 nlohmann::json LoadReport::ToJson() const {
   nlohmann::json errors = nlohmann::json::object();
   for (const auto& [status, n] : errors_by_status) errors[std::to_string(status)] = n;
+  nlohmann::json examples = nlohmann::json::array();
+  for (const auto& e : error_examples)
+    examples.push_back({{"status", e.status}, {"message", e.message}});
   nlohmann::json variants = nlohmann::json::object();
   for (const auto& [variant, n] : variant_counts) variants[variant] = n;
   nlohmann::json hardware = nlohmann::json::object();
@@ -149,6 +169,7 @@ nlohmann::json LoadReport::ToJson() const {
       {"timeouts", timeouts},
       {"transport_errors", transport_errors},
       {"errors_by_status", std::move(errors)},
+      {"error_examples", std::move(examples)},
       {"variant_counts", std::move(variants)},
       {"hardware_counts", std::move(hardware)},
       {"sizes", sizes},
@@ -198,6 +219,9 @@ std::string LoadReport::ToText() const {
       out += "HTTP " + std::to_string(status) + ": " + std::to_string(n) + "  ";
     }
     out += "\n";
+    for (const auto& e : error_examples) {
+      out += "  first HTTP " + std::to_string(e.status) + ": " + e.message + "\n";
+    }
   }
   std::snprintf(buf, sizeof(buf),
                 "rate       offered %.1f qps  achieved %.1f qps  over %.3f s  (max send lag "

@@ -50,6 +50,14 @@ struct LoadReport {
   int64_t timeouts = 0;          // no full response within the timeout
   int64_t transport_errors = 0;  // connect/read/write failures
   std::map<int, int64_t> errors_by_status;
+  // The first answer of each kind of error (status and message, e.g. 400 "input 'input'
+  // has shape [1,16] but ...") so a user sees why requests fail; at most kMaxErrorExamples.
+  struct ErrorExample {
+    int status = 0;
+    std::string message;  // the body's "error" string, else the body (truncated)
+  };
+  static constexpr size_t kMaxErrorExamples = 8;
+  std::vector<ErrorExample> error_examples;
   std::map<std::string, int64_t, std::less<>> variant_counts;  // OK responses per answering variant
   // OK responses per instance type that ran them (the response's parameters.hardware;
   // empty when the server does not report it). Heterogeneous deployments: where queries went.
@@ -94,7 +102,8 @@ class LoadRecorder {
   // `hardware` empty = not reported by the server (not counted).
   void RecordOk(Duration latency, std::string_view variant, bool met_slo, double slo_ms,
                 std::string_view hardware = {});
-  void RecordHttpError(int status);
+  // `body`: the answer's body (its "error" message is kept as an example of its kind).
+  void RecordHttpError(int status, std::string_view body = {});
   void RecordTimeout() { ++report_.timeouts; }
   void RecordTransportError() { ++report_.transport_errors; }
   // Every send's lag (0 when on time), for the maximum and the p99.

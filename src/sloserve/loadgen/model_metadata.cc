@@ -84,6 +84,17 @@ StatusOr<ModelInput> FetchModelInput(const std::string& host, uint16_t port,
   }
   ModelInput input{doc["inputs"][0]["name"].get<std::string>(),
                    doc["inputs"][0]["datatype"].get<std::string>()};
+  if (const auto shape = doc["inputs"][0].find("shape");
+      shape != doc["inputs"][0].end() && shape->is_array()) {
+    for (const auto& d : *shape) {
+      if (!d.is_number_integer()) {
+        return InvalidArgumentError("metadata of model '" + model + "' at " + where +
+                                    ": input shape " + shape->dump() +
+                                    " is not a list of integers");
+      }
+      input.shape.push_back(d.get<int64_t>());
+    }
+  }
   if (const auto params = doc.find("parameters"); params != doc.end() && params->is_object()) {
     if (const auto slo = params->find("default_slo_ms"); slo != params->end() && slo->is_number()) {
       input.default_slo_ms = std::max(slo->get<double>(), 0.0);

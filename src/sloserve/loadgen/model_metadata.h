@@ -1,10 +1,11 @@
 #pragma once
 // Reads a model's KServe v2 metadata (GET /v2/models/{model}) before a load run, so
-// `sloserve loadgen` can send the input tensor the server declares instead of assuming
-// its name and datatype.
+// `sloserve loadgen` can send the input tensor the server declares (name, datatype and
+// shape) instead of assuming them.
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
@@ -15,6 +16,7 @@ namespace sloserve {
 struct ModelInput {
   std::string name;
   std::string datatype;
+  std::vector<int64_t> shape;  // as declared (-1 = any; first the batch); empty if absent
   // parameters.default_slo_ms of the metadata (sloserve's extension); 0 if absent.
   double default_slo_ms = 0;
 };

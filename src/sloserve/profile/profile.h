@@ -108,6 +108,14 @@ class ProfileSuite {
   void AddLoadLatency(HardwareId hw, VariantId v, int rows, LatencyDistribution d);
   void AddExecHistogram(ExecHistogram h) { exec_histograms_.push_back(std::move(h)); }
   void AddCapacityPoint(CapacityPoint p) { capacity_points_.push_back(p); }
+  // The hash of the model file a measured variant was profiled from (HashModelFile,
+  // model_file_hash.h), so a server can tell a stale profile; absent in older suites.
+  void SetModelHash(VariantId v, uint64_t hash) { model_hashes_[v] = hash; }
+  std::optional<uint64_t> ModelHash(VariantId v) const {
+    auto it = model_hashes_.find(v);
+    return it == model_hashes_.end() ? std::nullopt : std::optional<uint64_t>(it->second);
+  }
+  const std::map<VariantId, uint64_t>& model_hashes() const { return model_hashes_; }
 
   // --- the suite cache (suite_cache.h) stores and restores the sample tables as they are ---
   enum class SampleTable : uint32_t { kLatency = 0, kLoad = 1, kService = 2 };
@@ -157,6 +165,7 @@ class ProfileSuite {
   std::vector<HardwareSpec> hardware_;
   std::vector<ExecHistogram> exec_histograms_;
   std::vector<CapacityPoint> capacity_points_;
+  std::map<VariantId, uint64_t> model_hashes_;
   std::map<std::pair<HardwareId, VariantId>, Table> latency_;
   std::map<std::pair<HardwareId, VariantId>, Table> load_latency_;
   std::map<std::pair<HardwareId, VariantId>, Table> service_latency_;  // latency + load

@@ -35,6 +35,7 @@ class Parser {
   Status ParseSamples(bool is_load);
   Status ParseExecHist();
   Status ParseCapacity();
+  Status ParseModelHash();
   Status FlushGroup();
 
   // Checks the field count: exactly `n` fields after the keyword, or at least `n` when
@@ -149,6 +150,7 @@ Status Parser::ParseLine(std::string_view line) {
   if (record_ == "variant") return ParseVariant();
   if (record_ == "capacity") return ParseCapacity();
   if (record_ == "exec_hist") return ParseExecHist();
+  if (record_ == "model_hash") return ParseModelHash();
   if (record_ == "suite") {
     if (have_suite_) return Error("name", "duplicate 'suite' record");
     RETURN_IF_ERROR(ExpectFields({"name"}, false));
@@ -165,6 +167,21 @@ Status Parser::ParseLine(std::string_view line) {
   }
   if (record_ == profile_format::kMagic) return Error("", "duplicate header");
   return Error("", "unknown record type " + Quote(record_));
+}
+
+// model_hash VARIANT HEX: the 16 hex digits of HashModelFile of the file it was measured on.
+Status Parser::ParseModelHash() {
+  RETURN_IF_ERROR(ExpectFields({"variant", "hash"}, false));
+  ASSIGN_OR_RETURN(VariantId v, Ref(1, "variant", "variant", variants_));
+  if (suite_.ModelHash(v)) return Error("variant", "duplicate model_hash for " + Quote(tok_[1]));
+  const std::string_view hex = tok_[2];
+  uint64_t hash = 0;
+  const auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), hash, 16);
+  if (hex.size() != 16 || ec != std::errc() || end != hex.data() + hex.size()) {
+    return Error("hash", "expected 16 hex digits, got " + Quote(hex));
+  }
+  suite_.SetModelHash(v, hash);
+  return OkStatus();
 }
 
 Status Parser::ParseTask() {

@@ -7,6 +7,7 @@
 #include <string>
 #include <system_error>
 
+#include "sloserve/profile/model_file_hash.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/profile/profile_format.h"
 
@@ -100,6 +101,9 @@ std::string WriteProfileText(const ProfileSuite& suite) {
     out += ' ';
     AppendInt(out, v.load_time.count());
     out += '\n';
+  }
+  for (const auto& [v, hash] : suite.model_hashes()) {
+    out += "model_hash " + suite.variants()[v].name + ' ' + ModelHashHex(hash) + '\n';
   }
   for (const auto& [hw, v] : suite.ProfiledPairs()) {
     const std::string& hw_name = suite.hardware()[hw].name;

@@ -97,6 +97,11 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     info.default_slo = t == rt->deployment_.task ? rt->deployment_.slo : spec.default_slo;
     info.max_batch_size = rt->row_capacity_.MaxRows(rt->hardware_types_, t, info.default_slo);
     info.priority_levels = options.admission.priority_levels;
+    if (t == rt->deployment_.task) {
+      info.fastest_latency = rt->deployment_.fastest;
+      info.fastest_variant =
+          rt->deployment_.fastest_variant + " on " + rt->deployment_.fastest_hardware;
+    }
     rt->tasks_.push_back(std::move(info));
   }
   const size_t tasks = suite->tasks().size();

@@ -42,13 +42,15 @@ Duration DefaultSlo(const TaskInfo& task, Duration max_slo) {
   return task.default_slo > Duration::zero() ? task.default_slo : max_slo;
 }
 
-StatusOr<Duration> SloFromMillis(double ms, Duration max_slo) {
+StatusOr<Duration> SloFromMillis(double ms, const TaskInfo& task, Duration max_slo) {
   const double max_ms = ToMillis(max_slo);
   if (!std::isfinite(ms) || ms <= 0 || ms > max_ms) {
     return InvalidArgumentError("parameter 'slo_ms' must be in (0, " +
                                 std::to_string(static_cast<int64_t>(max_ms)) + "]");
   }
-  return std::max(MillisF(ms), Micros(1));
+  const Duration slo = std::max(MillisF(ms), Micros(1));
+  RETURN_IF_ERROR(CheckSloAchievable(slo, task));
+  return slo;
 }
 
 StatusOr<InferBodyParts> SplitInferBody(std::string_view body, std::string_view json_length) {

@@ -24,7 +24,7 @@ Status CheckShape(const std::vector<int64_t>& shape, const TaskInfo& task);
 Duration DefaultSlo(const TaskInfo& task, Duration max_slo);
 
 // parameters.slo_ms, range-checked.
-StatusOr<Duration> SloFromMillis(double ms, Duration max_slo);
+StatusOr<Duration> SloFromMillis(double ms, const TaskInfo& task, Duration max_slo);
 
 // A request body's JSON document and the binary tensor data after it. The whole body is
 // JSON unless `json_length` (the Inference-Header-Content-Length header) gives the JSON

@@ -13,6 +13,7 @@
 #include "sloserve/server/infer_request_checks.h"
 #include "sloserve/server/json_limits.h"
 #include "sloserve/server/tensor_codec.h"
+#include "sloserve/server/unknown_parameters.h"
 
 namespace sloserve {
 namespace {
@@ -66,6 +67,7 @@ struct SaxOutput {
 struct SaxDocument {
   bool is_object = false;
   SaxField id, inputs, parameters, slo_ms, app, priority, binary_data_output, outputs;
+  std::vector<std::string> unknown_parameters;  // keys of "parameters" sloserve does not read
   int64_t input_count = 0;
   Status inputs_error;            // the first input the tree's loop would refuse
   std::optional<SaxInput> input;  // the one accepted input
@@ -176,6 +178,10 @@ class InferRequestSax {
     if (k.size() > limits_.max_string_bytes) return Limit(JsonStringTooLong(limits_));
     if (!CountValue()) return false;
     key_slot_ = SlotOfKey(stack_.back().frame, k);
+    if (stack_.back().frame == Frame::kParameters && key_slot_ == Slot::kIgnored &&
+        doc_.unknown_parameters.size() < kMaxParameterWarnings) {
+      doc_.unknown_parameters.push_back(k);
+    }
     return true;
   }
   bool parse_error(size_t /*position*/, const std::string& /*token*/,
@@ -307,6 +313,7 @@ class InferRequestSax {
       case Slot::kParameters:
         doc_.parameters = std::move(f);
         doc_.slo_ms = doc_.app = doc_.priority = doc_.binary_data_output = SaxField{};
+        doc_.unknown_parameters.clear();
         break;
       case Slot::kSloMs:
         doc_.slo_ms = std::move(f);
@@ -631,7 +638,7 @@ Status ReadParameters(const SaxDocument& doc, const TaskInfo& task, Duration max
   }
   if (doc.slo_ms.present()) {
     if (!doc.slo_ms.is_number()) return InvalidArgumentError("parameter 'slo_ms' must be a number");
-    ASSIGN_OR_RETURN(req.slo, SloFromMillis(doc.slo_ms.as_double(), max_slo));
+    ASSIGN_OR_RETURN(req.slo, SloFromMillis(doc.slo_ms.as_double(), task, max_slo));
   }
   if (doc.app.present()) {
     if (!doc.app.is_string()) return InvalidArgumentError("parameter 'app' must be a string");
@@ -694,6 +701,13 @@ StatusOr<InferCall> ValidateDocument(const TaskInfo& task, SaxDocument& doc, Dur
   }
   call.request.rows = static_cast<int32_t>(in.dims[0]);
   RETURN_IF_ERROR(ReadParameters(doc, task, max_slo, call));
+  // In key order, once each, as the tree parser reports them.
+  std::sort(doc.unknown_parameters.begin(), doc.unknown_parameters.end());
+  doc.unknown_parameters.erase(
+      std::unique(doc.unknown_parameters.begin(), doc.unknown_parameters.end()),
+      doc.unknown_parameters.end());
+  for (const std::string& k : doc.unknown_parameters)
+    call.warnings.push_back(UnknownParameterWarning(k));
   if (doc.binary_data_output.present()) {
     if (doc.binary_data_output.kind != SaxField::kBool) {
       return InvalidArgumentError("parameter 'binary_data_output' must be a boolean");

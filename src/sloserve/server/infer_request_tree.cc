@@ -14,6 +14,7 @@
 #include "sloserve/server/infer_request_checks.h"
 #include "sloserve/server/kserve_handler.h"
 #include "sloserve/server/tensor_codec.h"
+#include "sloserve/server/unknown_parameters.h"
 
 namespace sloserve {
 namespace {
@@ -41,7 +42,7 @@ Status ParseParameters(const json& doc, const TaskInfo& task, Duration max_slo, 
   if (!params->is_object()) return InvalidArgumentError("'parameters' must be an object");
   if (const auto slo = params->find("slo_ms"); slo != params->end()) {
     if (!slo->is_number()) return InvalidArgumentError("parameter 'slo_ms' must be a number");
-    ASSIGN_OR_RETURN(req.slo, SloFromMillis(slo->get<double>(), max_slo));
+    ASSIGN_OR_RETURN(req.slo, SloFromMillis(slo->get<double>(), task, max_slo));
   }
   if (const auto app = params->find("app"); app != params->end()) {
     if (!app->is_string()) return InvalidArgumentError("parameter 'app' must be a string");
@@ -189,6 +190,12 @@ StatusOr<InferCall> ParseInferDocument(const TaskInfo& task, const json& doc, Du
   }
   call.request.rows = static_cast<int32_t>(shape[0]);
   RETURN_IF_ERROR(ParseParameters(doc, task, max_slo, call.request));
+  if (const auto params = doc.find("parameters"); params != doc.end() && params->is_object()) {
+    for (const auto& [key, value] : params->items()) {
+      if (IsKnownRequestParameter(key) || call.warnings.size() >= kMaxParameterWarnings) continue;
+      call.warnings.push_back(UnknownParameterWarning(key));
+    }
+  }
   RETURN_IF_ERROR(ParseOutputs(doc, task, call));
   tensor.name = task.input_name;
   tensor.datatype = dt;

@@ -4,6 +4,7 @@
 // backend; the backend calls `done` exactly once, from any thread, with the outcome.
 // The frontend never touches engine state.
 #include <atomic>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -32,7 +33,24 @@ struct TaskInfo {
   int32_t max_batch_size = 0;
   std::vector<std::string> apps;  // known app names; empty = any
   int32_t priority_levels = 1;    // request `priority` 1..levels (1 = highest), 0 = default
+  // The fastest achievable latency (the fastest variant alone at batch 1, as the config's
+  // SLO check measures it): a request's slo_ms below it is refused. 0 = not known.
+  Duration fastest_latency{};
+  std::string fastest_variant;  // e.g. "shufflenet_v2_x0_5 on cpu-8c", for the error
 };
+
+// A per-request SLO that no variant can meet is a client error, like the same SLO in a
+// config: the message names the fastest achievable latency.
+inline Status CheckSloAchievable(Duration slo, const TaskInfo& task) {
+  if (task.fastest_latency <= Duration::zero() || slo >= task.fastest_latency) return OkStatus();
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "parameter 'slo_ms' %.3f ms is below the fastest achievable latency %.3f ms of "
+                "model '%s' (%s at batch 1): no variant can meet it",
+                ToMillis(slo), ToMillis(task.fastest_latency), task.name.c_str(),
+                task.fastest_variant.c_str());
+  return InvalidArgumentError(buf);
+}
 
 // Checks a request's `priority` parameter (Triton's schedule-policy extension: 0 = the
 // default level, 1 = highest) against the task's levels; the error names the parameter.

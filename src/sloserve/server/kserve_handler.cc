@@ -200,7 +200,7 @@ std::optional<InferCall> ParseCommonInferRequest(const TaskInfo& task, std::stri
   InferCall call;
   call.request.slo = DefaultSlo(task, max_slo);
   if (common->slo_ms) {
-    StatusOr<Duration> slo = SloFromMillis(*common->slo_ms, max_slo);
+    StatusOr<Duration> slo = SloFromMillis(*common->slo_ms, task, max_slo);
     if (!slo.ok()) return std::nullopt;
     call.request.slo = *slo;
   }
@@ -573,7 +573,16 @@ HttpResponse KServeHandler::RenderOutcome(const InferCall& call,
   out += ",\"queue_us\":" + std::to_string(outcome.queue_time.count());
   out += ",\"compute_us\":" + std::to_string(outcome.compute_time.count());
   out += ",\"batch_size\":" + std::to_string(outcome.batch_size);
-  out += outcome.met_slo ? ",\"met_slo\":true}}" : ",\"met_slo\":false}}";
+  out += outcome.met_slo ? ",\"met_slo\":true}" : ",\"met_slo\":false}";
+  if (!call.warnings.empty()) {
+    out += ",\"warnings\":[";
+    for (size_t i = 0; i < call.warnings.size(); ++i) {
+      if (i > 0) out += ',';
+      AppendJsonString(out, call.warnings[i]);
+    }
+    out += ']';
+  }
+  out += '}';
   if (!any_binary) return HttpResponse{200, std::move(out)};
   HttpResponse r{200, std::move(out), "application/octet-stream"};
   r.inference_header_length = r.body.size();

@@ -56,6 +56,7 @@ struct InferCall {
   std::vector<RequestedOutput> outputs;  // empty = every output
   bool binary_outputs = false;           // parameters.binary_data_output: all outputs binary
   size_t model_index = 0;                // the handler's model, for its statistics
+  std::vector<std::string> warnings;     // the response's "warnings" (unknown parameters)
   std::chrono::steady_clock::time_point received{};
 };
 

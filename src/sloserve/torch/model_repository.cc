@@ -87,8 +87,13 @@ StatusOr<RepoVariant> LoadVariant(const fs::path& dir, const std::string& task) 
       return InvalidArgumentError(where + ": 'platform' " + platform +
                                   " is not supported (only torchscript)");
     }
-    if (!root["model_file"] || !root["accuracy"] || !root["memory_bytes"]) {
-      return InvalidArgumentError(where + ": model_file, accuracy and memory_bytes are required");
+    // memory_bytes is optional: the executor accounts the loaded module's bytes itself.
+    for (const char* key : {"model_file", "accuracy", "inputs", "outputs"}) {
+      if (!root[key]) {
+        return InvalidArgumentError(where + ": '" + key +
+                                    "' is required (required: model_file, accuracy, inputs, "
+                                    "outputs; docs/torch.md)");
+      }
     }
     const std::string model_file = root["model_file"].as<std::string>();
     if (model_file.empty() || model_file.find('/') != std::string::npos) {
@@ -103,7 +108,7 @@ StatusOr<RepoVariant> LoadVariant(const fs::path& dir, const std::string& task) 
       return InvalidArgumentError(where + ": 'accuracy' must be in [0, 100], got " +
                                   root["accuracy"].as<std::string>());
     }
-    v.memory_bytes = root["memory_bytes"].as<int64_t>();
+    if (root["memory_bytes"]) v.memory_bytes = root["memory_bytes"].as<int64_t>();
     if (v.memory_bytes < 0) {
       return InvalidArgumentError(where + ": 'memory_bytes' must be >= 0, got " +
                                   std::to_string(v.memory_bytes));

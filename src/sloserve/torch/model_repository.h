@@ -11,7 +11,7 @@
 //   accuracy: 97.41                # held-out top-1, percent
 //   inputs:  [{name: input, datatype: FP32, shape: [-1, 1, 8, 8]}]
 //   outputs: [{name: scores, datatype: FP32, shape: [-1, 10]}]
-//   memory_bytes: 95784            # parameters and buffers
+//   memory_bytes: 95784            # optional, informational: the executor measures it
 //
 // Files directly in a task directory (a held-out set, a profile) are not variants.
 // Loading checks every config and refuses the repository at the first problem, naming
@@ -40,7 +40,7 @@ struct RepoVariant {
   double accuracy = 0;     // percent
   RepoTensorSpec input;
   RepoTensorSpec output;
-  int64_t memory_bytes = 0;
+  int64_t memory_bytes = 0;  // the config's figure, 0 when absent (not used for scheduling)
 };
 
 struct RepoTask {

@@ -1,11 +1,13 @@
 #include "sloserve/torch/profile_measure.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <tuple>
 
 #include "sloserve/loadgen/labelled_dataset.h"
+#include "sloserve/profile/model_file_hash.h"
 #include "sloserve/torch/blocking_executor_client.h"
 #include "sloserve/torch/torch_executor.h"
 
@@ -118,6 +120,7 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
   struct Measured {
     VariantSpec spec;
     std::vector<std::tuple<HardwareId, int, std::vector<int64_t>>> latency;
+    uint64_t model_hash = 0;
   };
   std::vector<Measured> measured;
   std::mt19937 rng(1);
@@ -135,6 +138,9 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
       row_elements *= cfg.input.shape[i];
     }
     Measured m;
+    // Hashed before measuring: a file replaced meanwhile makes the profile stale, not wrong.
+    ASSIGN_OR_RETURN(m.model_hash, HashModelFile(cfg.model_path));
+    bool accuracy_measured = true;
     VariantSpec& spec = m.spec;
     spec = probe.variants()[p.id];
     for (size_t h = 0; h < hw.size(); ++h) {
@@ -167,6 +173,9 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
       if (h == 0) {
         StatusOr<LabelledDataset> held =
             LoadLabelledDataset(repo.FindTask(cfg.task)->dir + "/heldout.json");
+        if (!held.ok() && held.status().code() != StatusCode::kNotFound) {
+          return held.status();  // a heldout.json that is there but broken is not skipped
+        }
         if (held.ok()) {
           int correct = 0;
           const size_t n = held->inputs.size();
@@ -184,8 +193,17 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
           }
           spec.accuracy = 100.0 * correct / static_cast<double>(n);
           accuracy_source = "accuracy = top-1 measured on <task>/heldout.json through the executor";
-        } else if (accuracy_source.empty()) {
-          accuracy_source = "accuracy = the variant config's figure (no heldout.json)";
+        } else {
+          accuracy_measured = false;
+          if (accuracy_source.empty())
+            accuracy_source = "accuracy = the variant config's figure (no heldout.json)";
+          if (o.warning) {
+            char figure[32];
+            std::snprintf(figure, sizeof figure, "%.2f%%", cfg.accuracy);
+            o.warning("accuracy of " + cfg.name + " NOT measured: " + repo.FindTask(cfg.task)->dir +
+                      "/heldout.json does not exist; the profile takes " + figure + " from " +
+                      cfg.dir + "/config.yaml (format of heldout.json: docs/torch.md)");
+          }
         }
       }
       RETURN_IF_ERROR(bench.Unload(w, hw[h], p.id));
@@ -194,15 +212,18 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
       char line[256];
       const LatencyDistribution one(std::get<2>(m.latency.front()));
       std::snprintf(line, sizeof line,
-                    "%s: accuracy %.2f%%, load %.1f ms, %.3f MB, p50 %.3f ms at batch %d",
-                    cfg.name.c_str(), spec.accuracy, ToMillis(spec.load_time), spec.memory_mb,
-                    ToMillis(one.Quantile(0.5)), o.batch_sizes.front());
+                    "%s: accuracy %.2f%%%s, load %.1f ms, %.3f MB, p50 %.3f ms at batch %d",
+                    cfg.name.c_str(), spec.accuracy,
+                    accuracy_measured ? "" : " (from config.yaml, NOT measured)",
+                    ToMillis(spec.load_time), spec.memory_mb, ToMillis(one.Quantile(0.5)),
+                    o.batch_sizes.front());
       o.progress(line);
     }
     measured.push_back(std::move(m));
   }
   for (Measured& m : measured) {
     const VariantId v = suite.AddVariant(m.spec);
+    suite.SetModelHash(v, m.model_hash);
     for (auto& [h, rows, samples] : m.latency)
       suite.AddLatency(h, v, rows, LatencyDistribution(std::move(samples)));
   }
@@ -216,7 +237,8 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
       std::to_string(o.samples) + " samples after " + std::to_string(o.warmup) +
       " dropped warm-up batches, batch sizes " + batches + "; load_time = median of " +
       std::to_string(o.loads) +
-      " cold starts (torch::jit::load + warm-up); memory = parameters and buffers; " +
+      " cold starts (torch::jit::load + warm-up); memory = parameters and buffers; model_hash = "
+      "64-bit hash of each model file measured; " +
       accuracy_source);
   return suite;
 }

@@ -6,7 +6,8 @@
 // Per task: one hardware type "local-<N>c" per core count asked for (price 0), one variant
 // per repository variant with
 //   accuracy     top-1 measured on <task>/heldout.json when the task has one (else the
-//                config's figure; the provenance says which)
+//                config's figure, with a warning; the provenance says which; a heldout.json
+//                that does not load is an error)
 //   memory_mb    the executor's accounted bytes once loaded (parameters and buffers)
 //   load_time    the median of `loads` measured cold starts (load + warm-up)
 //   latency      `samples` batches of random pixel inputs per batch size, after `warmup`
@@ -31,6 +32,8 @@ struct MeasureOptions {
   Duration slo = Millis(50);
   std::vector<std::string> variants;                 // empty = all
   std::function<void(const std::string&)> progress;  // one line per variant measured
+  // Figures the profile takes without measuring them (accuracy without a heldout.json).
+  std::function<void(const std::string&)> warning;
 };
 
 StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
