@@ -194,13 +194,7 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(std::vector<RunSpec> runs, ExpandRuns(config));
   ASSIGN_OR_RETURN(RunSpec run, PickRun(runs, args, path));
   ASSIGN_OR_RETURN(ProfileSuite suite, LoadSuite(run.suite));
-  DeploymentSpec dspec;
-  dspec.task = run.task;
-  dspec.hardware = run.hardware;
-  dspec.workers = run.workers;
-  dspec.slo = run.slo;
-  dspec.preload = run.preload;
-  ASSIGN_OR_RETURN(Deployment dep, ResolveDeployment(suite, dspec));
+  ASSIGN_OR_RETURN(Deployment dep, ResolveDeployment(suite, DeploymentSpecOf(run)));
   ASSIGN_OR_RETURN(PolicySet policies, MakePolicySet(run.policy));
   auto* planner = dynamic_cast<InfAdapterPlanning*>(policies.planning.get());
   if (planner == nullptr) return InternalError("planning policy is not InfAdapter's");

@@ -67,6 +67,22 @@ size_t BucketIndex(const std::map<double, double>& cumulative, double seconds) {
   return i;
 }
 
+// The listening port once serve says it is ready; 0 (and a test failure) if it never does.
+uint16_t WaitReady(Subprocess& server) {
+  if (!server.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) {
+    ADD_FAILURE() << "serve never became ready: " << server.err();
+    return 0;
+  }
+  return testing::ListenPort(server.err());
+}
+
+// One request to the default model, so the histograms have a series.
+void InferOnce(uint16_t port) {
+  const std::string body = R"({"inputs":[{"name":"input","datatype":"FP32","shape":[1,16],)"
+                           R"("data":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}]})";
+  testing::HttpExchange(port, testing::HttpPostRequest("/v2/models/image/infer", body));
+}
+
 TEST(MetricsE2eTest, HistogramP99IsWithinOneBucketOfTheClientsAtTheSlo) {
   // A fixed, slower variant at a moderate load, so the p99 sits near the 150 ms SLO (about
   // 190 ms on a quiet machine: 8 workers of efficientnet_v2_s at 60 queries/s), where the
@@ -74,8 +90,7 @@ TEST(MetricsE2eTest, HistogramP99IsWithinOneBucketOfTheClientsAtTheSlo) {
   Subprocess server({kBin, "serve", "--port", "0", "--duration", "600", "--set", "workers=8",
                      "--set", "policy.selection=fixed", "--set", "policy.variant=efficientnet_v2_s",
                      "--set", "engine.admission=off"});
-  ASSERT_TRUE(server.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << server.err();
-  const uint16_t port = testing::ListenPort(server.err());
+  const uint16_t port = WaitReady(server);
   ASSERT_NE(port, 0) << server.err();
   auto load = RunProcess({kBin, "loadgen", "--port", std::to_string(port), "--model", "image",
                           "--qps", "60", "--duration", "4", "--suite", "ramsis-image", "--json"});
@@ -122,12 +137,9 @@ TEST(MetricsE2eTest, DashboardQueriesNameExportedMetrics) {
   EXPECT_TRUE(titles.count("SLO attainment, last 5 minutes"));
 
   Subprocess server({kBin, "serve", "--port", "0", "--duration", "600"});
-  ASSERT_TRUE(server.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << server.err();
-  const uint16_t port = testing::ListenPort(server.err());
+  const uint16_t port = WaitReady(server);
   ASSERT_NE(port, 0) << server.err();
-  const std::string body =
-      R"({"inputs":[{"name":"input","datatype":"FP32","shape":[1,16],"data":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}]})";
-  testing::HttpExchange(port, testing::HttpPostRequest("/v2/models/image/infer", body));
+  InferOnce(port);
   const std::string text = testing::HttpGetBody(port, "/metrics");
   const std::regex metric(R"(\b((sloserve|process)_[a-z_]+))");
   int names = 0;
@@ -150,12 +162,9 @@ TEST(MetricsE2eTest, DashboardQueriesNameExportedMetrics) {
 TEST(MetricsE2eTest, LatencyBucketsAreConfigurableAndChecked) {
   Subprocess server({kBin, "serve", "--port", "0", "--duration", "600", "--set",
                      "server.latency_buckets=0.05,0.1,0.15,0.3"});
-  ASSERT_TRUE(server.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << server.err();
-  const uint16_t port = testing::ListenPort(server.err());
+  const uint16_t port = WaitReady(server);
   ASSERT_NE(port, 0) << server.err();
-  const std::string body =
-      R"({"inputs":[{"name":"input","datatype":"FP32","shape":[1,16],"data":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}]})";
-  testing::HttpExchange(port, testing::HttpPostRequest("/v2/models/image/infer", body));
+  InferOnce(port);
   const std::map<double, double> hist = RequestHistogram(testing::HttpGetBody(port, "/metrics"));
   std::vector<double> bounds;
   for (const auto& [upper, count] : hist) bounds.push_back(upper);

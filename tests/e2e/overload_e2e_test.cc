@@ -351,6 +351,18 @@ int ConnectTo(uint16_t port) {
   return fd;
 }
 
+// Raises this process's open-file limit towards `wanted` (within the hard limit); the
+// limit it then has.
+rlim_t RaiseOpenFileLimit(rlim_t wanted) {
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) != 0) return 0;
+  if (files.rlim_cur < wanted) {
+    files.rlim_cur = std::min(wanted, files.rlim_max);
+    if (setrlimit(RLIMIT_NOFILE, &files) != 0 || getrlimit(RLIMIT_NOFILE, &files) != 0) return 0;
+  }
+  return files.rlim_cur;
+}
+
 // Fairness above server.max_connections (issue 16): 10,200 connections that never send a
 // whole request (idle, or an unfinished header) are held against the default cap of
 // 10,000, with read deadlines too long to help. Every request of a normal client, each
@@ -360,14 +372,8 @@ TEST(OverloadE2eTest, TenThousandHeldConnectionsDoNotKeepANormalClientOut) {
   if (SLOSERVE_E2E_SANITIZED) GTEST_SKIP() << "10,000 sockets: Release only";
   constexpr int kHeld = 10'200, kCap = 10'000;
   // One descriptor per held connection here; serve (spawned after) inherits the limit.
-  rlimit files{};
-  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &files), 0);
-  const rlim_t wanted = kHeld + 400;
-  if (files.rlim_cur < wanted) {
-    files.rlim_cur = std::min(wanted, files.rlim_max);
-    setrlimit(RLIMIT_NOFILE, &files);
-  }
-  if (files.rlim_cur < wanted) GTEST_SKIP() << "open-file limit " << files.rlim_cur;
+  const rlim_t limit = RaiseOpenFileLimit(kHeld + 400);
+  if (limit < kHeld + 400) GTEST_SKIP() << "open-file limit " << limit;
   testing::ScopedTempDir dir("sloserve-overload");
   Served s = StartServe(WriteConfig(dir), {"--set", "server.header_timeout_s=120", "--set",
                                            "server.idle_timeout_s=120"});
@@ -416,14 +422,9 @@ TEST(OverloadE2eTest, TenThousandHeldConnectionsDoNotKeepANormalClientOut) {
 TEST(OverloadE2eTest, TenThousandIdleKeepAliveHoldersDoNotKeepANormalClientOut) {
   if (SLOSERVE_E2E_SANITIZED) GTEST_SKIP() << "10,000 sockets: Release only";
   constexpr int kHeld = 10'200, kCap = 10'000;
-  rlimit files{};
-  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &files), 0);
-  const rlim_t wanted = kHeld + 400;
-  if (files.rlim_cur < wanted) {
-    files.rlim_cur = std::min(wanted, files.rlim_max);
-    setrlimit(RLIMIT_NOFILE, &files);
-  }
-  if (files.rlim_cur < wanted) GTEST_SKIP() << "open-file limit " << files.rlim_cur;
+  // One descriptor per held connection here; serve (spawned after) inherits the limit.
+  const rlim_t limit = RaiseOpenFileLimit(kHeld + 400);
+  if (limit < kHeld + 400) GTEST_SKIP() << "open-file limit " << limit;
   testing::ScopedTempDir dir("sloserve-overload");
   Served s = StartServe(WriteConfig(dir), {"--set", "server.idle_timeout_s=120"});
   ASSERT_GT(s.port, 0);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sloserve/core/time.h"
+#include "sloserve/engine/deployment.h"
 #include "sloserve/exec/service_time_model.h"
 #include "sloserve/policy/policy_spec.h"
 #include "sloserve/workload/arrival_spec.h"
@@ -52,5 +53,18 @@ struct RunSpec {
   // Swept / labelled parameters echoed into the result row (name -> value as text).
   std::map<std::string, std::string> labels;
 };
+
+// The deployment a run asks for (task, hardware, workers, SLO, preloads, machines),
+// before ResolveDeployment looks its names up in the suite.
+inline DeploymentSpec DeploymentSpecOf(const RunSpec& spec) {
+  DeploymentSpec d;
+  d.task = spec.task;
+  d.hardware = spec.hardware;
+  d.workers = spec.workers;
+  d.slo = spec.slo;
+  d.preload = spec.preload;
+  d.workers_per_machine = spec.workers_per_machine;
+  return d;
+}
 
 }  // namespace sloserve

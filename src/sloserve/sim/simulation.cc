@@ -39,14 +39,7 @@ class LambdaArrivals : public ArrivalSource {
 StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite,
                                   const SimHooks& hooks) {
   const auto wall_start = std::chrono::steady_clock::now();
-  DeploymentSpec dspec;
-  dspec.task = spec.task;
-  dspec.hardware = spec.hardware;
-  dspec.workers = spec.workers;
-  dspec.slo = spec.slo;
-  dspec.preload = spec.preload;
-  dspec.workers_per_machine = spec.workers_per_machine;
-  ASSIGN_OR_RETURN(Deployment dep, ResolveDeployment(suite, dspec));
+  ASSIGN_OR_RETURN(Deployment dep, ResolveDeployment(suite, DeploymentSpecOf(spec)));
   ASSIGN_OR_RETURN(PolicySet policies, MakePolicySet(spec.policy));
   ASSIGN_OR_RETURN(auto arrivals, MakeArrivalProcess(spec.arrival, spec.seed));
   ASSIGN_OR_RETURN(auto sizes, MakeQuerySizeSampler(spec.sizes));
