@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sloserve/core/mutex.h"
+#include "sloserve/core/tsan.h"
 #include "sloserve/grpc/protobuf_log.h"
 
 namespace sloserve::grpc_protocol {
@@ -53,6 +54,7 @@ class UnaryCall : public CallTag {
     MutexLock lock(state->mu);
     if (state->stopping) return;
     auto* call = new UnaryCall(service, cq, method, handler, state);
+    TsanRelease(call);  // the CQ thread that takes the tag reads the call (core/tsan.h)
     (service->*method)(&call->ctx, &call->request, &call->writer, cq, cq, call);
   }
 
@@ -75,6 +77,7 @@ class UnaryCall : public CallTag {
   void Reply(const ::grpc::Status& status) {
     state_ = State::kFinishing;
     AsyncServerState* server = server_;
+    TsanRelease(this);  // the CQ thread that takes the tag reads state_ and deletes us
     if (status.ok()) {
       writer.Finish(response, status, this);
     } else if (status.error_message().size() > kMaxStatusMessage) {
@@ -149,7 +152,10 @@ class AsyncServerThreads {
       threads_.emplace_back([q] {
         void* tag = nullptr;
         bool ok = false;
-        while (q->Next(&tag, &ok)) static_cast<CallTag*>(tag)->Proceed(ok);
+        while (q->Next(&tag, &ok)) {
+          TsanAcquire(tag);  // pairs with the TsanRelease before the tag went to gRPC
+          static_cast<CallTag*>(tag)->Proceed(ok);
+        }
       });
     }
   }

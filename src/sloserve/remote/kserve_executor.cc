@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "sloserve/core/mutex.h"
+#include "sloserve/core/tsan.h"
 #include "sloserve/engine/clock.h"
 #include "sloserve/grpc/tensor_contents.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
@@ -327,10 +328,12 @@ Duration KServeExecutor::Send(const WorkerAction& action) {
   if (call->is_run) {
     call->infer_rpc = m.stubs[w]->PrepareAsyncModelInfer(&call->ctx, call->infer, cq);
     call->infer_rpc->StartCall();
+    TsanRelease(tag);  // whoever drains the reply queue reads and deletes the call
     call->infer_rpc->Finish(&call->infer_reply, &call->status, tag);
   } else {
     call->ready_rpc = m.stubs[w]->PrepareAsyncModelReady(&call->ctx, call->ready, cq);
     call->ready_rpc->StartCall();
+    TsanRelease(tag);
     call->ready_rpc->Finish(&call->ready_reply, &call->status, tag);
   }
   return Duration(0);
