@@ -15,11 +15,12 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "sloserve/core/mutex.h"
+#include "sloserve/core/tsan.h"
 #include "sloserve/grpc/protobuf_log.h"
 
 namespace sloserve::grpc_protocol {
@@ -28,8 +29,8 @@ namespace sloserve::grpc_protocol {
 // are being shut down (a call must not ask for its successor on a shut-down queue).
 struct AsyncServerState {
   std::atomic<int64_t> pending{0};
-  std::mutex mu;
-  bool stopping = false;
+  Mutex mu;
+  bool stopping GUARDED_BY(mu) = false;
 };
 
 class CallTag {
@@ -49,10 +50,11 @@ class UnaryCall : public CallTag {
 
   // Starts waiting for one call of `method` (unless the server is stopping).
   static void Listen(Service* service, ::grpc::ServerCompletionQueue* cq, RequestMethod method,
-                     const Handler* handler, AsyncServerState* state) {
-    std::lock_guard<std::mutex> lock(state->mu);
+                     const Handler* handler, AsyncServerState* state) EXCLUDES(state->mu) {
+    MutexLock lock(state->mu);
     if (state->stopping) return;
     auto* call = new UnaryCall(service, cq, method, handler, state);
+    TsanRelease(call);  // the CQ thread that takes the tag reads the call (core/tsan.h)
     (service->*method)(&call->ctx, &call->request, &call->writer, cq, cq, call);
   }
 
@@ -75,6 +77,7 @@ class UnaryCall : public CallTag {
   void Reply(const ::grpc::Status& status) {
     state_ = State::kFinishing;
     AsyncServerState* server = server_;
+    TsanRelease(this);  // the CQ thread that takes the tag reads state_ and deletes us
     if (status.ok()) {
       writer.Finish(response, status, this);
     } else if (status.error_message().size() > kMaxStatusMessage) {
@@ -151,7 +154,10 @@ class AsyncServerThreads {
       threads_.emplace_back([q] {
         void* tag = nullptr;
         bool ok = false;
-        while (q->Next(&tag, &ok)) static_cast<CallTag*>(tag)->Proceed(ok);
+        while (q->Next(&tag, &ok)) {
+          TsanAcquire(tag);  // pairs with the TsanRelease before the tag went to gRPC
+          static_cast<CallTag*>(tag)->Proceed(ok);
+        }
       });
     }
   }
@@ -160,11 +166,11 @@ class AsyncServerThreads {
   // delete the calls still queued.
   void Stop(::grpc::Server* server, AsyncServerState* state,
             const std::vector<std::unique_ptr<::grpc::ServerCompletionQueue>>& cqs,
-            std::chrono::milliseconds drain) {
+            std::chrono::milliseconds drain) EXCLUDES(state->mu) {
     server->Shutdown(std::chrono::system_clock::now() + drain);
     while (state->pending.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     {
-      std::lock_guard<std::mutex> lock(state->mu);
+      MutexLock lock(state->mu);
       state->stopping = true;
     }
     for (const auto& cq : cqs) cq->Shutdown();

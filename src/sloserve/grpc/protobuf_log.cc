@@ -3,7 +3,9 @@
 #include <google/protobuf/stubs/logging.h>
 
 #include <cstdio>
-#include <mutex>
+#include <mutex>  // std::call_once
+
+#include "sloserve/core/mutex.h"
 
 namespace sloserve::grpc_protocol {
 namespace {
@@ -23,14 +25,14 @@ const char* LevelName(google::protobuf::LogLevel level) {
   }
 }
 
-std::mutex mu;
-LogRateLimit limit;  // guarded by mu
+Mutex mu;
+LogRateLimit limit GUARDED_BY(mu);
 
 void Handle(google::protobuf::LogLevel level, const char* filename, int line,
             const std::string& message) {
   int64_t left_out = 0;
   if (level < google::protobuf::LOGLEVEL_FATAL) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     if (!limit.Admit(std::chrono::steady_clock::now(), &left_out)) return;
   }
   const std::string shown = message.substr(0, kMaxMessageBytes);

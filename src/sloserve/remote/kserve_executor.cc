@@ -3,10 +3,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 #include <unordered_map>
 
+#include "sloserve/core/mutex.h"
+#include "sloserve/core/tsan.h"
 #include "sloserve/engine/clock.h"
 #include "sloserve/grpc/tensor_contents.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
@@ -63,9 +63,11 @@ struct KServeExecutor::Impl final : kserve_internal::CallOwner {
   SteadyClock clock;
   std::vector<std::unique_ptr<inference::GRPCInferenceService::Stub>> stubs;
 
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unordered_map<ActionId, KServeCall*> in_flight;
+  Mutex mu;
+  CondVar cv;  // notified when a call leaves in_flight
+  // The calls sent and not yet retired by Finish; the lock keeps each alive while
+  // CancelCalls or the destructor cancels it.
+  std::unordered_map<ActionId, KServeCall*> in_flight GUARDED_BY(mu);
   std::unique_ptr<remote::WorkerHealth> health;
   ResultSink* sink = nullptr;  // set by Attach, before any Send
   // Last member: destroyed first, delivering what is left while the rest is alive.
@@ -81,6 +83,12 @@ struct KServeExecutor::Impl final : kserve_internal::CallOwner {
     if (!s.ok()) return UnavailableError(s.error_message());
     if (!reply.ready()) return UnavailableError("ServerReady answered ready = false");
     return OkStatus();
+  }
+
+  // Worker w's calls in flight cancelled (WorkerHealth's CancelCalls).
+  size_t CancelCalls(WorkerId w) EXCLUDES(mu) {
+    MutexLock lock(mu);
+    return remote::CancelCallsOf(in_flight, w);
   }
 
   std::string ModelOf(VariantId v) const {
@@ -179,7 +187,7 @@ struct KServeExecutor::Impl final : kserve_internal::CallOwner {
 
   // Every call's end, on the thread draining the reply queue: the action's result, posted
   // once.
-  void Finish(KServeCall* call) override {
+  void Finish(KServeCall* call) override EXCLUDES(mu) {
     const ::grpc::Status& status = call->status;
     ActionResult r;
     r.id = call->id;
@@ -206,9 +214,9 @@ struct KServeExecutor::Impl final : kserve_internal::CallOwner {
     // Retired last, under the lock the destructor waits on: once it sees no call in
     // flight, no reply touches the executor any more.
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       in_flight.erase(call->id);
-      cv.notify_all();
+      cv.NotifyAll();
     }
     delete call;
   }
@@ -234,7 +242,7 @@ KServeExecutor::KServeExecutor(const ProfileSuite* suite, PayloadStore* payloads
       remote::WorkerHealthOptions{m.options.health_interval, m.options.health_timeout,
                                   m.options.failures_to_down, m.options.log},
       [&m](WorkerId w, Duration timeout) { return m.CheckReady(w, timeout); },
-      [&m](WorkerId w) { return remote::CancelCallsOf(m.mu, m.in_flight, w); });
+      [&m](WorkerId w) { return m.CancelCalls(w); });
 }
 
 ExecutorWait* KServeExecutor::TakeWait() {
@@ -259,9 +267,9 @@ KServeExecutor::~KServeExecutor() {
   // The driver that drained the replies is done (its thread no longer waits): the calls
   // still in flight end on the queue's own thread.
   m.replies->StartThread();
-  std::unique_lock<std::mutex> lock(m.mu);
+  MutexLock lock(m.mu);
   for (auto& [id, call] : m.in_flight) call->ctx.TryCancel();
-  m.cv.wait(lock, [&m] { return m.in_flight.empty(); });
+  while (!m.in_flight.empty()) m.cv.Wait(m.mu);
 }
 
 Duration KServeExecutor::Send(const WorkerAction& action) {
@@ -312,7 +320,7 @@ Duration KServeExecutor::Send(const WorkerAction& action) {
                          std::chrono::duration_cast<std::chrono::system_clock::duration>(
                              std::max(expected, Duration(0)) * 2 + m.options.call_timeout));
   {
-    std::lock_guard<std::mutex> lock(m.mu);
+    MutexLock lock(m.mu);
     m.in_flight.emplace(call->id, call);
   }
   ::grpc::CompletionQueue* cq = m.replies->cq();
@@ -320,10 +328,12 @@ Duration KServeExecutor::Send(const WorkerAction& action) {
   if (call->is_run) {
     call->infer_rpc = m.stubs[w]->PrepareAsyncModelInfer(&call->ctx, call->infer, cq);
     call->infer_rpc->StartCall();
+    TsanRelease(tag);  // whoever drains the reply queue reads and deletes the call
     call->infer_rpc->Finish(&call->infer_reply, &call->status, tag);
   } else {
     call->ready_rpc = m.stubs[w]->PrepareAsyncModelReady(&call->ctx, call->ready, cq);
     call->ready_rpc->StartCall();
+    TsanRelease(tag);
     call->ready_rpc->Finish(&call->ready_reply, &call->status, tag);
   }
   return Duration(0);

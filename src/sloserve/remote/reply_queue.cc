@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "sloserve/core/tsan.h"
+
 namespace sloserve::remote {
 
 ReplyQueue::ReplyQueue() {
@@ -22,10 +24,15 @@ ReplyQueue::~ReplyQueue() {
   }
 }
 
+void ReplyQueue::Deliver(void* tag, bool ok) {
+  TsanAcquire(tag);  // pairs with the sender's TsanRelease (core/tsan.h)
+  static_cast<ReplyTag*>(tag)->Done(ok);
+}
+
 void ReplyQueue::DrainUntilShutdown() {
   void* tag = nullptr;
   bool ok = false;
-  while (cq_.Next(&tag, &ok)) static_cast<ReplyTag*>(tag)->Done(ok);
+  while (cq_.Next(&tag, &ok)) Deliver(tag, ok);
 }
 
 void ReplyQueue::StartThread() {
@@ -49,9 +56,7 @@ void ReplyQueue::WaitUntil(std::optional<std::chrono::steady_clock::time_point> 
   bool ok = false;
   // One event: others already queued are taken by the next wait, which returns at once
   // (a Poll here would cost a futex call of gRPC's even when the queue is empty).
-  if (cq_.AsyncNext(&tag, &ok, until) == ::grpc::CompletionQueue::GOT_EVENT) {
-    static_cast<ReplyTag*>(tag)->Done(ok);
-  }
+  if (cq_.AsyncNext(&tag, &ok, until) == ::grpc::CompletionQueue::GOT_EVENT) Deliver(tag, ok);
 }
 
 void ReplyQueue::Poll() {
@@ -59,7 +64,7 @@ void ReplyQueue::Poll() {
   bool ok = false;
   while (cq_.AsyncNext(&tag, &ok, gpr_inf_past(GPR_CLOCK_MONOTONIC)) ==
          ::grpc::CompletionQueue::GOT_EVENT) {
-    static_cast<ReplyTag*>(tag)->Done(ok);
+    Deliver(tag, ok);
   }
 }
 

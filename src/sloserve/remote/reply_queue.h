@@ -64,6 +64,8 @@ class ReplyQueue final : public ExecutorWait {
   void Wake() override;
 
  private:
+  // One event to its tag's Done.
+  static void Deliver(void* tag, bool ok);
   // Delivers every event until the queue is shut down and empty.
   void DrainUntilShutdown();
 

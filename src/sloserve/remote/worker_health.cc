@@ -23,20 +23,20 @@ void WorkerHealth::Start() {
 
 void WorkerHealth::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
 bool WorkerHealth::Up(WorkerId w) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return up_[w];
 }
 
 int WorkerHealth::down_workers() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   int n = 0;
   for (bool up : up_) n += up ? 0 : 1;
   return n;
@@ -55,7 +55,7 @@ void WorkerHealth::Log(const std::string& line) const {
 // good: the checks that succeed find it up already).
 bool WorkerHealth::MarkDown(WorkerId w, const std::string& why) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!up_[w]) return false;
     up_[w] = false;
     sink_->PostReachability(w, false);
@@ -68,13 +68,13 @@ bool WorkerHealth::MarkDown(WorkerId w, const std::string& why) {
 
 void WorkerHealth::PostLost(WorkerId w, ActionResult result) {
   // With the current state: a worker back up since its call failed stays up.
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   sink_->PostReachability(w, up_[w], std::move(result));
 }
 
 void WorkerHealth::MarkUp(WorkerId w) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (up_[w] || stopping_) return;
     up_[w] = true;
     sink_->PostReachability(w, true);
@@ -83,11 +83,12 @@ void WorkerHealth::MarkUp(WorkerId w) {
 }
 
 void WorkerHealth::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    cv_.wait_for(lock, options_.interval, [this] { return stopping_; });
-    if (stopping_) return;
-    lock.unlock();
+  for (;;) {
+    {
+      MutexLock lock(mu_);
+      cv_.WaitFor(mu_, options_.interval, [this]() REQUIRES(mu_) { return stopping_; });
+      if (stopping_) return;
+    }
     for (WorkerId w = 0; w < names_.size(); ++w) {
       const Status s = check_(w, options_.timeout);
       if (s.ok()) {
@@ -98,7 +99,6 @@ void WorkerHealth::Loop() {
                         s.message() + ")");
       }
     }
-    lock.lock();
   }
 }
 

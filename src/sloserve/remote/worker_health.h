@@ -6,13 +6,13 @@
 // down: its calls in flight are cancelled (failing their actions) and the engine stops
 // giving it queries (ResultSink::PostReachability) before it sees those failures. A
 // check that succeeds again brings it back (the engine gives it queries again).
-#include <condition_variable>
 #include <functional>
-#include <mutex>
+#include <mutex>  // the std::mutex overload of CancelCallsOf (remote_executor.cc)
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "sloserve/core/mutex.h"
 #include "sloserve/core/status.h"
 #include "sloserve/engine/worker_protocol.h"
 
@@ -26,12 +26,11 @@ struct WorkerHealthOptions {
   std::function<void(const std::string&)> log;
 };
 
-// Cancels worker w's calls in `in_flight` (id -> call with `worker` and a `ctx`) under
-// `mu`, the lock their callbacks retire them under (so they are alive here); their
-// callbacks post the failures. Returns how many.
+// Cancels worker w's calls in `in_flight` (id -> call with `worker` and a `ctx`); the
+// caller holds the lock their callbacks retire them under (so they are alive here), with
+// `in_flight` GUARDED_BY it. Their callbacks post the failures. Returns how many.
 template <class CallMap>
-size_t CancelCallsOf(std::mutex& mu, CallMap& in_flight, WorkerId w) {
-  std::lock_guard<std::mutex> lock(mu);
+size_t CancelCallsOf(CallMap& in_flight, WorkerId w) {
   size_t n = 0;
   for (auto& [id, call] : in_flight) {
     if (call->worker != w) continue;
@@ -39,6 +38,13 @@ size_t CancelCallsOf(std::mutex& mu, CallMap& in_flight, WorkerId w) {
     ++n;
   }
   return n;
+}
+// The same under `mu`, for an executor still on std::mutex (remote_executor.cc, until it
+// moves to Mutex: issue 33).
+template <class CallMap>
+size_t CancelCallsOf(std::mutex& mu, CallMap& in_flight, WorkerId w) {
+  std::lock_guard<std::mutex> lock(mu);
+  return CancelCallsOf(in_flight, w);
 }
 
 class WorkerHealth {
@@ -61,22 +67,22 @@ class WorkerHealth {
   // Starts the checks (after Attach; once).
   void Start();
   // Stops the checks (no worker comes back after this) and joins the thread.
-  void Stop();
+  void Stop() EXCLUDES(mu_);
 
-  bool Up(WorkerId w) const;
-  int down_workers() const;
+  bool Up(WorkerId w) const EXCLUDES(mu_);
+  int down_workers() const EXCLUDES(mu_);
   // Marks w down (once; returns whether it was up) and cancels its calls in flight.
-  bool MarkDown(WorkerId w, const std::string& why);
+  bool MarkDown(WorkerId w, const std::string& why) EXCLUDES(mu_);
   // A failed action of w, posted with w's reachability (down, unless it rejoined since):
   // the engine stops giving w queries first, so a lost batch's re-queued queries go to
   // the others.
-  void PostLost(WorkerId w, ActionResult result);
+  void PostLost(WorkerId w, ActionResult result) EXCLUDES(mu_);
   // A line of news about the workers, where the options say.
   void Log(const std::string& line) const;
 
  private:
-  void Loop();
-  void MarkUp(WorkerId w);
+  void Loop() EXCLUDES(mu_);
+  void MarkUp(WorkerId w) EXCLUDES(mu_);
 
   const std::vector<std::string> names_;
   const WorkerHealthOptions options_;
@@ -85,10 +91,10 @@ class WorkerHealth {
   ResultSink* sink_ = nullptr;
   std::vector<int> failed_checks_;  // health thread only
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<bool> up_;  // under mu_
-  bool stopping_ = false;
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::vector<bool> up_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 
