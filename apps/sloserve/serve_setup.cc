@@ -232,6 +232,7 @@ StatusOr<ServeSetup> BuildServeSetup(
     options.reconnect_backoff = MillisF(backoff_ms);
     options.credentials = worker_credentials;
     ro.deployment.workers = static_cast<int>(options.addresses.size());
+    ro.worker_addresses = options.addresses;
     ro.make_executor = RemoteExecutorFactory(std::move(options), connected, remote_executor);
   } else if (has_kserve) {
     // Any KServe v2 gRPC server as a worker: one ModelInfer per batch.
@@ -246,6 +247,7 @@ StatusOr<ServeSetup> BuildServeSetup(
     options.failures_to_down = static_cast<int>(failures);
     options.credentials = worker_credentials;
     ro.deployment.workers = static_cast<int>(options.addresses.size());
+    ro.worker_addresses = options.addresses;
     ro.make_executor = KServeExecutorFactory(std::move(options));
   }
   ASSIGN_OR_RETURN(setup.runtime, EngineRuntime::Create(setup.suite.get(), ro));

@@ -81,8 +81,11 @@ TEST(RemoteWorkerE2E, HungWorkerIsMarkedDownAndRejoinsWhenItResumes) {
   EXPECT_GT(testing::MetricValue(http_port, "sloserve_failed_results_total"), 0)
       << PhasedClient::Summary(hanging);
   ExpectEveryArrivalEnded(http_port, static_cast<int64_t>(client.sent()));
-  // Reported down, while the server stays ready with w0.
+  // Reported down, while the server stays ready with w0; per worker, with its address.
+  const std::string w1_up =
+      "sloserve_worker_up{worker=\"w1\",address=\"127.0.0.1:" + std::to_string(p1) + "\"}";
   EXPECT_EQ(testing::MetricValue(http_port, "sloserve_workers_unreachable"), 1);
+  EXPECT_EQ(testing::MetricValue(http_port, w1_up), 0);
   EXPECT_EQ(testing::HttpGetBody(http_port, "/v2/health/ready"),
             "{\"ready\":true,\"degraded\":\"1 of 2 remote workers down\"}");
 
@@ -96,6 +99,7 @@ TEST(RemoteWorkerE2E, HungWorkerIsMarkedDownAndRejoinsWhenItResumes) {
   EXPECT_GT(workers["w1"], 0);
   EXPECT_GT(workers["w0"], 0);
   EXPECT_EQ(testing::MetricValue(http_port, "sloserve_workers_unreachable"), 0);
+  EXPECT_EQ(testing::MetricValue(http_port, w1_up), 1);
   EXPECT_EQ(testing::HttpGetBody(http_port, "/v2/health/ready"), "{\"ready\":true}");
 }
 

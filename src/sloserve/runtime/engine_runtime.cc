@@ -832,6 +832,18 @@ std::string EngineRuntime::PrometheusMetrics() const {
        "Remote workers marked down (unreachable or not answering); with all of them down the "
        "server is not ready and refuses requests (503).",
        static_cast<double>(UnreachableWorkers()));
+  // One series per worker with where it runs: 1 while it is reachable (in-process workers
+  // always are), 0 while its executor reports it down.
+  out +=
+      "# HELP sloserve_worker_up Whether each worker is reachable (1) or marked down (0).\n"
+      "# TYPE sloserve_worker_up gauge\n";
+  for (size_t w = 0; w < deployment_.workers.size(); ++w) {
+    const std::string& address =
+        w < options_.worker_addresses.size() ? options_.worker_addresses[w] : std::string("local");
+    const bool down = load_observer_ != nullptr && load_observer_->Unreachable(w);
+    out += "sloserve_worker_up{worker=\"w" + std::to_string(w) + "\",address=\"" + address +
+           "\"} " + (down ? "0" : "1") + "\n";
+  }
   line("sloserve_cold_starts_total", "counter", "Variant loads on a worker.",
        static_cast<double>(m.cold_starts));
   line("sloserve_core_seconds_total", "counter",

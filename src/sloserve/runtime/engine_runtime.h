@@ -51,6 +51,9 @@ struct RuntimeOptions {
   // (runtime/early_shed.h); false: every request goes to the engine thread.
   bool early_shed = true;
   Duration plan_interval = Seconds(1);  // planning policy tick (when one is configured)
+  // Where each worker runs, by WorkerId, for /metrics' sloserve_worker_up{worker, address}
+  // (remote workers: host:port); empty or shorter = "local" (in this process).
+  std::vector<std::string> worker_addresses;
   // Declared input shape of the deployment's task, replacing the profile's. The emulated
   // executor never reads tensor data, so load tests may declare a small tensor.
   std::vector<int64_t> input_shape;

@@ -72,4 +72,9 @@ std::vector<LoadObservingExecutor::VariantLoads> LoadObservingExecutor::Snapshot
   return by_variant_;
 }
 
+bool LoadObservingExecutor::Unreachable(WorkerId worker) const {
+  MutexLock lock(reach_mu_);
+  return worker < unreachable_by_worker_.size() && unreachable_by_worker_[worker];
+}
+
 }  // namespace sloserve

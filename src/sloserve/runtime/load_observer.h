@@ -43,6 +43,8 @@ class LoadObservingExecutor : public WorkerExecutor, private ResultSink {
   std::vector<VariantLoads> Snapshot() const EXCLUDES(mu_);
   // Workers reported unreachable and not reported reachable since (any thread).
   int unreachable_workers() const { return unreachable_.load(std::memory_order_acquire); }
+  // Whether `worker` is reported unreachable now (any thread; false when never reported).
+  bool Unreachable(WorkerId worker) const EXCLUDES(reach_mu_);
 
  private:
   void PostAt(ActionResult&& result, TimePoint at) override;
@@ -57,7 +59,7 @@ class LoadObservingExecutor : public WorkerExecutor, private ResultSink {
   mutable Mutex mu_;
   std::unordered_map<ActionId, VariantId> loads_ GUARDED_BY(mu_);
   std::vector<VariantLoads> by_variant_ GUARDED_BY(mu_);
-  Mutex reach_mu_;
+  mutable Mutex reach_mu_;
   std::vector<bool> unreachable_by_worker_ GUARDED_BY(reach_mu_);  // grown on demand
   std::atomic<int> unreachable_{0};  // its true entries; written under reach_mu_
 };
