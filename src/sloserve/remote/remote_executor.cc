@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -69,11 +70,15 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     // succeeded; not unloaded since), loaded again when the process restarts.
     std::set<VariantId> resident;
     HardwareId hardware = 0;  // under mu
+    int refusals = 0;         // under mu: actions refused in a row (RefusedInARow)
   };
 
   const ProfileSuite* suite;
   PayloadStore* payloads;
   RemoteExecutorOptions options;
+  // This controller's session (random per executor): the workers scope its action ids to
+  // it, so no other caller's ids collide with them (proto RunRequest.session).
+  std::string session;
   SteadyClock clock;
   ResultSink* sink = nullptr;
   std::vector<Worker> workers;
@@ -116,6 +121,11 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
                                      " variants, not this controller's '" + suite->name() + "' (" +
                                      std::to_string(suite->variants().size()) +
                                      "): start it with the same config");
+    }
+    // A worker holding as many actions as it accepts refuses every new one: not healthy.
+    if (reply.max_pending_actions() > 0 && reply.pending_actions() >= reply.max_pending_actions()) {
+      return UnavailableError("holds " + std::to_string(reply.pending_actions()) +
+                              " pending actions, its limit: it refuses new ones");
     }
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -171,6 +181,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       req.set_variant(v);
       req.set_expected_us(expected.count());
       req.set_at_start(at_start);
+      req.set_session(session);
       worker::ActionReply ack;
       const ::grpc::Status s = workers[w].stub->Load(&ctx, req, &ack);
       const std::string& name = suite->variants()[v].name;
@@ -225,6 +236,10 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       workers[w].hardware = call->lifecycle.hardware();
     }
     if (lost) health->MarkDown(w, status.error_message());
+    if (const int n = RefusedInARow(w, status); n > 0) {
+      health->MarkDown(w, "refused " + std::to_string(n) +
+                              " actions in a row (last: " + status.error_message() + ")");
+    }
     {
       std::lock_guard<std::mutex> lock(mu);
       in_flight.erase(call->id);
@@ -237,6 +252,25 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     }
     std::lock_guard<std::mutex> lock(mu);
     cv.notify_all();
+  }
+
+  // Counts the worker's refusals in a row (the call answered with RESOURCE_EXHAUSTED,
+  // ALREADY_EXISTS or INVALID_ARGUMENT: it will not run what it is sent); a reached
+  // kRefusalsToDown returns the count (and starts it again), so the worker is marked down
+  // as a fault instead of failing every batch while counted up. Else 0.
+  static constexpr int kRefusalsToDown = 3;
+  int RefusedInARow(WorkerId w, const ::grpc::Status& status) {
+    const auto code = status.error_code();
+    const bool refused = code == ::grpc::StatusCode::RESOURCE_EXHAUSTED ||
+                         code == ::grpc::StatusCode::ALREADY_EXISTS ||
+                         code == ::grpc::StatusCode::INVALID_ARGUMENT;
+    std::lock_guard<std::mutex> lock(mu);
+    int& n = workers[w].refusals;
+    n = refused ? n + 1 : 0;
+    if (n < kRefusalsToDown) return 0;
+    const int reached = n;
+    n = 0;
+    return reached;
   }
 
   // Fails an action at once (its worker is down) through the same path.
@@ -257,6 +291,8 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
   impl_->suite = suite;
   impl_->payloads = payloads;
   impl_->options = std::move(options);
+  std::random_device random;
+  for (int i = 0; i < 4; ++i) impl_->session += std::to_string(random()) + (i < 3 ? "-" : "");
   for (const std::string& address : impl_->options.addresses) {
     Impl::Worker w;
     w.address = address;
@@ -372,6 +408,7 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
     call->is_run = true;
     expected = run->expected;
     worker::RunRequest& req = call->run;
+    req.set_session(m.session);
     req.set_action(run->id);
     req.set_worker(run->worker);
     req.set_hardware(run->hardware);
@@ -396,6 +433,7 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
   } else {
     const bool load = std::holds_alternative<LoadVariant>(action);
     worker::LifecycleRequest& req = call->lifecycle;
+    req.set_session(m.session);
     std::visit(
         [&req](const auto& a) {
           req.set_action(a.id);

@@ -12,9 +12,11 @@
 #include <thread>
 #include <unordered_map>
 
+#include "sloserve/core/time.h"
 #include "sloserve/engine/clock.h"
 #include "sloserve/grpc/async_unary.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
+#include "sloserve/remote/action_registry.h"
 #include "sloserve/remote/wire_status.h"
 #include "sloserve/remote/wire_tensors.h"
 
@@ -59,7 +61,8 @@ struct WorkerServer::Impl : public ResultSink {
 
   std::mutex mu;
   std::condition_variable cv;
-  std::unordered_map<ActionId, PendingAction> pending;
+  // Keyed by the worker's own ids (the executor's); emplaced in Create (limits from options).
+  std::optional<remote::ActionRegistry<PendingAction>> actions;
   std::set<uint32_t> loaded_variants;  // under mu: Load succeeded, no Unload since
   std::string instance;                // this process, for the controller (HealthReply)
   struct Timed {
@@ -101,8 +104,14 @@ struct WorkerServer::Impl : public ResultSink {
   void TimerLoop() {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
+      if (stopping) {  // Stop(): every action is answered; results still due are dropped
+        for (auto& [s, result] : timed_results) {
+          for (PayloadHandle h : result.outputs) payloads->Release(h);
+        }
+        timed_results.clear();
+        return;
+      }
       if (timers.empty()) {
-        if (stopping) return;
         cv.wait(lock);
         continue;
       }
@@ -122,17 +131,12 @@ struct WorkerServer::Impl : public ResultSink {
   }
 
   void Deliver(ActionResult r) {
-    PendingAction p;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      auto it = pending.find(r.id);
-      if (it == pending.end()) {  // not ours (cannot happen): drop its outputs
-        for (PayloadHandle h : r.outputs) payloads->Release(h);
-        return;
-      }
-      p = std::move(it->second);
-      pending.erase(it);
+    std::optional<PendingAction> taken = actions->Take(r.id);
+    if (!taken) {  // answered already (Stop() gave up on it): drop its outputs
+      for (PayloadHandle h : r.outputs) payloads->Release(h);
+      return;
     }
+    PendingAction& p = *taken;
     for (PayloadHandle h : p.inputs) payloads->Release(h);
     worker::ActionReply* reply = p.run ? &p.run->response : &p.lifecycle->response;
     reply->set_code(remote::ToWireCode(r.status.code()));
@@ -163,23 +167,46 @@ struct WorkerServer::Impl : public ResultSink {
     }
   }
 
-  // Registers the action, then hands it to the executor (the result may come at once).
-  void Dispatch(const WorkerAction& action, PendingAction p) {
-    const ActionId id = IdOf(action);
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (pending.count(id)) {
-        ::grpc::Status dup(::grpc::StatusCode::ALREADY_EXISTS,
-                           "action " + std::to_string(id) + " is already running here");
-        for (PayloadHandle h : p.inputs) payloads->Release(h);
-        if (p.run)
-          p.run->Reply(dup);
-        else
-          p.lifecycle->Reply(dup);
-        return;
-      }
-      pending.emplace(id, std::move(p));
+  // A refusal's gRPC status: the caller sees the reason and its class.
+  static ::grpc::Status Refusal(const Status& s) {
+    ::grpc::StatusCode code = ::grpc::StatusCode::INTERNAL;
+    switch (s.code()) {
+      case StatusCode::kInvalidArgument:
+        code = ::grpc::StatusCode::INVALID_ARGUMENT;
+        break;
+      case StatusCode::kFailedPrecondition:
+        code = ::grpc::StatusCode::ALREADY_EXISTS;
+        break;
+      case StatusCode::kResourceExhausted:
+        code = ::grpc::StatusCode::RESOURCE_EXHAUSTED;
+        break;
+      case StatusCode::kUnavailable:
+        code = ::grpc::StatusCode::UNAVAILABLE;
+        break;
+      default:
+        break;
     }
+    return {code, s.message()};
+  }
+
+  // Answers an action that will not run, releasing its inputs.
+  void Refuse(PendingAction& p, const ::grpc::Status& status) {
+    for (PayloadHandle h : p.inputs) payloads->Release(h);
+    p.inputs.clear();
+    if (p.run) {
+      p.run->Reply(status);
+    } else {
+      p.lifecycle->Reply(status);
+    }
+  }
+
+  // Registers the action under (session, its id) and a local id the executor sees, then
+  // hands it to the executor (the result may come at once).
+  void Dispatch(WorkerAction action, PendingAction p, const std::string& session) {
+    const ActionId theirs = IdOf(action);
+    StatusOr<ActionId> local = actions->Add(session, theirs, std::move(p));
+    if (!local.ok()) return Refuse(p, Refusal(local.status()));  // not moved from: refused
+    std::visit([&local](auto& a) { a.id = *local; }, action);
     std::lock_guard<std::mutex> lock(send_mu);
     executor->Send(action);
   }
@@ -195,6 +222,8 @@ struct WorkerServer::Impl : public ResultSink {
         std::lock_guard<std::mutex> lock(mu);
         for (uint32_t v : loaded_variants) call->response.add_loaded_variants(v);
       }
+      call->response.set_pending_actions(static_cast<uint32_t>(actions->size()));
+      call->response.set_max_pending_actions(static_cast<uint32_t>(actions->limits().max_pending));
       call->Reply(::grpc::Status::OK);
     };
     run = [this](RunCall* call) { HandleRun(call); };
@@ -211,9 +240,24 @@ struct WorkerServer::Impl : public ResultSink {
     return ::grpc::Status::OK;
   }
 
+  // A Run's rows (and queries, each of at least a row) within what the variant can run:
+  // its largest profiled batch (Options::max_rows without a profile).
+  ::grpc::Status CheckRows(const worker::RunRequest& req) const {
+    const int profiled = suite->MaxBatch(req.hardware(), req.variant());
+    const int limit = profiled > 0 ? profiled : options.max_rows;
+    if (req.rows() > limit || req.rows() < 0 || req.queries_size() > limit) {
+      return {::grpc::StatusCode::INVALID_ARGUMENT,
+              "a batch of " + std::to_string(req.rows()) + " rows (" +
+                  std::to_string(req.queries_size()) + " queries): variant " +
+                  std::to_string(req.variant()) + " runs at most " + std::to_string(limit)};
+    }
+    return ::grpc::Status::OK;
+  }
+
   void HandleRun(RunCall* call) {
     const worker::RunRequest& req = call->request;
     if (auto s = CheckIds(req.hardware(), req.variant()); !s.ok()) return call->Reply(s);
+    if (auto s = CheckRows(req); !s.ok()) return call->Reply(s);
     const TimePoint now = clock.Now();
     PendingAction p;
     p.run = call;
@@ -250,7 +294,7 @@ struct WorkerServer::Impl : public ResultSink {
     a.latest_start =
         req.start_within_us() < 0 ? kTimeInfinite : now + Micros(req.start_within_us());
     a.expected = Micros(req.expected_us());
-    Dispatch(a, std::move(p));
+    Dispatch(a, std::move(p), req.session());
   }
 
   void HandleLifecycle(LifecycleCall* call, bool is_load) {
@@ -272,10 +316,10 @@ struct WorkerServer::Impl : public ResultSink {
     if (is_load) {
       LoadVariant a{req.action(),  req.worker(), req.hardware(),
                     req.variant(), p.received,   Micros(req.expected_us())};
-      Dispatch(a, std::move(p));
+      Dispatch(a, std::move(p), req.session());
     } else {
       UnloadVariant a{req.action(), req.worker(), req.hardware(), req.variant(), p.received};
-      Dispatch(a, std::move(p));
+      Dispatch(a, std::move(p), req.session());
     }
   }
 };
@@ -299,6 +343,8 @@ StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Create(Options options,
   std::random_device random;
   impl->instance =
       std::to_string(getpid()) + "-" + std::to_string(random()) + "-" + std::to_string(random());
+  impl->actions.emplace(remote::ActionRegistry<PendingAction>::Limits{
+      impl->options.max_pending_actions, impl->options.max_session_actions});
   impl->payloads = std::make_unique<PayloadStore>(impl->options.payload_bytes);
   impl->executor = make_executor(*suite, impl->payloads.get());
   impl->executor->Attach(impl.get());
@@ -330,8 +376,17 @@ void WorkerServer::Stop() {
   Impl& m = *impl_;
   if (!m.started) return;
   m.started = false;
-  // Pending actions are answered by their results (the timer thread still runs).
-  m.threads.Stop(m.server.get(), &m.state, m.cqs, std::chrono::seconds(5));
+  // Pending actions are answered by their results (the timer thread still runs) within
+  // the grace; the rest are answered now, so a caller that sent actions whose results
+  // are hours away (or never come) cannot keep the worker from exiting.
+  m.actions->Close();
+  if (!m.actions->WaitEmptyFor(m.options.stop_grace)) {
+    for (PendingAction& p : m.actions->TakeAll()) {
+      m.Refuse(p, {::grpc::StatusCode::UNAVAILABLE,
+                   "worker stopped before the action finished (its stop grace ran out)"});
+    }
+  }
+  m.threads.Stop(m.server.get(), &m.state, m.cqs, std::chrono::seconds(1));
   {
     std::lock_guard<std::mutex> lock(m.mu);
     m.stopping = true;

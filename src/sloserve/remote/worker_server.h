@@ -32,6 +32,15 @@ class WorkerServer {
     bool reads_inputs = false;  // the executor reads input tensors (LibTorch)
     // The executor loads real models (LibTorch); else a Load `at_start` is recorded at once.
     bool holds_models = false;
+    // Bounds on what a caller can make the worker hold (issue 37 item 3): actions pending
+    // in all and per session (past them RESOURCE_EXHAUSTED), and rows per Run when the
+    // profile has none for the (hardware, variant) (else its largest profiled batch).
+    size_t max_pending_actions = 4096;
+    size_t max_session_actions = 1024;
+    int max_rows = 4096;
+    // Stop(): how long pending actions may take to finish; then they are answered
+    // UNAVAILABLE and the worker exits (their results are dropped).
+    Duration stop_grace = Seconds(5);
   };
   using MakeExecutor =
       std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>;
@@ -42,7 +51,9 @@ class WorkerServer {
   ~WorkerServer();
   // Binds and serves; returns the bound port.
   StatusOr<uint16_t> Start();
-  // Stops accepting; actions in flight finish (their executor results come) first.
+  // Stops accepting; actions in flight finish (their executor results come) within
+  // Options::stop_grace, the rest are answered UNAVAILABLE. Returns within about
+  // stop_grace + 1 s whatever the callers sent.
   void Stop();
   // Actions answered so far (for the log).
   int64_t actions_done() const;
