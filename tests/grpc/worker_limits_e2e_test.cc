@@ -277,7 +277,10 @@ TEST(WorkerLimitsE2E, ControllerMarksAFullWorkerDown) {
   for (const auto& o : outcomes) on_w1 += o.ok && o.worker == "w1" ? 1 : 0;
   EXPECT_EQ(on_w1, 40) << PhasedClient::Summary(outcomes) << "\n" << serve.err();
   serve.Signal(SIGTERM);
-  serve.Wait();
+  EXPECT_EQ(WaitWithWatchdog(serve, std::chrono::seconds(60)).exit_code, 0);
+  w0->Signal(SIGTERM);  // answers the hostile client's actions (UNAVAILABLE) and exits
+  EXPECT_EQ(WaitWithWatchdog(*w0, std::chrono::seconds(60)).exit_code, 0);
+  EXPECT_TRUE(client.WaitAll(std::chrono::seconds(60)));
 }
 
 }  // namespace
