@@ -71,6 +71,9 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     std::set<VariantId> resident;
     HardwareId hardware = 0;  // under mu
     int refusals = 0;         // under mu: actions refused in a row (RefusedInARow)
+    // Under mu: the number of its next Load/Unload (LifecycleRequest.sequence), taken in
+    // the order they are sent, so the worker runs them in that order.
+    uint64_t next_sequence = 1;
   };
 
   const ProfileSuite* suite;
@@ -135,6 +138,12 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       // A new process holds none of the variants the engine believes loaded there: keep it
       // out until they are loaded again.
       health->MarkDown(w, "restarted (a new worker process)");
+      {
+        // The new process knows no session: its numbering of ours starts at 1 (a number
+        // lost in transit to a live process is a gap the worker skips after a wait).
+        std::lock_guard<std::mutex> lock(mu);
+        workers[w].next_sequence = 1;
+      }
       RETURN_IF_ERROR(LoadResidentAgain(w, reply));
     }
     workers[w].instance = reply.instance();
@@ -175,6 +184,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       {
         std::lock_guard<std::mutex> lock(mu);
         req.set_action(kReloadActions + next_reload++);  // apart from the engine's ids
+        req.set_sequence(workers[w].next_sequence++);
       }
       req.set_worker(w);
       req.set_hardware(hardware);
@@ -455,6 +465,7 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
     std::lock_guard<std::mutex> lock(m.mu);
     m.in_flight.emplace(call->id, call);
     Impl::Worker& wk = m.workers[w];
+    if (!call->is_run) call->lifecycle.set_sequence(wk.next_sequence++);
     if (const auto* run = std::get_if<RunBatch>(&action)) {
       wk.resident.insert(run->variant);  // the engine runs only what it believes loaded
       wk.hardware = run->hardware;

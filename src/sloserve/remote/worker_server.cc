@@ -3,7 +3,9 @@
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <queue>
@@ -12,11 +14,13 @@
 #include <thread>
 #include <unordered_map>
 
+#include "sloserve/core/mutex.h"
 #include "sloserve/core/time.h"
 #include "sloserve/engine/clock.h"
 #include "sloserve/grpc/async_unary.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "sloserve/remote/action_registry.h"
+#include "sloserve/remote/lifecycle_order.h"
 #include "sloserve/remote/wire_status.h"
 #include "sloserve/remote/wire_tensors.h"
 
@@ -49,7 +53,22 @@ struct PendingAction {
   std::vector<PayloadHandle> inputs;  // released when answered
   TimePoint received{};
   bool is_load = false;  // a lifecycle action: Load (else Unload)
+  // A numbered lifecycle action: its end lets the session's next one start.
+  std::optional<std::string> ordered_session;
 };
+
+// A lifecycle call held or ready in its session's order.
+struct OrderedLifecycle {
+  LifecycleCall* call = nullptr;
+  bool is_load = false;
+  TimePoint received{};
+};
+
+namespace {
+// Set while this thread is inside the executor's Send (under send_mu): a result delivered
+// from there does not start the next lifecycle action itself (it would take send_mu again).
+thread_local bool in_send = false;
+}  // namespace
 
 struct WorkerServer::Impl : public ResultSink {
   Options options;
@@ -63,6 +82,10 @@ struct WorkerServer::Impl : public ResultSink {
   std::condition_variable cv;
   // Keyed by the worker's own ids (the executor's); emplaced in Create (limits from options).
   std::optional<remote::ActionRegistry<PendingAction>> actions;
+  std::optional<remote::LifecycleOrder<OrderedLifecycle>> order;
+  // Lifecycle actions whose turn has come, to be started outside send_mu (StartReady).
+  Mutex ready_mu;
+  std::vector<OrderedLifecycle> ready GUARDED_BY(ready_mu);
   std::set<uint32_t> loaded_variants;  // under mu: Load succeeded, no Unload since
   std::string instance;                // this process, for the controller (HealthReply)
   struct Timed {
@@ -111,14 +134,29 @@ struct WorkerServer::Impl : public ResultSink {
         timed_results.clear();
         return;
       }
+      if (order->AnyHeld()) {  // a gap in some session's numbers: looked at every 100 ms
+        lock.unlock();
+        std::vector<std::string> skipped;
+        MakeReady(order->Expire(&skipped));
+        for (const std::string& line : skipped)
+          std::fprintf(stderr, "sloserve worker: %s\n", line.c_str());
+        StartReady();
+        lock.lock();
+        if (stopping) continue;
+      }
+      const auto poll = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
       if (timers.empty()) {
-        cv.wait(lock);
+        if (order->AnyHeld()) {
+          cv.wait_until(lock, poll);
+        } else {
+          cv.wait(lock);
+        }
         continue;
       }
       const Timed next = timers.top();
       const TimePoint now = clock.Now();
       if (next.at > now) {
-        cv.wait_until(lock, clock.ToSteady(next.at));
+        cv.wait_until(lock, std::min(clock.ToSteady(next.at), poll));
         continue;
       }
       timers.pop();
@@ -165,6 +203,32 @@ struct WorkerServer::Impl : public ResultSink {
     } else {
       p.lifecycle->Reply(::grpc::Status::OK);
     }
+    if (p.ordered_session) LifecycleEnded(*p.ordered_session);
+  }
+
+  // The session's running lifecycle action ended: its successor may start (here, unless
+  // this thread is inside the executor's Send; that caller starts it after).
+  void LifecycleEnded(const std::string& session) {
+    MakeReady(order->Done(session));
+    if (!in_send) StartReady();
+  }
+  void MakeReady(std::vector<OrderedLifecycle> items) {
+    if (items.empty()) return;
+    MutexLock lock(ready_mu);
+    for (OrderedLifecycle& item : items) ready.push_back(item);
+  }
+  // Starts the lifecycle actions whose turn has come (one per session at a time).
+  void StartReady() {
+    for (;;) {
+      OrderedLifecycle item;
+      {
+        MutexLock lock(ready_mu);
+        if (ready.empty()) return;
+        item = ready.front();
+        ready.erase(ready.begin());
+      }
+      StartLifecycle(item.call, item.is_load, item.received, /*ordered=*/true);
+    }
   }
 
   // A refusal's gRPC status: the caller sees the reason and its class.
@@ -202,13 +266,23 @@ struct WorkerServer::Impl : public ResultSink {
 
   // Registers the action under (session, its id) and a local id the executor sees, then
   // hands it to the executor (the result may come at once).
-  void Dispatch(WorkerAction action, PendingAction p, const std::string& session) {
+  // False when it was refused (answered here).
+  bool Dispatch(WorkerAction action, PendingAction p, const std::string& session) {
     const ActionId theirs = IdOf(action);
     StatusOr<ActionId> local = actions->Add(session, theirs, std::move(p));
-    if (!local.ok()) return Refuse(p, Refusal(local.status()));  // not moved from: refused
+    if (!local.ok()) {
+      Refuse(p, Refusal(local.status()));  // not moved from: refused
+      return false;
+    }
     std::visit([&local](auto& a) { a.id = *local; }, action);
-    std::lock_guard<std::mutex> lock(send_mu);
-    executor->Send(action);
+    {
+      std::lock_guard<std::mutex> lock(send_mu);
+      in_send = true;
+      executor->Send(action);
+      in_send = false;
+    }
+    StartReady();  // a lifecycle action whose predecessor ended inside Send
+    return true;
   }
 
   void InstallHandlers() {
@@ -294,12 +368,39 @@ struct WorkerServer::Impl : public ResultSink {
     a.latest_start =
         req.start_within_us() < 0 ? kTimeInfinite : now + Micros(req.start_within_us());
     a.expected = Micros(req.expected_us());
-    Dispatch(a, std::move(p), req.session());
+    (void)Dispatch(a, std::move(p), req.session());
   }
 
+  // A numbered Load/Unload waits for its session's earlier ones (LifecycleOrder); an
+  // unnumbered one (sequence 0) starts at once.
   void HandleLifecycle(LifecycleCall* call, bool is_load) {
     const worker::LifecycleRequest& req = call->request;
-    if (auto s = CheckIds(req.hardware(), req.variant()); !s.ok()) return call->Reply(s);
+    const TimePoint received = clock.Now();
+    if (req.sequence() == 0) return StartLifecycle(call, is_load, received, /*ordered=*/false);
+    auto ready = order->Arrive(req.session(), req.sequence(), {call, is_load, received});
+    if (!ready.ok()) {
+      return call->Reply({::grpc::StatusCode::FAILED_PRECONDITION, ready.status().message()});
+    }
+    MakeReady(std::move(*ready));
+    StartReady();
+    if (order->AnyHeld()) {  // the timer thread looks for gaps while any is held
+      std::lock_guard<std::mutex> lock(mu);
+      cv.notify_all();
+    }
+  }
+
+  // Runs a lifecycle action whose turn it is; one that ends here (refused, or recorded at
+  // once) lets its session's next one start.
+  void StartLifecycle(LifecycleCall* call, bool is_load, TimePoint received, bool ordered) {
+    const worker::LifecycleRequest& req = call->request;
+    const std::string session = req.session();
+    auto ended = [&] {
+      if (ordered) LifecycleEnded(session);
+    };
+    if (auto s = CheckIds(req.hardware(), req.variant()); !s.ok()) {
+      call->Reply(s);
+      return ended();
+    }
     if (is_load && req.at_start() && !options.holds_models) {
       // Resident from the engine's start, with no cold start: nothing to emulate.
       {
@@ -307,20 +408,23 @@ struct WorkerServer::Impl : public ResultSink {
         loaded_variants.insert(req.variant());
       }
       ++done;
-      return call->Reply(::grpc::Status::OK);
+      call->Reply(::grpc::Status::OK);
+      return ended();
     }
     PendingAction p;
     p.lifecycle = call;
-    p.received = clock.Now();
+    p.received = received;
     p.is_load = is_load;
+    if (ordered) p.ordered_session = session;
+    const TimePoint now = clock.Now();
+    WorkerAction a;
     if (is_load) {
-      LoadVariant a{req.action(),  req.worker(), req.hardware(),
-                    req.variant(), p.received,   Micros(req.expected_us())};
-      Dispatch(a, std::move(p), req.session());
+      a = LoadVariant{req.action(),  req.worker(), req.hardware(),
+                      req.variant(), now,          Micros(req.expected_us())};
     } else {
-      UnloadVariant a{req.action(), req.worker(), req.hardware(), req.variant(), p.received};
-      Dispatch(a, std::move(p), req.session());
+      a = UnloadVariant{req.action(), req.worker(), req.hardware(), req.variant(), now};
     }
+    if (!Dispatch(a, std::move(p), session)) ended();
   }
 };
 
@@ -345,6 +449,7 @@ StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Create(Options options,
       std::to_string(getpid()) + "-" + std::to_string(random()) + "-" + std::to_string(random());
   impl->actions.emplace(remote::ActionRegistry<PendingAction>::Limits{
       impl->options.max_pending_actions, impl->options.max_session_actions});
+  impl->order.emplace(impl->options.sequence_gap_wait);
   impl->payloads = std::make_unique<PayloadStore>(impl->options.payload_bytes);
   impl->executor = make_executor(*suite, impl->payloads.get());
   impl->executor->Attach(impl.get());
@@ -380,6 +485,9 @@ void WorkerServer::Stop() {
   // the grace; the rest are answered now, so a caller that sent actions whose results
   // are hours away (or never come) cannot keep the worker from exiting.
   m.actions->Close();
+  for (OrderedLifecycle& held : m.order->TakeAll()) {  // waiting for a predecessor
+    held.call->Reply({::grpc::StatusCode::UNAVAILABLE, "worker is stopping"});
+  }
   if (!m.actions->WaitEmptyFor(m.options.stop_grace)) {
     for (PendingAction& p : m.actions->TakeAll()) {
       m.Refuse(p, {::grpc::StatusCode::UNAVAILABLE,

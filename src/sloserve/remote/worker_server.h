@@ -6,6 +6,7 @@
 // (the executor's PostAt results are delivered by a timer thread at their time, or at
 // once on the calling thread when already due; Post results at once). Times cross the
 // wire as durations: the processes share no clock.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -41,6 +42,9 @@ class WorkerServer {
     // Stop(): how long pending actions may take to finish; then they are answered
     // UNAVAILABLE and the worker exits (their results are dropped).
     Duration stop_grace = Seconds(5);
+    // A numbered lifecycle action whose predecessor has not come waits this long, then
+    // the missing numbers are skipped (remote/lifecycle_order.h).
+    std::chrono::steady_clock::duration sequence_gap_wait = std::chrono::seconds(2);
   };
   using MakeExecutor =
       std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>;
