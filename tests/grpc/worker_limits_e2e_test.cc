@@ -283,5 +283,60 @@ TEST(WorkerLimitsE2E, ControllerMarksAFullWorkerDown) {
   EXPECT_TRUE(client.WaitAll(std::chrono::seconds(60)));
 }
 
+// Residency reconciled from the health answer: another client unloads (in its own
+// session) the variant the engine serves from w0; the controller sees it missing from w0's
+// loaded variants, marks w0 down, loads it again and lets it rejoin, so no batch runs on a
+// worker that does not hold its variant. Requests meanwhile are all served.
+TEST(WorkerLimitsE2E, ControllerLoadsAgainAVariantAnotherClientUnloaded) {
+  testing::ScopedTempDir dir("sloserve-limits");
+  remote_test::TwoWorkerServe two;
+  ASSERT_NO_FATAL_FAILURE(two.Start(remote_test::WriteConfig(dir)));
+  auto stub = worker::WorkerService::NewStub(testing::LocalChannel(two.p0));
+  auto health = [&] {
+    ::grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    worker::HealthReply reply;
+    EXPECT_TRUE(stub->Health(&ctx, worker::HealthRequest(), &reply).ok());
+    return reply;
+  };
+  uint32_t resnet18 = 0;
+  const worker::HealthReply before = health();
+  for (int i = 0; i < before.variant_names_size(); ++i) {
+    if (before.variant_names(i) == "resnet18") resnet18 = static_cast<uint32_t>(i);
+  }
+  auto holds = [&](const worker::HealthReply& h) {
+    for (uint32_t v : h.loaded_variants()) {
+      if (v == resnet18) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(holds(before));
+  {
+    ::grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    worker::LifecycleRequest req;
+    req.set_session("another-client");
+    req.set_action(1);
+    req.set_variant(resnet18);
+    worker::ActionReply reply;
+    ASSERT_TRUE(stub->Unload(&ctx, req, &reply).ok());
+  }
+  ASSERT_TRUE(two.serve->WaitForStderr("lost resident variant(s): loaded resnet18 again",
+                                       std::chrono::seconds(60)))
+      << two.serve->err();
+  EXPECT_NE(two.serve->err().find("is down: no longer holds resident variant(s) resnet18"),
+            std::string::npos)
+      << two.serve->err();
+  EXPECT_TRUE(holds(health()));
+  PhasedClient requests(two.stub.get(), two.request);
+  for (int i = 0; i < 20; ++i) requests.SendPaced(0, std::chrono::milliseconds(20));
+  ASSERT_TRUE(requests.WaitAll(std::chrono::seconds(60)));
+  int ok = 0;
+  for (const auto& o : requests.Of(0)) ok += o.ok ? 1 : 0;
+  EXPECT_EQ(ok, 20) << PhasedClient::Summary(requests.Of(0));
+  two.serve->Signal(SIGTERM);
+  EXPECT_EQ(WaitWithWatchdog(*two.serve, std::chrono::seconds(60)).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace sloserve

@@ -109,6 +109,12 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
 
   // One Health call; OK when the worker answers with this suite's variants.
   Status CheckHealth(WorkerId w, Duration timeout) {
+    // What the engine believed resident before asking (ReconcileResidents).
+    std::set<VariantId> resident_before;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      resident_before = workers[w].resident;
+    }
     ::grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() +
                      std::chrono::duration_cast<std::chrono::system_clock::duration>(timeout));
@@ -145,8 +151,38 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
         workers[w].next_sequence = 1;
       }
       RETURN_IF_ERROR(LoadResidentAgain(w, reply));
+    } else if (!workers[w].instance.empty()) {
+      RETURN_IF_ERROR(ReconcileResidents(w, reply, resident_before));
     }
     workers[w].instance = reply.instance();
+    return OkStatus();
+  }
+
+  // The same process no longer holds variants the engine believes resident there (e.g.
+  // another client unloaded them): it is marked down and they are loaded again before
+  // it rejoins. Only variants resident both before the check was sent and now count: one
+  // loaded meanwhile may be missing from the answer, one unloaded meanwhile is not
+  // resident any more.
+  Status ReconcileResidents(WorkerId w, const worker::HealthReply& reply,
+                            const std::set<VariantId>& resident_before) {
+    std::set<VariantId> missing;
+    HardwareId hardware = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (VariantId v : resident_before) {
+        if (workers[w].resident.count(v) != 0) missing.insert(v);
+      }
+      hardware = workers[w].hardware;
+    }
+    for (uint32_t v : reply.loaded_variants()) missing.erase(v);
+    if (missing.empty()) return OkStatus();
+    std::string names;
+    for (VariantId v : missing) names += (names.empty() ? "" : ", ") + suite->variants()[v].name;
+    health->MarkDown(w, "no longer holds resident variant(s) " + names);
+    names.clear();
+    RETURN_IF_ERROR(LoadNow(w, hardware, missing, " again", /*at_start=*/false, &names));
+    health->Log("sloserve: remote worker w" + std::to_string(w) + " (" + workers[w].address +
+                ") lost resident variant(s): loaded " + names + " again");
     return OkStatus();
   }
 
