@@ -376,18 +376,23 @@ class Session : public std::enable_shared_from_this<Session> {
   // deadline a pending read started with, whatever expires_at says later) and OnReadError
   // answers it 503.
   void ArmDrainCut() {
-    if (drain_timer_) return;
-    drain_timer_.emplace(stream_.get_executor());
-    drain_timer_->expires_at(read_cap_);
+    if (drain_armed_) return;
+    if (!drain_timer_) drain_timer_.emplace(stream_.get_executor());
+    drain_armed_ = true;
+    drain_timer_->expires_at(read_cap_);  // cancels a wait left from an earlier read
     drain_timer_->async_wait([self = shared_from_this()](beast::error_code ec) {
-      if (ec || self->state_ != State::kReading) return;
+      if (ec) return;  // disarmed (or re-armed: the newer wait decides)
+      self->drain_armed_ = false;
+      if (self->state_ != State::kReading) return;
       self->drain_cut_ = true;
       beast::error_code ignored;
       self->stream_.socket().cancel(ignored);
     });
   }
   void DisarmDrainCut() {
-    if (drain_timer_) drain_timer_->cancel();
+    if (!drain_armed_) return;
+    drain_armed_ = false;
+    drain_timer_->cancel();
   }
   // The peer has sent part of a request.
   bool RequestStarted() const { return buffer_.size() > 0 || (parser_ && parser_->got_some()); }
@@ -802,6 +807,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Clock::time_point body_start_{};
   Clock::time_point read_cap_ = Clock::time_point::max();
   std::optional<LoopTimer> drain_timer_;  // ArmDrainCut
+  bool drain_armed_ = false;              // its wait is pending
   bool drain_cut_ = false;                // the drain timer cancelled the read
   const bool over_limit_;
   std::atomic<int64_t> since_ns_{0};  // evictable_since()
