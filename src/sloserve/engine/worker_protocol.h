@@ -129,6 +129,16 @@ class WorkerExecutor {
   // Starts the action and returns at once; its result comes later through the sink,
   // exactly once. Returns the executor's own estimate of the duration when it has one
   // (the simulator knows it exactly), else 0.
+  //
+  // Ordering, the contract every executor must keep and the engine relies on: the lifecycle
+  // actions (LoadVariant, UnloadVariant) of one worker take effect in the order they are
+  // Sent — one starts only after every lifecycle action Sent before it to that worker has
+  // ended — so the memory of an Unload can be counted free when it is Sent, and a Load
+  // Sent after it never runs while the unloaded variant still holds it. RunBatch actions
+  // carry no such guarantee among themselves (the engine runs a variant only once its
+  // Load has succeeded). The emulated executor keeps it trivially (an Unload ends when it
+  // is Sent); remote workers keep it across processes and gRPC threads with a per-worker
+  // sequence number (docs/remote-workers.md, "Ordering").
   virtual Duration Send(const WorkerAction& action) = 0;
 
  protected:

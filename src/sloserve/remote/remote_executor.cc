@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -69,11 +70,18 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     // succeeded; not unloaded since), loaded again when the process restarts.
     std::set<VariantId> resident;
     HardwareId hardware = 0;  // under mu
+    int refusals = 0;         // under mu: actions refused in a row (RefusedInARow)
+    // Under mu: the number of its next Load/Unload (LifecycleRequest.sequence), taken in
+    // the order they are sent, so the worker runs them in that order.
+    uint64_t next_sequence = 1;
   };
 
   const ProfileSuite* suite;
   PayloadStore* payloads;
   RemoteExecutorOptions options;
+  // This controller's session (random per executor): the workers scope its action ids to
+  // it, so no other caller's ids collide with them (proto RunRequest.session).
+  std::string session;
   SteadyClock clock;
   ResultSink* sink = nullptr;
   std::vector<Worker> workers;
@@ -101,6 +109,12 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
 
   // One Health call; OK when the worker answers with this suite's variants.
   Status CheckHealth(WorkerId w, Duration timeout) {
+    // What the engine believed resident before asking (ReconcileResidents).
+    std::set<VariantId> resident_before;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      resident_before = workers[w].resident;
+    }
     ::grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() +
                      std::chrono::duration_cast<std::chrono::system_clock::duration>(timeout));
@@ -117,6 +131,11 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
                                      std::to_string(suite->variants().size()) +
                                      "): start it with the same config");
     }
+    // A worker holding as many actions as it accepts refuses every new one: not healthy.
+    if (reply.max_pending_actions() > 0 && reply.pending_actions() >= reply.max_pending_actions()) {
+      return UnavailableError("holds " + std::to_string(reply.pending_actions()) +
+                              " pending actions, its limit: it refuses new ones");
+    }
     {
       std::lock_guard<std::mutex> lock(mu);
       workers[w].reads_inputs = reply.reads_inputs();
@@ -125,9 +144,45 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       // A new process holds none of the variants the engine believes loaded there: keep it
       // out until they are loaded again.
       health->MarkDown(w, "restarted (a new worker process)");
+      {
+        // The new process knows no session: its numbering of ours starts at 1 (a number
+        // lost in transit to a live process is a gap the worker skips after a wait).
+        std::lock_guard<std::mutex> lock(mu);
+        workers[w].next_sequence = 1;
+      }
       RETURN_IF_ERROR(LoadResidentAgain(w, reply));
+    } else if (!workers[w].instance.empty()) {
+      RETURN_IF_ERROR(ReconcileResidents(w, reply, resident_before));
     }
     workers[w].instance = reply.instance();
+    return OkStatus();
+  }
+
+  // The same process no longer holds variants the engine believes resident there (e.g.
+  // another client unloaded them): it is marked down and they are loaded again before
+  // it rejoins. Only variants resident both before the check was sent and now count: one
+  // loaded meanwhile may be missing from the answer, one unloaded meanwhile is not
+  // resident any more.
+  Status ReconcileResidents(WorkerId w, const worker::HealthReply& reply,
+                            const std::set<VariantId>& resident_before) {
+    std::set<VariantId> missing;
+    HardwareId hardware = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (VariantId v : resident_before) {
+        if (workers[w].resident.count(v) != 0) missing.insert(v);
+      }
+      hardware = workers[w].hardware;
+    }
+    for (uint32_t v : reply.loaded_variants()) missing.erase(v);
+    if (missing.empty()) return OkStatus();
+    std::string names;
+    for (VariantId v : missing) names += (names.empty() ? "" : ", ") + suite->variants()[v].name;
+    health->MarkDown(w, "no longer holds resident variant(s) " + names);
+    names.clear();
+    RETURN_IF_ERROR(LoadNow(w, hardware, missing, " again", /*at_start=*/false, &names));
+    health->Log("sloserve: remote worker w" + std::to_string(w) + " (" + workers[w].address +
+                ") lost resident variant(s): loaded " + names + " again");
     return OkStatus();
   }
 
@@ -165,12 +220,14 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       {
         std::lock_guard<std::mutex> lock(mu);
         req.set_action(kReloadActions + next_reload++);  // apart from the engine's ids
+        req.set_sequence(workers[w].next_sequence++);
       }
       req.set_worker(w);
       req.set_hardware(hardware);
       req.set_variant(v);
       req.set_expected_us(expected.count());
       req.set_at_start(at_start);
+      req.set_session(session);
       worker::ActionReply ack;
       const ::grpc::Status s = workers[w].stub->Load(&ctx, req, &ack);
       const std::string& name = suite->variants()[v].name;
@@ -225,6 +282,10 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       workers[w].hardware = call->lifecycle.hardware();
     }
     if (lost) health->MarkDown(w, status.error_message());
+    if (const int n = RefusedInARow(w, status); n > 0) {
+      health->MarkDown(w, "refused " + std::to_string(n) +
+                              " actions in a row (last: " + status.error_message() + ")");
+    }
     {
       std::lock_guard<std::mutex> lock(mu);
       in_flight.erase(call->id);
@@ -237,6 +298,25 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     }
     std::lock_guard<std::mutex> lock(mu);
     cv.notify_all();
+  }
+
+  // Counts the worker's refusals in a row (the call answered with RESOURCE_EXHAUSTED,
+  // ALREADY_EXISTS or INVALID_ARGUMENT: it will not run what it is sent); a reached
+  // kRefusalsToDown returns the count (and starts it again), so the worker is marked down
+  // as a fault instead of failing every batch while counted up. Else 0.
+  static constexpr int kRefusalsToDown = 3;
+  int RefusedInARow(WorkerId w, const ::grpc::Status& status) {
+    const auto code = status.error_code();
+    const bool refused = code == ::grpc::StatusCode::RESOURCE_EXHAUSTED ||
+                         code == ::grpc::StatusCode::ALREADY_EXISTS ||
+                         code == ::grpc::StatusCode::INVALID_ARGUMENT;
+    std::lock_guard<std::mutex> lock(mu);
+    int& n = workers[w].refusals;
+    n = refused ? n + 1 : 0;
+    if (n < kRefusalsToDown) return 0;
+    const int reached = n;
+    n = 0;
+    return reached;
   }
 
   // Fails an action at once (its worker is down) through the same path.
@@ -257,6 +337,8 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
   impl_->suite = suite;
   impl_->payloads = payloads;
   impl_->options = std::move(options);
+  std::random_device random;
+  for (int i = 0; i < 4; ++i) impl_->session += std::to_string(random()) + (i < 3 ? "-" : "");
   for (const std::string& address : impl_->options.addresses) {
     Impl::Worker w;
     w.address = address;
@@ -373,6 +455,7 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
     call->is_run = true;
     expected = run->expected;
     worker::RunRequest& req = call->run;
+    req.set_session(m.session);
     req.set_action(run->id);
     req.set_worker(run->worker);
     req.set_hardware(run->hardware);
@@ -397,6 +480,7 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
   } else {
     const bool load = std::holds_alternative<LoadVariant>(action);
     worker::LifecycleRequest& req = call->lifecycle;
+    req.set_session(m.session);
     std::visit(
         [&req](const auto& a) {
           req.set_action(a.id);
@@ -418,6 +502,7 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
     std::lock_guard<std::mutex> lock(m.mu);
     m.in_flight.emplace(call->id, call);
     Impl::Worker& wk = m.workers[w];
+    if (!call->is_run) call->lifecycle.set_sequence(wk.next_sequence++);
     if (const auto* run = std::get_if<RunBatch>(&action)) {
       wk.resident.insert(run->variant);  // the engine runs only what it believes loaded
       wk.hardware = run->hardware;

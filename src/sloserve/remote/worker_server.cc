@@ -3,7 +3,9 @@
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <queue>
@@ -12,10 +14,14 @@
 #include <thread>
 #include <unordered_map>
 
+#include "sloserve/core/mutex.h"
+#include "sloserve/core/time.h"
 #include "sloserve/engine/clock.h"
 #include "sloserve/grpc/async_unary.h"
 #include "sloserve/grpc/tls_credentials.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
+#include "sloserve/remote/action_registry.h"
+#include "sloserve/remote/lifecycle_order.h"
 #include "sloserve/remote/wire_status.h"
 #include "sloserve/remote/wire_tensors.h"
 
@@ -48,7 +54,22 @@ struct PendingAction {
   std::vector<PayloadHandle> inputs;  // released when answered
   TimePoint received{};
   bool is_load = false;  // a lifecycle action: Load (else Unload)
+  // A numbered lifecycle action: its end lets the session's next one start.
+  std::optional<std::string> ordered_session;
 };
+
+// A lifecycle call held or ready in its session's order.
+struct OrderedLifecycle {
+  LifecycleCall* call = nullptr;
+  bool is_load = false;
+  TimePoint received{};
+};
+
+namespace {
+// Set while this thread is inside the executor's Send (under send_mu): a result delivered
+// from there does not start the next lifecycle action itself (it would take send_mu again).
+thread_local bool in_send = false;
+}  // namespace
 
 struct WorkerServer::Impl : public ResultSink {
   Options options;
@@ -60,7 +81,12 @@ struct WorkerServer::Impl : public ResultSink {
 
   std::mutex mu;
   std::condition_variable cv;
-  std::unordered_map<ActionId, PendingAction> pending;
+  // Keyed by the worker's own ids (the executor's); emplaced in Create (limits from options).
+  std::optional<remote::ActionRegistry<PendingAction>> actions;
+  std::optional<remote::LifecycleOrder<OrderedLifecycle>> order;
+  // Lifecycle actions whose turn has come, to be started outside send_mu (StartReady).
+  Mutex ready_mu;
+  std::vector<OrderedLifecycle> ready GUARDED_BY(ready_mu);
   std::set<uint32_t> loaded_variants;  // under mu: Load succeeded, no Unload since
   std::string instance;                // this process, for the controller (HealthReply)
   struct Timed {
@@ -102,15 +128,36 @@ struct WorkerServer::Impl : public ResultSink {
   void TimerLoop() {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
+      if (stopping) {  // Stop(): every action is answered; results still due are dropped
+        for (auto& [s, result] : timed_results) {
+          for (PayloadHandle h : result.outputs) payloads->Release(h);
+        }
+        timed_results.clear();
+        return;
+      }
+      if (order->AnyHeld()) {  // a gap in some session's numbers: looked at every 100 ms
+        lock.unlock();
+        std::vector<std::string> skipped;
+        MakeReady(order->Expire(&skipped));
+        for (const std::string& line : skipped)
+          std::fprintf(stderr, "sloserve worker: %s\n", line.c_str());
+        StartReady();
+        lock.lock();
+        if (stopping) continue;
+      }
+      const auto poll = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
       if (timers.empty()) {
-        if (stopping) return;
-        cv.wait(lock);
+        if (order->AnyHeld()) {
+          cv.wait_until(lock, poll);
+        } else {
+          cv.wait(lock);
+        }
         continue;
       }
       const Timed next = timers.top();
       const TimePoint now = clock.Now();
       if (next.at > now) {
-        cv.wait_until(lock, clock.ToSteady(next.at));
+        cv.wait_until(lock, std::min(clock.ToSteady(next.at), poll));
         continue;
       }
       timers.pop();
@@ -123,17 +170,12 @@ struct WorkerServer::Impl : public ResultSink {
   }
 
   void Deliver(ActionResult r) {
-    PendingAction p;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      auto it = pending.find(r.id);
-      if (it == pending.end()) {  // not ours (cannot happen): drop its outputs
-        for (PayloadHandle h : r.outputs) payloads->Release(h);
-        return;
-      }
-      p = std::move(it->second);
-      pending.erase(it);
+    std::optional<PendingAction> taken = actions->Take(r.id);
+    if (!taken) {  // answered already (Stop() gave up on it): drop its outputs
+      for (PayloadHandle h : r.outputs) payloads->Release(h);
+      return;
     }
+    PendingAction& p = *taken;
     for (PayloadHandle h : p.inputs) payloads->Release(h);
     worker::ActionReply* reply = p.run ? &p.run->response : &p.lifecycle->response;
     reply->set_code(remote::ToWireCode(r.status.code()));
@@ -162,27 +204,86 @@ struct WorkerServer::Impl : public ResultSink {
     } else {
       p.lifecycle->Reply(::grpc::Status::OK);
     }
+    if (p.ordered_session) LifecycleEnded(*p.ordered_session);
   }
 
-  // Registers the action, then hands it to the executor (the result may come at once).
-  void Dispatch(const WorkerAction& action, PendingAction p) {
-    const ActionId id = IdOf(action);
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (pending.count(id)) {
-        ::grpc::Status dup(::grpc::StatusCode::ALREADY_EXISTS,
-                           "action " + std::to_string(id) + " is already running here");
-        for (PayloadHandle h : p.inputs) payloads->Release(h);
-        if (p.run)
-          p.run->Reply(dup);
-        else
-          p.lifecycle->Reply(dup);
-        return;
+  // The session's running lifecycle action ended: its successor may start (here, unless
+  // this thread is inside the executor's Send; that caller starts it after).
+  void LifecycleEnded(const std::string& session) {
+    MakeReady(order->Done(session));
+    if (!in_send) StartReady();
+  }
+  void MakeReady(std::vector<OrderedLifecycle> items) {
+    if (items.empty()) return;
+    MutexLock lock(ready_mu);
+    for (OrderedLifecycle& item : items) ready.push_back(item);
+  }
+  // Starts the lifecycle actions whose turn has come (one per session at a time).
+  void StartReady() {
+    for (;;) {
+      OrderedLifecycle item;
+      {
+        MutexLock lock(ready_mu);
+        if (ready.empty()) return;
+        item = ready.front();
+        ready.erase(ready.begin());
       }
-      pending.emplace(id, std::move(p));
+      StartLifecycle(item.call, item.is_load, item.received, /*ordered=*/true);
     }
-    std::lock_guard<std::mutex> lock(send_mu);
-    executor->Send(action);
+  }
+
+  // A refusal's gRPC status: the caller sees the reason and its class.
+  static ::grpc::Status Refusal(const Status& s) {
+    ::grpc::StatusCode code = ::grpc::StatusCode::INTERNAL;
+    switch (s.code()) {
+      case StatusCode::kInvalidArgument:
+        code = ::grpc::StatusCode::INVALID_ARGUMENT;
+        break;
+      case StatusCode::kFailedPrecondition:
+        code = ::grpc::StatusCode::ALREADY_EXISTS;
+        break;
+      case StatusCode::kResourceExhausted:
+        code = ::grpc::StatusCode::RESOURCE_EXHAUSTED;
+        break;
+      case StatusCode::kUnavailable:
+        code = ::grpc::StatusCode::UNAVAILABLE;
+        break;
+      default:
+        break;
+    }
+    return {code, s.message()};
+  }
+
+  // Answers an action that will not run, releasing its inputs.
+  void Refuse(PendingAction& p, const ::grpc::Status& status) {
+    for (PayloadHandle h : p.inputs) payloads->Release(h);
+    p.inputs.clear();
+    if (p.run) {
+      p.run->Reply(status);
+    } else {
+      p.lifecycle->Reply(status);
+    }
+  }
+
+  // Registers the action under (session, its id) and a local id the executor sees, then
+  // hands it to the executor (the result may come at once).
+  // False when it was refused (answered here).
+  bool Dispatch(WorkerAction action, PendingAction p, const std::string& session) {
+    const ActionId theirs = IdOf(action);
+    StatusOr<ActionId> local = actions->Add(session, theirs, std::move(p));
+    if (!local.ok()) {
+      Refuse(p, Refusal(local.status()));  // not moved from: refused
+      return false;
+    }
+    std::visit([&local](auto& a) { a.id = *local; }, action);
+    {
+      std::lock_guard<std::mutex> lock(send_mu);
+      in_send = true;
+      executor->Send(action);
+      in_send = false;
+    }
+    StartReady();  // a lifecycle action whose predecessor ended inside Send
+    return true;
   }
 
   void InstallHandlers() {
@@ -196,6 +297,8 @@ struct WorkerServer::Impl : public ResultSink {
         std::lock_guard<std::mutex> lock(mu);
         for (uint32_t v : loaded_variants) call->response.add_loaded_variants(v);
       }
+      call->response.set_pending_actions(static_cast<uint32_t>(actions->size()));
+      call->response.set_max_pending_actions(static_cast<uint32_t>(actions->limits().max_pending));
       call->Reply(::grpc::Status::OK);
     };
     run = [this](RunCall* call) { HandleRun(call); };
@@ -212,9 +315,24 @@ struct WorkerServer::Impl : public ResultSink {
     return ::grpc::Status::OK;
   }
 
+  // A Run's rows (and queries, each of at least a row) within what the variant can run:
+  // its largest profiled batch (Options::max_rows without a profile).
+  ::grpc::Status CheckRows(const worker::RunRequest& req) const {
+    const int profiled = suite->MaxBatch(req.hardware(), req.variant());
+    const int limit = profiled > 0 ? profiled : options.max_rows;
+    if (req.rows() > limit || req.rows() < 0 || req.queries_size() > limit) {
+      return {::grpc::StatusCode::INVALID_ARGUMENT,
+              "a batch of " + std::to_string(req.rows()) + " rows (" +
+                  std::to_string(req.queries_size()) + " queries): variant " +
+                  std::to_string(req.variant()) + " runs at most " + std::to_string(limit)};
+    }
+    return ::grpc::Status::OK;
+  }
+
   void HandleRun(RunCall* call) {
     const worker::RunRequest& req = call->request;
     if (auto s = CheckIds(req.hardware(), req.variant()); !s.ok()) return call->Reply(s);
+    if (auto s = CheckRows(req); !s.ok()) return call->Reply(s);
     const TimePoint now = clock.Now();
     PendingAction p;
     p.run = call;
@@ -251,12 +369,39 @@ struct WorkerServer::Impl : public ResultSink {
     a.latest_start =
         req.start_within_us() < 0 ? kTimeInfinite : now + Micros(req.start_within_us());
     a.expected = Micros(req.expected_us());
-    Dispatch(a, std::move(p));
+    (void)Dispatch(a, std::move(p), req.session());
   }
 
+  // A numbered Load/Unload waits for its session's earlier ones (LifecycleOrder); an
+  // unnumbered one (sequence 0) starts at once.
   void HandleLifecycle(LifecycleCall* call, bool is_load) {
     const worker::LifecycleRequest& req = call->request;
-    if (auto s = CheckIds(req.hardware(), req.variant()); !s.ok()) return call->Reply(s);
+    const TimePoint received = clock.Now();
+    if (req.sequence() == 0) return StartLifecycle(call, is_load, received, /*ordered=*/false);
+    auto ready = order->Arrive(req.session(), req.sequence(), {call, is_load, received});
+    if (!ready.ok()) {
+      return call->Reply({::grpc::StatusCode::FAILED_PRECONDITION, ready.status().message()});
+    }
+    MakeReady(std::move(*ready));
+    StartReady();
+    if (order->AnyHeld()) {  // the timer thread looks for gaps while any is held
+      std::lock_guard<std::mutex> lock(mu);
+      cv.notify_all();
+    }
+  }
+
+  // Runs a lifecycle action whose turn it is; one that ends here (refused, or recorded at
+  // once) lets its session's next one start.
+  void StartLifecycle(LifecycleCall* call, bool is_load, TimePoint received, bool ordered) {
+    const worker::LifecycleRequest& req = call->request;
+    const std::string session = req.session();
+    auto ended = [&] {
+      if (ordered) LifecycleEnded(session);
+    };
+    if (auto s = CheckIds(req.hardware(), req.variant()); !s.ok()) {
+      call->Reply(s);
+      return ended();
+    }
     if (is_load && req.at_start() && !options.holds_models) {
       // Resident from the engine's start, with no cold start: nothing to emulate.
       {
@@ -264,20 +409,23 @@ struct WorkerServer::Impl : public ResultSink {
         loaded_variants.insert(req.variant());
       }
       ++done;
-      return call->Reply(::grpc::Status::OK);
+      call->Reply(::grpc::Status::OK);
+      return ended();
     }
     PendingAction p;
     p.lifecycle = call;
-    p.received = clock.Now();
+    p.received = received;
     p.is_load = is_load;
+    if (ordered) p.ordered_session = session;
+    const TimePoint now = clock.Now();
+    WorkerAction a;
     if (is_load) {
-      LoadVariant a{req.action(),  req.worker(), req.hardware(),
-                    req.variant(), p.received,   Micros(req.expected_us())};
-      Dispatch(a, std::move(p));
+      a = LoadVariant{req.action(),  req.worker(), req.hardware(),
+                      req.variant(), now,          Micros(req.expected_us())};
     } else {
-      UnloadVariant a{req.action(), req.worker(), req.hardware(), req.variant(), p.received};
-      Dispatch(a, std::move(p));
+      a = UnloadVariant{req.action(), req.worker(), req.hardware(), req.variant(), now};
     }
+    if (!Dispatch(a, std::move(p), session)) ended();
   }
 };
 
@@ -300,6 +448,9 @@ StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Create(Options options,
   std::random_device random;
   impl->instance =
       std::to_string(getpid()) + "-" + std::to_string(random()) + "-" + std::to_string(random());
+  impl->actions.emplace(remote::ActionRegistry<PendingAction>::Limits{
+      impl->options.max_pending_actions, impl->options.max_session_actions});
+  impl->order.emplace(impl->options.sequence_gap_wait);
   impl->payloads = std::make_unique<PayloadStore>(impl->options.payload_bytes);
   impl->executor = make_executor(*suite, impl->payloads.get());
   impl->executor->Attach(impl.get());
@@ -338,8 +489,20 @@ void WorkerServer::Stop() {
   Impl& m = *impl_;
   if (!m.started) return;
   m.started = false;
-  // Pending actions are answered by their results (the timer thread still runs).
-  m.threads.Stop(m.server.get(), &m.state, m.cqs, std::chrono::seconds(5));
+  // Pending actions are answered by their results (the timer thread still runs) within
+  // the grace; the rest are answered now, so a caller that sent actions whose results
+  // are hours away (or never come) cannot keep the worker from exiting.
+  m.actions->Close();
+  for (OrderedLifecycle& held : m.order->TakeAll()) {  // waiting for a predecessor
+    held.call->Reply({::grpc::StatusCode::UNAVAILABLE, "worker is stopping"});
+  }
+  if (!m.actions->WaitEmptyFor(m.options.stop_grace)) {
+    for (PendingAction& p : m.actions->TakeAll()) {
+      m.Refuse(p, {::grpc::StatusCode::UNAVAILABLE,
+                   "worker stopped before the action finished (its stop grace ran out)"});
+    }
+  }
+  m.threads.Stop(m.server.get(), &m.state, m.cqs, std::chrono::seconds(1));
   {
     std::lock_guard<std::mutex> lock(m.mu);
     m.stopping = true;

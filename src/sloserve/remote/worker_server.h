@@ -6,6 +6,7 @@
 // (the executor's PostAt results are delivered by a timer thread at their time, or at
 // once on the calling thread when already due; Post results at once). Times cross the
 // wire as durations: the processes share no clock.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,6 +37,18 @@ class WorkerServer {
     // TLS (sloserve worker --tls-cert/--tls-key); with tls.client_ca_file only a controller
     // presenting a certificate that CA signed gets through (docs/remote-workers.md "TLS").
     TlsFiles tls;
+    // Bounds on what a caller can make the worker hold (issue 37 item 3): actions pending
+    // in all and per session (past them RESOURCE_EXHAUSTED), and rows per Run when the
+    // profile has none for the (hardware, variant) (else its largest profiled batch).
+    size_t max_pending_actions = 4096;
+    size_t max_session_actions = 1024;
+    int max_rows = 4096;
+    // Stop(): how long pending actions may take to finish; then they are answered
+    // UNAVAILABLE and the worker exits (their results are dropped).
+    Duration stop_grace = Seconds(5);
+    // A numbered lifecycle action whose predecessor has not come waits this long, then
+    // the missing numbers are skipped (remote/lifecycle_order.h).
+    std::chrono::steady_clock::duration sequence_gap_wait = std::chrono::seconds(2);
   };
   using MakeExecutor =
       std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>;
@@ -46,7 +59,9 @@ class WorkerServer {
   ~WorkerServer();
   // Binds and serves; returns the bound port.
   StatusOr<uint16_t> Start();
-  // Stops accepting; actions in flight finish (their executor results come) first.
+  // Stops accepting; actions in flight finish (their executor results come) within
+  // Options::stop_grace, the rest are answered UNAVAILABLE. Returns within about
+  // stop_grace + 1 s whatever the callers sent.
   void Stop();
   // Actions answered so far (for the log).
   int64_t actions_done() const;

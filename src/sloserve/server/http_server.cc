@@ -94,6 +94,10 @@ constexpr size_t kHeaderLimit = 64 * 1024;
 constexpr auto kLingerTimeout = std::chrono::seconds(2);
 constexpr auto kSealSettle = std::chrono::milliseconds(2);   // Stop(): see SealListener
 constexpr auto kDrainReadTimeout = std::chrono::seconds(2);  // Stop(): finish reading
+// Beast closes the socket when its own read deadline passes, so at Stop() that deadline
+// is set this much after the drain point: the session's drain timer cancels the read
+// first and the socket stays open for the 503.
+constexpr auto kDrainCutSlack = std::chrono::seconds(1);
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
 constexpr size_t kIdleReadBytes = 16 * 1024;  // first read of a keep-alive request
 // How long a request is at the backend before its connection is watched for a disconnect
@@ -324,7 +328,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Stop(): closes the connection unless a request is being served or being read. A
   // request whose bytes have arrived (buffered, or waiting in the socket) is read and
-  // answered 503, within kDrainReadTimeout, rather than cut off without a response.
+  // answered 503, within kDrainReadTimeout, rather than cut off without a response; one
+  // still unfinished then is answered 503 too (DrainCut).
   void CloseIfIdle() {
     asio::post(stream_.get_executor(), [self = shared_from_this()] {
       if (self->state_ == State::kLingering) return self->Close();
@@ -336,8 +341,8 @@ class Session : public std::enable_shared_from_this<Session> {
       // after connecting): it gets the same short while. An idle keep-alive connection
       // is closed at once (a client retries those, RFC 9112 9.3.1).
       if (self->buffer_.size() > 0 || n > 0 || self->answered_ == 0) {
-        self->read_cap_ = Clock::now() + kDrainReadTimeout;
-        self->stream_.expires_at(self->read_cap_);
+        self->read_cap_ = std::min(self->read_cap_, Clock::now() + kDrainReadTimeout);
+        self->ArmDrainCut();
         return;
       }
       self->Close();
@@ -370,8 +375,37 @@ class Session : public std::enable_shared_from_this<Session> {
   enum class State { kReading, kParsing, kBackend, kWriting, kLingering, kClosed };
   using Clock = std::chrono::steady_clock;
 
-  // Read deadlines never extend past the cap Stop() sets (kDrainReadTimeout).
-  void ReadDeadline(Clock::time_point when) { stream_.expires_at(std::min(when, read_cap_)); }
+  // Read deadlines never extend past the cap Stop() sets (kDrainReadTimeout), plus the
+  // slack that lets the drain timer cut the read first.
+  void ReadDeadline(Clock::time_point when) {
+    if (read_cap_ != Clock::time_point::max()) when = std::min(when, read_cap_ + kDrainCutSlack);
+    stream_.expires_at(when);
+  }
+
+  // Stop(): at read_cap_ the read still pending is cancelled (Beast 1.74 keeps the
+  // deadline a pending read started with, whatever expires_at says later) and OnReadError
+  // answers it 503.
+  void ArmDrainCut() {
+    if (drain_armed_) return;
+    if (!drain_timer_) drain_timer_.emplace(stream_.get_executor());
+    drain_armed_ = true;
+    drain_timer_->expires_at(read_cap_);  // cancels a wait left from an earlier read
+    drain_timer_->async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec) return;  // disarmed (or re-armed: the newer wait decides)
+      self->drain_armed_ = false;
+      if (self->state_ != State::kReading) return;
+      self->drain_cut_ = true;
+      beast::error_code ignored;
+      self->stream_.socket().cancel(ignored);
+    });
+  }
+  void DisarmDrainCut() {
+    if (!drain_armed_) return;
+    drain_armed_ = false;
+    drain_timer_->cancel();
+  }
+  // The peer has sent part of a request.
+  bool RequestStarted() const { return buffer_.size() > 0 || (parser_ && parser_->got_some()); }
 
   // HTTPS: the TLS handshake first, within header_timeout. A plain-HTTP client, one without
   // the certificate a client CA asks for, or one that does not trust ours fails it: closed.
@@ -419,7 +453,10 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->header_limit(kHeaderLimit);
     body_received_ = 0;
     // Stopping: a connection accepted late gets a short while to send its request.
-    if (server_->draining.load()) read_cap_ = std::min(read_cap_, Clock::now() + kDrainReadTimeout);
+    if (server_->draining.load()) {
+      read_cap_ = std::min(read_cap_, Clock::now() + kDrainReadTimeout);
+      ArmDrainCut();
+    }
     if (answered_ == 0 || buffer_.size() > 0) return ReadHeader();
     // Keep-alive: the next request may come within idle_timeout; its header then has
     // header_timeout from its first byte. Meanwhile the connection is evictable.
@@ -545,6 +582,14 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec == beast::error::timeout && state_ == State::kReading) {
       server_->metrics.ReadTimedOut();  // a slow client (or an idle one at Stop())
     }
+    // Cut at Stop()'s drain point: a request under way is answered, not dropped.
+    if (drain_cut_ && ec == asio::error::operation_aborted) {
+      if (!RequestStarted()) return Close();
+      version_ = parser_ && parser_->is_header_done() ? parser_->get().version() : 11;
+      keep_alive_ = false;
+      linger_ = true;  // the rest of the request may still be on its way
+      return Write({503, ErrorJson("server is shutting down"), "application/json", nullptr, "1"});
+    }
     if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
         ec.category() != beast::http::make_error_code(http::error::bad_target).category()) {
       return Close();  // peer closed, timeout, reset, cancelled by Stop()
@@ -565,6 +610,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnRead(beast::error_code ec, size_t /*bytes*/) {
     if (state_ == State::kClosed) return;
     if (ec) return OnReadError(ec);
+    DisarmDrainCut();
     // A whole request: no longer evictable.
     if (since_ns_.exchange(0, std::memory_order_relaxed) != 0) server_->Proven(this);
     auto& req = parser_->get();
@@ -728,6 +774,8 @@ class Session : public std::enable_shared_from_this<Session> {
     res_head_ += ' ';
     const auto reason = http::obsolete_reason(static_cast<http::status>(response.status));
     res_head_.append(reason.data(), reason.size());
+    // Stopping: the client is told not to send another request on this connection.
+    if (server_->draining.load()) keep_alive_ = false;
     res_head_ += "\r\nServer: sloserve\r\nContent-Type: ";
     res_head_ += response.content_type;
     if (response.allow != nullptr) (res_head_ += "\r\nAllow: ") += response.allow;
@@ -764,7 +812,9 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec) return Close();
     ++answered_;
     if (linger_) return Linger();
-    if (!keep_alive_ || server_->draining.load()) return Close();
+    // A response that promised keep-alive (written as Stop() began) gets the drain's short
+    // read window for a request the client may already have sent (DoRead caps it).
+    if (!keep_alive_) return Close();
     DoRead();
   }
 
@@ -793,6 +843,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (state_ == State::kClosed) return;
     state_ = State::kClosed;
     ReleaseCharge();
+    DisarmDrainCut();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.close();
@@ -823,6 +874,9 @@ class Session : public std::enable_shared_from_this<Session> {
   size_t body_received_ = 0;
   Clock::time_point body_start_{};
   Clock::time_point read_cap_ = Clock::time_point::max();
+  std::optional<LoopTimer> drain_timer_;  // ArmDrainCut
+  bool drain_armed_ = false;              // its wait is pending
+  bool drain_cut_ = false;                // the drain timer cancelled the read
   const bool over_limit_;
   std::atomic<int64_t> since_ns_{0};  // evictable_since()
 };
@@ -831,16 +885,25 @@ class Session : public std::enable_shared_from_this<Session> {
 
 namespace {
 
-// Makes a listening socket drop every incoming packet (a classic BPF filter returning
-// 0), so the kernel completes no new handshakes for it: clients connecting from now on
-// see no answer to their SYN and then a refusal once the socket is closed, instead of a
-// completed connection that close() would reset. Connections already queued stay
-// acceptable. Returns false where filters are not available (the drain is then best
-// effort, as without this).
+// Makes a listening socket drop every incoming SYN (a classic BPF filter on the TCP
+// header, which a TCP socket's filter sees at offset 0), so the kernel starts no new
+// handshakes for it: clients connecting from now on see no answer to their SYN and then a
+// refusal once the socket is closed, instead of a completed connection that close() would
+// reset. Everything else passes: a handshake already answered with a SYN-ACK (its client
+// connected, and may have sent its request) completes and is accepted (dropping its final
+// ACK too, as a drop-all filter did, left that client with a request written and then a
+// reset). Returns false where filters are not available (the drain is then best effort).
 bool SealListener(int fd) {
 #ifdef __linux__
-  sock_filter drop_all[] = {{BPF_RET | BPF_K, 0, 0, 0}};
-  sock_fprog program{1, drop_all};
+  constexpr uint32_t kTcpFlags = 13, kSyn = 0x02, kAck = 0x10;
+  sock_filter drop_syn[] = {
+      {BPF_LD | BPF_B | BPF_ABS, 0, 0, kTcpFlags},
+      {BPF_ALU | BPF_AND | BPF_K, 0, 0, kSyn | kAck},
+      {BPF_JMP | BPF_JEQ | BPF_K, 0, 1, kSyn},  // a SYN without ACK: a new handshake
+      {BPF_RET | BPF_K, 0, 0, 0},
+      {BPF_RET | BPF_K, 0, 0, 0xffffffffu},
+  };
+  sock_fprog program{static_cast<unsigned short>(std::size(drop_syn)), drop_syn};
   return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof program) == 0;
 #else
   (void)fd;
@@ -1100,14 +1163,15 @@ void HttpServer::Stop() {
     // close(): stop the kernel completing new ones, then accept what is queued, so every
     // client whose connect() succeeded has its request read and answered 503.
     const bool sealed = SealListener(s.acceptor->native_handle());
-    for (int pass = 0; pass < 2; ++pass) {
+    for (int pass = 0; pass < 3; ++pass) {
       beast::error_code ec;
       s.acceptor->non_blocking(true, ec);
       for (int i = 0; i < 4096 && !ec; ++i) ec = s.AcceptQueued();
-      // A handshake another CPU was completing as the seal went on lands within
-      // microseconds: look once more after a moment.
-      if (!sealed) break;
-      if (pass == 0) std::this_thread::sleep_for(http_server_internal::kSealSettle);
+      // A handshake answered before the seal completes when its client's ACK is processed
+      // (microseconds, or longer when the kernel defers loopback packets under load):
+      // look again after a moment, and after a longer one.
+      if (!sealed || pass == 2) break;
+      std::this_thread::sleep_for(http_server_internal::kSealSettle * (pass == 0 ? 1 : 10));
     }
     beast::error_code ec;
     s.acceptor->close(ec);
