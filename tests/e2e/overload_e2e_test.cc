@@ -28,6 +28,7 @@
 #include "e2e/sloserve_paths.h"
 #include "support/http_get.h"
 #include "support/listen_port.h"
+#include "support/process_rss.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -295,16 +296,6 @@ TEST(OverloadE2eTest, HalfReadRequestAtSigtermGets503AndServeExits) {
 #define SLOSERVE_E2E_SANITIZED 0
 #endif
 
-// Resident set size of a process, KiB (0 if unreadable).
-long RssKiB(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
-  }
-  return 0;
-}
-
 // 1,000 distinct 64 KB app names (issue 16 item 2): every request is served, they share
 // the one "unprofiled" app (no /metrics label per name), and the server's memory does not
 // grow with the names (keeping them would take 64 MB). The RSS bound is
@@ -324,10 +315,10 @@ TEST(OverloadE2eTest, ThousandDistinctAppNamesKeepMemoryBounded) {
     return PostInfer(s.port, doc.dump(), &sent);
   };
   for (int i = 0; i < 50; ++i) request(i);  // warm up the allocator
-  const long before = RssKiB(s.process->pid());
+  const long before = testing::RssKiB(s.process->pid());
   int ok = 0;
   for (int i = 50; i < 1050; ++i) ok += request(i).rfind("HTTP/1.0 200", 0) == 0 ? 1 : 0;
-  const long after = RssKiB(s.process->pid());
+  const long after = testing::RssKiB(s.process->pid());
   EXPECT_EQ(ok, 1000);
   const std::string metrics = testing::HttpGetBody(s.port, "/metrics");
   EXPECT_EQ(metrics.find("aaaaaaaaaaaaaaaa"), std::string::npos);
@@ -352,7 +343,7 @@ TEST(OverloadE2eTest, BurstOfLargeBodiesReturnsMemory) {
     bool sent = false;
     PostInfer(s.port, s.body, &sent);
   }
-  const long before = RssKiB(s.process->pid());
+  const long before = testing::RssKiB(s.process->pid());
   // Rows of 16 values "0.25" (80 bytes a row): about 8 MiB.
   const int rows = (8 << 20) / 80;
   std::string row = "[0.25";
@@ -378,7 +369,7 @@ TEST(OverloadE2eTest, BurstOfLargeBodiesReturnsMemory) {
   }
   for (auto& t : clients) t.join();
   std::this_thread::sleep_for(std::chrono::seconds(1));
-  const long after = RssKiB(s.process->pid());
+  const long after = testing::RssKiB(s.process->pid());
   EXPECT_EQ(answered.load(), 8);
   std::printf("RSS before %ld KiB, after 8 bodies of %.1f MiB %ld KiB\n", before,
               static_cast<double>(big.size()) / (1 << 20), after);
@@ -400,6 +391,17 @@ int ConnectTo(uint16_t port) {
     return -1;
   }
   return fd;
+}
+
+// How many of `n` inference requests, each on a new connection, were answered 200.
+int ServedOf(const Served& s, int n) {
+  int served = 0;
+  for (int i = 0; i < n; ++i) {
+    bool sent = false;
+    const std::string response = PostInfer(s.port, s.body, &sent);
+    served += response.rfind("HTTP/1.0 200", 0) == 0 || response.rfind("HTTP/1.1 200", 0) == 0;
+  }
+  return served;
 }
 
 // Raises this process's open-file limit towards `wanted` (within the hard limit); the
@@ -441,13 +443,7 @@ TEST(OverloadE2eTest, TenThousandHeldConnectionsDoNotKeepANormalClientOut) {
     }
   }
   constexpr int kRequests = 20;
-  int served = 0;
-  for (int i = 0; i < kRequests; ++i) {
-    bool sent = false;
-    const std::string response = PostInfer(s.port, s.body, &sent);
-    served += response.rfind("HTTP/1.0 200", 0) == 0 || response.rfind("HTTP/1.1 200", 0) == 0;
-  }
-  EXPECT_EQ(served, kRequests);
+  EXPECT_EQ(ServedOf(s, kRequests), kRequests);
   std::string text;  // of the last scrape
   auto metric = [&](const std::string& name) {
     text = testing::HttpGetBody(s.port, "/metrics");
@@ -500,13 +496,7 @@ TEST(OverloadE2eTest, TenThousandIdleKeepAliveHoldersDoNotKeepANormalClientOut) 
   // Past the cap the earliest holders made room for the later ones.
   EXPECT_EQ(answered, kHeld);
   constexpr int kRequests = 20;
-  int served = 0;
-  for (int i = 0; i < kRequests; ++i) {
-    bool sent = false;
-    const std::string response = PostInfer(s.port, s.body, &sent);
-    served += response.rfind("HTTP/1.0 200", 0) == 0 || response.rfind("HTTP/1.1 200", 0) == 0;
-  }
-  EXPECT_EQ(served, kRequests);
+  EXPECT_EQ(ServedOf(s, kRequests), kRequests);
   std::string text;
   auto metric = [&](const std::string& name) {
     text = testing::HttpGetBody(s.port, "/metrics");

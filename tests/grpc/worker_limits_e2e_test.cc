@@ -21,6 +21,7 @@
 
 #include "grpc/remote_worker_test_util.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
+#include "support/process_rss.h"
 
 namespace sloserve {
 namespace {
@@ -210,16 +211,6 @@ TEST(WorkerLimitsE2E, PendingActionsAndRowsAreBounded) {
   EXPECT_EQ(WaitWithWatchdog(*w, std::chrono::seconds(60)).exit_code, 0);
 }
 
-// Resident set size of a process, KiB (0 if unreadable).
-long RssKiB(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
-  }
-  return 0;
-}
-
 // The client: Run actions with ids 1..40,000 (those past the bound refused), whose
 // results are minutes away. SIGTERM still ends the worker: after its stop grace (5 s) the
 // actions still pending are answered UNAVAILABLE and it exits 0. Before, it waited for
@@ -236,7 +227,8 @@ TEST(WorkerLimitsE2E, SigtermWithFortyThousandActionsSentExitsWithinTheGrace) {
   for (int i = 0; i < 3000 && client.finished() < 40'000 - 4096; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  std::printf("worker RSS with 4,096 pending of 40,000 actions sent: %ld KiB\n", RssKiB(w->pid()));
+  std::printf("worker RSS with 4,096 pending of 40,000 actions sent: %ld KiB\n",
+              testing::RssKiB(w->pid()));
   w->Signal(SIGTERM);
   const auto done = WaitWithWatchdog(*w, std::chrono::seconds(60));
   EXPECT_EQ(done.exit_code, 0) << done.err;
