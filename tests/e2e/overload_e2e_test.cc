@@ -29,6 +29,7 @@
 #include "support/http_get.h"
 #include "support/listen_port.h"
 #include "support/process_rss.h"
+#include "support/sanitized.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -285,24 +286,13 @@ TEST(OverloadE2eTest, HalfReadRequestAtSigtermGets503AndServeExits) {
   EXPECT_EQ(done.exit_code, 0) << "killed by the watchdog? " << done.err;
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SLOSERVE_E2E_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SLOSERVE_E2E_SANITIZED 1
-#endif
-#endif
-#ifndef SLOSERVE_E2E_SANITIZED
-#define SLOSERVE_E2E_SANITIZED 0
-#endif
-
 // 1,000 distinct 64 KB app names (issue 16 item 2): every request is served, they share
 // the one "unprofiled" app (no /metrics label per name), and the server's memory does not
 // grow with the names (keeping them would take 64 MB). The RSS bound is
 // measured only without sanitizers (ASan's quarantine keeps freed memory resident), so
 // the test is skipped there (~10 s of requests).
 TEST(OverloadE2eTest, ThousandDistinctAppNamesKeepMemoryBounded) {
-  if (SLOSERVE_E2E_SANITIZED) GTEST_SKIP() << "RSS is not meaningful under sanitizers";
+  if (SLOSERVE_TEST_SANITIZED) GTEST_SKIP() << "RSS is not meaningful under sanitizers";
   testing::ScopedTempDir dir("sloserve-apps");
   Served s = StartServe(WriteConfig(dir), {"--set", "executor.time_scale=0"});
   ASSERT_GT(s.port, 0);
@@ -335,7 +325,7 @@ TEST(OverloadE2eTest, ThousandDistinctAppNamesKeepMemoryBounded) {
 // threshold was fixed (server/heap_release.h) this burst left it 24 MiB higher
 // (experiments/limits/burst_rss.py). Not under sanitizers (ASan keeps freed memory).
 TEST(OverloadE2eTest, BurstOfLargeBodiesReturnsMemory) {
-  if (SLOSERVE_E2E_SANITIZED) GTEST_SKIP() << "RSS is not meaningful under sanitizers";
+  if (SLOSERVE_TEST_SANITIZED) GTEST_SKIP() << "RSS is not meaningful under sanitizers";
   testing::ScopedTempDir dir("sloserve-burst");
   Served s = StartServe(WriteConfig(dir), {"--set", "executor.time_scale=0"});
   ASSERT_GT(s.port, 0);
@@ -422,7 +412,7 @@ rlim_t RaiseOpenFileLimit(rlim_t wanted) {
 // on a new connection, is served, and the server's connections stay within the cap
 // (serve.md "Slow clients"). Release only: 10k sockets are slow under a sanitizer.
 TEST(OverloadE2eTest, TenThousandHeldConnectionsDoNotKeepANormalClientOut) {
-  if (SLOSERVE_E2E_SANITIZED) GTEST_SKIP() << "10,000 sockets: Release only";
+  if (SLOSERVE_TEST_SANITIZED) GTEST_SKIP() << "10,000 sockets: Release only";
   constexpr int kHeld = 10'200, kCap = 10'000;
   // One descriptor per held connection here; serve (spawned after) inherits the limit.
   const rlim_t limit = RaiseOpenFileLimit(kHeld + 400);
@@ -467,7 +457,7 @@ TEST(OverloadE2eTest, TenThousandHeldConnectionsDoNotKeepANormalClientOut) {
 // connections that had never delivered a request were evicted, so these kept every new
 // client out (503 "too many open connections"). Now the longest-idle ones make room.
 TEST(OverloadE2eTest, TenThousandIdleKeepAliveHoldersDoNotKeepANormalClientOut) {
-  if (SLOSERVE_E2E_SANITIZED) GTEST_SKIP() << "10,000 sockets: Release only";
+  if (SLOSERVE_TEST_SANITIZED) GTEST_SKIP() << "10,000 sockets: Release only";
   constexpr int kHeld = 10'200, kCap = 10'000;
   // One descriptor per held connection here; serve (spawned after) inherits the limit.
   const rlim_t limit = RaiseOpenFileLimit(kHeld + 400);
