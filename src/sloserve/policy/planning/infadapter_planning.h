@@ -31,16 +31,16 @@
 // vpa_plus's defaults differ where VPA's do: forecaster last_value, margin 0.15 (VPA's
 // safety margin), stabilization_s 300.
 #include <deque>
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <vector>
 
-#include "sloserve/policy/interfaces.h"
 #include "sloserve/infadapter/capacity.h"
 #include "sloserve/infadapter/problem.h"
+#include "sloserve/policy/interfaces.h"
 #include "sloserve/policy/planning/load_forecaster.h"
 
 namespace sloserve {
