@@ -1,0 +1,227 @@
+#include "sloserve/core/declared_key.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace sloserve {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// 1e+06 rather than 1000000.000000: shortest text that reads back the same.
+std::string Shortest(double v) {
+  std::ostringstream out;
+  out.precision(10);
+  out << v;
+  return out.str();
+}
+
+std::string Shown(const KeyDecl& key, std::string_view shown) {
+  return shown.empty() ? "'" + key.name + "'" : std::string(shown);
+}
+
+// The value as typed, cut so a megabyte of junk does not land in a log line.
+std::string Quoted(std::string_view text) {
+  constexpr size_t kMax = 64;
+  if (text.size() <= kMax) return "\"" + std::string(text) + "\"";
+  return "\"" + std::string(text.substr(0, kMax)) + "...\" (" + std::to_string(text.size()) +
+         " characters)";
+}
+
+bool InRange(const KeyDecl& key, double v) {
+  return (key.min_exclusive ? v > key.min : v >= key.min) && v <= key.max;
+}
+
+Status Refuse(const KeyDecl& key, std::string_view text, std::string_view shown) {
+  std::string what;
+  switch (key.type) {
+    case KeyType::kInteger:
+      what = "a whole number";
+      break;
+    case KeyType::kNumber:
+      what = "a number";
+      break;
+    case KeyType::kBool:
+      what = "true or false";
+      break;
+    case KeyType::kNumberList:
+      what = "comma-separated numbers";
+      break;
+    case KeyType::kIntegerList:
+      what = "comma-separated whole numbers";
+      break;
+    default:
+      what = "a value";
+      break;
+  }
+  const std::string allowed = AllowedText(key);
+  if (key.type == KeyType::kChoice)
+    what = allowed;
+  else if (!allowed.empty())
+    what += (key.type == KeyType::kNumberList || key.type == KeyType::kIntegerList ? ", each in "
+                                                                                   : " in ") +
+            allowed;
+  return InvalidArgumentError(Shown(key, shown) + ": must be " + what + ", got " + Quoted(text));
+}
+
+}  // namespace
+
+const char* KeyTypeName(KeyType type) {
+  switch (type) {
+    case KeyType::kNumber:
+      return "number";
+    case KeyType::kInteger:
+      return "integer";
+    case KeyType::kBool:
+      return "boolean";
+    case KeyType::kString:
+      return "string";
+    case KeyType::kChoice:
+      return "choice";
+    case KeyType::kPath:
+      return "path";
+    case KeyType::kNumberList:
+      return "number list";
+    case KeyType::kIntegerList:
+      return "integer list";
+  }
+  return "string";
+}
+
+std::string AllowedText(const KeyDecl& key) {
+  if (key.type == KeyType::kChoice) {
+    std::string out;
+    for (const std::string& c : key.choices) out += (out.empty() ? "" : " | ") + c;
+    return out;
+  }
+  const bool has_min = std::isfinite(key.min);
+  const bool has_max = std::isfinite(key.max);
+  if (!has_min && !has_max) return "";
+  return std::string(key.min_exclusive ? "(" : "[") + (has_min ? Shortest(key.min) : "-inf") +
+         ", " + (has_max ? Shortest(key.max) : "inf") + "]";
+}
+
+std::optional<double> ParseNumber(std::string_view text) {
+  text = Trim(text);
+  if (text.empty()) return std::nullopt;
+  const std::string copy(text);  // strtod needs a terminated string
+  char* end = nullptr;
+  // Overflow gives inf (refused); underflow a usable 0 or subnormal (accepted).
+  const double v = std::strtod(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> ParseInteger(std::string_view text) {
+  text = Trim(text);
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  int64_t v = 0;
+  const auto [end, err] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || err != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<uint64_t> ParseUnsigned(std::string_view text, int base) {
+  uint64_t v = 0;
+  const auto [end, err] = std::from_chars(text.data(), text.data() + text.size(), v, base);
+  if (text.empty() || err != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<std::vector<double>> ParseNumberList(std::string_view text) {
+  std::vector<double> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = text.find(',', pos);
+    const std::string_view item =
+        text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    std::optional<double> v = ParseNumber(item);
+    if (!v) return std::nullopt;
+    out.push_back(*v);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+StatusOr<double> NumberValue(const KeyDecl& key, std::string_view text, std::string_view shown) {
+  std::optional<double> v = ParseNumber(text);
+  if (!v || !InRange(key, *v) || (key.type == KeyType::kInteger && *v != std::floor(*v)))
+    return Refuse(key, text, shown);
+  return *v;
+}
+
+StatusOr<int64_t> IntegerValue(const KeyDecl& key, std::string_view text, std::string_view shown) {
+  std::optional<double> v = ParseNumber(text);
+  // 2^53: beyond it a double no longer holds every whole number.
+  if (!v || *v != std::floor(*v) || std::fabs(*v) > 9'007'199'254'740'992.0 || !InRange(key, *v))
+    return Refuse(key, text, shown);
+  return static_cast<int64_t>(*v);
+}
+
+StatusOr<bool> BoolValue(const KeyDecl& key, std::string_view text, std::string_view shown) {
+  text = Trim(text);
+  if (text == "true" || text == "yes" || text == "1") return true;
+  if (text == "false" || text == "no" || text == "0") return false;
+  return Refuse(key, text, shown);
+}
+
+StatusOr<std::string> ChoiceValue(const KeyDecl& key, std::string_view text,
+                                  std::string_view shown) {
+  for (const std::string& c : key.choices) {
+    if (c == text) return c;
+  }
+  return Refuse(key, text, shown);
+}
+
+StatusOr<std::vector<double>> NumberListValue(const KeyDecl& key, std::string_view text,
+                                              std::string_view shown) {
+  std::optional<std::vector<double>> list = ParseNumberList(text);
+  if (!list) return Refuse(key, text, shown);
+  for (double v : *list) {
+    if (!InRange(key, v) || (key.type == KeyType::kIntegerList && v != std::floor(v)))
+      return Refuse(key, text, shown);
+  }
+  return *list;
+}
+
+StatusOr<std::vector<int64_t>> IntegerListValue(const KeyDecl& key, std::string_view text,
+                                                std::string_view shown) {
+  ASSIGN_OR_RETURN(std::vector<double> list, NumberListValue(key, text, shown));
+  std::vector<int64_t> out;
+  for (double v : list) {
+    if (v != std::floor(v) || std::fabs(v) > 9'007'199'254'740'992.0)
+      return Refuse(key, text, shown);
+    out.push_back(static_cast<int64_t>(v));
+  }
+  return out;
+}
+
+Status CheckValue(const KeyDecl& key, std::string_view text, std::string_view shown) {
+  switch (key.type) {
+    case KeyType::kNumber:
+      return NumberValue(key, text, shown).status();
+    case KeyType::kInteger:
+      return IntegerValue(key, text, shown).status();
+    case KeyType::kBool:
+      return BoolValue(key, text, shown).status();
+    case KeyType::kChoice:
+      return ChoiceValue(key, text, shown).status();
+    case KeyType::kNumberList:
+      return NumberListValue(key, text, shown).status();
+    case KeyType::kIntegerList:
+      return IntegerListValue(key, text, shown).status();
+    case KeyType::kString:
+    case KeyType::kPath:
+      return OkStatus();
+  }
+  return OkStatus();
+}
+
+}  // namespace sloserve
