@@ -119,6 +119,29 @@ std::vector<std::string> PolicyRegistry::KnownOptions() const {
   return out;
 }
 
+std::vector<KeyDecl> PolicyRegistry::AllOptions() const {
+  std::vector<KeyDecl> out;
+  for (const auto& [key, readers] : option_readers_) {
+    out.push_back({.name = key, .help = "option of " + JoinNames(readers)});
+  }
+  return out;
+}
+
+std::vector<KeyDecl> PolicyRegistry::OptionsOf(const PolicySpec& spec) const {
+  std::vector<KeyDecl> out;
+  const std::vector<std::string> chosen = {spec.dispatch, spec.batching, spec.selection,
+                                           spec.placement, spec.planning};
+  for (const auto& [key, readers] : option_readers_) {
+    for (const std::string& r : readers) {
+      if (std::find(chosen.begin(), chosen.end(), r) != chosen.end()) {
+        out.push_back({.name = key, .help = "option of " + JoinNames(readers)});
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 StatusOr<std::unique_ptr<PlacementPolicy>> PolicyRegistry::MakePlacement(
     const std::string& name, const PolicyParams& p) const {
   auto it = placement_.find(name);

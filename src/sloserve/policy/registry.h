@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "sloserve/core/declared_key.h"
 #include "sloserve/core/status.h"
 #include "sloserve/policy/interfaces.h"
+#include "sloserve/policy/policy_spec.h"
 
 namespace sloserve {
 
@@ -63,6 +65,11 @@ class PolicyRegistry {
   std::vector<std::string> OptionReaders(const std::string& key) const;
   // Every option some registered policy reads, sorted.
   std::vector<std::string> KnownOptions() const;
+  // Every option as a declaration, one per name, sorted by name.
+  std::vector<KeyDecl> AllOptions() const;
+  // The options the policies of `spec` declare (dispatch, batching, selection, placement
+  // and planning together), one per name, sorted by name.
+  std::vector<KeyDecl> OptionsOf(const PolicySpec& spec) const;
 
  private:
   // Records the options the factory of policy `name` asks for (see registry.cc).
