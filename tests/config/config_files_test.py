@@ -133,6 +133,15 @@ with tempfile.TemporaryDirectory() as tmp:
     if not schema_errors(yaml.safe_load(open(nested))):
         fail("schema accepted nested.yaml")
 
+# 4. docs/config.md's reference is the declarations' (scripts/refresh-docs config-reference).
+page = open(os.path.join(ROOT, "docs", "config.md")).read()
+m = re.search(r"<!-- refresh-docs:begin config-reference -->\n<sub>[^\n]*</sub>\n\n(.*)\n"
+              r"<!-- refresh-docs:end config-reference -->", page, re.S)
+reference = run("config", "reference").stdout.strip("\n")
+if not m or m.group(1).strip("\n") != reference:
+    fail("docs/config.md is not the current `sloserve config reference`: run "
+         "scripts/refresh-docs config-reference")
+
 if failures:
     print(f"{len(failures)} failure(s)")
     sys.exit(1)
