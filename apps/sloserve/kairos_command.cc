@@ -15,9 +15,9 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "sloserve/config/experiment_config.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/allowable_throughput.h"
-#include "sloserve/config/experiment_config.h"
 #include "sloserve/sim/heterogeneous_bounds.h"
 
 namespace sloserve::cli {
