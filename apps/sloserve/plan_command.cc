@@ -17,6 +17,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "progress_bar.h"
+#include "sloserve/core/declared_key.h"
 #include "sloserve/planner/config_search.h"
 #include "sloserve/planner/kairos_config_pick.h"
 #include "sloserve/planner/kairos_upper_bound.h"
@@ -161,10 +162,9 @@ StatusOr<PlanOptions> ParsePlanOptions(const Args& args, const ExperimentConfig&
   double default_budget = 2.5;
   {
     const std::string b = key("plan.budget_per_hour", "2.5");
-    char* end = nullptr;
-    default_budget = std::strtod(b.c_str(), &end);
-    if (b.empty() || *end != '\0')
-      return InvalidArgumentError("plan.budget_per_hour: '" + b + "' is not a number");
+    const std::optional<double> parsed = ParseNumber(b);
+    if (!parsed) return InvalidArgumentError("plan.budget_per_hour: '" + b + "' is not a number");
+    default_budget = *parsed;
   }
   ASSIGN_OR_RETURN(o.budget, args.GetDouble("budget", default_budget));
   o.max_counts = args.Has("max") ? args.Get("max") : key("plan.max_instances", "");
