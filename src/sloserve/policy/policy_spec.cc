@@ -38,14 +38,22 @@ Status CheckOptionsDeclared(const PolicySpec& spec, const PolicyRegistry& reg) {
       near.push_back(kind);
     std::string msg = "policy '" + spec.Label() + "': option '" + key +
                       "' is not taken by the chosen policies (" + ChosenNames(spec) + ")";
-    if (const std::string best = ClosestName(key, near); !best.empty())
-      msg += "; did you mean '" + best + "'?";
+    const std::string best = ClosestName(key, near);
+    std::string hint = best.empty() ? "" : "did you mean '" + best + "'?";
     if (const std::vector<std::string> readers = reg.OptionReaders(key); !readers.empty()) {
-      msg += "; it is an option of: " + JoinNames(readers);
-    } else {
-      msg += "; no policy takes it (a policy's options: sloserve policies --describe NAME)";
+      hint += (hint.empty() ? "" : " ") + std::string("it is an option of: ") + JoinNames(readers);
+    } else if (best.empty()) {
+      // A typo of another policy's option: suggest it and say whose it is.
+      std::vector<std::string> all;
+      for (const KeyDecl& k : reg.AllOptions()) all.push_back(k.name);
+      if (const std::string other = ClosestName(key, all); !other.empty()) {
+        hint = "did you mean '" + other + "'? (an option of: " +
+               JoinNames(reg.OptionReaders(other)) + ")";
+      } else {
+        hint = "no policy takes it (a policy's options: sloserve policies --describe NAME)";
+      }
     }
-    return InvalidArgumentError(msg);
+    return InvalidArgumentError(msg + "; " + hint);
   }
   return OkStatus();
 }

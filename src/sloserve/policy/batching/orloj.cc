@@ -141,13 +141,6 @@ StatusOr<std::unique_ptr<BatchingPolicy>> OrlojBatching::Create(
   ASSIGN_OR_RETURN(o.score.steps, ParseCostSteps(steps));
   ASSIGN_OR_RETURN(o.offline_scale, params.GetNumberList(opt::kOfflineScale));
   ASSIGN_OR_RETURN(o.online_profile, params.GetBool(opt::kOnlineProfile));
-  // The profiler's options mean nothing without it: say so rather than ignore them.
-  for (const KeyDecl* key : {&opt::kProfileRefreshS, &opt::kProfileWindowS,
-                             &opt::kProfileSampleEvery, &opt::kProfileMinSamples,
-                             &opt::kProfileBins}) {
-    if (params.Has(*key) && !o.online_profile)
-      return InvalidArgumentError("orloj: option '" + key->name + "' needs online_profile: true");
-  }
   ASSIGN_OR_RETURN(double refresh_s, params.GetDouble(opt::kProfileRefreshS));
   o.profile_refresh = Micros(static_cast<int64_t>(std::llround(refresh_s * 1e6)));
   ASSIGN_OR_RETURN(double window_s, params.GetDouble(opt::kProfileWindowS));
@@ -158,6 +151,13 @@ StatusOr<std::unique_ptr<BatchingPolicy>> OrlojBatching::Create(
   o.profiler.min_samples = static_cast<int>(min_samples);
   ASSIGN_OR_RETURN(int64_t profile_bins, params.GetInt(opt::kProfileBins));
   o.profiler.bins = static_cast<int>(profile_bins);
+  // The profiler's options mean nothing without it: say so rather than ignore them.
+  for (const KeyDecl* key : {&opt::kProfileRefreshS, &opt::kProfileWindowS,
+                             &opt::kProfileSampleEvery, &opt::kProfileMinSamples,
+                             &opt::kProfileBins}) {
+    if (params.Has(*key) && !o.online_profile)
+      return InvalidArgumentError("orloj: option '" + key->name + "' needs online_profile: true");
+  }
   if (!sel) return InvalidArgumentError("orloj batching needs a selection policy");
   return std::unique_ptr<BatchingPolicy>(new OrlojBatching(std::move(o), std::move(sel)));
 }

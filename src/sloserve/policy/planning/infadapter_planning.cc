@@ -170,10 +170,10 @@ StatusOr<InfAdapterPlanning::Options> InfAdapterPlanning::ParseOptions(const Pol
     const std::optional<double> old =
         it == p.values().end() ? std::nullopt : ParseNumber(it->second);
     if (!old || *old <= 1) return beta.status();
-    return bad(
-        "option 'beta' must be 0..1 (the whole budget's cost, as a fraction of accuracy: "
-        "0.05 = 5 accuracy points), got " +
-        std::to_string(*old) + "; a value written for the old percent units means beta / 100 now (" +
+    return InvalidArgumentError(
+        beta.status().message() +
+        " (the whole budget's cost, as a fraction of accuracy: 0.05 = 5 accuracy points); a "
+        "value written for the old percent units means beta / 100 now (" +
         std::to_string(*old / 100) + ")");
   }
   o.weights.beta = *beta;
