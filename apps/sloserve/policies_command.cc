@@ -10,8 +10,8 @@
 
 #include "cli_args.h"
 #include "commands.h"
-#include "sloserve/core/did_you_mean.h"
 #include "sloserve/cluster/placement_rules.h"
+#include "sloserve/core/did_you_mean.h"
 #include "sloserve/policy/placement/cluster_placement.h"
 #include "sloserve/policy/registry.h"
 
@@ -52,12 +52,9 @@ std::string Summary(const PolicyRegistry& reg, const std::string& name) {
 }
 
 nlohmann::json OptionJson(const KeyDecl& key) {
-  nlohmann::json o = {{"name", key.name},
-                      {"type", KeyTypeName(key.type)},
-                      {"default", key.default_value},
-                      {"unit", key.unit},
-                      {"allowed", AllowedText(key)},
-                      {"help", key.help}};
+  nlohmann::json o = {
+      {"name", key.name}, {"type", KeyTypeName(key.type)}, {"default", key.default_value},
+      {"unit", key.unit}, {"allowed", AllowedText(key)},   {"help", key.help}};
   if (std::isfinite(key.min)) o["min"] = key.min;
   if (std::isfinite(key.max)) o["max"] = key.max;
   if (std::isfinite(key.min)) o["min_exclusive"] = key.min_exclusive;

@@ -257,13 +257,14 @@ TEST(CliE2eTest, SimRefusesExtremeNumbersNamingTheRange) {
   };
   for (const auto& [sets, expect] : policy_cases) {
     const bool selection = sets[0].rfind("policy.selection=", 0) == 0;
-    std::vector<std::string> argv = {kBin,
-                                     "sim",
-                                     kRoot + (selection ? "/experiments/admission/overload_image.yaml"
-                                                        : "/experiments/foundation/edf_image.yaml"),
-                                     "--no-progress",
-                                     "--set",
-                                     "duration_s=1"};
+    std::vector<std::string> argv = {
+        kBin,
+        "sim",
+        kRoot + (selection ? "/experiments/admission/overload_image.yaml"
+                           : "/experiments/foundation/edf_image.yaml"),
+        "--no-progress",
+        "--set",
+        "duration_s=1"};
     for (const std::string& set : sets) {
       argv.push_back("--set");
       argv.push_back(set);

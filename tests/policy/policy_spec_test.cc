@@ -208,12 +208,14 @@ TEST(PolicyOptionsTest, OutOfRangeNanInfAndWrongTypeValuesAreRefusedByName) {
           out << v;
           return out.str();
         };
-        if (std::isfinite(key.max)) bad.push_back(text(key.max + std::max(1.0, std::fabs(key.max))));
+        if (std::isfinite(key.max))
+          bad.push_back(text(key.max + std::max(1.0, std::fabs(key.max))));
         if (std::isfinite(key.min)) {
           bad.push_back(key.min_exclusive ? text(key.min)
                                           : text(key.min - std::max(1.0, std::fabs(key.min))));
         }
-        if (key.type == KeyType::kInteger) bad.push_back(text(key.min_exclusive || !std::isfinite(key.min) ? 1.5 : key.min + 0.5));
+        if (key.type == KeyType::kInteger)
+          bad.push_back(text(key.min_exclusive || !std::isfinite(key.min) ? 1.5 : key.min + 0.5));
       } else if (key.type == KeyType::kBool) {
         bad = {"maybe", "2"};
       } else if (key.type == KeyType::kChoice) {

@@ -11,8 +11,9 @@ namespace sloserve {
 inline const KeyDecl kVariantOption{
     .name = "variant",
     .type = KeyType::kString,
-    .help = "variant served, by name (fixed: comma-separated, at most one per task); default: "
-            "the task's most accurate (required by vpa_plus)"};
+    .help =
+        "variant served, by name (fixed: comma-separated, at most one per task); default: "
+        "the task's most accurate (required by vpa_plus)"};
 
 // jellyfish_plus, model_switching, ramsis.
 inline const KeyDecl kVariantsOption{
@@ -24,15 +25,17 @@ inline const KeyDecl kVariantsOption{
 inline const KeyDecl kSloWorkersOption{
     .name = "slo_workers",
     .type = KeyType::kString,
-    .help = "SLO classes as slo_ms:workers,... over the workers in order (required by "
-            "slo_partition); default: one SLO class"};
+    .help =
+        "SLO classes as slo_ms:workers,... over the workers in order (required by "
+        "slo_partition); default: one SLO class"};
 
 // model_aware and the cluster placements.
 inline const KeyDecl kWarmVariantOption{
     .name = "warm_variant",
     .type = KeyType::kString,
-    .help = "the model of every query (one variant name); default: any variant of the "
-            "query's task"};
+    .help =
+        "the model of every query (one variant name); default: any variant of the "
+        "query's task"};
 
 // kairos, drs.
 inline const KeyDecl kKairosWindowOption{.name = "kairos_window",

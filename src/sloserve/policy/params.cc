@@ -45,8 +45,7 @@ StatusOr<std::string> PolicyParams::GetString(const KeyDecl& key) const {
 
 StatusOr<double> PolicyParams::GetDouble(const KeyDecl& key) const {
   const std::string* text = Text(key);
-  if (key.type != KeyType::kNumber && key.type != KeyType::kInteger)
-    return Mismatch(key, "number");
+  if (key.type != KeyType::kNumber && key.type != KeyType::kInteger) return Mismatch(key, "number");
   if (text == nullptr) return Required(key);
   return NumberValue(key, *text, Shown(key));
 }

@@ -22,7 +22,9 @@ class PolicyParams {
       : owner_(std::move(owner)), values_(std::move(values)) {}
 
   // The same values read on behalf of `owner` ("selection policy 'ramsis'"): errors name it.
-  PolicyParams WithOwner(std::string owner) const { return PolicyParams(std::move(owner), values_); }
+  PolicyParams WithOwner(std::string owner) const {
+    return PolicyParams(std::move(owner), values_);
+  }
 
   // Whether the option is set. Asking counts as reading it: the policy declares the key.
   bool Has(const KeyDecl& key) const;

@@ -47,8 +47,8 @@ Status CheckOptionsDeclared(const PolicySpec& spec, const PolicyRegistry& reg) {
       std::vector<std::string> all;
       for (const KeyDecl& k : reg.AllOptions()) all.push_back(k.name);
       if (const std::string other = ClosestName(key, all); !other.empty()) {
-        hint = "did you mean '" + other + "'? (an option of: " +
-               JoinNames(reg.OptionReaders(other)) + ")";
+        hint = "did you mean '" + other +
+               "'? (an option of: " + JoinNames(reg.OptionReaders(other)) + ")";
       } else {
         hint = "no policy takes it (a policy's options: sloserve policies --describe NAME)";
       }

@@ -138,7 +138,8 @@ std::vector<KeyDecl> PolicyRegistry::OptionsOf(const PolicySpec& spec) const {
        {&spec.dispatch, &spec.batching, &spec.selection, &spec.placement, &spec.planning}) {
     if (name->empty()) continue;
     for (const KeyDecl& key : OptionsOf(*name)) {
-      if (std::none_of(out.begin(), out.end(), [&](const KeyDecl& k) { return k.name == key.name; }))
+      if (std::none_of(out.begin(), out.end(),
+                       [&](const KeyDecl& k) { return k.name == key.name; }))
         out.push_back(key);
     }
   }
@@ -173,7 +174,8 @@ std::vector<KeyDecl> PolicyRegistry::AllOptions() const {
 std::vector<std::string> PolicyRegistry::OptionReaders(const std::string& key) const {
   std::vector<std::string> out;
   for (const auto& [policy, options] : options_) {  // by policy name: sorted
-    if (std::any_of(options.begin(), options.end(), [&](const KeyDecl& k) { return k.name == key; }))
+    if (std::any_of(options.begin(), options.end(),
+                    [&](const KeyDecl& k) { return k.name == key; }))
       out.push_back(policy);
   }
   return out;

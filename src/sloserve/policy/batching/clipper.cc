@@ -23,8 +23,9 @@ const KeyDecl kAimdDecrease{.name = "aimd_decrease",
                             .min = 0,
                             .max = 1,
                             .min_exclusive = true,
-                            .help = "multiplicative decrease factor of the cap when a batch "
-                                    "overran (< 1)"};
+                            .help =
+                                "multiplicative decrease factor of the cap when a batch "
+                                "overran (< 1)"};
 }  // namespace clipper_options
 
 StatusOr<std::unique_ptr<BatchingPolicy>> ClipperBatching::Create(
@@ -33,8 +34,9 @@ StatusOr<std::unique_ptr<BatchingPolicy>> ClipperBatching::Create(
   ASSIGN_OR_RETURN(o.add, params.GetDouble(clipper_options::kAimdAdd));
   ASSIGN_OR_RETURN(o.decrease, params.GetDouble(clipper_options::kAimdDecrease));
   if (!(o.decrease < 1)) {
-    return InvalidArgumentError("clipper: option 'aimd_decrease': must be a number in (0, 1), got " +
-                                params.values().at("aimd_decrease"));
+    return InvalidArgumentError(
+        "clipper: option 'aimd_decrease': must be a number in (0, 1), got " +
+        params.values().at("aimd_decrease"));
   }
   if (!sel) return InvalidArgumentError("clipper batching needs a selection policy");
   return std::unique_ptr<BatchingPolicy>(new ClipperBatching(o, std::move(sel)));

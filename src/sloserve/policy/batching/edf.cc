@@ -7,8 +7,9 @@ namespace edf_options {
 const KeyDecl kDropExpired{.name = "drop_expired",
                            .type = KeyType::kBool,
                            .default_value = "false",
-                           .help = "drop queries already past their deadline instead of serving "
-                                   "them late"};
+                           .help =
+                               "drop queries already past their deadline instead of serving "
+                               "them late"};
 }  // namespace edf_options
 
 StatusOr<std::unique_ptr<BatchingPolicy>> EdfBatching::Create(const PolicyParams& params,

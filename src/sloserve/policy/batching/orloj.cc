@@ -41,8 +41,9 @@ const KeyDecl kFeasibleQuantile{.name = "feasible_quantile",
                                 .default_value = "0.5",
                                 .min = 0,
                                 .max = 1,
-                                .help = "quantile of the execution-time histogram a request must "
-                                        "meet its deadline at to be feasible"};
+                                .help =
+                                    "quantile of the execution-time histogram a request must "
+                                    "meet its deadline at to be feasible"};
 const KeyDecl kScoreBins{.name = "score_bins",
                          .type = KeyType::kInteger,
                          .default_value = "32",
@@ -52,19 +53,22 @@ const KeyDecl kScoreBins{.name = "score_bins",
 const KeyDecl kCostSteps{.name = "cost_steps",
                          .type = KeyType::kString,
                          .default_value = "0:1",
-                         .help = "cost of lateness as offset_ms:cost,... (1 to 8 steps; offsets "
-                                 "in [0, 86400000] ms, costs > 0)"};
+                         .help =
+                             "cost of lateness as offset_ms:cost,... (1 to 8 steps; offsets "
+                             "in [0, 86400000] ms, costs > 0)"};
 const KeyDecl kOfflineScale{.name = "offline_scale",
                             .type = KeyType::kNumberList,
                             .min = 0,
                             .min_exclusive = true,
-                            .help = "factors scaling the offline execution-time histograms: one, "
-                                    "or one per exec_hist app; default: as profiled"};
+                            .help =
+                                "factors scaling the offline execution-time histograms: one, "
+                                "or one per exec_hist app; default: as profiled"};
 const KeyDecl kOnlineProfile{.name = "online_profile",
                              .type = KeyType::kBool,
                              .default_value = "false",
-                             .help = "learn the execution-time histograms online from completed "
-                                     "batches"};
+                             .help =
+                                 "learn the execution-time histograms online from completed "
+                                 "batches"};
 const KeyDecl kProfileRefreshS{.name = "profile_refresh_s",
                                .type = KeyType::kNumber,
                                .default_value = "5",
@@ -92,8 +96,9 @@ const KeyDecl kProfileMinSamples{.name = "profile_min_samples",
                                  .default_value = "30",
                                  .min = 1,
                                  .max = 1'000'000,
-                                 .help = "online profile: samples before a learned histogram "
-                                         "replaces the offline one"};
+                                 .help =
+                                     "online profile: samples before a learned histogram "
+                                     "replaces the offline one"};
 const KeyDecl kProfileBins{.name = "profile_bins",
                            .type = KeyType::kInteger,
                            .default_value = "64",
@@ -152,9 +157,9 @@ StatusOr<std::unique_ptr<BatchingPolicy>> OrlojBatching::Create(
   ASSIGN_OR_RETURN(int64_t profile_bins, params.GetInt(opt::kProfileBins));
   o.profiler.bins = static_cast<int>(profile_bins);
   // The profiler's options mean nothing without it: say so rather than ignore them.
-  for (const KeyDecl* key : {&opt::kProfileRefreshS, &opt::kProfileWindowS,
-                             &opt::kProfileSampleEvery, &opt::kProfileMinSamples,
-                             &opt::kProfileBins}) {
+  for (const KeyDecl* key :
+       {&opt::kProfileRefreshS, &opt::kProfileWindowS, &opt::kProfileSampleEvery,
+        &opt::kProfileMinSamples, &opt::kProfileBins}) {
     if (params.Has(*key) && !o.online_profile)
       return InvalidArgumentError("orloj: option '" + key->name + "' needs online_profile: true");
   }

@@ -12,8 +12,9 @@ const KeyDecl kThreshold{.name = "drs_threshold",
                          .unit = "rows",
                          .min = 0,
                          .max = 1e6,
-                         .help = "queries larger than this go to the base type, smaller to the "
-                                 "auxiliary"};
+                         .help =
+                             "queries larger than this go to the base type, smaller to the "
+                             "auxiliary"};
 }  // namespace drs_options
 
 StatusOr<std::unique_ptr<DispatchPolicy>> DrsDispatch::Create(const PolicyParams& p) {

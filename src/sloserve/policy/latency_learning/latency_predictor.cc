@@ -67,15 +67,17 @@ namespace latency_predictor_options {
 const KeyDecl kPredict{.name = "predict",
                        .type = KeyType::kString,
                        .default_value = "mean",
-                       .help = "latency prediction: mean (profile mean), pNN (that quantile of "
-                               "the profile, e.g. p99) or online (learned)"};
+                       .help =
+                           "latency prediction: mean (profile mean), pNN (that quantile of "
+                           "the profile, e.g. p99) or online (learned)"};
 const KeyDecl kPredictionNoise{.name = "prediction_noise",
                                .type = KeyType::kNumber,
                                .default_value = "0",
                                .min = 0,
                                .max = 1,
-                               .help = "relative standard deviation of Gaussian noise on each "
-                                       "prediction"};
+                               .help =
+                                   "relative standard deviation of Gaussian noise on each "
+                                   "prediction"};
 const KeyDecl kOnlineBucketRows{.name = "online_bucket_rows",
                                 .type = KeyType::kInteger,
                                 .default_value = "10",
@@ -90,11 +92,8 @@ const KeyDecl kOnlineTableSamples{.name = "online_table_samples",
                                   .max = 2'147'483'647,
                                   .help = "online prediction: samples before a bucket is used"};
 // The percentage of `predict: pNN`.
-const KeyDecl kPredictPercent{.name = "predict",
-                              .type = KeyType::kNumber,
-                              .min = 0,
-                              .max = 100,
-                              .min_exclusive = true};
+const KeyDecl kPredictPercent{
+    .name = "predict", .type = KeyType::kNumber, .min = 0, .max = 100, .min_exclusive = true};
 }  // namespace latency_predictor_options
 
 StatusOr<LatencyPredictor::Options> LatencyPredictor::ParseOptions(const PolicyParams& p) {

@@ -26,8 +26,9 @@ const KeyDecl kTargetOngoingRequests{
     .unit = "queries",
     .min = 1,
     .max = 1e6,
-    .help = "the registry's bound: a warm worker with this many ongoing queries is passed over "
-            "(also multiplexed's)"};
+    .help =
+        "the registry's bound: a warm worker with this many ongoing queries is passed over "
+        "(also multiplexed's)"};
 const KeyDecl kNetworkS{.name = "network_s",
                         .type = KeyType::kNumber,
                         .default_value = "0",
@@ -55,15 +56,17 @@ const KeyDecl kPrefetchMinShare{.name = "prefetch_min_share",
                                 .min = 0,
                                 .max = 1,
                                 .min_exclusive = true,
-                                .help = "prefetch: share of the window from which a model is "
-                                        "loaded ahead of demand"};
+                                .help =
+                                    "prefetch: share of the window from which a model is "
+                                    "loaded ahead of demand"};
 const KeyDecl kMaxModelsPerReplica{.name = "max_models_per_replica",
                                    .type = KeyType::kNumber,
                                    .default_value = "3",
                                    .min = 1,
                                    .max = 1e6,
-                                   .help = "multiplexed: models resident on a worker at most (LRU "
-                                           "beyond)"};
+                                   .help =
+                                       "multiplexed: models resident on a worker at most (LRU "
+                                       "beyond)"};
 }  // namespace cluster_placement_options
 
 const char* ClusterPlacementSummary(ClusterPolicy policy) {

@@ -38,8 +38,9 @@ const KeyDecl kMaxCores{.name = "max_cores",
                         .unit = "cores",
                         .min = 0,
                         .max = 2'147'483'647,
-                        .help = "largest core count of a variant (0 = the budget; else >= "
-                                "min_cores)"};
+                        .help =
+                            "largest core count of a variant (0 = the budget; else >= "
+                            "min_cores)"};
 const KeyDecl kHeadroom{.name = "headroom",
                         .type = KeyType::kNumber,
                         .default_value = "0.8",
@@ -52,15 +53,17 @@ const KeyDecl kBeta{.name = "beta",
                     .default_value = "0.05",
                     .min = 0,
                     .max = 1,
-                    .help = "Eq. 1 weight of the whole budget's cores, as a fraction of accuracy "
-                            "(0.05 = 5 accuracy points)"};
+                    .help =
+                        "Eq. 1 weight of the whole budget's cores, as a fraction of accuracy "
+                        "(0.05 = 5 accuracy points)"};
 const KeyDecl kGamma{.name = "gamma",
                      .type = KeyType::kNumber,
                      .default_value = "0.001",
                      .min = 0,
                      .max = 1,
-                     .help = "Eq. 1 weight of the largest loading time, as a fraction of "
-                             "accuracy"};
+                     .help =
+                         "Eq. 1 weight of the largest loading time, as a fraction of "
+                         "accuracy"};
 const KeyDecl kMargin{.name = "margin",
                       .type = KeyType::kNumber,
                       .default_value = "0.1",

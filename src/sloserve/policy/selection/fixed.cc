@@ -14,8 +14,9 @@ const KeyDecl kMaxBatch{.name = "max_batch",
                         .unit = "rows",
                         .min = 0,
                         .max = 2'147'483'647,
-                        .help = "cap on rows per batch; 0 (or above the profile's largest "
-                                "batch) = the largest profiled batch"};
+                        .help =
+                            "cap on rows per batch; 0 (or above the profile's largest "
+                            "batch) = the largest profiled batch"};
 }  // namespace fixed_options
 
 StatusOr<std::unique_ptr<SelectionPolicy>> FixedSelection::Create(const PolicyParams& params) {

@@ -80,12 +80,13 @@ StatusOr<std::vector<mdp::Policy>> SharedPolicySet(const ProfileSuite& suite,
 }  // namespace
 
 namespace ramsis_options {
-const KeyDecl kMinQps{.name = "min_qps",
-                      .type = KeyType::kNumber,
-                      .default_value = "0",
-                      .unit = "qps",
-                      .min = 0,
-                      .help = "lowest load of the policy set (0 with max_qps 0: from the deployment)"};
+const KeyDecl kMinQps{
+    .name = "min_qps",
+    .type = KeyType::kNumber,
+    .default_value = "0",
+    .unit = "qps",
+    .min = 0,
+    .help = "lowest load of the policy set (0 with max_qps 0: from the deployment)"};
 const KeyDecl kMaxQps{.name = "max_qps",
                       .type = KeyType::kNumber,
                       .default_value = "0",
@@ -102,8 +103,9 @@ const KeyDecl kDiscretization{.name = "discretization",
                               .type = KeyType::kChoice,
                               .default_value = "fld",
                               .choices = {"fld", "md"},
-                              .help = "MDP state discretization: fixed length (fld) or "
-                                      "model-based (md)"};
+                              .help =
+                                  "MDP state discretization: fixed length (fld) or "
+                                  "model-based (md)"};
 const KeyDecl kD{.name = "d",
                  .type = KeyType::kInteger,
                  .default_value = "100",
@@ -140,14 +142,16 @@ const KeyDecl kCriterion{.name = "criterion",
                          .help = "MDP solver objective"};
 const KeyDecl kCacheDir{.name = "cache_dir",
                         .type = KeyType::kPath,
-                        .help = "cache of solved MDP policies; default: $SLOSERVE_CACHE_DIR, else "
-                                "~/.cache/sloserve/mdp"};
-const KeyDecl kLoadQps{.name = "load_qps",
-                       .type = KeyType::kNumber,
-                       .default_value = "0",
-                       .unit = "qps",
-                       .min = 0,
-                       .help = "plan for this fixed load instead of the measured one (0 = measure)"};
+                        .help =
+                            "cache of solved MDP policies; default: $SLOSERVE_CACHE_DIR, else "
+                            "~/.cache/sloserve/mdp"};
+const KeyDecl kLoadQps{
+    .name = "load_qps",
+    .type = KeyType::kNumber,
+    .default_value = "0",
+    .unit = "qps",
+    .min = 0,
+    .help = "plan for this fixed load instead of the measured one (0 = measure)"};
 const KeyDecl kThreads{.name = "threads",
                        .type = KeyType::kInteger,
                        .default_value = "2",
