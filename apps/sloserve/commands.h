@@ -19,5 +19,6 @@ int PlanCommand(const std::vector<std::string>& args);
 int PlanInfAdapterCommand(const std::vector<std::string>& args);  // plan infadapter
 int WorkerCommand(const std::vector<std::string>& args);
 int ForecastCommand(const std::vector<std::string>& args);
+int ConfigCommand(const std::vector<std::string>& args);  // config check|schema|reference
 
 }  // namespace sloserve::cli

@@ -17,7 +17,7 @@
 #include "commands.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/allowable_throughput.h"
-#include "sloserve/sim/experiment_config.h"
+#include "sloserve/config/experiment_config.h"
 #include "sloserve/sim/heterogeneous_bounds.h"
 
 namespace sloserve::cli {

@@ -30,6 +30,8 @@ const Command kCommands[] = {
     {"loadgen", sloserve::cli::LoadgenCommand, "drive a server open-loop and report latency/SLOs"},
     {"sim", sloserve::cli::SimCommand, "simulate an experiment config (one run or a sweep)"},
     {"policies", sloserve::cli::PoliciesCommand, "list the policies selectable by name"},
+    {"config", sloserve::cli::ConfigCommand,
+     "check config files (every error, with lines), print their JSON Schema or reference"},
     {"profile", sloserve::cli::ProfileCommand,
      "inspect a profile suite (show, load-latency, synthetic); `profile measure` measures a "
      "TorchScript model repository (docs/torch.md)"},

@@ -17,13 +17,13 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "progress_bar.h"
+#include "sloserve/config/experiment_config.h"
 #include "sloserve/planner/config_search.h"
 #include "sloserve/planner/kairos_config_pick.h"
 #include "sloserve/planner/kairos_upper_bound.h"
 #include "sloserve/policy/latency_learning/latency_predictor.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/config_evaluator.h"
-#include "sloserve/sim/experiment_config.h"
 #include "sloserve/sim/heterogeneous_bounds.h"
 
 namespace sloserve::cli {
@@ -154,20 +154,9 @@ std::string FileSafe(std::string s) {
 
 StatusOr<PlanOptions> ParsePlanOptions(const Args& args, const ExperimentConfig& config) {
   PlanOptions o;
-  auto key = [&](const std::string& k, const std::string& fallback) {
-    auto it = config.base.find(k);
-    return it == config.base.end() || it->second.empty() ? fallback : it->second;
-  };
-  double default_budget = 2.5;
-  {
-    const std::string b = key("plan.budget_per_hour", "2.5");
-    char* end = nullptr;
-    default_budget = std::strtod(b.c_str(), &end);
-    if (b.empty() || *end != '\0')
-      return InvalidArgumentError("plan.budget_per_hour: '" + b + "' is not a number");
-  }
+  ASSIGN_OR_RETURN(const double default_budget, NumberOf(config.base, kPlanBudgetKey));
   ASSIGN_OR_RETURN(o.budget, args.GetDouble("budget", default_budget));
-  o.max_counts = args.Has("max") ? args.Get("max") : key("plan.max_instances", "");
+  o.max_counts = args.Has("max") ? args.Get("max") : TextOf(config.base, kPlanMaxInstancesKey);
   ASSIGN_OR_RETURN(o.top_n, args.GetInt("top", 20));
   ASSIGN_OR_RETURN(o.size_sample, args.GetInt("size-sample", 10000));
   ASSIGN_OR_RETURN(o.oracle_queries, args.GetInt("oracle-queries", 20000));

@@ -19,7 +19,7 @@
 #include "sloserve/policy/planning/infadapter_planning.h"
 #include "sloserve/policy/policy_spec.h"
 #include "sloserve/profile/profile.h"
-#include "sloserve/sim/experiment_config.h"
+#include "sloserve/config/experiment_config.h"
 
 namespace sloserve::cli {
 // Named, not anonymous: the unity build compiles the commands in one batch.

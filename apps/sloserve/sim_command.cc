@@ -9,9 +9,9 @@
 #include "cluster_sim_command.h"
 #include "commands.h"
 #include "progress_bar.h"
+#include "sloserve/config/experiment_config.h"
+#include "sloserve/config/suite_resolver.h"
 #include "sloserve/report/run_table.h"
-#include "sloserve/sim/experiment_config.h"
-#include "sloserve/sim/suite_resolver.h"
 #include "sloserve/sim/sweep.h"
 
 namespace sloserve::cli {
@@ -41,7 +41,12 @@ void PrintHelp() {
       "adaptive, prefetch, multiplexed): its keys are in docs/model-aware.md.\n\n"
       "options:\n%s\nconfig keys:\n",
       FlagsHelp(kFlags).c_str());
-  for (const auto& [k, d] : ConfigKeys()) std::printf("  %-26s %s\n", k.c_str(), d.c_str());
+  for (const KeyDecl* k : RunKeys()) std::printf("  %-26s %s\n", k->name.c_str(), k->help.c_str());
+  std::printf("  %-26s %s\n", "policy.*",
+              "the policies' names and options (sloserve policies --describe NAME)");
+  std::printf(
+      "every key, with types, defaults and ranges: docs/config.md; check a file with\n"
+      "`sloserve config check FILE`\n");
   std::printf(
       "\nexample: sloserve sim experiments/foundation/edf_image.yaml --set workers=40 --json\n");
 }

@@ -13,8 +13,8 @@
 #include "sloserve/exec/profile_executor.h"
 #include "sloserve/remote/process_setup.h"
 #include "sloserve/remote/worker_server.h"
-#include "sloserve/sim/experiment_config.h"
-#include "sloserve/sim/suite_resolver.h"
+#include "sloserve/config/experiment_config.h"
+#include "sloserve/config/suite_resolver.h"
 #include "stop_signals.h"
 #include "torch_commands.h"
 

@@ -12,7 +12,7 @@
 #include "sloserve/policy/policy_spec.h"
 #include "sloserve/policy/selection/fixed.h"
 #include "sloserve/profile/exec_time_model.h"
-#include "sloserve/sim/experiment_config.h"
+#include "sloserve/config/experiment_config.h"
 #include "sloserve/sim/simulation.h"
 #include "support/virtual_run.h"
 

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "sloserve/sim/experiment_config.h"
+#include "sloserve/config/experiment_config.h"
 #include "sloserve/sim/simulation.h"
 #include "sloserve/sim/sweep.h"
 

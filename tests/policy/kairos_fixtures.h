@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "sloserve/profile/profile.h"
-#include "sloserve/sim/run_spec.h"
+#include "sloserve/config/run_spec.h"
 
 namespace sloserve::testing {
 

@@ -1,4 +1,4 @@
-#include "sloserve/sim/experiment_config.h"
+#include "sloserve/config/experiment_config.h"
 
 #include <gtest/gtest.h>
 

@@ -12,47 +12,13 @@ namespace sloserve {
 namespace {
 
 // Every key the schema accepts (docs/model-aware.md); anything else is a typo.
-const std::set<std::string>& KnownKeys() {
-  static const std::set<std::string> k = {"name",
-                                          "suite",
-                                          "seed",
-                                          "runs",
-                                          "policies",
-                                          "break_even_s",
-                                          "sweep",
-                                          "cluster",
-                                          "cluster.machines",
-                                          "cluster.hardware",
-                                          "cluster.cache_mb",
-                                          "cluster.target_ongoing_requests",
-                                          "cluster.network_s",
-                                          "cluster.cold_start",
-                                          "cluster.load_s_per_gb",
-                                          "cluster.load_base_s",
-                                          "cluster.prefetch_window",
-                                          "cluster.prefetch_min_share",
-                                          "cluster.max_models_per_replica",
-                                          "workload",
-                                          "workload.kind",
-                                          "workload.proc_cores",
-                                          "workload.pre_s",
-                                          "workload.post_s",
-                                          "workload.phases",
-                                          "workload.model",
-                                          "workload.count",
-                                          "workload.models",
-                                          "workload.copies",
-                                          "workload.rate_qps",
-                                          "workload.requests",
-                                          "workload.zipf_s"};
-  return k;
-}
+
 
 Status CheckKeys(const YAML::Node& n, const std::string& prefix) {
   if (!n.IsMap()) return OkStatus();
   for (const auto& kv : n) {
     const std::string key = prefix + kv.first.as<std::string>();
-    if (!KnownKeys().count(key)) return InvalidArgumentError("unknown key '" + key + "'");
+    if (!ClusterExperimentKeys().count(key)) return InvalidArgumentError("unknown key '" + key + "'");
     if (key == "cluster" || key == "workload") RETURN_IF_ERROR(CheckKeys(kv.second, key + "."));
   }
   return OkStatus();
@@ -415,6 +381,42 @@ StatusOr<ClusterExperiment> RunClusterExperiment(const std::string& yaml_text,
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError(origin + ": " + e.what());
   }
+}
+
+const std::set<std::string>& ClusterExperimentKeys() {
+  static const std::set<std::string> k = {"name",
+                                          "suite",
+                                          "seed",
+                                          "runs",
+                                          "policies",
+                                          "break_even_s",
+                                          "sweep",
+                                          "cluster",
+                                          "cluster.machines",
+                                          "cluster.hardware",
+                                          "cluster.cache_mb",
+                                          "cluster.target_ongoing_requests",
+                                          "cluster.network_s",
+                                          "cluster.cold_start",
+                                          "cluster.load_s_per_gb",
+                                          "cluster.load_base_s",
+                                          "cluster.prefetch_window",
+                                          "cluster.prefetch_min_share",
+                                          "cluster.max_models_per_replica",
+                                          "workload",
+                                          "workload.kind",
+                                          "workload.proc_cores",
+                                          "workload.pre_s",
+                                          "workload.post_s",
+                                          "workload.phases",
+                                          "workload.model",
+                                          "workload.count",
+                                          "workload.models",
+                                          "workload.copies",
+                                          "workload.rate_qps",
+                                          "workload.requests",
+                                          "workload.zipf_s"};
+  return k;
 }
 
 }  // namespace sloserve

@@ -3,6 +3,7 @@
 // docs/model-aware.md). Policies x sweep points x seeds, each a RunCluster; one row per
 // (sweep point, policy), averaged over the seeds.
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct ClusterExperiment {
   std::vector<ClusterRow> rows;
 };
 
+// Every key of a cluster experiment, dotted ("cluster.machines"); section names too.
+const std::set<std::string>& ClusterExperimentKeys();
 // True when the YAML text is a model-aware placement experiment (has `cluster:`).
 bool IsClusterExperiment(const std::string& yaml_text);
 // Parses, applies `key=value` overrides (dotted keys into the YAML; a value [a,b] is a

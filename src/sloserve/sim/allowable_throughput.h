@@ -16,7 +16,7 @@
 
 #include "sloserve/core/status.h"
 #include "sloserve/profile/profile.h"
-#include "sloserve/sim/run_spec.h"
+#include "sloserve/config/run_spec.h"
 
 namespace sloserve {
 

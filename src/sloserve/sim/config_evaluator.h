@@ -15,7 +15,7 @@
 #include "sloserve/planner/instance_configs.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/allowable_throughput.h"
-#include "sloserve/sim/run_spec.h"
+#include "sloserve/config/run_spec.h"
 
 namespace sloserve {
 

@@ -11,7 +11,7 @@
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
 #include "sloserve/profile/profile.h"
-#include "sloserve/sim/run_spec.h"
+#include "sloserve/config/run_spec.h"
 
 namespace sloserve {
 

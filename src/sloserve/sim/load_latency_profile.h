@@ -10,7 +10,7 @@
 
 #include "sloserve/policy/selection/response_latency_table.h"
 #include "sloserve/profile/profile.h"
-#include "sloserve/sim/run_spec.h"
+#include "sloserve/config/run_spec.h"
 
 namespace sloserve {
 

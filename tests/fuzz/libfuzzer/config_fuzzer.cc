@@ -8,7 +8,7 @@
 #include <string>
 
 #include "fuzz_check.h"
-#include "sloserve/sim/experiment_config.h"
+#include "sloserve/config/experiment_config.h"
 
 namespace {
 

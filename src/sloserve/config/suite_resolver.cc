@@ -1,4 +1,4 @@
-#include "sloserve/sim/suite_resolver.h"
+#include "sloserve/config/suite_resolver.h"
 
 #include <cstdlib>
 #include <sstream>

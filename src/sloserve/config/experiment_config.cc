@@ -1,0 +1,313 @@
+#include "sloserve/config/experiment_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "sloserve/config/config_keys.h"
+#include "sloserve/core/did_you_mean.h"
+#include "sloserve/policy/registry.h"
+
+namespace sloserve {
+namespace {
+
+bool KnownKey(const std::string& key) {
+  return FindConfigKey(key) != nullptr;
+}
+
+SourceMark MarkOf(const YAML::Node& n) {
+  return {n.Mark().line + 1, n.Mark().column + 1};
+}
+
+std::string Where(const std::string& origin, const YAML::Node& n) {
+  const SourceMark m = MarkOf(n);
+  return origin + ":" + std::to_string(m.line) + ":" + std::to_string(m.column);
+}
+
+// Flattens a mapping into dotted keys, recording where each was written under
+// `mark_prefix` + key.
+Status Flatten(const YAML::Node& node, const std::string& prefix, const std::string& origin,
+               const std::string& mark_prefix, FlatConfig* out,
+               std::map<std::string, SourceMark>* marks) {
+  if (!node.IsMap()) {
+    return InvalidArgumentError(Where(origin, node) + ": '" + prefix + "' must be a mapping");
+  }
+  for (const auto& kv : node) {
+    std::string key =
+        prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>();
+    (*marks)[mark_prefix + key] = MarkOf(kv.first);
+    if (kv.second.IsMap()) {
+      RETURN_IF_ERROR(Flatten(kv.second, key, origin, mark_prefix, out, marks));
+    } else if (kv.second.IsScalar()) {
+      (*out)[key] = kv.second.Scalar();
+    } else if (kv.second.IsNull()) {
+      (*out)[key] = "";
+    } else {
+      return InvalidArgumentError(Where(origin, kv.second) + ": key '" + key +
+                                  "' must be a single value (lists go under 'sweep:')");
+    }
+  }
+  return OkStatus();
+}
+
+std::string SweepKey(std::string key) {
+  return key == "load_qps" ? "workload.load_qps" : key;
+}
+
+bool IsPolicyNameKey(const std::string& key) {
+  for (const KeyDecl* k : PolicyNameKeys()) {
+    if (k->name == key) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status UnknownConfigKey(const std::string& what, const std::string& key) {
+  const std::vector<std::string>& names = ConfigKeyNames();
+  std::vector<std::string> section;
+  const size_t dot = key.find('.');
+  const std::string prefix = dot == std::string::npos ? "" : key.substr(0, dot + 1);
+  for (const std::string& k : names) {
+    if (!prefix.empty() && k.rfind(prefix, 0) == 0) section.push_back(k);
+  }
+  std::string listed;
+  if (prefix == "policy.") {
+    listed =
+        "policy keys: the policy names (dispatch, batching, selection, placement, "
+        "planning, name) and the options `sloserve policies --describe NAME` lists";
+  } else if (!section.empty()) {
+    listed = "keys under '" + prefix + "': " + JoinNames(section);
+  } else {
+    std::vector<std::string> top;
+    for (const std::string& k : names) {
+      const std::string head = k.substr(0, k.find('.'));
+      if (std::find(top.begin(), top.end(), head) == top.end()) top.push_back(head);
+    }
+    listed = "top-level keys and sections: " + JoinNames(top);
+  }
+  return InvalidArgumentError(what + " '" + key + "' (" + DidYouMean(key, names) + listed +
+                              "; see docs/config.md)");
+}
+
+std::string WhereIs(const ExperimentConfig& config, const std::string& mark_key) {
+  auto it = config.marks.find(mark_key);
+  if (it == config.marks.end() || it->second.line == 0) return config.origin;
+  return config.origin + ":" + std::to_string(it->second.line) + ":" +
+         std::to_string(it->second.column);
+}
+
+bool PolicyTakesOption(const PolicySpec& policy, const std::string& option) {
+  for (const KeyDecl& k : PolicyRegistry::Builtin().OptionsOf(policy)) {
+    if (k.name == option) return true;
+  }
+  return false;
+}
+
+StatusOr<ExperimentConfig> ParseExperimentStructure(const std::string& text,
+                                                    const std::string& origin) {
+  YAML::Node root;
+  auto syntax_error = [&](const YAML::Exception& e) {
+    return InvalidArgumentError(origin + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                std::to_string(e.mark.column + 1) + ": " + e.msg);
+  };
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return syntax_error(e);
+  }
+  ExperimentConfig cfg;
+  cfg.origin = origin;
+  if (root.IsNull()) return cfg;
+  if (!root.IsMap()) return InvalidArgumentError(origin + ": top level must be a mapping");
+  try {
+    YAML::Node rest = YAML::Clone(root);
+    if (root["sweep"]) {
+      const YAML::Node& sweep = root["sweep"];
+      if (!sweep.IsMap())
+        return InvalidArgumentError(Where(origin, sweep) + ": 'sweep' must map keys to lists");
+      for (const auto& kv : sweep) {
+        const std::string key = SweepKey(kv.first.as<std::string>());
+        cfg.marks["sweep." + key] = MarkOf(kv.first);
+        std::vector<std::string> values;
+        if (kv.second.IsSequence()) {
+          for (const auto& v : kv.second) {
+            if (!v.IsScalar())
+              return InvalidArgumentError(Where(origin, v) + ": sweep values must be scalars");
+            cfg.marks["sweep." + key + "[" + std::to_string(values.size()) + "]"] = MarkOf(v);
+            values.push_back(v.Scalar());
+          }
+        } else if (kv.second.IsScalar()) {
+          cfg.marks["sweep." + key + "[0]"] = MarkOf(kv.second);
+          values.push_back(kv.second.Scalar());
+        }
+        if (values.empty())
+          return InvalidArgumentError(Where(origin, kv.second) + ": sweep '" + key + "' is empty");
+        cfg.sweep.emplace_back(key, values);
+      }
+      rest.remove("sweep");
+    }
+    if (root["policies"]) {
+      const YAML::Node& list = root["policies"];
+      if (!list.IsSequence())
+        return InvalidArgumentError(Where(origin, list) + ": 'policies' must be a list");
+      for (const auto& item : list) {
+        FlatConfig p;
+        const std::string mark_prefix = "policies[" + std::to_string(cfg.policies.size()) + "].";
+        RETURN_IF_ERROR(Flatten(item, "policy", origin, mark_prefix, &p, &cfg.marks));
+        cfg.policies.push_back(std::move(p));
+      }
+      rest.remove("policies");
+    }
+    RETURN_IF_ERROR(Flatten(rest, "", origin, "", &cfg.base, &cfg.marks));
+  } catch (const YAML::Exception& e) {
+    return syntax_error(e);
+  }
+  auto name = cfg.base.find("name");
+  cfg.name = name == cfg.base.end() ? "" : name->second;
+  cfg.base["__config_dir"] = std::filesystem::path(origin).parent_path().string();
+  return cfg;
+}
+
+StatusOr<ExperimentConfig> ParseExperimentConfig(const std::string& text,
+                                                 const std::string& origin) {
+  ASSIGN_OR_RETURN(ExperimentConfig cfg, ParseExperimentStructure(text, origin));
+  for (const auto& [key, values] : cfg.sweep) {
+    if (!KnownKey(key))
+      return UnknownConfigKey(WhereIs(cfg, "sweep." + key) + ": unknown sweep key", key);
+  }
+  for (size_t i = 0; i < cfg.policies.size(); ++i) {
+    for (const auto& [key, value] : cfg.policies[i]) {
+      if (!KnownKey(key))
+        return UnknownConfigKey(
+            WhereIs(cfg, "policies[" + std::to_string(i) + "]." + key) + ": unknown key", key);
+    }
+  }
+  for (const auto& [key, value] : cfg.base) {
+    if (key != "__config_dir" && !KnownKey(key))
+      return UnknownConfigKey(WhereIs(cfg, key) + ": unknown key", key);
+  }
+  return cfg;
+}
+
+StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFoundError(path + ": cannot open config file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseExperimentConfig(ss.str(), path);
+}
+
+Status ApplyOverrides(ExperimentConfig* config, const std::vector<std::string>& sets) {
+  for (const std::string& s : sets) {
+    size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidArgumentError("--set '" + s + "': expected key=value");
+    }
+    const std::string key = SweepKey(s.substr(0, eq));
+    const std::string value = s.substr(eq + 1);
+    if (!KnownKey(key)) return UnknownConfigKey("--set: unknown key", key);
+    // An override replaces any sweep over the same key.
+    std::erase_if(config->sweep, [&](const auto& axis) { return axis.first == key; });
+    config->marks.erase(key);
+    if (value.size() >= 2 && value.front() == '[' && value.back() == ']') {
+      std::vector<std::string> values;
+      std::stringstream ss(value.substr(1, value.size() - 2));
+      for (std::string item; std::getline(ss, item, ',');) {
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        if (!item.empty()) values.push_back(item);
+      }
+      if (values.empty()) return InvalidArgumentError("--set " + key + ": empty list");
+      config->sweep.emplace_back(key, values);
+    } else if (value.empty()) {
+      // "key=" removes the key (e.g. a policy option the new policy does not take).
+      config->base.erase(key);
+      for (FlatConfig& p : config->policies) p.erase(key);
+    } else {
+      config->base[key] = value;
+      // A policy name replaces every entry's; an option reaches the entries through the
+      // base (ExpandRuns), overriding an entry that sets it itself.
+      if (key.rfind("policy.", 0) == 0) {
+        for (FlatConfig& p : config->policies) {
+          if (IsPolicyNameKey(key) || p.count(key)) p[key] = value;
+        }
+      }
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<std::vector<RunSpec>> ExpandRuns(const ExperimentConfig& config) {
+  std::vector<FlatConfig> policies = config.policies;
+  if (policies.empty()) policies.push_back({});
+  std::vector<RunSpec> runs;
+  std::set<std::string> taken;  // policy options some entry of the list takes
+  // Odometer over sweep axes; policies vary fastest so rows group by load.
+  std::vector<size_t> idx(config.sweep.size(), 0);
+  while (true) {
+    for (const FlatConfig& pol : policies) {
+      FlatConfig flat = config.base;
+      std::map<std::string, std::string> labels;
+      for (size_t i = 0; i < config.sweep.size(); ++i) {
+        flat[config.sweep[i].first] = config.sweep[i].second[idx[i]];
+        labels[config.sweep[i].first] = config.sweep[i].second[idx[i]];
+      }
+      if (!pol.empty()) {
+        // A `policies:` entry replaces the base policy's names; the base's options (and
+        // swept ones) are defaults for the entries: each entry takes those its policies
+        // declare.
+        FlatConfig defaults;
+        for (const auto& [k, v] : flat) {
+          if (k.rfind("policy.", 0) == 0 && !IsPolicyNameKey(k)) defaults[k] = v;
+        }
+        std::erase_if(flat, [](const auto& kv) { return kv.first.rfind("policy.", 0) == 0; });
+        for (const auto& [k, v] : pol) flat[k] = v;
+        const PolicySpec names = PolicyNamesFromFlat(flat);
+        for (const auto& [k, v] : defaults) {
+          const bool swept = labels.count(k) > 0;
+          if ((swept || !pol.count(k)) && PolicyTakesOption(names, k.substr(7))) {
+            flat[k] = v;
+            taken.insert(k);
+          }
+        }
+        for (const auto& [k, v] : pol) taken.insert(k);
+      }
+      auto spec = RunSpecFromFlat(flat);
+      if (!spec.ok()) {
+        std::string where;
+        for (const auto& [k, v] : labels) where += (where.empty() ? "" : ", ") + k + "=" + v;
+        return spec.status().WithPrefix(where.empty() ? "config" : "config (" + where + ")");
+      }
+      spec->labels = labels;
+      runs.push_back(std::move(*spec));
+    }
+    size_t i = 0;
+    for (; i < idx.size(); ++i) {
+      if (++idx[i] < config.sweep[i].second.size()) break;
+      idx[i] = 0;
+    }
+    if (i == idx.size()) break;
+  }
+  if (!config.policies.empty()) {
+    // An option no entry takes would otherwise vanish: as much a typo as an unknown key.
+    for (const auto& [k, v] : config.base) {
+      if (k.rfind("policy.", 0) == 0 && !IsPolicyNameKey(k) && !taken.count(k))
+        return InvalidArgumentError(WhereIs(config, k) + ": '" + k +
+                                    "' is not an option of any policy in 'policies:' (see "
+                                    "sloserve policies --describe NAME)");
+    }
+    for (const auto& [k, values] : config.sweep) {
+      if (k.rfind("policy.", 0) == 0 && !IsPolicyNameKey(k) && !taken.count(k))
+        return InvalidArgumentError(WhereIs(config, "sweep." + k) + ": sweep '" + k +
+                                    "' is not an option of any policy in 'policies:'");
+    }
+  }
+  return runs;
+}
+
+}  // namespace sloserve

@@ -1,0 +1,29 @@
+#pragma once
+// The keys of one run (deployment, workload, executor, engine and the policy's names),
+// declared here next to RunSpecFromFlat, which reads them (docs/config.md).
+#include <vector>
+
+#include "sloserve/config/flat_config.h"
+#include "sloserve/config/run_spec.h"
+#include "sloserve/core/declared_key.h"
+
+namespace sloserve {
+
+// Every key of a run, in the order docs/config.md lists them.
+const std::vector<const KeyDecl*>& RunKeys();
+// The policy's names (policy.dispatch, ...); the policies' options are declared by each
+// policy (PolicyRegistry::AllOptions).
+const std::vector<const KeyDecl*>& PolicyNameKeys();
+// `sloserve plan kairos`'s keys (plan.*).
+const std::vector<const KeyDecl*>& PlanKeys();
+extern const KeyDecl kPlanBudgetKey;
+extern const KeyDecl kPlanMaxInstancesKey;
+
+// The policy's names (policy.dispatch, ...) of `flat`, without options.
+PolicySpec PolicyNamesFromFlat(const FlatConfig& flat);
+
+// Builds one run from flat keys. `serve` shares the keys but has no workload section,
+// so it passes with_workload = false.
+StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& flat, bool with_workload = true);
+
+}  // namespace sloserve
