@@ -1,6 +1,7 @@
 // End-to-end: the real `sloserve` binary in real processes on 127.0.0.1.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -239,21 +240,31 @@ TEST(CliE2eTest, SimRefusesExtremeNumbersNamingTheRange) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
   // Policy options that become durations: bounded before the conversion (1e300 ms
-  // overflowed a Duration, undefined behaviour).
+  // overflowed a Duration, undefined behaviour). The selection cases switch a config
+  // whose policy sets no `variant` (an option `fixed` takes, jellyfish_plus and ramsis
+  // do not: it would be refused first).
   const std::vector<std::pair<std::vector<std::string>, std::string>> policy_cases = {
       {{"policy.selection=jellyfish_plus", "policy.window_ms=1e300"},
-       "option 'window_ms' must be in (0, 86400000]"},
+       "selection policy 'jellyfish_plus': option 'window_ms': must be a number in (0, 86400000], "
+       "got \"1e300\""},
       {{"policy.selection=ramsis", "policy.window_ms=1e300"},
-       "ramsis: option 'window_ms' must be in (0, 86400000]"},
+       "selection policy 'ramsis': option 'window_ms': must be a number in (0, 86400000], got "
+       "\"1e300\""},
       {{"policy.dispatch=slo_partition", "policy.slo_workers=1e300:60"},
        "option 'slo_workers': expected slo_ms:workers"},
       {{"policy.batching=orloj", "policy.cost_steps=1e300:1"},
        "orloj: option 'cost_steps': offsets must be in [0, 86400000] ms"},
   };
   for (const auto& [sets, expect] : policy_cases) {
+    const bool selection = sets[0].rfind("policy.selection=", 0) == 0;
     std::vector<std::string> argv = {
-        kBin,    "sim",         kRoot + "/experiments/foundation/edf_image.yaml", "--no-progress",
-        "--set", "duration_s=1"};
+        kBin,
+        "sim",
+        kRoot + (selection ? "/experiments/admission/overload_image.yaml"
+                           : "/experiments/foundation/edf_image.yaml"),
+        "--no-progress",
+        "--set",
+        "duration_s=1"};
     for (const std::string& set : sets) {
       argv.push_back("--set");
       argv.push_back(set);
@@ -299,6 +310,55 @@ TEST(CliE2eTest, AFileThatIsNotAProfileOrTraceIsNamedNotShown) {
     EXPECT_NE(r.err.find(file + ":1: "), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("SECRET"), std::string::npos) << r.err;
   }
+}
+
+// Issue 30: `policies --describe NAME` lists a policy's options from their declarations.
+TEST(CliE2eTest, PoliciesDescribeListsAPolicysDeclaredOptions) {
+  auto r = RunProcess({kBin, "policies", "--describe", "ramsis", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["name"], "ramsis");
+  EXPECT_EQ(j["kind"], "selection");
+  EXPECT_FALSE(j["summary"].get<std::string>().empty());
+  ASSERT_GT(j["options"].size(), 10u);
+  auto text = RunProcess({kBin, "policies", "--describe", "ramsis"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  std::vector<std::string> names;
+  for (const auto& o : j["options"]) {
+    const std::string name = o["name"];
+    names.push_back(name);
+    EXPECT_FALSE(o["type"].get<std::string>().empty()) << name;
+    EXPECT_FALSE(o["help"].get<std::string>().empty()) << name;
+    // The text form has a row naming the option, its type, its allowed values and help.
+    const size_t row = text.out.find("\n  " + name + " ");
+    ASSERT_NE(row, std::string::npos) << name << "\n" << text.out;
+    const std::string line = text.out.substr(row + 1, text.out.find('\n', row + 1) - row - 1);
+    EXPECT_NE(line.find(" " + o["type"].get<std::string>() + " "), std::string::npos) << line;
+    EXPECT_NE(line.find(o["allowed"].get<std::string>()), std::string::npos) << line;
+    EXPECT_NE(line.find(o["help"].get<std::string>()), std::string::npos) << line;
+  }
+  // The options its page documents are among them.
+  for (const char* documented : {"window_ms", "quantile", "accuracy_step", "slo_workers"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), documented), names.end()) << documented;
+  }
+  // Every listed policy can be described.
+  auto list = RunProcess({kBin, "policies", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  for (const auto& p : nlohmann::json::parse(list.out)) {
+    if (p["kind"] == "cluster") continue;
+    auto d = RunProcess({kBin, "policies", "--describe", p["name"].get<std::string>(), "--json"});
+    EXPECT_EQ(d.exit_code, 0) << p["name"] << ": " << d.err;
+    EXPECT_EQ(nlohmann::json::parse(d.out)["kind"], p["kind"]) << p["name"];
+  }
+  // An unknown name: an error with a suggestion; -h documents --describe.
+  auto unknown = RunProcess({kBin, "policies", "--describe", "ramsi"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_EQ(unknown.out, "");
+  EXPECT_NE(unknown.err.find("unknown policy 'ramsi' (did you mean 'ramsis'?"), std::string::npos)
+      << unknown.err;
+  auto help = RunProcess({kBin, "policies", "-h"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--describe NAME"), std::string::npos) << help.out;
 }
 
 // Issue 9: what a new user mistypes is named, with the valid names and a suggestion.

@@ -1,12 +1,19 @@
-// Policy options across a policy set: which policies know which options (the registry's
-// probe), options of policies not chosen (ignored), typos (errors with a suggestion), and
-// variant names in selection options (errors listing the task's variants).
+// Policy options: each declared next to its policy (a KeyDecl: type, default, unit,
+// range, help), which policies declare which options (the registry's probe), values the
+// declarations refuse (naming policy, option, value and range), options of policies not
+// chosen and typos (errors with a suggestion), and variant names in selection options
+// (errors listing the task's variants).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "policy/policy_test_util.h"
+#include "sloserve/core/did_you_mean.h"
+#include "sloserve/policy/common_options.h"
 #include "sloserve/policy/policy_spec.h"
 #include "sloserve/policy/registry.h"
 #include "sloserve/policy/selection/fixed.h"
@@ -85,47 +92,213 @@ TEST(PolicyOptionsTest, ProbedOptionsCoverTheDocumentedOptions) {
   EXPECT_GT(checked, 40);  // the tables were found
 }
 
-TEST(PolicyOptionsTest, OptionOfAPolicyNotChosenIsIgnored) {
-  // The default serve config sets `variant` for `fixed`; switching the selection to a
-  // policy that does not read it must not fail.
+// Every registered policy's name.
+std::vector<std::string> AllPolicies() {
+  return PolicyRegistry::Builtin().PolicyNames();
+}
+
+TEST(PolicyOptionsTest, DeclaredDefaultsParseAndLieInTheirOwnRange) {
+  int options = 0;
+  for (const std::string& policy : AllPolicies()) {
+    for (const KeyDecl& key : PolicyRegistry::Builtin().OptionsOf(policy)) {
+      ++options;
+      const std::string what = policy + ": " + key.name;
+      EXPECT_FALSE(key.help.empty()) << what;
+      EXPECT_LE(key.min, key.max) << what;
+      if (key.type == KeyType::kChoice) {
+        EXPECT_FALSE(key.choices.empty()) << what;
+      }
+      if (key.default_value.empty()) {
+        // No default: a text option (unset = none or computed) or a required one, which
+        // says so in its help.
+        EXPECT_TRUE(key.type == KeyType::kString || key.type == KeyType::kPath ||
+                    key.type == KeyType::kNumberList || Has(key.help, "required"))
+            << what;
+        continue;
+      }
+      const Status st = CheckValue(key, key.default_value);
+      EXPECT_TRUE(st.ok()) << what << ": " << st.message();
+    }
+  }
+  EXPECT_GT(options, 60);  // the probe found the options
+}
+
+// An option two policies take means one thing: one type (`variant` in fixed and ribbon,
+// `latency_quantile` in nexus and clockwork).
+TEST(PolicyOptionsTest, SameNamedOptionsAgreeInType) {
+  std::map<std::string, std::pair<KeyType, std::string>> seen;  // option -> (type, policy)
+  for (const std::string& policy : AllPolicies()) {
+    for (const KeyDecl& key : PolicyRegistry::Builtin().OptionsOf(policy)) {
+      auto [it, fresh] = seen.emplace(key.name, std::make_pair(key.type, policy));
+      if (fresh) continue;
+      EXPECT_EQ(KeyTypeName(key.type), std::string(KeyTypeName(it->second.first)))
+          << "option '" << key.name << "' of " << policy << " and of " << it->second.second;
+    }
+  }
+  // AllOptions: one declaration per name, sorted, the same names as the policies take.
+  const std::vector<KeyDecl> all = PolicyRegistry::Builtin().AllOptions();
+  ASSERT_EQ(all.size(), seen.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i > 0) {
+      EXPECT_LT(all[i - 1].name, all[i].name);
+    }
+    ASSERT_TRUE(seen.count(all[i].name)) << all[i].name;
+    EXPECT_EQ(all[i].type, seen[all[i].name].first) << all[i].name;
+    // The hull of every policy's range: each policy's default is accepted.
+    for (const std::string& policy : Readers(all[i].name)) {
+      for (const KeyDecl& key : PolicyRegistry::Builtin().OptionsOf(policy)) {
+        if (key.name != all[i].name || key.default_value.empty()) continue;
+        EXPECT_TRUE(CheckValue(all[i], key.default_value).ok())
+            << all[i].name << " of " << policy << ": " << key.default_value;
+      }
+    }
+  }
+}
+
+TEST(PolicyOptionsTest, OptionsOfACombinationAreTheUnionOfItsPolicies) {
+  const PolicyRegistry& reg = PolicyRegistry::Builtin();
+  PolicySpec spec;
+  spec.selection = "ramsis";
+  spec.dispatch = "slo_partition";
+  spec.planning = "rate";
+  const std::vector<KeyDecl> options = reg.OptionsOf(spec);
+  std::vector<std::string> names;
+  for (const KeyDecl& key : options) names.push_back(key.name);
+  std::vector<std::string> want;
+  for (const char* policy : {"slo_partition", "edf", "ramsis", "rate"}) {
+    for (const KeyDecl& key : reg.OptionsOf(policy)) {
+      if (std::find(want.begin(), want.end(), key.name) == want.end()) want.push_back(key.name);
+    }
+  }
+  EXPECT_EQ(names, want);  // slo_workers once, though slo_partition and ramsis both take it
+  EXPECT_EQ(std::count(names.begin(), names.end(), "slo_workers"), 1);
+  EXPECT_TRUE(reg.OptionsOf("round_robin").empty());
+  EXPECT_TRUE(reg.OptionsOf("no_such_policy").empty());
+}
+
+// Builds policy `name` through the registry, as MakePolicySet does, with `options`.
+Status Build(const std::string& name, const std::map<std::string, std::string>& options) {
+  const PolicyRegistry& reg = PolicyRegistry::Builtin();
+  const PolicyParams p("test", options);
+  const std::string kind = reg.KindOf(name);
+  if (kind == "selection") return reg.MakeSelection(name, p).status();
+  if (kind == "batching") {
+    return reg.MakeBatching(name, p, FixedSelection::Create(PolicyParams()).value()).status();
+  }
+  if (kind == "dispatch") return reg.MakeDispatch(name, p).status();
+  if (kind == "placement") return reg.MakePlacement(name, p).status();
+  return reg.MakePlanning(name, p).status();
+}
+
+// Values outside the type or range of every declared option of every policy: refused by
+// the factory, naming the policy, the option, the value and the allowed range.
+TEST(PolicyOptionsTest, OutOfRangeNanInfAndWrongTypeValuesAreRefusedByName) {
+  const PolicyRegistry& reg = PolicyRegistry::Builtin();
+  int refused = 0;
+  for (const std::string& policy : AllPolicies()) {
+    for (const KeyDecl& key : reg.OptionsOf(policy)) {
+      std::vector<std::string> bad;
+      const bool numeric = key.type == KeyType::kNumber || key.type == KeyType::kInteger ||
+                           key.type == KeyType::kNumberList || key.type == KeyType::kIntegerList;
+      if (numeric) {
+        bad = {"nan", "inf", "-inf", "abc", "1x"};
+        auto text = [](double v) {
+          std::ostringstream out;
+          out.precision(17);
+          out << v;
+          return out.str();
+        };
+        if (std::isfinite(key.max))
+          bad.push_back(text(key.max + std::max(1.0, std::fabs(key.max))));
+        if (std::isfinite(key.min)) {
+          bad.push_back(key.min_exclusive ? text(key.min)
+                                          : text(key.min - std::max(1.0, std::fabs(key.min))));
+        }
+        if (key.type == KeyType::kInteger)
+          bad.push_back(text(key.min_exclusive || !std::isfinite(key.min) ? 1.5 : key.min + 0.5));
+      } else if (key.type == KeyType::kBool) {
+        bad = {"maybe", "2"};
+      } else if (key.type == KeyType::kChoice) {
+        bad = {"no_such_choice"};
+      }
+      for (const std::string& value : bad) {
+        const std::string what = policy + ": " + key.name + "=" + value;
+        const Status st = Build(policy, {{key.name, value}});
+        ASSERT_FALSE(st.ok()) << what;
+        EXPECT_TRUE(Has(st.message(), reg.KindOf(policy) + " policy '" + policy + "'")) << what;
+        EXPECT_TRUE(Has(st.message(), "option '" + key.name + "'")) << what;
+        EXPECT_TRUE(Has(st.message(), "\"" + value + "\"")) << what;
+        EXPECT_TRUE(Has(st.message(), AllowedText(key))) << what;
+        ++refused;
+      }
+    }
+  }
+  EXPECT_GT(refused, 200);
+}
+
+TEST(PolicyOptionsTest, ARefusalSaysWhatIsAllowed) {
+  PolicySpec spec;
+  spec.selection = "ramsis";
+  spec.options = {{"window_ms", "1e300"}};
+  EXPECT_EQ(MakePolicySet(spec).status().message(),
+            "selection policy 'ramsis': option 'window_ms': must be a number in " +
+                AllowedText(kWindowMsOption) + ", got \"1e300\"");
+  spec.options = {{"discretization", "fdl"}};
+  EXPECT_TRUE(Has(MakePolicySet(spec).status().message(),
+                  "option 'discretization': must be fld | md, got \"fdl\""));
+}
+
+TEST(PolicyOptionsTest, OptionOfAPolicyNotChosenIsAnError) {
+  // `variant` is fixed's (and the Kairos dispatchers'); jellyfish_plus does not take it.
   PolicySpec spec;
   spec.selection = "jellyfish_plus";
   spec.options = {{"variant", "efficientnet_b0"}, {"window_ms", "250"}};
   auto set = MakePolicySet(spec);
-  ASSERT_TRUE(set.ok()) << set.status().message();
-  EXPECT_EQ(set->ignored_options, std::vector<std::string>{"variant"});
-  spec.selection = "ramsis";  // the case (its Create does no MDP work)
-  set = MakePolicySet(spec);
-  ASSERT_TRUE(set.ok()) << set.status().message();
-  EXPECT_EQ(set->ignored_options, std::vector<std::string>{"variant"});
-  // Options of placement and planning policies not configured: ignored too.
-  spec.options = {{"per_worker_qps", "10"}, {"warm_variant", "x"}};
-  set = MakePolicySet(spec);
-  ASSERT_TRUE(set.ok()) << set.status().message();
-  EXPECT_EQ(set->ignored_options, (std::vector<std::string>{"per_worker_qps", "warm_variant"}));
-  // Read by the chosen policies: nothing ignored.
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().message(),
+            "policy 'edf/round_robin': option 'variant' is not taken by the chosen policies "
+            "(round_robin, edf, jellyfish_plus); did you mean 'variants'? it is an option of: " +
+                JoinNames(Readers("variant")));
+  // Options of placement and planning policies not configured.
+  spec.options = {{"per_worker_qps", "10"}};
+  EXPECT_EQ(MakePolicySet(spec).status().message(),
+            "policy 'edf/round_robin': option 'per_worker_qps' is not taken by the chosen "
+            "policies (round_robin, edf, jellyfish_plus); it is an option of: rate");
+  spec.planning = "rate";  // now it is
+  EXPECT_TRUE(MakePolicySet(spec).ok()) << MakePolicySet(spec).status().message();
+  // The example: headroom with ramsis, edf, round_robin.
+  spec = PolicySpec();
+  spec.selection = "ramsis";
+  spec.options = {{"headroom", "1.1"}};
+  EXPECT_TRUE(Has(MakePolicySet(spec).status().message(),
+                  "option 'headroom' is not taken by the chosen policies (round_robin, edf, "
+                  "ramsis); it is an option of: " +
+                      JoinNames(Readers("headroom"))));
+  // Taken by the chosen policies: built.
   spec.selection = "fixed";
   spec.options = {{"variant", "efficientnet_b0"}, {"drop_expired", "true"}};
-  set = MakePolicySet(spec);
-  ASSERT_TRUE(set.ok()) << set.status().message();
-  EXPECT_TRUE(set->ignored_options.empty());
+  EXPECT_TRUE(MakePolicySet(spec).ok()) << MakePolicySet(spec).status().message();
 }
 
-TEST(PolicyOptionsTest, OptionNoPolicyReadsIsAnErrorWithASuggestion) {
+TEST(PolicyOptionsTest, OptionNoPolicyTakesIsAnErrorWithASuggestion) {
   PolicySpec spec;
   spec.selection = "ramsis";
   spec.options = {{"windw_ms", "250"}};
   auto set = MakePolicySet(spec);
   ASSERT_FALSE(set.ok());
   EXPECT_EQ(set.status().message(),
-            "policy 'edf/round_robin': unknown policy option 'windw_ms' (did you mean "
-            "'window_ms'? read by: jellyfish_plus, model_switching, ramsis)");
-  // The same typo with a selection policy that has no window: still an error.
+            "policy 'edf/round_robin': option 'windw_ms' is not taken by the chosen policies "
+            "(round_robin, edf, ramsis); did you mean 'window_ms'?");
+  // The same typo with a selection policy that has no window: the suggestion says whose.
   spec.selection = "fixed";
-  EXPECT_TRUE(Has(MakePolicySet(spec).status().message(), "'windw_ms'"));
+  EXPECT_EQ(MakePolicySet(spec).status().message(),
+            "policy 'edf/round_robin': option 'windw_ms' is not taken by the chosen policies "
+            "(round_robin, edf, fixed); did you mean 'window_ms'? (an option of: " +
+                JoinNames(Readers("window_ms")) + ")");
   spec.options = {{"varaint", "efficientnet_b0"}};
   EXPECT_TRUE(Has(MakePolicySet(spec).status().message(),
-                  "unknown policy option 'varaint' (did you mean 'variant'? read by: "));
+                  "option 'varaint' is not taken by the chosen policies (round_robin, edf, "
+                  "fixed); did you mean 'variant'?"));
   // A misspelled policy kind arrives as an option.
   spec.options = {{"selction", "ramsis"}};
   EXPECT_TRUE(Has(MakePolicySet(spec).status().message(), "did you mean 'selection'?"));
@@ -138,7 +311,8 @@ TEST(PolicyOptionsTest, OptionNoPolicyReadsIsAnErrorWithASuggestion) {
   spec.selection = "fixed";
   spec.options = {{"frobnicate", "1"}};
   EXPECT_TRUE(Has(MakePolicySet(spec).status().message(),
-                  "unknown policy option 'frobnicate' (no policy reads it"));
+                  "option 'frobnicate' is not taken by the chosen policies (round_robin, edf, "
+                  "fixed); no policy takes it"));
 }
 
 Status InitSelection(std::unique_ptr<SelectionPolicy> p, const ProfileSuite& suite) {

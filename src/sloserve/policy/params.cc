@@ -1,62 +1,81 @@
 #include "sloserve/policy/params.h"
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
+#include <algorithm>
 
 namespace sloserve {
 
-Status PolicyParams::Bad(const std::string& key, const std::string& what) const {
-  return InvalidArgumentError(owner_ + ": option '" + key + "': " + what);
+bool PolicyParams::Has(const KeyDecl& key) const {
+  (void)Text(key);
+  return values_.count(key.name) > 0;
 }
 
-StatusOr<std::string> PolicyParams::GetString(const std::string& key,
-                                              const std::string& fallback) const {
-  used_[key] = true;
-  auto it = values_.find(key);
-  return it == values_.end() ? fallback : it->second;
-}
-
-StatusOr<double> PolicyParams::GetDouble(const std::string& key, double fallback) const {
-  used_[key] = true;
-  auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  const char* s = it->second.c_str();
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(s, &end);
-  if (end == s || *end != '\0' || errno != 0 || !std::isfinite(v)) {
-    return Bad(key, "expected a number, got \"" + it->second + "\"");
+const std::string* PolicyParams::Text(const KeyDecl& key) const {
+  if (std::none_of(asked_.begin(), asked_.end(),
+                   [&](const KeyDecl& k) { return k.name == key.name; })) {
+    asked_.push_back(key);
   }
-  return v;
+  auto it = values_.find(key.name);
+  if (it != values_.end()) return &it->second;
+  return key.default_value.empty() ? nullptr : &key.default_value;
 }
 
-StatusOr<int64_t> PolicyParams::GetInt(const std::string& key, int64_t fallback) const {
-  used_[key] = true;
-  auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  const char* s = it->second.c_str();
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s, &end, 10);
-  if (end == s || *end != '\0' || errno != 0) {
-    return Bad(key, "expected an integer, got \"" + it->second + "\"");
+std::string PolicyParams::Shown(const KeyDecl& key) const {
+  return (owner_.empty() ? "" : owner_ + ": ") + "option '" + key.name + "'";
+}
+
+// A getter that does not fit the declaration is a bug in the policy, said as such.
+Status PolicyParams::Mismatch(const KeyDecl& key, const char* read_as) const {
+  return InternalError(Shown(key) + ": declared as " + KeyTypeName(key.type) + ", read as " +
+                       read_as);
+}
+
+Status PolicyParams::Required(const KeyDecl& key) const {
+  return InvalidArgumentError(Shown(key) + " is required (" + key.help + ")");
+}
+
+StatusOr<std::string> PolicyParams::GetString(const KeyDecl& key) const {
+  const std::string* text = Text(key);
+  if (key.type == KeyType::kChoice) {
+    if (text == nullptr) return Required(key);
+    return ChoiceValue(key, *text, Shown(key));
   }
-  return static_cast<int64_t>(v);
+  if (key.type != KeyType::kString && key.type != KeyType::kPath) return Mismatch(key, "string");
+  return text == nullptr ? std::string() : *text;
 }
 
-StatusOr<bool> PolicyParams::GetBool(const std::string& key, bool fallback) const {
-  used_[key] = true;
-  auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  if (it->second == "true" || it->second == "1" || it->second == "yes") return true;
-  if (it->second == "false" || it->second == "0" || it->second == "no") return false;
-  return Bad(key, "expected true/false, got \"" + it->second + "\"");
+StatusOr<double> PolicyParams::GetDouble(const KeyDecl& key) const {
+  const std::string* text = Text(key);
+  if (key.type != KeyType::kNumber && key.type != KeyType::kInteger) return Mismatch(key, "number");
+  if (text == nullptr) return Required(key);
+  return NumberValue(key, *text, Shown(key));
+}
+
+StatusOr<int64_t> PolicyParams::GetInt(const KeyDecl& key) const {
+  const std::string* text = Text(key);
+  if (key.type != KeyType::kInteger) return Mismatch(key, "integer");
+  if (text == nullptr) return Required(key);
+  return IntegerValue(key, *text, Shown(key));
+}
+
+StatusOr<bool> PolicyParams::GetBool(const KeyDecl& key) const {
+  const std::string* text = Text(key);
+  if (key.type != KeyType::kBool) return Mismatch(key, "boolean");
+  if (text == nullptr) return Required(key);
+  return BoolValue(key, *text, Shown(key));
+}
+
+StatusOr<std::vector<double>> PolicyParams::GetNumberList(const KeyDecl& key) const {
+  const std::string* text = Text(key);
+  if (key.type != KeyType::kNumberList && key.type != KeyType::kIntegerList)
+    return Mismatch(key, "number list");
+  if (text == nullptr) return std::vector<double>{};
+  return NumberListValue(key, *text, Shown(key));
 }
 
 Status PolicyParams::CheckAllUsed() const {
-  for (const auto& [key, value] : values_) {
-    if (!used_.count(key)) return Bad(key, "unknown option");
+  for (const std::string& key : UnusedKeys()) {
+    return InvalidArgumentError((owner_.empty() ? "" : owner_ + ": ") + "option '" + key +
+                                "': unknown option");
   }
   return OkStatus();
 }
@@ -64,15 +83,14 @@ Status PolicyParams::CheckAllUsed() const {
 std::vector<std::string> PolicyParams::UnusedKeys() const {
   std::vector<std::string> out;
   for (const auto& [key, value] : values_) {
-    if (!used_.count(key)) out.push_back(key);
+    if (std::none_of(asked_.begin(), asked_.end(), [&](const KeyDecl& k) { return k.name == key; }))
+      out.push_back(key);
   }
   return out;
 }
 
-std::vector<std::string> PolicyParams::AskedKeys() const {
-  std::vector<std::string> out;
-  for (const auto& [key, asked] : used_) out.push_back(key);
-  return out;
+std::vector<KeyDecl> PolicyParams::AskedKeys() const {
+  return asked_;
 }
 
 }  // namespace sloserve

@@ -1,12 +1,79 @@
 #include "sloserve/policy/policy_spec.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "sloserve/core/did_you_mean.h"
 #include "sloserve/policy/registry.h"
 
 namespace sloserve {
 
+namespace {
+
+// The chosen policies' names, in OptionsOf(spec)'s order: "round_robin, edf, ramsis".
+std::string ChosenNames(const PolicySpec& spec) {
+  std::vector<std::string> names;
+  for (const std::string* name :
+       {&spec.dispatch, &spec.batching, &spec.selection, &spec.placement, &spec.planning}) {
+    if (!name->empty()) names.push_back(*name);
+  }
+  return JoinNames(names);
+}
+
+// Every option must be declared by one of the chosen policies. A config that keeps
+// `variant` for `fixed` when --set switches the selection to `ramsis` fails here, naming
+// the policies that do take it, rather than run without the option it meant.
+Status CheckOptionsDeclared(const PolicySpec& spec, const PolicyRegistry& reg) {
+  const std::vector<KeyDecl> declared = reg.OptionsOf(spec);
+  std::vector<std::string> candidates;
+  for (const KeyDecl& key : declared) candidates.push_back(key.name);
+  for (const auto& [key, value] : spec.options) {
+    if (std::any_of(candidates.begin(), candidates.end(),
+                    [&](const std::string& c) { return c == key; }))
+      continue;
+    // Suggest among the chosen policies' options and the names of the policy kinds
+    // (`policy.selction` lands here as an option).
+    std::vector<std::string> near = candidates;
+    for (const char* kind : {"name", "dispatch", "batching", "selection", "placement", "planning"})
+      near.push_back(kind);
+    std::string msg = "policy '" + spec.Label() + "': option '" + key +
+                      "' is not taken by the chosen policies (" + ChosenNames(spec) + ")";
+    const std::string best = ClosestName(key, near);
+    std::string hint = best.empty() ? "" : "did you mean '" + best + "'?";
+    if (const std::vector<std::string> readers = reg.OptionReaders(key); !readers.empty()) {
+      hint += (hint.empty() ? "" : " ") + std::string("it is an option of: ") + JoinNames(readers);
+    } else if (best.empty()) {
+      // A typo of another policy's option: suggest it and say whose it is.
+      std::vector<std::string> all;
+      for (const KeyDecl& k : reg.AllOptions()) all.push_back(k.name);
+      if (const std::string other = ClosestName(key, all); !other.empty()) {
+        hint = "did you mean '" + other +
+               "'? (an option of: " + JoinNames(reg.OptionReaders(other)) + ")";
+      } else {
+        hint = "no policy takes it (a policy's options: sloserve policies --describe NAME)";
+      }
+    }
+    return InvalidArgumentError(msg + "; " + hint);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 StatusOr<PolicySet> MakePolicySet(const PolicySpec& spec) {
   const PolicyRegistry& reg = PolicyRegistry::Builtin();
+  // Unknown policy names first (their error lists the known ones), then the options.
+  for (const auto& [kind, name] :
+       {std::pair<const char*, const std::string*>{"dispatch", &spec.dispatch},
+        {"batching", &spec.batching},
+        {"selection", &spec.selection},
+        {"placement", &spec.placement},
+        {"planning", &spec.planning}}) {
+    if (name->empty() && (std::string(kind) == "placement" || std::string(kind) == "planning"))
+      continue;
+    if (reg.KindOf(*name) != kind) return reg.UnknownPolicyError(kind, *name);
+  }
+  RETURN_IF_ERROR(CheckOptionsDeclared(spec, reg));
   PolicyParams params("policy '" + spec.Label() + "'", spec.options);
   ASSIGN_OR_RETURN(auto selection, reg.MakeSelection(spec.selection, params));
   const bool follows_load = selection != nullptr && selection->follows_load();
@@ -19,31 +86,6 @@ StatusOr<PolicySet> MakePolicySet(const PolicySpec& spec) {
   }
   if (!spec.planning.empty()) {
     ASSIGN_OR_RETURN(set.planning, reg.MakePlanning(spec.planning, params));
-  }
-  // An option none of the chosen policies read is fine if another registered policy
-  // knows it (a config keeps `variant` for `fixed` when --set switches to `ramsis`); one
-  // that no policy knows is a typo.
-  for (const std::string& key : params.UnusedKeys()) {
-    if (!reg.OptionReaders(key).empty()) {
-      set.ignored_options.push_back(key);
-      continue;
-    }
-    // Suggest among the options and the names of the policy kinds (`policy.selction`
-    // lands here as an option).
-    std::vector<std::string> candidates = reg.KnownOptions();
-    for (const char* kind : {"name", "dispatch", "batching", "selection", "placement", "planning"})
-      candidates.push_back(kind);
-    const std::string best = ClosestName(key, candidates);
-    std::string hint;
-    if (best.empty()) {
-      hint = "no policy reads it; options: docs/policies/";
-    } else if (std::vector<std::string> readers = reg.OptionReaders(best); !readers.empty()) {
-      hint = "did you mean '" + best + "'? read by: " + JoinNames(readers);
-    } else {
-      hint = "did you mean '" + best + "'?";
-    }
-    return InvalidArgumentError("policy '" + spec.Label() + "': unknown policy option '" + key +
-                                "' (" + hint + ")");
   }
   set.dispatch = std::move(dispatch);
   set.batching = std::move(batching);

@@ -1,6 +1,8 @@
 #pragma once
-// A named combination of dispatch, batching and selection policies with their shared
-// options, as written in configs (`policy:` in docs/sim.md) and built by the registry.
+// A named combination of dispatch, batching and selection policies (and optionally
+// placement and planning) with their options, as written in configs (`policy:` in
+// docs/sim.md) and built by the registry. Each option belongs to the chosen policies
+// that declare it (PolicyRegistry::OptionsOf).
 #include <map>
 #include <memory>
 #include <string>
@@ -18,7 +20,7 @@ struct PolicySpec {
   std::string selection = "fixed";
   std::string placement;                       // "" = none: dispatch alone routes
   std::string planning;                        // "" = none: the deployment stays as configured
-  std::map<std::string, std::string> options;  // read by the three policies together
+  std::map<std::string, std::string> options;  // each declared by a chosen policy
 
   std::string Label() const { return name.empty() ? batching + "/" + dispatch : name; }
 };
@@ -31,13 +33,11 @@ struct PolicySet {
   // The selection inside `batching` moves to faster variants as load rises
   // (SelectionPolicy::follows_load); admission control prices capacity accordingly.
   bool variant_follows_load = false;
-  // Options none of these policies read but another registered policy does (ignored).
-  std::vector<std::string> ignored_options;
 };
 
-// Builds the policies by name; fails on unknown names and on options that no registered
-// policy reads (typos). An option that only policies not chosen here read is ignored and
-// listed in `ignored_options`.
+// Builds the policies by name; fails on unknown names, on an option that none of the
+// chosen policies declares (naming the near options of the chosen policies and the other
+// policies that take it), and on a value its declaration refuses.
 StatusOr<PolicySet> MakePolicySet(const PolicySpec& spec);
 
 }  // namespace sloserve

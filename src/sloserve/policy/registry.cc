@@ -8,13 +8,14 @@
 namespace sloserve {
 namespace {
 
-// Which options does each policy know? Every factory runs once, when it is registered,
-// on empty params, and the keys its getters (and Has) asked for are recorded
-// (LearnOptions). Unlike a hand-kept key list per registration this cannot drift from
-// the code that reads the options. The price: a factory must ask for each key it knows
-// before it fails on empty params, and not only behind a branch on another option's
-// value. The built-in factories read every option up front; a test checks that the probe
-// finds every option documented on docs/policies/<name>.md
+// Which options does each policy declare? Every option is a KeyDecl next to the factory
+// that reads it (the getters of PolicyParams take the declaration). Every factory runs
+// once, when it is registered, on empty params, and the declarations its getters (and
+// Has) asked for are recorded (LearnOptions). Unlike a hand-kept list per registration
+// this cannot drift from the code that reads the options. The price: a factory must ask
+// for each option before it fails on empty params (a required option is read last), and
+// not only behind a branch on another option's value. A test checks that the probe finds
+// every option documented on docs/policies/<name>.md
 // (PolicyOptionsTest.ProbedOptionsCoverTheDocumentedOptions).
 PolicyParams ProbeParams() {
   return PolicyParams("probe", {});
@@ -62,12 +63,7 @@ const PolicyRegistry& PolicyRegistry::Builtin() {
 }
 
 void PolicyRegistry::LearnOptions(const std::string& name, const PolicyParams& probed) {
-  for (const std::string& key : probed.AskedKeys()) {
-    std::vector<std::string>& readers = option_readers_[key];
-    if (std::find(readers.begin(), readers.end(), name) != readers.end()) continue;
-    readers.push_back(name);
-    std::sort(readers.begin(), readers.end());
-  }
+  options_[name] = probed.AskedKeys();
 }
 
 // Each Add probes the factory (the result, a policy or an error, is discarded).
@@ -108,36 +104,79 @@ void PolicyRegistry::AddPlanning(const std::string& name, const std::string& sum
   planning_[name] = {summary, std::move(f)};
 }
 
-std::vector<std::string> PolicyRegistry::OptionReaders(const std::string& key) const {
-  auto it = option_readers_.find(key);
-  return it == option_readers_.end() ? std::vector<std::string>{} : it->second;
-}
-
-std::vector<std::string> PolicyRegistry::KnownOptions() const {
+std::vector<std::string> PolicyRegistry::PolicyNames() const {
   std::vector<std::string> out;
-  for (const auto& [key, readers] : option_readers_) out.push_back(key);
-  return out;
+  for (const auto& [name, options] : options_) out.push_back(name);
+  return out;  // a std::map's keys: sorted
 }
 
-std::vector<KeyDecl> PolicyRegistry::AllOptions() const {
-  std::vector<KeyDecl> out;
-  for (const auto& [key, readers] : option_readers_) {
-    out.push_back({.name = key, .help = "option of " + JoinNames(readers)});
-  }
-  return out;
+std::string PolicyRegistry::KindOf(const std::string& policy_name) const {
+  if (selection_.count(policy_name)) return "selection";
+  if (batching_.count(policy_name)) return "batching";
+  if (dispatch_.count(policy_name)) return "dispatch";
+  if (placement_.count(policy_name)) return "placement";
+  if (planning_.count(policy_name)) return "planning";
+  return "";
+}
+
+Status PolicyRegistry::UnknownPolicyError(const std::string& kind, const std::string& name) const {
+  if (kind == "selection") return UnknownPolicy("selection", name, selection_);
+  if (kind == "batching") return UnknownPolicy("batching", name, batching_);
+  if (kind == "dispatch") return UnknownPolicy("dispatch", name, dispatch_);
+  if (kind == "placement") return UnknownPolicy("placement", name, placement_);
+  return UnknownPolicy("planning", name, planning_);
+}
+
+std::vector<KeyDecl> PolicyRegistry::OptionsOf(const std::string& policy_name) const {
+  auto it = options_.find(policy_name);
+  return it == options_.end() ? std::vector<KeyDecl>{} : it->second;
 }
 
 std::vector<KeyDecl> PolicyRegistry::OptionsOf(const PolicySpec& spec) const {
   std::vector<KeyDecl> out;
-  const std::vector<std::string> chosen = {spec.dispatch, spec.batching, spec.selection,
-                                           spec.placement, spec.planning};
-  for (const auto& [key, readers] : option_readers_) {
-    for (const std::string& r : readers) {
-      if (std::find(chosen.begin(), chosen.end(), r) != chosen.end()) {
-        out.push_back({.name = key, .help = "option of " + JoinNames(readers)});
-        break;
+  for (const std::string* name :
+       {&spec.dispatch, &spec.batching, &spec.selection, &spec.placement, &spec.planning}) {
+    if (name->empty()) continue;
+    for (const KeyDecl& key : OptionsOf(*name)) {
+      if (std::none_of(out.begin(), out.end(),
+                       [&](const KeyDecl& k) { return k.name == key.name; }))
+        out.push_back(key);
+    }
+  }
+  return out;
+}
+
+std::vector<KeyDecl> PolicyRegistry::AllOptions() const {
+  std::map<std::string, KeyDecl> merged;
+  for (const auto& [policy, options] : options_) {  // by policy name
+    for (const KeyDecl& key : options) {
+      auto [it, fresh] = merged.emplace(key.name, key);
+      if (fresh) continue;
+      KeyDecl& m = it->second;
+      if (key.min < m.min || (key.min == m.min && !key.min_exclusive)) {
+        m.min_exclusive = key.min_exclusive;
+        m.min = key.min;
+      }
+      m.max = std::max(m.max, key.max);
+      if (m.default_value != key.default_value) m.default_value.clear();
+      if (m.unit != key.unit) m.unit.clear();
+      for (const std::string& c : key.choices) {
+        if (std::find(m.choices.begin(), m.choices.end(), c) == m.choices.end())
+          m.choices.push_back(c);
       }
     }
+  }
+  std::vector<KeyDecl> out;
+  for (auto& [name, key] : merged) out.push_back(std::move(key));
+  return out;
+}
+
+std::vector<std::string> PolicyRegistry::OptionReaders(const std::string& key) const {
+  std::vector<std::string> out;
+  for (const auto& [policy, options] : options_) {  // by policy name: sorted
+    if (std::any_of(options.begin(), options.end(),
+                    [&](const KeyDecl& k) { return k.name == key; }))
+      out.push_back(policy);
   }
   return out;
 }
@@ -146,21 +185,21 @@ StatusOr<std::unique_ptr<PlacementPolicy>> PolicyRegistry::MakePlacement(
     const std::string& name, const PolicyParams& p) const {
   auto it = placement_.find(name);
   if (it == placement_.end()) return UnknownPolicy("placement", name, placement_);
-  return it->second.factory(p);
+  return it->second.factory(p.WithOwner("placement policy '" + name + "'"));
 }
 
 StatusOr<std::unique_ptr<PlanningPolicy>> PolicyRegistry::MakePlanning(
     const std::string& name, const PolicyParams& p) const {
   auto it = planning_.find(name);
   if (it == planning_.end()) return UnknownPolicy("planning", name, planning_);
-  return it->second.factory(p);
+  return it->second.factory(p.WithOwner("planning policy '" + name + "'"));
 }
 
 StatusOr<std::unique_ptr<SelectionPolicy>> PolicyRegistry::MakeSelection(
     const std::string& name, const PolicyParams& p) const {
   auto it = selection_.find(name);
   if (it == selection_.end()) return UnknownPolicy("selection", name, selection_);
-  return it->second.factory(p);
+  return it->second.factory(p.WithOwner("selection policy '" + name + "'"));
 }
 
 StatusOr<std::unique_ptr<BatchingPolicy>> PolicyRegistry::MakeBatching(
@@ -170,14 +209,14 @@ StatusOr<std::unique_ptr<BatchingPolicy>> PolicyRegistry::MakeBatching(
   if (it == batching_.end()) return UnknownPolicy("batching", name, batching_);
   // Every batching policy forms batches that hold a multi-row request whole.
   if (selection) selection = std::make_unique<RowFitSelection>(std::move(selection));
-  return it->second.factory(p, std::move(selection));
+  return it->second.factory(p.WithOwner("batching policy '" + name + "'"), std::move(selection));
 }
 
 StatusOr<std::unique_ptr<DispatchPolicy>> PolicyRegistry::MakeDispatch(
     const std::string& name, const PolicyParams& p) const {
   auto it = dispatch_.find(name);
   if (it == dispatch_.end()) return UnknownPolicy("dispatch", name, dispatch_);
-  return it->second.factory(p);
+  return it->second.factory(p.WithOwner("dispatch policy '" + name + "'"));
 }
 
 std::vector<PolicyInfo> PolicyRegistry::SelectionPolicies() const {

@@ -60,19 +60,31 @@ class PolicyRegistry {
   std::vector<PolicyInfo> PlacementPolicies() const;
   std::vector<PolicyInfo> PlanningPolicies() const;
 
-  // Options: which registered policies (of any kind, by name, sorted) read option `key`;
-  // empty = no registered policy knows it (a typo).
-  std::vector<std::string> OptionReaders(const std::string& key) const;
-  // Every option some registered policy reads, sorted.
-  std::vector<std::string> KnownOptions() const;
-  // Every option as a declaration, one per name, sorted by name.
-  std::vector<KeyDecl> AllOptions() const;
-  // The options the policies of `spec` declare (dispatch, batching, selection, placement
-  // and planning together), one per name, sorted by name.
+  // Every registered policy name, of any kind, sorted.
+  std::vector<std::string> PolicyNames() const;
+  // "selection", "batching", "dispatch", "placement" or "planning"; "" = not registered.
+  std::string KindOf(const std::string& policy_name) const;
+  // "unknown <kind> policy '<name>' (did you mean ...? known: ...)" (NotFound).
+  Status UnknownPolicyError(const std::string& kind, const std::string& name) const;
+
+  // Options, from the declarations the policies' factories read (see registry.cc).
+  // The options policy `policy_name` (of any kind) declares, in the order its factory
+  // reads them; empty for an unknown name or a policy without options.
+  std::vector<KeyDecl> OptionsOf(const std::string& policy_name) const;
+  // The options of the policies `spec` chooses (dispatch, batching, selection, placement,
+  // planning, in that order), one declaration per name: what `spec.options` may set.
   std::vector<KeyDecl> OptionsOf(const PolicySpec& spec) const;
+  // Every option of every registered policy, one declaration per name, sorted by name.
+  // Where policies declare a name differently (headroom: (0, 1] for infadapter, > 0 for
+  // rate) the declaration is their hull: the widest range, the default and unit only
+  // where all agree, every choice; the type and help of the first policy by name.
+  std::vector<KeyDecl> AllOptions() const;
+  // Which registered policies (of any kind, by name, sorted) declare option `key`; empty
+  // = no registered policy takes it (a typo).
+  std::vector<std::string> OptionReaders(const std::string& key) const;
 
  private:
-  // Records the options the factory of policy `name` asks for (see registry.cc).
+  // Records the declarations the factory of policy `name` asks for (see registry.cc).
   void LearnOptions(const std::string& name, const PolicyParams& probed);
   template <typename F>
   struct Entry {
@@ -84,7 +96,7 @@ class PolicyRegistry {
   std::map<std::string, Entry<DispatchFactory>> dispatch_;
   std::map<std::string, Entry<PlacementFactory>> placement_;
   std::map<std::string, Entry<PlanningFactory>> planning_;
-  std::map<std::string, std::vector<std::string>> option_readers_;  // option -> policies
+  std::map<std::string, std::vector<KeyDecl>> options_;  // policy -> its options, read order
 };
 
 void RegisterBuiltinPolicies(PolicyRegistry* registry);

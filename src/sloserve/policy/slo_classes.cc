@@ -1,7 +1,10 @@
 #include "sloserve/policy/slo_classes.h"
 
-#include <cstdlib>
+#include <optional>
 #include <sstream>
+#include <string_view>
+
+#include "sloserve/core/declared_key.h"
 
 namespace sloserve {
 
@@ -10,20 +13,19 @@ StatusOr<std::vector<SloClass>> ParseSloClasses(const std::string& text, size_t 
   std::stringstream ss(text);
   size_t next = 0;
   for (std::string item; std::getline(ss, item, ',');) {
-    size_t colon = item.find(':');
-    const std::string head = item.substr(0, colon);  // kept alive: e1 points into it
-    char* e1 = nullptr;
-    char* e2 = nullptr;
-    double slo_ms = std::strtod(head.c_str(), &e1);
-    long count = colon == std::string::npos ? 0 : std::strtol(item.c_str() + colon + 1, &e2, 10);
+    const size_t colon = item.find(':');
+    const std::string_view view(item);
+    const std::optional<double> slo_ms =
+        colon == std::string::npos ? std::nullopt : ParseNumber(view.substr(0, colon));
+    const std::optional<int64_t> count =
+        colon == std::string::npos ? std::nullopt : ParseInteger(view.substr(colon + 1));
     // slo_ms bounded (a day) before MillisF: 1e300 or inf overflowed it (issue 37).
-    if (colon == std::string::npos || *e1 != '\0' || *e2 != '\0' ||
-        !(slo_ms > 0 && slo_ms <= 86'400'000) || count <= 0) {
+    if (!slo_ms || !count || !(*slo_ms > 0 && *slo_ms <= 86'400'000) || *count <= 0) {
       return InvalidArgumentError("option 'slo_workers': expected slo_ms:workers,..., got \"" +
                                   text + "\"");
     }
-    classes.push_back({MillisF(slo_ms), next, static_cast<size_t>(count)});
-    next += static_cast<size_t>(count);
+    classes.push_back({MillisF(*slo_ms), next, static_cast<size_t>(*count)});
+    next += static_cast<size_t>(*count);
   }
   if (classes.empty()) return InvalidArgumentError("option 'slo_workers' is empty");
   if (next != total_workers) {

@@ -7,16 +7,37 @@
 #include "sloserve/policy/per_worker.h"
 
 namespace sloserve {
+namespace clipper_options {
+const KeyDecl kAimdAdd{.name = "aimd_add",
+                       .type = KeyType::kNumber,
+                       .default_value = "1",
+                       .unit = "rows",
+                       .min = 0,
+                       .max = 1000,
+                       .min_exclusive = true,
+                       .help = "additive increase of the batch cap per batch within the objective"};
+// (0, 1): the declaration says (0, 1], Create refuses 1 (a factor of 1 never decreases).
+const KeyDecl kAimdDecrease{.name = "aimd_decrease",
+                            .type = KeyType::kNumber,
+                            .default_value = "0.1",
+                            .min = 0,
+                            .max = 1,
+                            .min_exclusive = true,
+                            .help =
+                                "multiplicative decrease factor of the cap when a batch "
+                                "overran (< 1)"};
+}  // namespace clipper_options
 
 StatusOr<std::unique_ptr<BatchingPolicy>> ClipperBatching::Create(
     const PolicyParams& params, std::unique_ptr<SelectionPolicy> sel) {
   Options o;
-  ASSIGN_OR_RETURN(o.add, params.GetDouble("aimd_add", 1));
-  if (!(o.add > 0 && o.add <= 1000))
-    return InvalidArgumentError("clipper: option 'aimd_add' must be in (0, 1000]");
-  ASSIGN_OR_RETURN(o.decrease, params.GetDouble("aimd_decrease", 0.1));
-  if (!(o.decrease > 0 && o.decrease < 1))
-    return InvalidArgumentError("clipper: option 'aimd_decrease' must be in (0, 1)");
+  ASSIGN_OR_RETURN(o.add, params.GetDouble(clipper_options::kAimdAdd));
+  ASSIGN_OR_RETURN(o.decrease, params.GetDouble(clipper_options::kAimdDecrease));
+  if (!(o.decrease < 1)) {
+    return InvalidArgumentError(
+        "clipper: option 'aimd_decrease': must be a number in (0, 1), got " +
+        params.values().at("aimd_decrease"));
+  }
   if (!sel) return InvalidArgumentError("clipper batching needs a selection policy");
   return std::unique_ptr<BatchingPolicy>(new ClipperBatching(o, std::move(sel)));
 }

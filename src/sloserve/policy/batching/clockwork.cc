@@ -5,13 +5,20 @@
 #include <algorithm>
 
 namespace sloserve {
+namespace clockwork_options {
+const KeyDecl kLatencyQuantile{
+    .name = "latency_quantile",
+    .type = KeyType::kNumber,
+    .default_value = "0.99",
+    .min = 0,
+    .max = 1,
+    .help = "quantile of the profile's latency samples used as the point estimate"};
+}  // namespace clockwork_options
 
 StatusOr<std::unique_ptr<BatchingPolicy>> ClockworkBatching::Create(
     const PolicyParams& params, std::unique_ptr<SelectionPolicy> sel) {
   Options o;
-  ASSIGN_OR_RETURN(o.latency_quantile, params.GetDouble("latency_quantile", 0.99));
-  if (!(o.latency_quantile >= 0 && o.latency_quantile <= 1))
-    return InvalidArgumentError("clockwork: option 'latency_quantile' must be in [0, 1]");
+  ASSIGN_OR_RETURN(o.latency_quantile, params.GetDouble(clockwork_options::kLatencyQuantile));
   if (!sel) return InvalidArgumentError("clockwork batching needs a selection policy");
   return std::unique_ptr<BatchingPolicy>(new ClockworkBatching(o, std::move(sel)));
 }

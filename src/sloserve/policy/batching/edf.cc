@@ -3,12 +3,20 @@
 #include <algorithm>
 
 namespace sloserve {
+namespace edf_options {
+const KeyDecl kDropExpired{.name = "drop_expired",
+                           .type = KeyType::kBool,
+                           .default_value = "false",
+                           .help =
+                               "drop queries already past their deadline instead of serving "
+                               "them late"};
+}  // namespace edf_options
 
 StatusOr<std::unique_ptr<BatchingPolicy>> EdfBatching::Create(const PolicyParams& params,
                                                               std::unique_ptr<SelectionPolicy> sel,
                                                               bool fifo) {
   Options o;
-  ASSIGN_OR_RETURN(o.drop_expired, params.GetBool("drop_expired", false));
+  ASSIGN_OR_RETURN(o.drop_expired, params.GetBool(edf_options::kDropExpired));
   o.arrival_order = fifo;
   if (!sel) return InvalidArgumentError("edf/fifo batching needs a selection policy");
   return std::unique_ptr<BatchingPolicy>(new EdfBatching(o, std::move(sel)));

@@ -5,19 +5,35 @@
 #include <algorithm>
 
 namespace sloserve {
+namespace nexus_options {
+const KeyDecl kLatencyQuantile{.name = "latency_quantile",
+                               .type = KeyType::kNumber,
+                               .default_value = "0.5",
+                               .min = 0,
+                               .max = 1,
+                               .help = "quantile of the profile's latency samples planned on"};
+const KeyDecl kEpochMs{.name = "epoch_ms",
+                       .type = KeyType::kNumber,
+                       .default_value = "1000",
+                       .unit = "ms",
+                       .min = 1,
+                       .max = 3.6e6,
+                       .help = "re-planning interval (the rate window)"};
+const KeyDecl kRateQps{.name = "rate_qps",
+                       .type = KeyType::kNumber,
+                       .default_value = "0",
+                       .unit = "qps",
+                       .min = 0,
+                       .help = "fixed system rate instead of the observed one (0 = observe)"};
+}  // namespace nexus_options
 
 StatusOr<std::unique_ptr<BatchingPolicy>> NexusBatching::Create(
     const PolicyParams& params, std::unique_ptr<SelectionPolicy> sel) {
   Options o;
-  ASSIGN_OR_RETURN(o.latency_quantile, params.GetDouble("latency_quantile", 0.5));
-  if (!(o.latency_quantile >= 0 && o.latency_quantile <= 1))
-    return InvalidArgumentError("nexus: option 'latency_quantile' must be in [0, 1]");
-  ASSIGN_OR_RETURN(double epoch_ms, params.GetDouble("epoch_ms", 1000));
-  if (!(epoch_ms >= 1 && epoch_ms <= 3.6e6))
-    return InvalidArgumentError("nexus: option 'epoch_ms' must be in [1, 3600000]");
+  ASSIGN_OR_RETURN(o.latency_quantile, params.GetDouble(nexus_options::kLatencyQuantile));
+  ASSIGN_OR_RETURN(double epoch_ms, params.GetDouble(nexus_options::kEpochMs));
   o.epoch = MillisF(epoch_ms);
-  ASSIGN_OR_RETURN(o.rate_qps, params.GetDouble("rate_qps", 0));
-  if (!(o.rate_qps >= 0)) return InvalidArgumentError("nexus: option 'rate_qps' must be >= 0");
+  ASSIGN_OR_RETURN(o.rate_qps, params.GetDouble(nexus_options::kRateQps));
   if (!sel) return InvalidArgumentError("nexus batching needs a selection policy");
   return std::unique_ptr<BatchingPolicy>(new NexusBatching(o, std::move(sel)));
 }

@@ -1,9 +1,8 @@
 #include "sloserve/policy/batching/orloj.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "sloserve/policy/per_worker.h"
@@ -27,15 +26,86 @@ int64_t FindPosition(const QueueView& queue, TimePoint deadline, QueryId id) {
   return -1;
 }
 
-bool ParseNumber(const std::string& s, double* out) {
-  if (s.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  *out = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size() && errno == 0 && std::isfinite(*out);
-}
-
 }  // namespace
+
+namespace orloj_options {
+const KeyDecl kB{.name = "b",
+                 .type = KeyType::kNumber,
+                 .default_value = "1e-4",
+                 .unit = "1/ms",
+                 .min = 1e-9,
+                 .max = 10,
+                 .help = "decay rate of the priority score over time"};
+const KeyDecl kFeasibleQuantile{.name = "feasible_quantile",
+                                .type = KeyType::kNumber,
+                                .default_value = "0.5",
+                                .min = 0,
+                                .max = 1,
+                                .help =
+                                    "quantile of the execution-time histogram a request must "
+                                    "meet its deadline at to be feasible"};
+const KeyDecl kScoreBins{.name = "score_bins",
+                         .type = KeyType::kInteger,
+                         .default_value = "32",
+                         .min = 1,
+                         .max = 1024,
+                         .help = "bins of the score's execution-time histograms"};
+const KeyDecl kCostSteps{.name = "cost_steps",
+                         .type = KeyType::kString,
+                         .default_value = "0:1",
+                         .help =
+                             "cost of lateness as offset_ms:cost,... (1 to 8 steps; offsets "
+                             "in [0, 86400000] ms, costs > 0)"};
+const KeyDecl kOfflineScale{.name = "offline_scale",
+                            .type = KeyType::kNumberList,
+                            .min = 0,
+                            .min_exclusive = true,
+                            .help =
+                                "factors scaling the offline execution-time histograms: one, "
+                                "or one per exec_hist app; default: as profiled"};
+const KeyDecl kOnlineProfile{.name = "online_profile",
+                             .type = KeyType::kBool,
+                             .default_value = "false",
+                             .help =
+                                 "learn the execution-time histograms online from completed "
+                                 "batches"};
+const KeyDecl kProfileRefreshS{.name = "profile_refresh_s",
+                               .type = KeyType::kNumber,
+                               .default_value = "5",
+                               .unit = "s",
+                               .min = 0,
+                               .max = 86400,
+                               .min_exclusive = true,
+                               .help = "online profile: seconds between histogram refreshes"};
+const KeyDecl kProfileWindowS{.name = "profile_window_s",
+                              .type = KeyType::kNumber,
+                              .default_value = "600",
+                              .unit = "s",
+                              .min = 0,
+                              .max = 30 * 86400,
+                              .min_exclusive = true,
+                              .help = "online profile: samples older than this are forgotten"};
+const KeyDecl kProfileSampleEvery{.name = "profile_sample_every",
+                                  .type = KeyType::kInteger,
+                                  .default_value = "1",
+                                  .min = 1,
+                                  .max = 1'000'000,
+                                  .help = "online profile: keep one completed batch in this many"};
+const KeyDecl kProfileMinSamples{.name = "profile_min_samples",
+                                 .type = KeyType::kInteger,
+                                 .default_value = "30",
+                                 .min = 1,
+                                 .max = 1'000'000,
+                                 .help =
+                                     "online profile: samples before a learned histogram "
+                                     "replaces the offline one"};
+const KeyDecl kProfileBins{.name = "profile_bins",
+                           .type = KeyType::kInteger,
+                           .default_value = "64",
+                           .min = 1,
+                           .max = 1024,
+                           .help = "online profile: bins of a learned histogram"};
+}  // namespace orloj_options
 
 StatusOr<std::vector<CostStep>> OrlojBatching::ParseCostSteps(const std::string& text) {
   std::vector<CostStep> steps;
@@ -43,11 +113,16 @@ StatusOr<std::vector<CostStep>> OrlojBatching::ParseCostSteps(const std::string&
   for (std::string item; std::getline(ss, item, ',');) {
     const size_t colon = item.find(':');
     CostStep s;
-    if (colon == std::string::npos || !ParseNumber(item.substr(0, colon), &s.offset_ms) ||
-        !ParseNumber(item.substr(colon + 1), &s.cost)) {
+    const std::optional<double> offset =
+        colon == std::string::npos ? std::nullopt : ParseNumber(item.substr(0, colon));
+    const std::optional<double> cost =
+        colon == std::string::npos ? std::nullopt : ParseNumber(item.substr(colon + 1));
+    if (!offset || !cost) {
       return InvalidArgumentError(
           "orloj: option 'cost_steps': expected offset_ms:cost,..., got \"" + text + "\"");
     }
+    s.offset_ms = *offset;
+    s.cost = *cost;
     // Offsets bounded (a day): converted to microseconds (issue 37).
     if (!(s.offset_ms >= 0 && s.offset_ms <= 86'400'000) || s.cost <= 0)
       return InvalidArgumentError(
@@ -59,69 +134,35 @@ StatusOr<std::vector<CostStep>> OrlojBatching::ParseCostSteps(const std::string&
   return steps;
 }
 
-StatusOr<std::vector<double>> OrlojBatching::ParseScales(const std::string& text) {
-  std::vector<double> scales;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
-    double f = 0;
-    if (!ParseNumber(item, &f) || !(f > 0))
-      return InvalidArgumentError(
-          "orloj: option 'offline_scale': expected positive factors f0,f1,..., got \"" + text +
-          "\"");
-    scales.push_back(f);
-  }
-  if (scales.empty())
-    return InvalidArgumentError("orloj: option 'offline_scale': at least one factor");
-  return scales;
-}
-
 StatusOr<std::unique_ptr<BatchingPolicy>> OrlojBatching::Create(
     const PolicyParams& params, std::unique_ptr<SelectionPolicy> sel) {
   Options o;
-  ASSIGN_OR_RETURN(o.score.b_per_ms, params.GetDouble("b", 1e-4));
-  if (!(o.score.b_per_ms >= 1e-9 && o.score.b_per_ms <= 10))
-    return InvalidArgumentError("orloj: option 'b' must be in [1e-9, 10] (per ms)");
-  ASSIGN_OR_RETURN(o.score.feasible_quantile, params.GetDouble("feasible_quantile", 0.5));
-  if (!(o.score.feasible_quantile >= 0 && o.score.feasible_quantile <= 1))
-    return InvalidArgumentError("orloj: option 'feasible_quantile' must be in [0, 1]");
-  ASSIGN_OR_RETURN(int64_t bins, params.GetInt("score_bins", 32));
-  if (bins < 1 || bins > 1024)
-    return InvalidArgumentError("orloj: option 'score_bins' in [1, 1024]");
+  namespace opt = orloj_options;
+  ASSIGN_OR_RETURN(o.score.b_per_ms, params.GetDouble(opt::kB));
+  ASSIGN_OR_RETURN(o.score.feasible_quantile, params.GetDouble(opt::kFeasibleQuantile));
+  ASSIGN_OR_RETURN(int64_t bins, params.GetInt(opt::kScoreBins));
   o.score.bins = static_cast<int>(bins);
-  ASSIGN_OR_RETURN(std::string steps, params.GetString("cost_steps", "0:1"));
+  ASSIGN_OR_RETURN(std::string steps, params.GetString(opt::kCostSteps));
   ASSIGN_OR_RETURN(o.score.steps, ParseCostSteps(steps));
-  if (params.Has("offline_scale")) {
-    ASSIGN_OR_RETURN(std::string scales, params.GetString("offline_scale", ""));
-    ASSIGN_OR_RETURN(o.offline_scale, ParseScales(scales));
-  }
-  ASSIGN_OR_RETURN(o.online_profile, params.GetBool("online_profile", false));
-  // The profiler's options mean nothing without it: say so rather than ignore them.
-  for (const char* key : {"profile_refresh_s", "profile_window_s", "profile_sample_every",
-                          "profile_min_samples", "profile_bins"}) {
-    if (params.Has(key) && !o.online_profile)
-      return InvalidArgumentError(std::string("orloj: option '") + key +
-                                  "' needs online_profile: true");
-  }
-  ASSIGN_OR_RETURN(double refresh_s, params.GetDouble("profile_refresh_s", 5));
-  if (!(refresh_s > 0 && refresh_s <= 86400))
-    return InvalidArgumentError("orloj: option 'profile_refresh_s' must be in (0, 86400]");
+  ASSIGN_OR_RETURN(o.offline_scale, params.GetNumberList(opt::kOfflineScale));
+  ASSIGN_OR_RETURN(o.online_profile, params.GetBool(opt::kOnlineProfile));
+  ASSIGN_OR_RETURN(double refresh_s, params.GetDouble(opt::kProfileRefreshS));
   o.profile_refresh = Micros(static_cast<int64_t>(std::llround(refresh_s * 1e6)));
-  ASSIGN_OR_RETURN(double window_s, params.GetDouble("profile_window_s", 600));
-  if (!(window_s > 0 && window_s <= 30 * 86400))
-    return InvalidArgumentError("orloj: option 'profile_window_s' must be in (0, 2592000]");
+  ASSIGN_OR_RETURN(double window_s, params.GetDouble(opt::kProfileWindowS));
   o.profiler.window = Micros(static_cast<int64_t>(std::llround(window_s * 1e6)));
-  ASSIGN_OR_RETURN(int64_t every, params.GetInt("profile_sample_every", 1));
-  if (every < 1 || every > 1'000'000)
-    return InvalidArgumentError("orloj: option 'profile_sample_every' must be in [1, 1000000]");
+  ASSIGN_OR_RETURN(int64_t every, params.GetInt(opt::kProfileSampleEvery));
   o.profiler.sample_every = static_cast<int>(every);
-  ASSIGN_OR_RETURN(int64_t min_samples, params.GetInt("profile_min_samples", 30));
-  if (min_samples < 1 || min_samples > 1'000'000)
-    return InvalidArgumentError("orloj: option 'profile_min_samples' must be in [1, 1000000]");
+  ASSIGN_OR_RETURN(int64_t min_samples, params.GetInt(opt::kProfileMinSamples));
   o.profiler.min_samples = static_cast<int>(min_samples);
-  ASSIGN_OR_RETURN(int64_t profile_bins, params.GetInt("profile_bins", 64));
-  if (profile_bins < 1 || profile_bins > 1024)
-    return InvalidArgumentError("orloj: option 'profile_bins' must be in [1, 1024]");
+  ASSIGN_OR_RETURN(int64_t profile_bins, params.GetInt(opt::kProfileBins));
   o.profiler.bins = static_cast<int>(profile_bins);
+  // The profiler's options mean nothing without it: say so rather than ignore them.
+  for (const KeyDecl* key :
+       {&opt::kProfileRefreshS, &opt::kProfileWindowS, &opt::kProfileSampleEvery,
+        &opt::kProfileMinSamples, &opt::kProfileBins}) {
+    if (params.Has(*key) && !o.online_profile)
+      return InvalidArgumentError("orloj: option '" + key->name + "' needs online_profile: true");
+  }
   if (!sel) return InvalidArgumentError("orloj batching needs a selection policy");
   return std::unique_ptr<BatchingPolicy>(new OrlojBatching(std::move(o), std::move(sel)));
 }

@@ -67,7 +67,6 @@ class OrlojBatching : public BatchingPolicy {
   static StatusOr<std::unique_ptr<BatchingPolicy>> Create(const PolicyParams& params,
                                                           std::unique_ptr<SelectionPolicy> sel);
   static StatusOr<std::vector<CostStep>> ParseCostSteps(const std::string& text);
-  static StatusOr<std::vector<double>> ParseScales(const std::string& text);
 
   OrlojBatching(Options options, std::unique_ptr<SelectionPolicy> selection)
       : options_(std::move(options)), selection_(std::move(selection)) {}

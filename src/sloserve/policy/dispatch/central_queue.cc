@@ -1,10 +1,18 @@
 #include "sloserve/policy/dispatch/central_queue.h"
 
 namespace sloserve {
+namespace central_options {
+const KeyDecl kCentralBatch{.name = "central_batch",
+                            .type = KeyType::kInteger,
+                            .default_value = "1",
+                            .unit = "queries",
+                            .min = 1,
+                            .max = 2'147'483'647,
+                            .help = "queries handed to an idle worker at once"};
+}  // namespace central_options
 
 StatusOr<std::unique_ptr<DispatchPolicy>> CentralQueueDispatch::Create(const PolicyParams& p) {
-  ASSIGN_OR_RETURN(int64_t max_batch, p.GetInt("central_batch", 1));
-  if (max_batch < 1) return InvalidArgumentError("central: option 'central_batch' must be >= 1");
+  ASSIGN_OR_RETURN(int64_t max_batch, p.GetInt(central_options::kCentralBatch));
   return std::unique_ptr<DispatchPolicy>(new CentralQueueDispatch(static_cast<int>(max_batch)));
 }
 

@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <limits>
 
+#include "sloserve/policy/common_options.h"
 #include "sloserve/policy/per_worker.h"
 
 namespace sloserve {
 
 StatusOr<std::unique_ptr<DispatchPolicy>> ClkwrkDispatch::Create(const PolicyParams& p) {
   Options o;
-  ASSIGN_OR_RETURN(o.qos_factor, ParseQosFactor(p, "clkwrk"));
-  ASSIGN_OR_RETURN(o.variant, p.GetString("variant", ""));
+  ASSIGN_OR_RETURN(o.qos_factor, ParseQosFactor(p));
+  ASSIGN_OR_RETURN(o.variant, p.GetString(kVariantOption));
   ASSIGN_OR_RETURN(o.predictor, LatencyPredictor::ParseOptions(p));
   return std::unique_ptr<DispatchPolicy>(new ClkwrkDispatch(std::move(o)));
 }

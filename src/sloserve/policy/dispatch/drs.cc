@@ -2,20 +2,28 @@
 
 #include <algorithm>
 
+#include "sloserve/policy/common_options.h"
+
 namespace sloserve {
+namespace drs_options {
+const KeyDecl kThreshold{.name = "drs_threshold",
+                         .type = KeyType::kInteger,
+                         .default_value = "100",
+                         .unit = "rows",
+                         .min = 0,
+                         .max = 1e6,
+                         .help =
+                             "queries larger than this go to the base type, smaller to the "
+                             "auxiliary"};
+}  // namespace drs_options
 
 StatusOr<std::unique_ptr<DispatchPolicy>> DrsDispatch::Create(const PolicyParams& p) {
   Options o;
-  ASSIGN_OR_RETURN(int64_t t, p.GetInt("drs_threshold", 100));
-  if (t < 0 || t > 1000000)
-    return InvalidArgumentError("drs: option 'drs_threshold' must be in [0, 1e6]");
+  ASSIGN_OR_RETURN(int64_t t, p.GetInt(drs_options::kThreshold));
   o.threshold = static_cast<int>(t);
-  ASSIGN_OR_RETURN(int64_t window, p.GetInt("kairos_window", 100));
-  if (window < 1 || window > 100000) {
-    return InvalidArgumentError("drs: option 'kairos_window' must be in [1, 100000]");
-  }
+  ASSIGN_OR_RETURN(int64_t window, p.GetInt(kKairosWindowOption));
   o.window = static_cast<int>(window);
-  ASSIGN_OR_RETURN(o.variant, p.GetString("variant", ""));
+  ASSIGN_OR_RETURN(o.variant, p.GetString(kVariantOption));
   return std::unique_ptr<DispatchPolicy>(new DrsDispatch(std::move(o)));
 }
 

@@ -2,24 +2,27 @@
 
 #include <algorithm>
 
+#include "sloserve/policy/common_options.h"
 #include "sloserve/policy/per_worker.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
+namespace kairos_options {
+const KeyDecl kPenalty{.name = "penalty",
+                       .type = KeyType::kNumber,
+                       .default_value = "10",
+                       .min = 1,
+                       .max = 1e6,
+                       .help = "Eq. 8 penalty of a predicted QoS miss, in units of the QoS target"};
+}  // namespace kairos_options
 
 StatusOr<std::unique_ptr<DispatchPolicy>> KairosDispatch::Create(const PolicyParams& p) {
   Options o;
-  ASSIGN_OR_RETURN(o.qos_factor, ParseQosFactor(p, "kairos"));
-  ASSIGN_OR_RETURN(o.penalty, p.GetDouble("penalty", 10));
-  if (!(o.penalty >= 1 && o.penalty <= 1e6)) {
-    return InvalidArgumentError("kairos: option 'penalty' must be in [1, 1e6]");
-  }
-  ASSIGN_OR_RETURN(int64_t window, p.GetInt("kairos_window", 100));
-  if (window < 1 || window > 100000) {
-    return InvalidArgumentError("kairos: option 'kairos_window' must be in [1, 100000]");
-  }
+  ASSIGN_OR_RETURN(o.qos_factor, ParseQosFactor(p));
+  ASSIGN_OR_RETURN(o.penalty, p.GetDouble(kairos_options::kPenalty));
+  ASSIGN_OR_RETURN(int64_t window, p.GetInt(kKairosWindowOption));
   o.window = static_cast<int>(window);
-  ASSIGN_OR_RETURN(o.variant, p.GetString("variant", ""));
+  ASSIGN_OR_RETURN(o.variant, p.GetString(kVariantOption));
   ASSIGN_OR_RETURN(o.predictor, LatencyPredictor::ParseOptions(p));
   return std::unique_ptr<DispatchPolicy>(new KairosDispatch(std::move(o)));
 }

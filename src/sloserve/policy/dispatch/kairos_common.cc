@@ -8,12 +8,18 @@
 
 namespace sloserve {
 
-StatusOr<double> ParseQosFactor(const PolicyParams& params, const std::string& policy) {
-  ASSIGN_OR_RETURN(double f, params.GetDouble("qos_factor", 0.98));
-  if (!(f > 0 && f <= 2)) {
-    return InvalidArgumentError(policy + ": option 'qos_factor' must be in (0, 2]");
-  }
-  return f;
+namespace kairos_common_options {
+const KeyDecl kQosFactor{.name = "qos_factor",
+                         .type = KeyType::kNumber,
+                         .default_value = "0.98",
+                         .min = 0,
+                         .max = 2,
+                         .min_exclusive = true,
+                         .help = "Eq. 5 safety factor on the QoS target (feasibility margin)"};
+}  // namespace kairos_common_options
+
+StatusOr<double> ParseQosFactor(const PolicyParams& params) {
+  return params.GetDouble(kairos_common_options::kQosFactor);
 }
 
 Status HeteroDeployment::Init(const PolicyContext& ctx, const std::string& variant_option) {

@@ -21,7 +21,7 @@ class PolicyParams;
 
 // The `qos_factor` option of the QoS-aware heterogeneous dispatchers (kairos, clkwrk): the
 // safety factor on the QoS target, default 0.98 (Kairos section 5.1), in (0, 2].
-StatusOr<double> ParseQosFactor(const PolicyParams& params, const std::string& policy);
+StatusOr<double> ParseQosFactor(const PolicyParams& params);
 
 struct HeteroDeployment {
   std::vector<VariantId> variant_of_task;  // by TaskId: kNoId if the task has no variant

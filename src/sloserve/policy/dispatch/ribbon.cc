@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "sloserve/policy/common_options.h"
+
 namespace sloserve {
 
 StatusOr<std::unique_ptr<DispatchPolicy>> RibbonDispatch::Create(const PolicyParams& p) {
-  ASSIGN_OR_RETURN(std::string variant, p.GetString("variant", ""));
+  ASSIGN_OR_RETURN(std::string variant, p.GetString(kVariantOption));
   return std::unique_ptr<DispatchPolicy>(new RibbonDispatch(std::move(variant)));
 }
 

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 
+#include "sloserve/policy/common_options.h"
 #include "sloserve/policy/per_worker.h"
 
 namespace sloserve {
 
 StatusOr<std::unique_ptr<DispatchPolicy>> SloPartitionDispatch::Create(const PolicyParams& p) {
-  ASSIGN_OR_RETURN(std::string spec, p.GetString("slo_workers", ""));
+  ASSIGN_OR_RETURN(std::string spec, p.GetString(kSloWorkersOption));
   if (spec.empty()) return InvalidArgumentError("slo_partition: option 'slo_workers' is required");
   return std::unique_ptr<DispatchPolicy>(new SloPartitionDispatch(spec));
 }

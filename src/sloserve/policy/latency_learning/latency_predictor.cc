@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <numbers>
 
 namespace sloserve {
@@ -64,34 +63,60 @@ double StandardNormal(Rng& rng) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
+namespace latency_predictor_options {
+const KeyDecl kPredict{.name = "predict",
+                       .type = KeyType::kString,
+                       .default_value = "mean",
+                       .help =
+                           "latency prediction: mean (profile mean), pNN (that quantile of "
+                           "the profile, e.g. p99) or online (learned)"};
+const KeyDecl kPredictionNoise{.name = "prediction_noise",
+                               .type = KeyType::kNumber,
+                               .default_value = "0",
+                               .min = 0,
+                               .max = 1,
+                               .help =
+                                   "relative standard deviation of Gaussian noise on each "
+                                   "prediction"};
+const KeyDecl kOnlineBucketRows{.name = "online_bucket_rows",
+                                .type = KeyType::kInteger,
+                                .default_value = "10",
+                                .unit = "rows",
+                                .min = 1,
+                                .max = 2'147'483'647,
+                                .help = "online prediction: lookup-table bucket width"};
+const KeyDecl kOnlineTableSamples{.name = "online_table_samples",
+                                  .type = KeyType::kInteger,
+                                  .default_value = "3",
+                                  .min = 1,
+                                  .max = 2'147'483'647,
+                                  .help = "online prediction: samples before a bucket is used"};
+// The percentage of `predict: pNN`.
+const KeyDecl kPredictPercent{
+    .name = "predict", .type = KeyType::kNumber, .min = 0, .max = 100, .min_exclusive = true};
+}  // namespace latency_predictor_options
+
 StatusOr<LatencyPredictor::Options> LatencyPredictor::ParseOptions(const PolicyParams& p) {
+  namespace opt = latency_predictor_options;
   Options o;
-  ASSIGN_OR_RETURN(o.predict, p.GetString("predict", "mean"));
+  ASSIGN_OR_RETURN(o.predict, p.GetString(opt::kPredict));
+  const std::string bad_predict =
+      "option 'predict': expected mean, online or pNN (e.g. p99), got '" + o.predict + "'";
   if (o.predict == "mean") {
     o.quantile = -1;
   } else if (o.predict == "online") {
     o.online = true;
   } else if (o.predict.size() > 1 && o.predict[0] == 'p') {
-    char* end = nullptr;
-    const double pct = std::strtod(o.predict.c_str() + 1, &end);
-    if (end == nullptr || *end != '\0' || !(pct > 0 && pct <= 100)) {
-      return InvalidArgumentError(
-          "option 'predict': expected mean, online or pNN (e.g. p99), got '" + o.predict + "'");
-    }
-    o.quantile = pct / 100.0;
+    StatusOr<double> pct = NumberValue(opt::kPredictPercent, std::string_view(o.predict).substr(1));
+    if (!pct.ok()) return InvalidArgumentError(bad_predict);
+    o.quantile = *pct / 100.0;
   } else {
-    return InvalidArgumentError("option 'predict': expected mean, online or pNN (e.g. p99), got '" +
-                                o.predict + "'");
+    return InvalidArgumentError(bad_predict);
   }
-  ASSIGN_OR_RETURN(o.noise, p.GetDouble("prediction_noise", 0.0));
-  if (!(o.noise >= 0 && o.noise <= 1)) {
-    return InvalidArgumentError("option 'prediction_noise': must be in [0, 1]");
-  }
-  ASSIGN_OR_RETURN(int64_t bucket, p.GetInt("online_bucket_rows", 10));
-  if (bucket < 1) return InvalidArgumentError("option 'online_bucket_rows': must be >= 1");
+  ASSIGN_OR_RETURN(o.noise, p.GetDouble(opt::kPredictionNoise));
+  ASSIGN_OR_RETURN(int64_t bucket, p.GetInt(opt::kOnlineBucketRows));
   o.bucket_rows = static_cast<int>(bucket);
-  ASSIGN_OR_RETURN(int64_t tmin, p.GetInt("online_table_samples", 3));
-  if (tmin < 1) return InvalidArgumentError("option 'online_table_samples': must be >= 1");
+  ASSIGN_OR_RETURN(int64_t tmin, p.GetInt(opt::kOnlineTableSamples));
   o.table_min_samples = static_cast<int>(tmin);
   return o;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "sloserve/policy/common_options.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
@@ -14,18 +15,59 @@ bool HeldOn(const WorkerView& w, VariantId v) {
          (w.residency[v] == Residency::kReady || w.residency[v] == Residency::kLoading);
 }
 
-StatusOr<double> Ranged(const PolicyParams& p, const std::string& key, double fallback, double lo,
-                        double hi, bool lo_open) {
-  ASSIGN_OR_RETURN(double v, p.GetDouble(key, fallback));
-  if (v < lo || (lo_open && v == lo) || v > hi) {
-    return InvalidArgumentError("placement option " + key + " = " + std::to_string(v) +
-                                " is out of range (" + (lo_open ? "> " : ">= ") +
-                                std::to_string(lo) + ", <= " + std::to_string(hi) + ")");
-  }
-  return v;
-}
-
 }  // namespace
+
+namespace cluster_placement_options {
+// Read as numbers and truncated (1.5 workers' worth of requests = 1), as before.
+const KeyDecl kTargetOngoingRequests{
+    .name = "target_ongoing_requests",
+    .type = KeyType::kNumber,
+    .default_value = "3",
+    .unit = "queries",
+    .min = 1,
+    .max = 1e6,
+    .help =
+        "the registry's bound: a warm worker with this many ongoing queries is passed over "
+        "(also multiplexed's)"};
+const KeyDecl kNetworkS{.name = "network_s",
+                        .type = KeyType::kNumber,
+                        .default_value = "0",
+                        .unit = "s",
+                        .min = 0,
+                        .max = 3600,
+                        .help = "transfer time in registry's latency estimate (serve adds none)"};
+const KeyDecl kCacheMb{.name = "cache_mb",
+                       .type = KeyType::kNumber,
+                       .default_value = "0",
+                       .unit = "MB",
+                       .min = 0,
+                       .max = 1e9,
+                       .help = "a worker's model cache, LRU beyond it; 0 = its machine's memory"};
+const KeyDecl kPrefetchWindow{.name = "prefetch_window",
+                              .type = KeyType::kNumber,
+                              .default_value = "50",
+                              .unit = "queries",
+                              .min = 1,
+                              .max = 1e6,
+                              .help = "prefetch: arrivals in the popularity window"};
+const KeyDecl kPrefetchMinShare{.name = "prefetch_min_share",
+                                .type = KeyType::kNumber,
+                                .default_value = "0.1",
+                                .min = 0,
+                                .max = 1,
+                                .min_exclusive = true,
+                                .help =
+                                    "prefetch: share of the window from which a model is "
+                                    "loaded ahead of demand"};
+const KeyDecl kMaxModelsPerReplica{.name = "max_models_per_replica",
+                                   .type = KeyType::kNumber,
+                                   .default_value = "3",
+                                   .min = 1,
+                                   .max = 1e6,
+                                   .help =
+                                       "multiplexed: models resident on a worker at most (LRU "
+                                       "beyond)"};
+}  // namespace cluster_placement_options
 
 const char* ClusterPlacementSummary(ClusterPolicy policy) {
   switch (policy) {
@@ -50,18 +92,16 @@ const char* ClusterPlacementSummary(ClusterPolicy policy) {
 StatusOr<std::unique_ptr<PlacementPolicy>> ClusterPlacement::Create(ClusterPolicy policy,
                                                                     const PolicyParams& p) {
   Options o;
-  ASSIGN_OR_RETURN(o.model_name, p.GetString("warm_variant", ""));
-  ASSIGN_OR_RETURN(double target, Ranged(p, "target_ongoing_requests", 3, 0, 1e6, true));
+  namespace opt = cluster_placement_options;
+  ASSIGN_OR_RETURN(o.model_name, p.GetString(kWarmVariantOption));
+  ASSIGN_OR_RETURN(double target, p.GetDouble(opt::kTargetOngoingRequests));
   o.target_ongoing_requests = static_cast<int>(target);
-  if (o.target_ongoing_requests < 1) {
-    return InvalidArgumentError("placement option target_ongoing_requests must be >= 1");
-  }
-  ASSIGN_OR_RETURN(o.network_s, Ranged(p, "network_s", 0, 0, 3600, false));
-  ASSIGN_OR_RETURN(o.cache_mb, Ranged(p, "cache_mb", 0, 0, 1e9, false));
-  ASSIGN_OR_RETURN(double window, Ranged(p, "prefetch_window", 50, 1, 1e6, false));
+  ASSIGN_OR_RETURN(o.network_s, p.GetDouble(opt::kNetworkS));
+  ASSIGN_OR_RETURN(o.cache_mb, p.GetDouble(opt::kCacheMb));
+  ASSIGN_OR_RETURN(double window, p.GetDouble(opt::kPrefetchWindow));
   o.prefetch_window = static_cast<int>(window);
-  ASSIGN_OR_RETURN(o.prefetch_min_share, Ranged(p, "prefetch_min_share", 0.1, 0, 1, true));
-  ASSIGN_OR_RETURN(double k, Ranged(p, "max_models_per_replica", 3, 1, 1e6, false));
+  ASSIGN_OR_RETURN(o.prefetch_min_share, p.GetDouble(opt::kPrefetchMinShare));
+  ASSIGN_OR_RETURN(double k, p.GetDouble(opt::kMaxModelsPerReplica));
   o.max_models_per_replica = static_cast<int>(k);
   return std::unique_ptr<PlacementPolicy>(new ClusterPlacement(policy, std::move(o)));
 }

@@ -1,11 +1,12 @@
 #include "sloserve/policy/placement/model_aware_placement.h"
 
+#include "sloserve/policy/common_options.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
 
 StatusOr<std::unique_ptr<PlacementPolicy>> ModelAwarePlacement::Create(const PolicyParams& p) {
-  ASSIGN_OR_RETURN(std::string variant, p.GetString("warm_variant", ""));
+  ASSIGN_OR_RETURN(std::string variant, p.GetString(kWarmVariantOption));
   return std::unique_ptr<PlacementPolicy>(new ModelAwarePlacement(variant));
 }
 

@@ -10,6 +10,125 @@
 #include "sloserve/infadapter/milp.h"
 
 namespace sloserve {
+namespace infadapter_options {
+const KeyDecl kIntervalS{.name = "interval_s",
+                         .type = KeyType::kNumber,
+                         .default_value = "30",
+                         .unit = "s",
+                         .min = 1,
+                         .max = 86400,
+                         .help = "time between solves"};
+const KeyDecl kBudgetCores{.name = "budget_cores",
+                           .type = KeyType::kInteger,
+                           .default_value = "20",
+                           .unit = "cores",
+                           .min = 1,
+                           .max = 4096,
+                           .help = "B, the core budget"};
+const KeyDecl kMinCores{.name = "min_cores",
+                        .type = KeyType::kInteger,
+                        .default_value = "1",
+                        .unit = "cores",
+                        .min = 1,
+                        .max = 4096,
+                        .help = "smallest core count of a variant used (at most budget_cores)"};
+const KeyDecl kMaxCores{.name = "max_cores",
+                        .type = KeyType::kInteger,
+                        .default_value = "0",
+                        .unit = "cores",
+                        .min = 0,
+                        .max = 2'147'483'647,
+                        .help =
+                            "largest core count of a variant (0 = the budget; else >= "
+                            "min_cores)"};
+const KeyDecl kHeadroom{.name = "headroom",
+                        .type = KeyType::kNumber,
+                        .default_value = "0.8",
+                        .min = 0,
+                        .max = 1,
+                        .min_exclusive = true,
+                        .help = "fraction of the fitted capacity used"};
+const KeyDecl kBeta{.name = "beta",
+                    .type = KeyType::kNumber,
+                    .default_value = "0.05",
+                    .min = 0,
+                    .max = 1,
+                    .help =
+                        "Eq. 1 weight of the whole budget's cores, as a fraction of accuracy "
+                        "(0.05 = 5 accuracy points)"};
+const KeyDecl kGamma{.name = "gamma",
+                     .type = KeyType::kNumber,
+                     .default_value = "0.001",
+                     .min = 0,
+                     .max = 1,
+                     .help =
+                         "Eq. 1 weight of the largest loading time, as a fraction of "
+                         "accuracy"};
+const KeyDecl kMargin{.name = "margin",
+                      .type = KeyType::kNumber,
+                      .default_value = "0.1",
+                      .min = 0,
+                      .max = 10,
+                      .help = "the forecast is scaled by 1 + margin"};
+const KeyDecl kVpaMargin{.name = "margin",
+                         .type = KeyType::kNumber,
+                         .default_value = "0.15",
+                         .min = 0,
+                         .max = 10,
+                         .help = "the forecast is scaled by 1 + margin"};
+const KeyDecl kSolver{.name = "solver",
+                      .type = KeyType::kChoice,
+                      .default_value = "milp",
+                      .choices = {"milp", "dp"},
+                      .help = "Eq. 1 by the GLPK MILP or the exact DP (same optimum)"};
+const KeyDecl kForecaster{.name = "forecaster",
+                          .type = KeyType::kString,
+                          .default_value = "moving_max",
+                          .help = "load forecaster: moving_max, last_value, ewma or lstm"};
+const KeyDecl kVpaForecaster{.name = "forecaster",
+                             .type = KeyType::kString,
+                             .default_value = "last_value",
+                             .help = "load forecaster: moving_max, last_value, ewma or lstm"};
+const KeyDecl kForecastWindowS{.name = "forecast_window_s",
+                               .type = KeyType::kInteger,
+                               .default_value = "60",
+                               .unit = "s",
+                               .min = 1,
+                               .max = 86400,
+                               .help = "moving_max's window"};
+const KeyDecl kEwmaAlpha{.name = "ewma_alpha",
+                         .type = KeyType::kNumber,
+                         .default_value = "0.1",
+                         .min = 0,
+                         .max = 1,
+                         .min_exclusive = true,
+                         .help = "ewma's smoothing"};
+const KeyDecl kLstmModel{.name = "lstm_model",
+                         .type = KeyType::kPath,
+                         .default_value = "models/forecast/twitter_lstm.pt",
+                         .help = "lstm's TorchScript file"};
+const KeyDecl kStabilizationS{.name = "stabilization_s",
+                              .type = KeyType::kNumber,
+                              .default_value = "60",
+                              .unit = "s",
+                              .min = 0,
+                              .max = 86400,
+                              .help = "scale-down delay"};
+const KeyDecl kVpaStabilizationS{.name = "stabilization_s",
+                                 .type = KeyType::kNumber,
+                                 .default_value = "300",
+                                 .unit = "s",
+                                 .min = 0,
+                                 .max = 86400,
+                                 .help = "scale-down delay"};
+const KeyDecl kRolloutTimeoutS{.name = "rollout_timeout_s",
+                               .type = KeyType::kNumber,
+                               .default_value = "120",
+                               .unit = "s",
+                               .min = 1,
+                               .max = 86400,
+                               .help = "how long to wait for new workers before switching anyway"};
+}  // namespace infadapter_options
 
 StatusOr<std::unique_ptr<PlanningPolicy>> InfAdapterPlanning::Create(const PolicyParams& p) {
   ASSIGN_OR_RETURN(Options o, ParseOptions(p, Method::kInfAdapter));
@@ -34,60 +153,48 @@ StatusOr<InfAdapterPlanning::Options> InfAdapterPlanning::ParseOptions(const Pol
                                                          : "vpa_plus";
   Options o;
   o.method = method;
-  if (vpa) {
-    ASSIGN_OR_RETURN(o.variant, p.GetString("variant", ""));
-    if (o.variant.empty())
-      return InvalidArgumentError("vpa_plus: option 'variant' is required (the variant it scales)");
-  }
-  ASSIGN_OR_RETURN(double interval_s, p.GetDouble("interval_s", 30));
-  ASSIGN_OR_RETURN(int64_t budget, p.GetInt("budget_cores", 20));
-  ASSIGN_OR_RETURN(int64_t min_cores, p.GetInt("min_cores", 1));
-  ASSIGN_OR_RETURN(int64_t max_cores, p.GetInt("max_cores", 0));
-  ASSIGN_OR_RETURN(o.headroom, p.GetDouble("headroom", 0.8));
-  ASSIGN_OR_RETURN(o.weights.beta, p.GetDouble("beta", 0.05));
-  ASSIGN_OR_RETURN(o.weights.gamma, p.GetDouble("gamma", 0.001));
-  ASSIGN_OR_RETURN(o.margin, p.GetDouble("margin", vpa ? 0.15 : 0.1));
-  ASSIGN_OR_RETURN(const std::string solver, p.GetString("solver", "milp"));
-  ASSIGN_OR_RETURN(o.forecaster.kind, p.GetString("forecaster", vpa ? "last_value" : "moving_max"));
-  ASSIGN_OR_RETURN(int64_t window, p.GetInt("forecast_window_s", 60));
-  ASSIGN_OR_RETURN(o.forecaster.ewma_alpha, p.GetDouble("ewma_alpha", 0.1));
-  ASSIGN_OR_RETURN(o.forecaster.model_path, p.GetString("lstm_model", o.forecaster.model_path));
-  ASSIGN_OR_RETURN(double stabilization_s, p.GetDouble("stabilization_s", vpa ? 300 : 60));
-  ASSIGN_OR_RETURN(double timeout_s, p.GetDouble("rollout_timeout_s", 120));
+  namespace opt = infadapter_options;
+  // The options are all read before any check: the registry learns them by running this.
   auto bad = [&](const std::string& what) { return InvalidArgumentError(name + ": " + what); };
-  if (!(interval_s >= 1 && interval_s <= 86400)) return bad("option 'interval_s' must be 1..86400");
-  if (budget < 1 || budget > 4096) return bad("option 'budget_cores' must be 1..4096");
-  if (min_cores < 1 || min_cores > budget) return bad("option 'min_cores' must be 1..budget_cores");
-  if (max_cores < 0 || (max_cores > 0 && max_cores < min_cores))
-    return bad("option 'max_cores' must be 0 (the budget) or >= min_cores");
-  if (!(o.headroom > 0 && o.headroom <= 1)) return bad("option 'headroom' must be in (0, 1]");
-  if (!(o.weights.beta >= 0)) return bad("option 'beta' must be >= 0");
+  if (vpa) {
+    ASSIGN_OR_RETURN(o.variant, p.GetString(kVariantOption));
+  }
+  ASSIGN_OR_RETURN(double interval_s, p.GetDouble(opt::kIntervalS));
+  ASSIGN_OR_RETURN(int64_t budget, p.GetInt(opt::kBudgetCores));
+  ASSIGN_OR_RETURN(int64_t min_cores, p.GetInt(opt::kMinCores));
+  ASSIGN_OR_RETURN(int64_t max_cores, p.GetInt(opt::kMaxCores));
+  ASSIGN_OR_RETURN(o.headroom, p.GetDouble(opt::kHeadroom));
+  StatusOr<double> beta = p.GetDouble(opt::kBeta);
   // Accuracy enters Eq. 1 as a fraction (the reference code's units), so beta = 1 already
   // prices the whole budget at 100 accuracy points; larger values only made sense when
   // accuracy was in percent (before 2026-11-29), where they meant beta / 100 now.
-  if (o.weights.beta > 1) {
-    return bad(
-        "option 'beta' must be 0..1 (the whole budget's cost, as a fraction of accuracy: "
-        "0.05 = 5 accuracy points), got " +
-        std::to_string(o.weights.beta) +
-        "; a value written for the old percent units means beta / 100 now (" +
-        std::to_string(o.weights.beta / 100) + ")");
+  if (!beta.ok()) {
+    const auto it = p.values().find(opt::kBeta.name);
+    const std::optional<double> old =
+        it == p.values().end() ? std::nullopt : ParseNumber(it->second);
+    if (!old || *old <= 1) return beta.status();
+    return InvalidArgumentError(
+        beta.status().message() +
+        " (the whole budget's cost, as a fraction of accuracy: 0.05 = 5 accuracy points); a "
+        "value written for the old percent units means beta / 100 now (" +
+        std::to_string(*old / 100) + ")");
   }
-  if (!(o.weights.gamma >= 0 && o.weights.gamma <= 1)) {
-    return bad(
-        "option 'gamma' must be 0..1 (the largest load time's cost, as a fraction of "
-        "accuracy), got " +
-        std::to_string(o.weights.gamma));
-  }
-  if (!(o.margin >= 0 && o.margin <= 10)) return bad("option 'margin' must be 0..10");
-  if (solver != "milp" && solver != "dp")
-    return bad("option 'solver' must be milp or dp, got '" + solver + "'");
+  o.weights.beta = *beta;
+  ASSIGN_OR_RETURN(o.weights.gamma, p.GetDouble(opt::kGamma));
+  ASSIGN_OR_RETURN(o.margin, p.GetDouble(vpa ? opt::kVpaMargin : opt::kMargin));
+  ASSIGN_OR_RETURN(const std::string solver, p.GetString(opt::kSolver));
+  ASSIGN_OR_RETURN(o.forecaster.kind, p.GetString(vpa ? opt::kVpaForecaster : opt::kForecaster));
+  ASSIGN_OR_RETURN(int64_t window, p.GetInt(opt::kForecastWindowS));
+  ASSIGN_OR_RETURN(o.forecaster.ewma_alpha, p.GetDouble(opt::kEwmaAlpha));
+  ASSIGN_OR_RETURN(o.forecaster.model_path, p.GetString(opt::kLstmModel));
+  ASSIGN_OR_RETURN(double stabilization_s,
+                   p.GetDouble(vpa ? opt::kVpaStabilizationS : opt::kStabilizationS));
+  ASSIGN_OR_RETURN(double timeout_s, p.GetDouble(opt::kRolloutTimeoutS));
+  if (vpa && o.variant.empty()) return bad("option 'variant' is required (the variant it scales)");
+  if (min_cores > budget) return bad("option 'min_cores' must be 1..budget_cores");
+  if (max_cores > 0 && max_cores < min_cores)
+    return bad("option 'max_cores' must be 0 (the budget) or >= min_cores");
   o.dp_solver = solver == "dp";
-  if (window < 1 || window > 86400) return bad("option 'forecast_window_s' must be 1..86400");
-  if (!(stabilization_s >= 0 && stabilization_s <= 86400))
-    return bad("option 'stabilization_s' must be 0..86400");
-  if (!(timeout_s >= 1 && timeout_s <= 86400))
-    return bad("option 'rollout_timeout_s' must be 1..86400");
   o.interval = SecondsF(interval_s);
   o.budget_cores = static_cast<int>(budget);
   o.min_cores = static_cast<int>(min_cores);

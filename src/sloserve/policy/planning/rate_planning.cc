@@ -4,16 +4,34 @@
 #include <cmath>
 
 namespace sloserve {
+namespace rate_options {
+const KeyDecl kPerWorkerQps{.name = "per_worker_qps",
+                            .type = KeyType::kNumber,
+                            .unit = "qps",
+                            .min = 0,
+                            .min_exclusive = true,
+                            .help = "load one worker serves within the SLO; required"};
+const KeyDecl kHeadroom{.name = "headroom",
+                        .type = KeyType::kNumber,
+                        .default_value = "1.2",
+                        .min = 0,
+                        .min_exclusive = true,
+                        .help = "workers kept active = headroom x rate / per_worker_qps"};
+const KeyDecl kMinWorkers{.name = "min_workers",
+                          .type = KeyType::kInteger,
+                          .default_value = "1",
+                          .unit = "workers",
+                          .min = 1,
+                          .max = 2'147'483'647,
+                          .help = "fewest workers kept active"};
+}  // namespace rate_options
 
 StatusOr<std::unique_ptr<PlanningPolicy>> RatePlanning::Create(const PolicyParams& p) {
   Options o;
-  ASSIGN_OR_RETURN(o.per_worker_qps, p.GetDouble("per_worker_qps", 0));
-  ASSIGN_OR_RETURN(o.headroom, p.GetDouble("headroom", 1.2));
-  ASSIGN_OR_RETURN(int64_t min_workers, p.GetInt("min_workers", 1));
-  if (o.per_worker_qps <= 0)
-    return InvalidArgumentError("rate: option 'per_worker_qps' must be > 0");
-  if (o.headroom <= 0) return InvalidArgumentError("rate: option 'headroom' must be > 0");
-  if (min_workers < 1) return InvalidArgumentError("rate: option 'min_workers' must be >= 1");
+  // The required option last: the registry learns the options by running this on none.
+  ASSIGN_OR_RETURN(o.headroom, p.GetDouble(rate_options::kHeadroom));
+  ASSIGN_OR_RETURN(int64_t min_workers, p.GetInt(rate_options::kMinWorkers));
+  ASSIGN_OR_RETURN(o.per_worker_qps, p.GetDouble(rate_options::kPerWorkerQps));
   o.min_workers = static_cast<int>(min_workers);
   return std::unique_ptr<PlanningPolicy>(new RatePlanning(o));
 }

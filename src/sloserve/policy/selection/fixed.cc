@@ -2,20 +2,31 @@
 
 #include <sstream>
 
+#include "sloserve/policy/common_options.h"
 #include "sloserve/policy/selection/variant_lookup.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
+namespace fixed_options {
+const KeyDecl kMaxBatch{.name = "max_batch",
+                        .type = KeyType::kInteger,
+                        .default_value = "0",
+                        .unit = "rows",
+                        .min = 0,
+                        .max = 2'147'483'647,
+                        .help =
+                            "cap on rows per batch; 0 (or above the profile's largest "
+                            "batch) = the largest profiled batch"};
+}  // namespace fixed_options
 
 StatusOr<std::unique_ptr<SelectionPolicy>> FixedSelection::Create(const PolicyParams& params) {
   Options o;
-  ASSIGN_OR_RETURN(std::string list, params.GetString("variant", ""));
+  ASSIGN_OR_RETURN(std::string list, params.GetString(kVariantOption));
   std::stringstream ss(list);
   for (std::string item; std::getline(ss, item, ',');) {
     if (!item.empty()) o.variants.push_back(item);
   }
-  ASSIGN_OR_RETURN(int64_t max_batch, params.GetInt("max_batch", 0));
-  if (max_batch < 0) return InvalidArgumentError("fixed: option 'max_batch' must be >= 0");
+  ASSIGN_OR_RETURN(int64_t max_batch, params.GetInt(fixed_options::kMaxBatch));
   o.max_batch = static_cast<int>(max_batch);
   return std::unique_ptr<SelectionPolicy>(new FixedSelection(std::move(o)));
 }

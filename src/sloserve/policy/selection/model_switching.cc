@@ -3,11 +3,16 @@
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
+namespace model_switching_options {
+const KeyDecl kTable{.name = "table",
+                     .type = KeyType::kPath,
+                     .help = "the response-latency CSV (sloserve profile load-latency); required"};
+}  // namespace model_switching_options
 
 StatusOr<std::unique_ptr<SelectionPolicy>> ModelSwitchingSelection::Create(const PolicyParams& p) {
   ASSIGN_OR_RETURN(LoadGranularOptions o, ParseLoadGranularOptions(p));
   o.policy = "model_switching";
-  ASSIGN_OR_RETURN(std::string path, p.GetString("table", ""));
+  ASSIGN_OR_RETURN(std::string path, p.GetString(model_switching_options::kTable));
   if (path.empty()) {
     return InvalidArgumentError(
         "model_switching: option 'table' is required (make one with `sloserve profile "

@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "sloserve/policy/common_options.h"
 #include "sloserve/policy/selection/variant_lookup.h"
 #include "sloserve/profile/profile.h"
 
@@ -78,40 +79,119 @@ StatusOr<std::vector<mdp::Policy>> SharedPolicySet(const ProfileSuite& suite,
 
 }  // namespace
 
+namespace ramsis_options {
+const KeyDecl kMinQps{
+    .name = "min_qps",
+    .type = KeyType::kNumber,
+    .default_value = "0",
+    .unit = "qps",
+    .min = 0,
+    .help = "lowest load of the policy set (0 with max_qps 0: from the deployment)"};
+const KeyDecl kMaxQps{.name = "max_qps",
+                      .type = KeyType::kNumber,
+                      .default_value = "0",
+                      .unit = "qps",
+                      .min = 0,
+                      .help = "highest load of the policy set (0: from the deployment)"};
+const KeyDecl kAccuracyStep{.name = "accuracy_step",
+                            .type = KeyType::kNumber,
+                            .default_value = "0.01",
+                            .min = 0,
+                            .min_exclusive = true,
+                            .help = "accuracy resolution of the policy set over the load range"};
+const KeyDecl kDiscretization{.name = "discretization",
+                              .type = KeyType::kChoice,
+                              .default_value = "fld",
+                              .choices = {"fld", "md"},
+                              .help =
+                                  "MDP state discretization: fixed length (fld) or "
+                                  "model-based (md)"};
+const KeyDecl kD{.name = "d",
+                 .type = KeyType::kInteger,
+                 .default_value = "100",
+                 .min = 1,
+                 .max = 2'147'483'647,
+                 .help = "fld: discretization steps of the slack"};
+const KeyDecl kMdpBatching{.name = "mdp_batching",
+                           .type = KeyType::kChoice,
+                           .default_value = "maximal",
+                           .choices = {"maximal", "variable"},
+                           .help = "batch sizes the MDP considers"};
+const KeyDecl kMaxQueue{.name = "max_queue",
+                        .type = KeyType::kInteger,
+                        .default_value = "32",
+                        .unit = "queries",
+                        .min = 0,
+                        .max = 2'147'483'647,
+                        .help = "longest queue the MDP models"};
+const KeyDecl kArrival{.name = "arrival",
+                       .type = KeyType::kChoice,
+                       .default_value = "poisson",
+                       .choices = {"poisson", "gamma"},
+                       .help = "arrival process the MDP assumes"};
+const KeyDecl kCv{.name = "cv",
+                  .type = KeyType::kNumber,
+                  .default_value = "1",
+                  .min = 0,
+                  .min_exclusive = true,
+                  .help = "gamma arrivals: coefficient of variation of inter-arrival times"};
+const KeyDecl kCriterion{.name = "criterion",
+                         .type = KeyType::kChoice,
+                         .default_value = "accuracy-per-query",
+                         .choices = {"accuracy-per-query", "undiscounted-sweeps"},
+                         .help = "MDP solver objective"};
+const KeyDecl kCacheDir{.name = "cache_dir",
+                        .type = KeyType::kPath,
+                        .help =
+                            "cache of solved MDP policies; default: $SLOSERVE_CACHE_DIR, else "
+                            "~/.cache/sloserve/mdp"};
+const KeyDecl kLoadQps{
+    .name = "load_qps",
+    .type = KeyType::kNumber,
+    .default_value = "0",
+    .unit = "qps",
+    .min = 0,
+    .help = "plan for this fixed load instead of the measured one (0 = measure)"};
+const KeyDecl kThreads{.name = "threads",
+                       .type = KeyType::kInteger,
+                       .default_value = "2",
+                       .min = 1,
+                       .max = 4096,
+                       .help = "threads solving the MDP policy set"};
+}  // namespace ramsis_options
+
 StatusOr<std::unique_ptr<SelectionPolicy>> RamsisSelection::Create(const PolicyParams& p) {
   Options o;
-  ASSIGN_OR_RETURN(o.set.min_qps, p.GetDouble("min_qps", 0));
-  ASSIGN_OR_RETURN(o.set.max_qps, p.GetDouble("max_qps", 0));
-  ASSIGN_OR_RETURN(o.set.accuracy_step, p.GetDouble("accuracy_step", 0.01));
-  ASSIGN_OR_RETURN(std::string disc, p.GetString("discretization", "fld"));
-  ASSIGN_OR_RETURN(int64_t d, p.GetInt("d", 100));
+  namespace opt = ramsis_options;
+  ASSIGN_OR_RETURN(o.set.min_qps, p.GetDouble(opt::kMinQps));
+  ASSIGN_OR_RETURN(o.set.max_qps, p.GetDouble(opt::kMaxQps));
+  ASSIGN_OR_RETURN(o.set.accuracy_step, p.GetDouble(opt::kAccuracyStep));
+  ASSIGN_OR_RETURN(std::string disc, p.GetString(opt::kDiscretization));
+  ASSIGN_OR_RETURN(int64_t d, p.GetInt(opt::kD));
   ASSIGN_OR_RETURN(o.mdp.discretization, mdp::ParseDiscretization(disc, static_cast<int>(d)));
-  ASSIGN_OR_RETURN(std::string batching, p.GetString("mdp_batching", "maximal"));
+  ASSIGN_OR_RETURN(std::string batching, p.GetString(opt::kMdpBatching));
   ASSIGN_OR_RETURN(o.mdp.batching, mdp::ParseBatching(batching));
-  ASSIGN_OR_RETURN(int64_t max_queue, p.GetInt("max_queue", 32));
+  ASSIGN_OR_RETURN(int64_t max_queue, p.GetInt(opt::kMaxQueue));
   o.mdp.max_queue = static_cast<int>(max_queue);
-  ASSIGN_OR_RETURN(o.mdp.latency_quantile, p.GetDouble("quantile", 0.95));
-  ASSIGN_OR_RETURN(std::string arrival, p.GetString("arrival", "poisson"));
-  ASSIGN_OR_RETURN(double cv, p.GetDouble("cv", 1.0));
+  ASSIGN_OR_RETURN(o.mdp.latency_quantile, p.GetDouble(kQuantileOption));
+  ASSIGN_OR_RETURN(std::string arrival, p.GetString(opt::kArrival));
+  ASSIGN_OR_RETURN(double cv, p.GetDouble(opt::kCv));
   ASSIGN_OR_RETURN(o.mdp.arrival, mdp::ParseArrival(arrival, cv));
-  ASSIGN_OR_RETURN(std::string criterion, p.GetString("criterion", "accuracy-per-query"));
+  ASSIGN_OR_RETURN(std::string criterion, p.GetString(opt::kCriterion));
   ASSIGN_OR_RETURN(o.mdp.solver.criterion, mdp::ParseCriterion(criterion));
-  ASSIGN_OR_RETURN(std::string variants, p.GetString("variants", ""));
+  ASSIGN_OR_RETURN(std::string variants, p.GetString(kVariantsOption));
   std::stringstream ss(variants);
   for (std::string v; std::getline(ss, v, ',');) {
     if (!v.empty()) o.mdp.variants.push_back(v);
   }
-  ASSIGN_OR_RETURN(double window_ms, p.GetDouble("window_ms", 500));
-  // Bounded before MillisF: 1e300 ms overflowed the microsecond Duration (issue 37).
-  if (!(window_ms > 0 && window_ms <= 86'400'000))
-    return InvalidArgumentError("ramsis: option 'window_ms' must be in (0, 86400000]");
+  ASSIGN_OR_RETURN(double window_ms, p.GetDouble(kWindowMsOption));
   o.window = MillisF(window_ms);
-  ASSIGN_OR_RETURN(o.cache_dir, p.GetString("cache_dir", DefaultCacheDir()));
-  ASSIGN_OR_RETURN(o.slo_workers, p.GetString("slo_workers", ""));
-  ASSIGN_OR_RETURN(o.fixed_load_qps, p.GetDouble("load_qps", 0));
-  ASSIGN_OR_RETURN(int64_t threads, p.GetInt("threads", 2));
-  o.set.threads = static_cast<int>(std::max<int64_t>(1, threads));
-  if (o.set.accuracy_step <= 0) return InvalidArgumentError("ramsis: 'accuracy_step' must be > 0");
+  ASSIGN_OR_RETURN(o.cache_dir, p.GetString(opt::kCacheDir));
+  if (o.cache_dir.empty()) o.cache_dir = DefaultCacheDir();
+  ASSIGN_OR_RETURN(o.slo_workers, p.GetString(kSloWorkersOption));
+  ASSIGN_OR_RETURN(o.fixed_load_qps, p.GetDouble(opt::kLoadQps));
+  ASSIGN_OR_RETURN(int64_t threads, p.GetInt(opt::kThreads));
+  o.set.threads = static_cast<int>(threads);
   return std::unique_ptr<SelectionPolicy>(new RamsisSelection(std::move(o)));
 }
 

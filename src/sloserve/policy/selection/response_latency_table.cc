@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
+
+#include "sloserve/core/declared_key.h"
 
 namespace sloserve {
 
@@ -61,10 +63,9 @@ StatusOr<ResponseLatencyTable> ResponseLatencyTable::Parse(const std::string& te
     double nums[5];
     const char* names[5] = {"workers", "slo_ms", "load_qps", "p99_ms", "violation_rate"};
     for (int i = 0; i < 5; ++i) {
-      char* end = nullptr;
-      nums[i] = std::strtod(f[static_cast<size_t>(i) + 1].c_str(), &end);
-      if (f[static_cast<size_t>(i) + 1].empty() || *end != '\0' || !std::isfinite(nums[i]) ||
-          nums[i] < 0) {
+      const std::optional<double> v = ParseNumber(f[static_cast<size_t>(i) + 1]);
+      nums[i] = v.value_or(-1);
+      if (!v || *v < 0) {
         return bad(std::string("field '") + names[i] + "': expected a non-negative number, got \"" +
                    f[static_cast<size_t>(i) + 1] + "\"");
       }
