@@ -98,17 +98,17 @@ with tempfile.TemporaryDirectory() as tmp:
     for path in samples:
         lines = open(path).read().split("\n")
         lines.insert(0, "wrokers: 3")  # line 1, column 1
-        lines.append("slo_ms: 1e12")  # the last line; replaces any earlier slo_ms
-        broken_text = "\n".join(l for l in lines if not l.startswith("slo_ms:") or l == "slo_ms: 1e12")
+        lines.append("slo_ms: 1000000000000")  # the last line; replaces any earlier slo_ms
+        broken_text = "\n".join(l for l in lines if not l.startswith("slo_ms:") or l == "slo_ms: 1000000000000")
         broken = os.path.join(tmp, os.path.basename(path))
         open(broken, "w").write(broken_text)
-        slo_line = broken_text.split("\n").index("slo_ms: 1e12") + 1
+        slo_line = broken_text.split("\n").index("slo_ms: 1000000000000") + 1
         doc = yaml.safe_load(broken_text)
         errs = schema_errors(doc)
         if not any("wrokers" in e for e in errs):
             fail(f"schema accepted the misspelt key in a copy of {path}: {errs}")
         if not any("slo_ms" in e for e in errs):
-            fail(f"schema accepted slo_ms 1e12 in a copy of {path}: {errs}")
+            fail(f"schema accepted slo_ms 1000000000000 in a copy of {path}: {errs}")
         r = run("config", "check", broken)
         if r.returncode != 1:
             fail(f"config check on a broken copy of {path}: exit {r.returncode}")

@@ -75,10 +75,14 @@ class Served {
     o.deployment.workers = 2;
     o.policy.selection = selection;
     o.policy.batching = batching;
-    // RAMSIS: one MDP policy for a fixed load, small enough to solve at once.
-    o.policy.options["load_qps"] = "5";
-    o.policy.options["max_queue"] = "8";
-    if (!table.empty()) o.policy.options["table"] = table;  // model_switching's p99s
+    // RAMSIS: one MDP policy for a fixed load, small enough to solve at once;
+    // model_switching: its p99s. Each option only where the chosen policies take it.
+    const std::map<std::string, std::string> options = {
+        {"load_qps", "5"}, {"max_queue", "8"}, {"table", table}};
+    for (const KeyDecl& taken : PolicyRegistry::Builtin().OptionsOf(o.policy)) {
+      auto it = options.find(taken.name);
+      if (it != options.end() && !it->second.empty()) o.policy.options[it->first] = it->second;
+    }
     o.service.time_scale = 0.05;  // batches hold their worker 1/20 of the profiled time
     o.input_shape = {-1, 4};
     auto rt = EngineRuntime::Create(suite, o);

@@ -27,13 +27,16 @@ Json ValueSchema(const KeyDecl& k) {
   s["description"] = k.help + (k.unit.empty() ? "" : " [" + k.unit + "]");
   switch (k.type) {
     case KeyType::kNumber:
-      s["type"] = "number";
-      AddBounds(k, &s);
+    case KeyType::kInteger: {
+      Json number;
+      number["type"] = k.type == KeyType::kNumber ? "number" : "integer";
+      AddBounds(k, &number);
+      // A YAML 1.1 reader (PyYAML) reads 1e-6, having no dot, as a string.
+      s["anyOf"] = Json::array(
+          {number, Json{{"type", "string"},
+                        {"pattern", R"(^\s*[-+]?[0-9]+(\.[0-9]*)?[eE][-+]?[0-9]+\s*$)"}}});
       break;
-    case KeyType::kInteger:
-      s["type"] = "integer";
-      AddBounds(k, &s);
-      break;
+    }
     case KeyType::kBool:
       s["anyOf"] =
           Json::array({Json{{"type", "boolean"}},
