@@ -113,6 +113,8 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     rt->model_ops_.resize(tasks);
     rt->unloaded_.resize(tasks);
     rt->in_system_by_task_.assign(tasks, 0);
+    // Again, with these: the one Initialize published before they were set.
+    if (rt->engine_) rt->PublishAndAnswer(rt->Now(), /*force=*/true);
   }
   return rt;
 }
@@ -737,18 +739,17 @@ std::optional<EngineRuntime::EngineSnapshot> EngineRuntime::Snapshot() const {
     MutexLock lock(inbox_mu_);
     serving = accepting_ && initialized_ && init_status_.ok();
   }
-  std::optional<EngineSnapshot> snap;
-  if (serving) {
-    std::shared_ptr<const EngineSnapshot> published;
-    {
-      MutexLock lock(published_mu_);
-      published = published_;
-    }
-    // The next scrape gets one as of the engine thread's next step; this one does not wait.
-    if (!snapshot_wanted_.exchange(true, std::memory_order_relaxed)) driver_->Wake();
-    if (published) snap = *published;
+  std::shared_ptr<const EngineSnapshot> published;
+  {
+    MutexLock lock(published_mu_);
+    published = published_;
   }
-  if (!snap) {
+  // The next scrape gets one as of the engine thread's next step; this one does not wait.
+  if (serving && !snapshot_wanted_.exchange(true, std::memory_order_relaxed)) driver_->Wake();
+  std::optional<EngineSnapshot> snap;
+  if (published) {
+    snap = *published;
+  } else {  // before the engine's first one: nothing has happened yet
     MutexLock lock(engine_mu_);
     if (!engine_) return std::nullopt;
     snap = TakeSnapshot(Now());

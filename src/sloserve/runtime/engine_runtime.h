@@ -178,11 +178,11 @@ class EngineRuntime : public InferenceBackend {
   // Without the early-shed refusals (Snapshot adds them when read: they happen on the
   // callers' threads, between steps).
   EngineSnapshot TakeSnapshot(TimePoint now) const REQUIRES(engine_mu_);
-  // While the runtime serves: the snapshot the engine thread last published, copied
-  // without waiting for a step (a scrape never takes engine_mu_, which that thread holds
-  // for every step, and never waits for it: a slow step cannot stall a frontend's thread);
-  // it also asks the engine thread for a fresh one after its next step. Not serving (not
-  // started, stopped): taken here under engine_mu_. Empty before the engine exists.
+  // The snapshot the engine thread last published (at Initialize, then while it runs:
+  // PublishAndAnswer, its last one as it exits), copied without waiting for a step: a
+  // scrape never takes engine_mu_, which that thread holds for every step, so a slow step
+  // cannot stall a frontend's thread. While serving it also asks the engine thread for a
+  // fresh one after its next step. Empty before the engine exists.
   std::optional<EngineSnapshot> Snapshot() const;
   // Engine thread, after a step: publishes a snapshot when the step answered a request
   // (before the answers go out, so a client that got its answer finds it counted), when
