@@ -763,8 +763,8 @@ void EngineRuntime::Reply(std::function<void(InferOutcome)> done, InferOutcome o
 }
 
 void EngineRuntime::PublishAndAnswer(TimePoint now, bool force) {
-  if (force || !step_answers_.empty() ||
-      snapshot_wanted_.exchange(false, std::memory_order_relaxed)) {
+  const bool wanted = snapshot_wanted_.exchange(false, std::memory_order_relaxed);
+  if (force || wanted || !step_answers_.empty()) {
     auto snap = std::make_shared<const EngineSnapshot>(TakeSnapshot(now));
     MutexLock lock(published_mu_);
     published_ = std::move(snap);
