@@ -11,7 +11,8 @@ const double kLogGrowth = std::log(kGrowth);
 constexpr size_t kLogBuckets = 22000;  // reaches ~1e12 µs
 }  // namespace
 
-LatencyHistogram::LatencyHistogram() : counts_(kExact + kLogBuckets, 0) {}
+LatencyHistogram::LatencyHistogram()
+    : counts_(kExact + kLogBuckets, 0), block_counts_((counts_.size() + kBlock - 1) / kBlock, 0) {}
 
 size_t LatencyHistogram::Bucket(int64_t us) {
   if (us < kExact) return static_cast<size_t>(std::max<int64_t>(us, 0));
@@ -26,14 +27,21 @@ double LatencyHistogram::Representative(size_t bucket) {
 }
 
 void LatencyHistogram::Add(int64_t us) {
-  ++counts_[Bucket(us)];
+  const size_t b = Bucket(us);
+  ++counts_[b];
+  ++block_counts_[b / kBlock];
   ++count_;
   max_ = std::max(max_, us);
 }
 
 double LatencyHistogram::OrderStatistic(int64_t k) const {
   int64_t seen = 0;
-  for (size_t b = 0; b < counts_.size(); ++b) {
+  size_t block = 0;
+  while (block < block_counts_.size() && seen + block_counts_[block] <= k) {
+    seen += block_counts_[block++];
+  }
+  const size_t end = std::min(counts_.size(), (block + 1) * kBlock);
+  for (size_t b = block * kBlock; b < end; ++b) {
     seen += counts_[b];
     if (seen > k) return std::min(Representative(b), static_cast<double>(max_));
   }

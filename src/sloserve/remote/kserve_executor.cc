@@ -31,8 +31,8 @@ class CallOwner {
   ~CallOwner() = default;
 };
 
-// One action's call: owned by the executor from Send until whoever drains the reply queue
-// (the driver's thread, else the queue's own) has posted its result.
+// One action's call: owned by the executor's in_flight map from Send until whoever drains
+// the reply queue (the driver's thread, else the queue's own) has posted its result.
 struct KServeCall final : remote::ReplyTag {
   ::grpc::ClientContext ctx;
   // In ctx's call arena: declared after ctx, so destroyed before it. One of the two.
@@ -65,9 +65,9 @@ struct KServeExecutor::Impl final : kserve_internal::CallOwner {
 
   Mutex mu;
   CondVar cv;  // notified when a call leaves in_flight
-  // The calls sent and not yet retired by Finish; the lock keeps each alive while
-  // CancelCalls or the destructor cancels it.
-  std::unordered_map<ActionId, KServeCall*> in_flight GUARDED_BY(mu);
+  // The calls sent and not yet retired by Finish, owned here; the lock keeps each alive
+  // while CancelCalls or the destructor cancels it.
+  std::unordered_map<ActionId, std::unique_ptr<KServeCall>> in_flight GUARDED_BY(mu);
   std::unique_ptr<remote::WorkerHealth> health;
   ResultSink* sink = nullptr;  // set by Attach, before any Send
   // Last member: destroyed first, delivering what is left while the rest is alive.
@@ -212,13 +212,16 @@ struct KServeExecutor::Impl final : kserve_internal::CallOwner {
       sink->Post(std::move(r));
     }
     // Retired last, under the lock the destructor waits on: once it sees no call in
-    // flight, no reply touches the executor any more.
+    // flight, no reply touches the executor any more. Destroyed outside the lock.
+    std::unique_ptr<KServeCall> retired;
     {
       MutexLock lock(mu);
-      in_flight.erase(call->id);
+      if (auto it = in_flight.find(call->id); it != in_flight.end()) {
+        retired = std::move(it->second);
+        in_flight.erase(it);
+      }
       cv.NotifyAll();
     }
-    delete call;
   }
 };
 
@@ -296,7 +299,8 @@ Duration KServeExecutor::Send(const WorkerAction& action) {
     m.health->PostLost(w, std::move(now_result));
     return Duration(0);
   }
-  auto* call = new KServeCall;
+  auto owned = std::make_unique<KServeCall>();
+  KServeCall* call = owned.get();
   call->owner = &m;
   call->id = IdOf(action);
   call->worker = w;
@@ -306,7 +310,6 @@ Duration KServeExecutor::Send(const WorkerAction& action) {
     call->is_run = true;
     expected = run->expected;
     if (Status s = m.BuildInfer(*run, call); !s.ok()) {
-      delete call;
       now_result.status = s;
       sink_->Post(std::move(now_result));
       return Duration(0);
@@ -319,9 +322,16 @@ Duration KServeExecutor::Send(const WorkerAction& action) {
   call->ctx.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::duration_cast<std::chrono::system_clock::duration>(
                              std::max(expected, Duration(0)) * 2 + m.options.call_timeout));
+  bool sent = false;
   {
     MutexLock lock(m.mu);
-    m.in_flight.emplace(call->id, call);
+    sent = m.in_flight.try_emplace(call->id, std::move(owned)).second;
+  }
+  if (!sent) {  // the engine's ids are unique: one already in flight is a bug there
+    now_result.status =
+        InternalError("action " + std::to_string(call->id) + " is already in flight");
+    sink_->Post(std::move(now_result));
+    return Duration(0);
   }
   ::grpc::CompletionQueue* cq = m.replies->cq();
   auto* tag = static_cast<remote::ReplyTag*>(call);

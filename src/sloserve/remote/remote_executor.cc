@@ -4,14 +4,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
 #include <unordered_map>
 
+#include "sloserve/core/mutex.h"
+#include "sloserve/core/tsan.h"
 #include "sloserve/engine/clock.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "sloserve/remote/reply_queue.h"
@@ -37,8 +37,8 @@ class CallOwner {
   ~CallOwner() = default;
 };
 
-// One action's call: owned by the executor from Send until the reply queue's thread has
-// posted its result.
+// One action's call: owned by the executor's in_flight map from Send until whoever drains
+// the reply queue (the driver's thread, else the queue's own) has posted its result.
 struct RemoteCall final : remote::ReplyTag {
   ::grpc::ClientContext ctx;
   // In ctx's call arena: declared after ctx, so destroyed before it.
@@ -60,19 +60,23 @@ struct RemoteCall final : remote::ReplyTag {
 using remote_internal::RemoteCall;
 
 struct RemoteExecutor::Impl final : remote_internal::CallOwner {
+  // A worker's connection: set in the constructor, read-only after.
   struct Worker {
     std::string address;
     std::shared_ptr<::grpc::Channel> channel;
     std::unique_ptr<worker::WorkerService::Stub> stub;
-    bool reads_inputs = false;  // under mu: written by the health thread, read by Send
-    std::string instance;       // its process (HealthReply.instance); Connect, then health thread
-    // Under mu: the variants the engine believes loaded there (it ran them, or a Load
-    // succeeded; not unloaded since), loaded again when the process restarts.
+    std::string instance;  // its process (HealthReply.instance); Connect, then health thread
+  };
+  // What the threads share about a worker (Impl::state, under mu).
+  struct WorkerState {
+    bool reads_inputs = false;  // written by the health thread, read by Send
+    // The variants the engine believes loaded there (it ran them, or a Load succeeded;
+    // not unloaded since), loaded again when the process restarts.
     std::set<VariantId> resident;
-    HardwareId hardware = 0;  // under mu
-    int refusals = 0;         // under mu: actions refused in a row (RefusedInARow)
-    // Under mu: the number of its next Load/Unload (LifecycleRequest.sequence), taken in
-    // the order they are sent, so the worker runs them in that order.
+    HardwareId hardware = 0;
+    int refusals = 0;  // actions refused in a row (RefusedInARow)
+    // The number of its next Load/Unload (LifecycleRequest.sequence), taken in the order
+    // they are sent, so the worker runs them in that order.
     uint64_t next_sequence = 1;
   };
 
@@ -83,37 +87,48 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // it, so no other caller's ids collide with them (proto RunRequest.session).
   std::string session;
   SteadyClock clock;
-  ResultSink* sink = nullptr;
+  ResultSink* sink = nullptr;  // set by Attach, before any Send
   std::vector<Worker> workers;
 
-  mutable std::mutex mu;
-  std::condition_variable cv;
-  std::unordered_map<ActionId, RemoteCall*> in_flight;
+  mutable Mutex mu;
+  CondVar cv;                                     // notified when a call leaves in_flight
+  std::vector<WorkerState> state GUARDED_BY(mu);  // by WorkerId, as workers
+  // The calls sent and not yet retired by Finish, owned here; the lock keeps each alive
+  // while CancelCalls or the destructor cancels it.
+  std::unordered_map<ActionId, std::unique_ptr<RemoteCall>> in_flight GUARDED_BY(mu);
   std::unique_ptr<remote::WorkerHealth> health;
   // Ids of the Loads sent to a restarted worker (health thread), apart from the engine's.
   static constexpr ActionId kReloadActions = ActionId{1} << 62;
-  ActionId next_reload = 0;  // under mu
-  // Under mu: the checks start once connected and attached.
-  bool connected = false, health_started = false;
+  ActionId next_reload GUARDED_BY(mu) = 0;
+  // The checks start once connected and attached.
+  bool connected GUARDED_BY(mu) = false;
+  bool attached GUARDED_BY(mu) = false;
+  bool health_started GUARDED_BY(mu) = false;
   // Last member: destroyed first, delivering what is left while the rest is alive.
   std::unique_ptr<remote::ReplyQueue> replies = std::make_unique<remote::ReplyQueue>();
 
-  void StartHealthWhenReady() {
+  void StartHealthWhenReady() EXCLUDES(mu) {
     {
-      std::lock_guard<std::mutex> lock(mu);
-      if (!connected || sink == nullptr || health_started) return;
+      MutexLock lock(mu);
+      if (!connected || !attached || health_started) return;
       health_started = true;
     }
     health->Start();
   }
 
+  // Worker w's calls in flight cancelled (WorkerHealth's CancelCalls).
+  size_t CancelCalls(WorkerId w) EXCLUDES(mu) {
+    MutexLock lock(mu);
+    return remote::CancelCallsOf(in_flight, w);
+  }
+
   // One Health call; OK when the worker answers with this suite's variants.
-  Status CheckHealth(WorkerId w, Duration timeout) {
+  Status CheckHealth(WorkerId w, Duration timeout) EXCLUDES(mu) {
     // What the engine believed resident before asking (ReconcileResidents).
     std::set<VariantId> resident_before;
     {
-      std::lock_guard<std::mutex> lock(mu);
-      resident_before = workers[w].resident;
+      MutexLock lock(mu);
+      resident_before = state[w].resident;
     }
     ::grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() +
@@ -137,8 +152,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
                               " pending actions, its limit: it refuses new ones");
     }
     {
-      std::lock_guard<std::mutex> lock(mu);
-      workers[w].reads_inputs = reply.reads_inputs();
+      MutexLock lock(mu);
+      state[w].reads_inputs = reply.reads_inputs();
     }
     if (!workers[w].instance.empty() && reply.instance() != workers[w].instance) {
       // A new process holds none of the variants the engine believes loaded there: keep it
@@ -147,8 +162,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       {
         // The new process knows no session: its numbering of ours starts at 1 (a number
         // lost in transit to a live process is a gap the worker skips after a wait).
-        std::lock_guard<std::mutex> lock(mu);
-        workers[w].next_sequence = 1;
+        MutexLock lock(mu);
+        state[w].next_sequence = 1;
       }
       RETURN_IF_ERROR(LoadResidentAgain(w, reply));
     } else if (!workers[w].instance.empty()) {
@@ -164,15 +179,15 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // loaded meanwhile may be missing from the answer, one unloaded meanwhile is not
   // resident any more.
   Status ReconcileResidents(WorkerId w, const worker::HealthReply& reply,
-                            const std::set<VariantId>& resident_before) {
+                            const std::set<VariantId>& resident_before) EXCLUDES(mu) {
     std::set<VariantId> missing;
     HardwareId hardware = 0;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       for (VariantId v : resident_before) {
-        if (workers[w].resident.count(v) != 0) missing.insert(v);
+        if (state[w].resident.count(v) != 0) missing.insert(v);
       }
-      hardware = workers[w].hardware;
+      hardware = state[w].hardware;
     }
     for (uint32_t v : reply.loaded_variants()) missing.erase(v);
     if (missing.empty()) return OkStatus();
@@ -188,13 +203,13 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
 
   // Loads the worker's resident variants on its new process (one Load call each, with the
   // action timeout), those it has not loaded yet.
-  Status LoadResidentAgain(WorkerId w, const worker::HealthReply& reply) {
+  Status LoadResidentAgain(WorkerId w, const worker::HealthReply& reply) EXCLUDES(mu) {
     std::set<VariantId> load;
     HardwareId hardware = 0;
     {
-      std::lock_guard<std::mutex> lock(mu);
-      load = workers[w].resident;
-      hardware = workers[w].hardware;
+      MutexLock lock(mu);
+      load = state[w].resident;
+      hardware = state[w].hardware;
     }
     for (uint32_t v : reply.loaded_variants()) load.erase(v);
     std::string names;
@@ -208,7 +223,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // One blocking Load call per variant on worker w (ids apart from the engine's, the action
   // timeout each); the names loaded go to `names`. Errors say "loading NAME<what>".
   Status LoadNow(WorkerId w, HardwareId hardware, const std::set<VariantId>& load,
-                 const std::string& what, bool at_start, std::string* names) {
+                 const std::string& what, bool at_start, std::string* names) EXCLUDES(mu) {
     for (VariantId v : load) {
       // The engine's Load deadline: 2 x the profile's load time + the action timeout.
       const Duration expected = suite->variants()[v].load_time;
@@ -218,9 +233,9 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
                            std::max(expected, Duration(0)) * 2 + options.action_timeout));
       worker::LifecycleRequest req;
       {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(mu);
         req.set_action(kReloadActions + next_reload++);  // apart from the engine's ids
-        req.set_sequence(workers[w].next_sequence++);
+        req.set_sequence(state[w].next_sequence++);
       }
       req.set_worker(w);
       req.set_hardware(hardware);
@@ -236,16 +251,16 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
         return remote::FromWireCode(ack.code(), ack.message()).WithPrefix("loading " + name + what);
       }
       *names += (names->empty() ? "" : ", ") + name;
-      std::lock_guard<std::mutex> lock(mu);
-      workers[w].resident.insert(v);
-      workers[w].hardware = hardware;
+      MutexLock lock(mu);
+      state[w].resident.insert(v);
+      state[w].hardware = hardware;
     }
     return OkStatus();
   }
 
   // Every call's end (on the driver's thread in its wait, or the reply queue's): turns the reply
   // into the action's result and posts it.
-  void Finish(RemoteCall* call, const ::grpc::Status& status) override {
+  void Finish(RemoteCall* call, const ::grpc::Status& status) EXCLUDES(mu) override {
     ActionResult r;
     r.id = call->id;
     r.worker = call->worker;
@@ -277,27 +292,31 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     }
     const WorkerId w = call->worker;
     if (call->is_load && r.status.ok()) {
-      std::lock_guard<std::mutex> lock(mu);
-      workers[w].resident.insert(call->lifecycle.variant());
-      workers[w].hardware = call->lifecycle.hardware();
+      MutexLock lock(mu);
+      state[w].resident.insert(call->lifecycle.variant());
+      state[w].hardware = call->lifecycle.hardware();
     }
     if (lost) health->MarkDown(w, status.error_message());
     if (const int n = RefusedInARow(w, status); n > 0) {
       health->MarkDown(w, "refused " + std::to_string(n) +
                               " actions in a row (last: " + status.error_message() + ")");
     }
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      in_flight.erase(call->id);
-    }
-    delete call;
     if (lost) {
       health->PostLost(w, std::move(r));
     } else {
       sink->Post(std::move(r));
     }
-    std::lock_guard<std::mutex> lock(mu);
-    cv.notify_all();
+    // Retired last, under the lock the destructor waits on: once it sees no call in
+    // flight, no reply touches the executor any more. Destroyed outside the lock.
+    std::unique_ptr<RemoteCall> retired;
+    {
+      MutexLock lock(mu);
+      if (auto it = in_flight.find(call->id); it != in_flight.end()) {
+        retired = std::move(it->second);
+        in_flight.erase(it);
+      }
+      cv.NotifyAll();
+    }
   }
 
   // Counts the worker's refusals in a row (the call answered with RESOURCE_EXHAUSTED,
@@ -305,13 +324,13 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // kRefusalsToDown returns the count (and starts it again), so the worker is marked down
   // as a fault instead of failing every batch while counted up. Else 0.
   static constexpr int kRefusalsToDown = 3;
-  int RefusedInARow(WorkerId w, const ::grpc::Status& status) {
+  int RefusedInARow(WorkerId w, const ::grpc::Status& status) EXCLUDES(mu) {
     const auto code = status.error_code();
     const bool refused = code == ::grpc::StatusCode::RESOURCE_EXHAUSTED ||
                          code == ::grpc::StatusCode::ALREADY_EXISTS ||
                          code == ::grpc::StatusCode::INVALID_ARGUMENT;
-    std::lock_guard<std::mutex> lock(mu);
-    int& n = workers[w].refusals;
+    MutexLock lock(mu);
+    int& n = state[w].refusals;
     n = refused ? n + 1 : 0;
     if (n < kRefusalsToDown) return 0;
     const int reached = n;
@@ -348,6 +367,10 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
     impl_->workers.push_back(std::move(w));
   }
   Impl& m = *impl_;
+  {
+    MutexLock lock(m.mu);
+    m.state.resize(m.workers.size());
+  }
   std::vector<std::string> names;
   for (WorkerId w = 0; w < m.workers.size(); ++w) {
     names.push_back("remote worker w" + std::to_string(w) + " (" + m.workers[w].address + ")");
@@ -357,7 +380,7 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
       remote::WorkerHealthOptions{m.options.health_interval, m.options.health_timeout,
                                   m.options.failures_to_down, m.options.log},
       [&m](WorkerId w, Duration timeout) { return m.CheckHealth(w, timeout); },
-      [&m](WorkerId w) { return remote::CancelCallsOf(m.mu, m.in_flight, w); });
+      [&m](WorkerId w) { return m.CancelCalls(w); });
 }
 
 RemoteExecutor::~RemoteExecutor() {
@@ -366,9 +389,9 @@ RemoteExecutor::~RemoteExecutor() {
   // The driver that drained the replies is done (its thread no longer waits): the calls
   // still in flight end on the queue's own thread.
   m.replies->StartThread();
-  std::unique_lock<std::mutex> lock(m.mu);
+  MutexLock lock(m.mu);
   for (auto& [id, call] : m.in_flight) call->ctx.TryCancel();
-  m.cv.wait(lock, [&m] { return m.in_flight.empty(); });
+  while (!m.in_flight.empty()) m.cv.Wait(m.mu);
 }
 
 Status RemoteExecutor::Connect() {
@@ -386,7 +409,7 @@ Status RemoteExecutor::Connect() {
     }
   }
   {
-    std::lock_guard<std::mutex> lock(m.mu);
+    MutexLock lock(m.mu);
     m.connected = true;
   }
   m.StartHealthWhenReady();
@@ -416,11 +439,12 @@ ExecutorWait* RemoteExecutor::TakeWait() {
 
 void RemoteExecutor::Attach(ResultSink* sink) {
   WorkerExecutor::Attach(sink);
+  impl_->sink = sink;
   impl_->replies->StartThreadUnlessTaken();
   impl_->health->Attach(sink);
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->sink = sink;
+    MutexLock lock(impl_->mu);
+    impl_->attached = true;
   }
   impl_->StartHealthWhenReady();
 }
@@ -441,7 +465,8 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
     m.FailNow(action, w);
     return Duration(0);
   }
-  auto* call = new RemoteCall;
+  auto owned = std::make_unique<RemoteCall>();
+  RemoteCall* call = owned.get();
   call->id = IdOf(action);
   call->worker = w;
   Duration expected{};
@@ -449,8 +474,8 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
   if (const auto* run = std::get_if<RunBatch>(&action)) {
     bool reads_inputs = false;
     {
-      std::lock_guard<std::mutex> lock(m.mu);
-      reads_inputs = m.workers[w].reads_inputs;
+      MutexLock lock(m.mu);
+      reads_inputs = m.state[w].reads_inputs;
     }
     call->is_run = true;
     expected = run->expected;
@@ -499,16 +524,28 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
                          std::chrono::duration_cast<std::chrono::system_clock::duration>(
                              std::max(expected, Duration(0)) * 2 + m.options.action_timeout));
   {
-    std::lock_guard<std::mutex> lock(m.mu);
-    m.in_flight.emplace(call->id, call);
-    Impl::Worker& wk = m.workers[w];
-    if (!call->is_run) call->lifecycle.set_sequence(wk.next_sequence++);
-    if (const auto* run = std::get_if<RunBatch>(&action)) {
-      wk.resident.insert(run->variant);  // the engine runs only what it believes loaded
-      wk.hardware = run->hardware;
-    } else if (const auto* unload = std::get_if<UnloadVariant>(&action)) {
-      wk.resident.erase(unload->variant);
+    MutexLock lock(m.mu);
+    // The engine's ids are unique: a second action under one in flight is a bug there
+    // (failed below; `owned` stays with this call then).
+    if (m.in_flight.try_emplace(call->id, std::move(owned)).second) {
+      Impl::WorkerState& wk = m.state[w];
+      if (!call->is_run) call->lifecycle.set_sequence(wk.next_sequence++);
+      if (const auto* run = std::get_if<RunBatch>(&action)) {
+        wk.resident.insert(run->variant);  // the engine runs only what it believes loaded
+        wk.hardware = run->hardware;
+      } else if (const auto* unload = std::get_if<UnloadVariant>(&action)) {
+        wk.resident.erase(unload->variant);
+      }
     }
+  }
+  if (owned != nullptr) {
+    ActionResult r;
+    r.id = call->id;
+    r.worker = w;
+    r.begin = r.end = now;
+    r.status = InternalError("action " + std::to_string(call->id) + " is already in flight");
+    m.sink->Post(std::move(r));
+    return Duration(0);
   }
   auto* stub = m.workers[w].stub.get();
   ::grpc::CompletionQueue* cq = m.replies->cq();
@@ -521,7 +558,9 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
     call->rpc = stub->PrepareAsyncUnload(&call->ctx, call->lifecycle, cq);
   }
   call->rpc->StartCall();
-  call->rpc->Finish(&call->reply, &call->status, static_cast<remote::ReplyTag*>(call));
+  auto* tag = static_cast<remote::ReplyTag*>(call);
+  TsanRelease(tag);  // whoever drains the reply queue reads the call and retires it (Finish)
+  call->rpc->Finish(&call->reply, &call->status, tag);
   return Duration(0);
 }
 

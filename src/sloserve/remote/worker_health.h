@@ -7,7 +7,6 @@
 // giving it queries (ResultSink::PostReachability) before it sees those failures. A
 // check that succeeds again brings it back (the engine gives it queries again).
 #include <functional>
-#include <mutex>  // the std::mutex overload of CancelCallsOf (remote_executor.cc)
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,13 +37,6 @@ size_t CancelCallsOf(CallMap& in_flight, WorkerId w) {
     ++n;
   }
   return n;
-}
-// The same under `mu`, for an executor still on std::mutex (remote_executor.cc, until it
-// moves to Mutex: issue 33).
-template <class CallMap>
-size_t CancelCallsOf(std::mutex& mu, CallMap& in_flight, WorkerId w) {
-  std::lock_guard<std::mutex> lock(mu);
-  return CancelCallsOf(in_flight, w);
 }
 
 class WorkerHealth {

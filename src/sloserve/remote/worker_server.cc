@@ -4,10 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <condition_variable>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
+#include <optional>
 #include <queue>
 #include <random>
 #include <set>
@@ -76,28 +76,28 @@ struct WorkerServer::Impl : public ResultSink {
   const ProfileSuite* suite = nullptr;
   SteadyClock clock;
   std::unique_ptr<PayloadStore> payloads;
-  std::unique_ptr<WorkerExecutor> executor;
-  std::mutex send_mu;  // the executor's Send is called from one thread at a time
+  Mutex send_mu;  // the executor's Send is called from one thread at a time
+  std::unique_ptr<WorkerExecutor> executor PT_GUARDED_BY(send_mu);
 
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;  // the timer thread's: a timer, a held lifecycle action, or Stop
   // Keyed by the worker's own ids (the executor's); emplaced in Create (limits from options).
   std::optional<remote::ActionRegistry<PendingAction>> actions;
   std::optional<remote::LifecycleOrder<OrderedLifecycle>> order;
   // Lifecycle actions whose turn has come, to be started outside send_mu (StartReady).
   Mutex ready_mu;
   std::vector<OrderedLifecycle> ready GUARDED_BY(ready_mu);
-  std::set<uint32_t> loaded_variants;  // under mu: Load succeeded, no Unload since
-  std::string instance;                // this process, for the controller (HealthReply)
+  std::set<uint32_t> loaded_variants GUARDED_BY(mu);  // Load succeeded, no Unload since
+  std::string instance;  // this process, for the controller (HealthReply)
   struct Timed {
     TimePoint at;
     uint64_t seq;
     bool operator>(const Timed& o) const { return at > o.at || (at == o.at && seq > o.seq); }
   };
-  std::priority_queue<Timed, std::vector<Timed>, std::greater<>> timers;
-  std::unordered_map<uint64_t, ActionResult> timed_results;
-  uint64_t seq = 0;
-  bool stopping = false;
+  std::priority_queue<Timed, std::vector<Timed>, std::greater<>> timers GUARDED_BY(mu);
+  std::unordered_map<uint64_t, ActionResult> timed_results GUARDED_BY(mu);
+  uint64_t seq GUARDED_BY(mu) = 0;
+  bool stopping GUARDED_BY(mu) = false;
   std::thread timer_thread;
   std::atomic<int64_t> done{0};
 
@@ -115,61 +115,63 @@ struct WorkerServer::Impl : public ResultSink {
   // A result already due is answered here, on the thread that read the action (the
   // gRPC queue's), not handed to the timer thread: one thread wake-up less per action
   // (docs/benchmarks.md, "gRPC and remote workers").
-  void PostAt(ActionResult&& result, TimePoint at) override {
+  void PostAt(ActionResult&& result, TimePoint at) EXCLUDES(mu) override {
     if (at <= clock.Now()) return Deliver(std::move(result));
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     const uint64_t s = seq++;
     timed_results.emplace(s, std::move(result));
     timers.push({at, s});
-    cv.notify_all();
+    cv.NotifyAll();
   }
   void Post(ActionResult result) override { Deliver(std::move(result)); }
 
-  void TimerLoop() {
-    std::unique_lock<std::mutex> lock(mu);
+  // Holds mu except around what it calls out to (Expire, StartReady, Deliver).
+  void TimerLoop() EXCLUDES(mu) {
+    mu.lock();
     for (;;) {
       if (stopping) {  // Stop(): every action is answered; results still due are dropped
         for (auto& [s, result] : timed_results) {
           for (PayloadHandle h : result.outputs) payloads->Release(h);
         }
         timed_results.clear();
+        mu.unlock();
         return;
       }
       if (order->AnyHeld()) {  // a gap in some session's numbers: looked at every 100 ms
-        lock.unlock();
+        mu.unlock();
         std::vector<std::string> skipped;
         MakeReady(order->Expire(&skipped));
         for (const std::string& line : skipped)
           std::fprintf(stderr, "sloserve worker: %s\n", line.c_str());
         StartReady();
-        lock.lock();
+        mu.lock();
         if (stopping) continue;
       }
       const auto poll = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
       if (timers.empty()) {
         if (order->AnyHeld()) {
-          cv.wait_until(lock, poll);
+          cv.WaitUntil(mu, poll);
         } else {
-          cv.wait(lock);
+          cv.Wait(mu);
         }
         continue;
       }
       const Timed next = timers.top();
       const TimePoint now = clock.Now();
       if (next.at > now) {
-        cv.wait_until(lock, std::min(clock.ToSteady(next.at), poll));
+        cv.WaitUntil(mu, std::min(clock.ToSteady(next.at), poll));
         continue;
       }
       timers.pop();
       ActionResult r = std::move(timed_results.at(next.seq));
       timed_results.erase(next.seq);
-      lock.unlock();
+      mu.unlock();
       Deliver(std::move(r));
-      lock.lock();
+      mu.lock();
     }
   }
 
-  void Deliver(ActionResult r) {
+  void Deliver(ActionResult r) EXCLUDES(mu) {
     std::optional<PendingAction> taken = actions->Take(r.id);
     if (!taken) {  // answered already (Stop() gave up on it): drop its outputs
       for (PayloadHandle h : r.outputs) payloads->Release(h);
@@ -191,7 +193,7 @@ struct WorkerServer::Impl : public ResultSink {
     }
     for (PayloadHandle h : r.outputs) payloads->Release(h);
     if (p.lifecycle != nullptr && r.status.ok()) {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       if (p.is_load) {
         loaded_variants.insert(p.lifecycle->request.variant());
       } else {
@@ -277,7 +279,7 @@ struct WorkerServer::Impl : public ResultSink {
     }
     std::visit([&local](auto& a) { a.id = *local; }, action);
     {
-      std::lock_guard<std::mutex> lock(send_mu);
+      MutexLock lock(send_mu);
       in_send = true;
       executor->Send(action);
       in_send = false;
@@ -294,7 +296,7 @@ struct WorkerServer::Impl : public ResultSink {
       call->response.set_executor(options.executor_name);
       call->response.set_instance(instance);
       {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(mu);
         for (uint32_t v : loaded_variants) call->response.add_loaded_variants(v);
       }
       call->response.set_pending_actions(static_cast<uint32_t>(actions->size()));
@@ -385,8 +387,8 @@ struct WorkerServer::Impl : public ResultSink {
     MakeReady(std::move(*ready));
     StartReady();
     if (order->AnyHeld()) {  // the timer thread looks for gaps while any is held
-      std::lock_guard<std::mutex> lock(mu);
-      cv.notify_all();
+      MutexLock lock(mu);
+      cv.NotifyAll();
     }
   }
 
@@ -405,7 +407,7 @@ struct WorkerServer::Impl : public ResultSink {
     if (is_load && req.at_start() && !options.holds_models) {
       // Resident from the engine's start, with no cold start: nothing to emulate.
       {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(mu);
         loaded_variants.insert(req.variant());
       }
       ++done;
@@ -453,7 +455,10 @@ StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Create(Options options,
   impl->order.emplace(impl->options.sequence_gap_wait);
   impl->payloads = std::make_unique<PayloadStore>(impl->options.payload_bytes);
   impl->executor = make_executor(*suite, impl->payloads.get());
-  impl->executor->Attach(impl.get());
+  {
+    MutexLock lock(impl->send_mu);
+    impl->executor->Attach(impl.get());
+  }
   impl->InstallHandlers();
   return std::unique_ptr<WorkerServer>(new WorkerServer(std::move(impl)));
 }
@@ -504,9 +509,9 @@ void WorkerServer::Stop() {
   }
   m.threads.Stop(m.server.get(), &m.state, m.cqs, std::chrono::seconds(1));
   {
-    std::lock_guard<std::mutex> lock(m.mu);
+    MutexLock lock(m.mu);
     m.stopping = true;
-    m.cv.notify_all();
+    m.cv.NotifyAll();
   }
   m.timer_thread.join();
   m.executor.reset();  // a real executor finishes its actions first

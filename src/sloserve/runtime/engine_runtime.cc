@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <future>
 
 #include "sloserve/profile/exec_time_model.h"
 #include "sloserve/runtime/priority_metrics.h"
@@ -23,6 +22,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   std::unique_ptr<EngineRuntime> rt(new EngineRuntime(suite, options));
   ASSIGN_OR_RETURN(rt->deployment_, ResolveDeployment(*suite, options.deployment));
   ASSIGN_OR_RETURN(PolicySet policies, MakePolicySet(options.policy));
+  if (options.make_planning) policies.planning = options.make_planning();
   rt->payloads_ = std::make_unique<PayloadStore>(options.payload_bytes);
   if (options.make_executor) {
     rt->executor_ = options.make_executor(*suite, rt->payloads_.get());
@@ -113,6 +113,8 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     rt->model_ops_.resize(tasks);
     rt->unloaded_.resize(tasks);
     rt->in_system_by_task_.assign(tasks, 0);
+    // Again, with these: the one Initialize published before they were set.
+    if (rt->engine_) rt->PublishAndAnswer(rt->Now(), /*force=*/true);
   }
   return rt;
 }
@@ -132,6 +134,7 @@ Status EngineRuntime::Initialize() {
     // Runs inside engine calls, which the engine thread makes holding engine_mu_.
     engine_->set_sink([this](const QueryRecord& r) REQUIRES(engine_mu_) { Answer(r); });
     driver_->Bind(engine_.get(), executor_.get());
+    PublishAndAnswer(Now(), /*force=*/true);  // published before the runtime serves
   }
   MutexLock lock(inbox_mu_);
   initialized_ = true;
@@ -373,7 +376,7 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
   if (!task) {
     InferOutcome out;
     out.status = NotFoundError("unknown model '" + p.request.task + "'");
-    p.done(std::move(out));
+    Reply(std::move(p.done), std::move(out));
     return;
   }
   q.task = *task;
@@ -385,7 +388,7 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
         (state == ModelState::kUnloaded ? std::string("unloaded")
                                         : std::string(ModelStateName(state))) +
         "); load it with POST /v2/repository/models/" + p.request.task + "/load");
-    p.done(std::move(out));
+    Reply(std::move(p.done), std::move(out));
     return;
   }
   // Apps are the profiled ones; every other name (clients choose them) shares one
@@ -410,7 +413,7 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
       InferOutcome out;
       out.reason = "bad_request";
       out.status = InvalidArgumentError(TooManyRows(p.request.task, q.size, limit, slo));
-      p.done(std::move(out));
+      Reply(std::move(p.done), std::move(out));
       return;
     }
   }
@@ -420,7 +423,7 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
       InferOutcome out;
       out.status = ResourceExhaustedError("the server holds too much tensor data, retry later (" +
                                           payload.status().message() + ")");
-      p.done(std::move(out));
+      Reply(std::move(p.done), std::move(out));
       return;
     }
     q.payload = *payload;
@@ -517,7 +520,7 @@ void EngineRuntime::Answer(const QueryRecord& r) {
     out.met_slo = r.met_slo;
     if (outputs) out.outputs = *outputs;
   }
-  done(std::move(out));
+  Reply(std::move(done), std::move(out));
 }
 
 void EngineRuntime::Loop() {
@@ -561,9 +564,13 @@ void EngineRuntime::Loop() {
     driver_->Step(now);
     early_shed_.Publish(engine_->admission(), engine_->queued_rows(), now, deployment_.slo);
     if (active_model_ops_ > 0) AdvanceModelOps(now);
-    AnswerSnapshots(now);  // after the step and what it published, like a lock taken now
+    // After the step and what it published (admission's state), like a lock taken now.
+    PublishAndAnswer(now, /*force=*/stopping);
     if (stopping) {
-      if (now >= drain_deadline) engine_->DropAllQueued(now);
+      if (now >= drain_deadline) {
+        engine_->DropAllQueued(now);
+        PublishAndAnswer(now, /*force=*/true);
+      }
       // Past the deadline, running batches may finish within the grace again; past that
       // their queries are answered below without waiting for the workers.
       if (engine_->in_system() == 0 || now >= abandon_deadline ||
@@ -581,7 +588,7 @@ void EngineRuntime::Loop() {
   }
   waiting_.clear();
   MutexLock engine_lock(engine_mu_);
-  AnswerSnapshots(Now());
+  PublishAndAnswer(Now(), /*force=*/true);
   for (TaskId t = 0; t < model_ops_.size(); ++t) {
     if (!model_ops_[t].active) continue;
     FinishModelOp(t, model_ops_[t].load ? ModelState::kUnloaded : ModelState::kLoaded,
@@ -714,7 +721,6 @@ EngineRuntime::EngineSnapshot EngineRuntime::TakeSnapshot(TimePoint now) const {
   EngineSnapshot snap;
   snap.summary = engine_->Summarize(now);
   snap.by_level = engine_->metrics().PriorityCounts(options_.admission.priority_levels);
-  early_shed_.AddTo(snap.summary, snap.by_level);
   snap.counters = engine_->counters();
   for (const WorkerView& w : engine_->workers()) {
     snap.queued += w.queue_length;
@@ -728,34 +734,44 @@ EngineRuntime::EngineSnapshot EngineRuntime::TakeSnapshot(TimePoint now) const {
 }
 
 std::optional<EngineRuntime::EngineSnapshot> EngineRuntime::Snapshot() const {
-  std::future<EngineSnapshot> taken;
+  bool serving = false;
   {
     MutexLock lock(inbox_mu_);
-    // Serving: the engine thread takes it after its next step (or, stopping, on its way
-    // out), so the future is always fulfilled.
-    if (accepting_ && initialized_ && init_status_.ok()) {
-      snapshot_waiters_.emplace_back();
-      taken = snapshot_waiters_.back().get_future();
-    }
+    serving = accepting_ && initialized_ && init_status_.ok();
   }
-  if (taken.valid()) {
-    driver_->Wake();
-    return taken.get();
+  std::shared_ptr<const EngineSnapshot> published;
+  {
+    MutexLock lock(published_mu_);
+    published = published_;
   }
-  MutexLock lock(engine_mu_);
-  if (!engine_) return std::nullopt;
-  return TakeSnapshot(Now());
+  // The next scrape gets one as of the engine thread's next step; this one does not wait.
+  if (serving && !snapshot_wanted_.exchange(true, std::memory_order_relaxed)) driver_->Wake();
+  std::optional<EngineSnapshot> snap;
+  if (published) {
+    snap = *published;
+  } else {  // before the engine's first one: nothing has happened yet
+    MutexLock lock(engine_mu_);
+    if (!engine_) return std::nullopt;
+    snap = TakeSnapshot(Now());
+  }
+  early_shed_.AddTo(snap->summary, snap->by_level);
+  return snap;
 }
 
-void EngineRuntime::AnswerSnapshots(TimePoint now) {
-  std::vector<std::promise<EngineSnapshot>> waiters;
-  {
-    MutexLock lock(inbox_mu_);
-    waiters.swap(snapshot_waiters_);
+void EngineRuntime::Reply(std::function<void(InferOutcome)> done, InferOutcome out) {
+  step_answers_.emplace_back(std::move(done), std::move(out));
+}
+
+void EngineRuntime::PublishAndAnswer(TimePoint now, bool force) {
+  const bool wanted = snapshot_wanted_.exchange(false, std::memory_order_relaxed);
+  if (force || wanted || !step_answers_.empty()) {
+    auto snap = std::make_shared<const EngineSnapshot>(TakeSnapshot(now));
+    MutexLock lock(published_mu_);
+    published_ = std::move(snap);
   }
-  if (waiters.empty()) return;
-  const EngineSnapshot snap = TakeSnapshot(now);
-  for (auto& w : waiters) w.set_value(snap);
+  std::vector<std::pair<std::function<void(InferOutcome)>, InferOutcome>> answers;
+  answers.swap(step_answers_);
+  for (auto& [done, out] : answers) done(std::move(out));
 }
 
 MetricsSummary EngineRuntime::Summary() {

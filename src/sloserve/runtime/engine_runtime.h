@@ -13,8 +13,8 @@
 // puts its outputs there and returns their handles in ActionResult::outputs. Answer()
 // copies the outputs into the client's InferOutcome and releases both handles on every
 // path (completed, dropped, shut down), so the store holds only queries in the system.
+#include <atomic>
 #include <functional>
-#include <future>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -75,6 +75,9 @@ struct RuntimeOptions {
   // in the store). It may post results from its own threads (ResultSink::Post) and must
   // have posted every result before the runtime is destroyed.
   std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)> make_executor;
+  // Builds the planning policy, replacing `policy`'s (default: none replaced), e.g. a
+  // test's own planner.
+  std::function<std::unique_ptr<PlanningPolicy>()> make_planning;
 };
 
 class EngineRuntime : public InferenceBackend {
@@ -111,8 +114,8 @@ class EngineRuntime : public InferenceBackend {
   void SetModelLoaded(const std::string& task, bool load,
                       std::function<void(Status)> done) override;
 
-  // Aggregates so far (thread-safe; taken on the engine thread while it runs, see
-  // Snapshot()).
+  // Aggregates so far (thread-safe; while the engine thread runs, as of the snapshot it
+  // last published: see Snapshot()).
   MetricsSummary Summary();
   const ProfileSuite& suite() const { return *suite_; }
   const Deployment& deployment() const { return deployment_; }
@@ -172,14 +175,21 @@ class EngineRuntime : public InferenceBackend {
     std::vector<TypeCounters> by_type;
     int64_t unknown_apps = 0;
   };
+  // Without the early-shed refusals (Snapshot adds them when read: they happen on the
+  // callers' threads, between steps).
   EngineSnapshot TakeSnapshot(TimePoint now) const REQUIRES(engine_mu_);
-  // The snapshot, taken by the engine thread after its next step while it serves (a
-  // scrape then never holds engine_mu_, which that thread holds for every step: no lock
-  // shared with /metrics on the request path), or here under engine_mu_ when the thread
-  // is not serving (not started, stopped). Empty before the engine exists.
+  // The snapshot the engine thread last published (at Initialize, then while it runs:
+  // PublishAndAnswer, its last one as it exits), copied without waiting for a step: a
+  // scrape never takes engine_mu_, which that thread holds for every step, so a slow step
+  // cannot stall a frontend's thread. While serving it also asks the engine thread for a
+  // fresh one after its next step. Empty before the engine exists.
   std::optional<EngineSnapshot> Snapshot() const;
-  // Engine thread: fulfils the snapshots asked for since its last step.
-  void AnswerSnapshots(TimePoint now) REQUIRES(engine_mu_);
+  // Engine thread, after a step: publishes a snapshot when the step answered a request
+  // (before the answers go out, so a client that got its answer finds it counted), when
+  // one was asked for, or `force`; then sends the step's answers.
+  void PublishAndAnswer(TimePoint now, bool force) REQUIRES(engine_mu_);
+  // Engine thread, inside a step: `done(out)` once this step's snapshot is published.
+  void Reply(std::function<void(InferOutcome)> done, InferOutcome out) REQUIRES(engine_mu_);
 
   const ProfileSuite* suite_;
   RuntimeOptions options_;
@@ -245,8 +255,14 @@ class EngineRuntime : public InferenceBackend {
   std::vector<std::vector<std::pair<WorkerId, VariantId>>> unloaded_ GUARDED_BY(engine_mu_);
   std::vector<int64_t> in_system_by_task_ GUARDED_BY(engine_mu_);  // queries waiting
 
-  // Snapshot() callers waiting for the engine thread (AnswerSnapshots).
-  mutable std::vector<std::promise<EngineSnapshot>> snapshot_waiters_ GUARDED_BY(inbox_mu_);
+  // The snapshot the engine thread last published (PublishAndAnswer), for Snapshot().
+  mutable Mutex published_mu_;
+  std::shared_ptr<const EngineSnapshot> published_ GUARDED_BY(published_mu_);
+  // A Snapshot() asked for a fresher one than published_ (set by it, cleared on publishing).
+  mutable std::atomic<bool> snapshot_wanted_{false};
+  // The answers of the step in progress, sent after its snapshot is published.
+  std::vector<std::pair<std::function<void(InferOutcome)>, InferOutcome>> step_answers_
+      GUARDED_BY(engine_mu_);
   bool accepting_ GUARDED_BY(inbox_mu_) = false;
   bool stopping_ GUARDED_BY(inbox_mu_) = false;
   bool drain_deadline_set_ GUARDED_BY(inbox_mu_) = false;
