@@ -14,8 +14,9 @@
 # thread of every process of the target over the run / answered requests: schedstat's
 # nanoseconds, and utime+stime from /proc/PID/stat as cpu_us_per_req_ticks) and context
 # switches per request (voluntary + involuntary, summed over every thread from
-# /proc/PID/task/*/status). Prints a table, the ratios the issue sets targets for, and with
-# --json one JSON object.
+# /proc/PID/task/*/status). Prints a table (of_which_1st: the CPU of the target's first
+# process alone: for grpc-remote, serve without its workers), the ratios the issue sets
+# targets for, and with --json one JSON object.
 #   bench/cpu_per_request.sh [--json] [BUILD_DIR] [SECONDS, default 5] [RATES, default "100 1000 10000"]
 # TARGETS="http nginx" runs a subset; SLOSERVE_BIN=path runs another sloserve binary.
 # Needs nginx and wrk's package list (apt-get install nginx-light); the ratios are the point:
@@ -153,9 +154,10 @@ say "idle: $idle ticks in 2 s for all targets together (1 tick = $((1000000 / hz
 # One measurement: prints {"target", "rate", "answered", "achieved_rps", "p50_ms",
 # "p99_ms", "cpu_us_per_req", "switches_per_req"}.
 measure() {
-  local t=$1 rate=$2 c0 s0 n0 c1 s1 n1 r
+  local t=$1 rate=$2 c0 s0 n0 c1 s1 n1 m0 m1 r
   # shellcheck disable=SC2086
-  c0=$(ticks ${procs[$t]}) s0=$(switches ${procs[$t]}) n0=$(cpu_ns ${procs[$t]})
+  set -- ${procs[$t]}  # the first process is the server (for grpc-remote: serve, then workers)
+  c0=$(ticks "$@") s0=$(switches "$@") n0=$(cpu_ns "$@") m0=$(cpu_ns "$1")
   if [ "${kind[$t]}" = http ]; then
     r=$("$bin" loadgen --port "${port[$t]}" --model image --qps "$rate" --duration "$secs" \
       --connections 64 --max-connections 1024 --json 2>/dev/null)
@@ -164,10 +166,10 @@ measure() {
       --duration "$secs")
   fi
   # shellcheck disable=SC2086
-  c1=$(ticks ${procs[$t]}) s1=$(switches ${procs[$t]}) n1=$(cpu_ns ${procs[$t]})
+  c1=$(ticks "$@") s1=$(switches "$@") n1=$(cpu_ns "$@") m1=$(cpu_ns "$1")
   python3 -c '
 import json, sys
-t, rate, hz, c0, c1, s0, s1, n0, n1 = sys.argv[2], float(sys.argv[3]), *map(int, sys.argv[4:11])
+t, rate, hz, c0, c1, s0, s1, n0, n1, m0, m1 = sys.argv[2], float(sys.argv[3]), *map(int, sys.argv[4:13])
 r = json.loads(sys.argv[1])
 if "ok" in r:  # sloserve loadgen
     n, lat = r["ok"], r.get("latency_ms", {})
@@ -180,12 +182,13 @@ print(json.dumps({"target": t, "rate": rate, "answered": n, "achieved_rps": roun
                   "p50_ms": p50, "p99_ms": p99,
                   "cpu_us_per_req": round((n1 - n0) / 1e3 / m, 1),
                   "cpu_us_per_req_ticks": round((c1 - c0) * 1e6 / hz / m, 1),
+                  "cpu_us_per_req_first": round((m1 - m0) / 1e3 / m, 1),
                   "switches_per_req": round((s1 - s0) / m, 2)}))' \
-    "$r" "$t" "$rate" "$hz" "$c0" "$c1" "$s0" "$s1" "$n0" "$n1"
+    "$r" "$t" "$rate" "$hz" "$c0" "$c1" "$s0" "$s1" "$n0" "$n1" "$m0" "$m1"
 }
 
 rows=()
-say "$(printf "%-12s %7s %9s %10s %9s %9s %14s %12s" target rate answered achieved p50_ms p99_ms cpu_us/req switches/req)"
+say "$(printf "%-12s %7s %9s %10s %9s %9s %12s %12s %12s" target rate answered achieved p50_ms p99_ms cpu_us/req of_which_1st switches/req)"
 for rate in $rates; do
   for t in $targets; do
     row=$(measure "$t" "$rate")
@@ -193,8 +196,9 @@ for rate in $rates; do
     [ "$json" = 1 ] || python3 -c '
 import json, sys
 r = json.loads(sys.argv[1])
-print("%-12s %7d %9d %10.0f %9.3f %9.3f %14.1f %12.2f" % (r["target"], r["rate"], r["answered"],
-      r["achieved_rps"], r["p50_ms"], r["p99_ms"], r["cpu_us_per_req"], r["switches_per_req"]))' "$row"
+print("%-12s %7d %9d %10.0f %9.3f %9.3f %12.1f %12.1f %12.2f" % (r["target"], r["rate"], r["answered"],
+      r["achieved_rps"], r["p50_ms"], r["p99_ms"], r["cpu_us_per_req"], r["cpu_us_per_req_first"],
+      r["switches_per_req"]))' "$row"
   done
 done
 python3 -c '
