@@ -19,7 +19,7 @@
 # targets for, and with --json one JSON object.
 #   bench/cpu_per_request.sh [--json] [BUILD_DIR] [SECONDS, default 5] [RATES, default "100 1000 10000"]
 # TARGETS="http nginx" runs a subset; SLOSERVE_BIN=path runs another sloserve binary.
-# Needs nginx and wrk's package list (apt-get install nginx-light); the ratios are the point:
+# Needs nginx (scripts/setup --bench-packages installs nginx-light); the ratios are the point:
 # CPU numbers move with whatever else runs on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
