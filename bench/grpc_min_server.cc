@@ -34,7 +34,6 @@ class Call {
   // Called with the completion queue's event for this call.
   void Proceed(bool ok) {
     if (answered_ || !ok) {  // the reply was sent (or the server is shutting down)
-      if (ok) new Call(service_, cq_);
       delete this;
       return;
     }
