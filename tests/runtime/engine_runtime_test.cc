@@ -319,6 +319,9 @@ TEST(EngineRuntimeTest, OverloadShedsOnTheCallersThreadAndCountsIt) {
   o.deployment.slo = Seconds(1);  // admission lets about 250 rows wait, level 2 half of them
   o.admission.enabled = true;
   o.admission.priority_levels = 2;
+  // The thread that answers tells an early refusal from the engine's: no engine steps on
+  // the caller's thread (inline_step_runtime_test.cc has those).
+  o.inline_steps = false;
   auto rt = EngineRuntime::Create(&suite, o);
   ASSERT_TRUE(rt.ok()) << rt.status().ToString();
   (*rt)->Start();

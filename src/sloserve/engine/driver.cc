@@ -173,6 +173,37 @@ void Driver::Wake() {
   if (notify) inbox_cv_.NotifyOne();
 }
 
+bool Driver::BeginInline() {
+  MutexLock lock(inbox_mu_);
+  if (wait_ != nullptr || sleeping_ != Sleep::kOnCondVar || inline_busy_ || woken_ ||
+      inbox_nonempty_.load(std::memory_order_relaxed)) {
+    return false;  // awake, about to wake, or asleep in the executor's wait
+  }
+  inline_busy_ = true;
+  return true;
+}
+
+void Driver::PostArrivalsInline(std::vector<EngineStep>& steps) {
+  MutexLock lock(inbox_mu_);
+  for (EngineStep& step : steps) inbox_arrivals_.push_back(std::move(step));
+  if (!steps.empty()) inbox_nonempty_.store(true, std::memory_order_release);
+  steps.clear();
+}
+
+void Driver::EndInline() {
+  bool notify = false;
+  {
+    MutexLock lock(inbox_mu_);
+    inline_busy_ = false;
+    // The caller stepped: what is due now may come before the thread's deadline.
+    if (NextDue() < sleep_until_) woken_ = true;
+    // Also when the thread woke meanwhile (its deadline, a post) and waits for this.
+    notify =
+        woken_ || inbox_nonempty_.load(std::memory_order_relaxed) || sleeping_ != Sleep::kOnCondVar;
+  }
+  if (notify) inbox_cv_.NotifyOne();
+}
+
 bool Driver::DrainInbox() {
   if (!inbox_nonempty_.load(std::memory_order_acquire)) return false;
   MutexLock lock(inbox_mu_);
@@ -344,12 +375,18 @@ void Driver::WaitForWork(const SteadyClock& clock, TimePoint limit) {
     } else {
       if (sleep) {
         sleeping_ = Sleep::kOnCondVar;
+        sleep_until_ = next;
         if (next == kTimeInfinite) {
           inbox_cv_.Wait(inbox_mu_, ready);
         } else {
           inbox_cv_.WaitUntil(inbox_mu_, clock.ToSteady(next), ready);
         }
+        // Another thread may be stepping for this one (BeginInline): it owns the driver
+        // until EndInline.
+        sleeping_ = Sleep::kAwaitingInline;
+        inbox_cv_.Wait(inbox_mu_, [&]() REQUIRES(inbox_mu_) { return !inline_busy_; });
         sleeping_ = Sleep::kAwake;
+        sleep_until_ = kTimeInfinite;
         slept_on_cv = true;
       }
       woken_ = false;

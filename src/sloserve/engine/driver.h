@@ -103,6 +103,20 @@ class Driver : public ResultSink {
   static constexpr Duration kCoarseWait = Millis(2);
   static constexpr Duration kPollInterval = Millis(1);
   void Wake() EXCLUDES(inbox_mu_);
+
+  // Steps run for the driver's thread by another thread (real time, serve): while that
+  // thread sleeps on its condition variable with nothing posted (no executor's wait),
+  // a thread with arrivals may post them and run Step itself instead of waking it — a
+  // wake-up is a context switch, the largest cost of a request at light load (issue 38).
+  // BeginInline() true: the caller owns the driver until EndInline() (one caller at a
+  // time; the caller holds what the driver's thread holds around Step, e.g. the engine's
+  // lock); the driver's thread, should it wake meanwhile, waits for EndInline() before
+  // it reads anything. PostArrivalsInline posts without a wake-up (the caller steps);
+  // EndInline wakes the driver's thread when something is now due before the time it
+  // sleeps until, or when something was posted after the caller's last step.
+  bool BeginInline() EXCLUDES(inbox_mu_);
+  void PostArrivalsInline(std::vector<EngineStep>& steps) EXCLUDES(inbox_mu_);
+  void EndInline() EXCLUDES(inbox_mu_);
   // Offline jobs submitted and not yet delivered.
   size_t offline_pending() const { return offline_pending_; }
 
@@ -164,9 +178,12 @@ class Driver : public ResultSink {
   bool woken_ GUARDED_BY(inbox_mu_) = false;
   // Where the driver's thread sleeps (with an executor's wait; without one, posts always
   // notify inbox_cv_ as before).
-  enum class Sleep { kAwake, kOnCondVar, kInExecutor };
+  enum class Sleep { kAwake, kOnCondVar, kAwaitingInline, kInExecutor };
   ExecutorWait* wait_ GUARDED_BY(inbox_mu_) = nullptr;  // set once, by Bind
   Sleep sleeping_ GUARDED_BY(inbox_mu_) = Sleep::kAwake;
+  // While sleeping on the condition variable: until when (kTimeInfinite: no deadline).
+  TimePoint sleep_until_ GUARDED_BY(inbox_mu_){kTimeInfinite};
+  bool inline_busy_ GUARDED_BY(inbox_mu_) = false;  // between BeginInline and EndInline
   std::thread::id waiting_thread_ GUARDED_BY(inbox_mu_);
   std::vector<ActionResult> inbox_results_ GUARDED_BY(inbox_mu_);
   std::vector<std::function<void()>> inbox_jobs_ GUARDED_BY(inbox_mu_);

@@ -318,16 +318,25 @@ void EngineRuntime::Refuse(Intake intake, const std::function<void(InferOutcome)
 
 void EngineRuntime::Submit(InferRequest request, std::function<void(InferOutcome)> done) {
   Intake intake;
+  bool inline_step = false;
   {
     MutexLock lock(inbox_mu_);
     intake = IntakeOf(request);
     // Posted under inbox_mu_, so Stop() (which clears accepting_ under it) happens after
     // and the engine thread's last steps still admit and answer it.
     if (intake == Intake::kAccept) {
-      driver_->PostArrival(ArrivalStep(Pending{std::move(request), std::move(done)}));
-      return;
+      std::vector<Driver::EngineStep> steps;
+      steps.push_back(ArrivalStep(Pending{std::move(request), std::move(done)}));
+      inline_step = options_.inline_steps && !stopping_ && driver_->BeginInline();
+      if (inline_step) {
+        driver_->PostArrivalsInline(steps);
+      } else {
+        driver_->PostArrivals(steps);
+        return;
+      }
     }
   }
+  if (inline_step) return StepInline();
   Refuse(intake, done);
 }
 
@@ -335,6 +344,7 @@ void EngineRuntime::SubmitAll(std::vector<Submission>& batch) {
   std::vector<Driver::EngineStep> steps;
   steps.reserve(batch.size());
   std::vector<std::pair<Intake, std::function<void(InferOutcome)>>> refused;
+  bool inline_step = false;
   {
     MutexLock lock(inbox_mu_);
     for (Submission& s : batch) {
@@ -345,11 +355,35 @@ void EngineRuntime::SubmitAll(std::vector<Submission>& batch) {
         refused.emplace_back(intake, std::move(s.done));
       }
     }
-    // Like Submit's, under inbox_mu_; one wake-up of the engine thread for all of them.
-    driver_->PostArrivals(steps);
+    // Like Submit's, under inbox_mu_; one wake-up of the engine thread for all of them,
+    // or none when this thread steps for it.
+    inline_step = !steps.empty() && options_.inline_steps && !stopping_ && driver_->BeginInline();
+    if (inline_step) {
+      driver_->PostArrivalsInline(steps);
+    } else {
+      driver_->PostArrivals(steps);
+    }
   }
   batch.clear();
+  if (inline_step) StepInline();
   for (const auto& [intake, done] : refused) Refuse(intake, done);
+}
+
+void EngineRuntime::StepLocked(TimePoint now, bool force_publish) {
+  driver_->Step(now);
+  early_shed_.Publish(engine_->admission(), engine_->queued_rows(), now, deployment_.slo);
+  if (active_model_ops_ > 0) AdvanceModelOps(now);
+  // After the step and what it published (admission's state), like a lock taken now.
+  PublishAndAnswer(now, force_publish);
+}
+
+void EngineRuntime::StepInline() {
+  // The engine thread sleeps and waits for EndInline should it wake: this thread holds
+  // engine_mu_ for the step as that thread would. The answers of a zero-time batch (an
+  // emulated executor's, a fast in-process one's) are given here, on the caller's thread.
+  MutexLock engine_lock(engine_mu_);
+  StepLocked(Now(), /*force_publish=*/false);
+  driver_->EndInline();
 }
 
 void EngineRuntime::Stop(Duration grace) {
@@ -561,11 +595,7 @@ void EngineRuntime::Loop() {
     }
     MutexLock engine_lock(engine_mu_);
     const TimePoint now = Now();
-    driver_->Step(now);
-    early_shed_.Publish(engine_->admission(), engine_->queued_rows(), now, deployment_.slo);
-    if (active_model_ops_ > 0) AdvanceModelOps(now);
-    // After the step and what it published (admission's state), like a lock taken now.
-    PublishAndAnswer(now, /*force=*/stopping);
+    StepLocked(now, /*force_publish=*/stopping);
     if (stopping) {
       if (now >= drain_deadline) {
         engine_->DropAllQueued(now);

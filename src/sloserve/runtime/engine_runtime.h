@@ -50,6 +50,10 @@ struct RuntimeOptions {
   // Refuse on the caller's thread what admission is refusing at every level anyway
   // (runtime/early_shed.h); false: every request goes to the engine thread.
   bool early_shed = true;
+  // A request that finds the engine thread asleep with nothing to do is stepped on the
+  // caller's thread (Driver::BeginInline) instead of waking it: no context switch to the
+  // engine thread and back at light load (issue 38). false: every request is handed over.
+  bool inline_steps = true;
   Duration plan_interval = Seconds(1);  // planning policy tick (when one is configured)
   // Where each worker runs, by WorkerId, for /metrics' sloserve_worker_up{worker, address}
   // (remote workers: host:port); empty or shorter = "local" (in this process).
@@ -149,6 +153,11 @@ class EngineRuntime : public InferenceBackend {
   void ReportProgress(const std::string& what, int done, int total);
   TimePoint Now() const;
   void Loop();
+  // One step of the engine and what follows every step (the engine thread's or an inline
+  // one, Driver::BeginInline), then the snapshot and the step's answers (PublishAndAnswer).
+  void StepLocked(TimePoint now, bool force_publish) REQUIRES(engine_mu_);
+  // After Driver::BeginInline returned true: steps for the engine thread, then ends it.
+  void StepInline() EXCLUDES(engine_mu_);
   void Admit(Pending p, TimePoint now) REQUIRES(engine_mu_);
   void Answer(const QueryRecord& r) REQUIRES(engine_mu_);
   // The model repository's operations, on the engine thread.

@@ -193,12 +193,22 @@ struct HttpServer::Impl {
     backend->SubmitAll(batch);
     batch.clear();
     if (batch.capacity() > loop.submit_spare.capacity()) loop.submit_spare.swap(batch);
+    // A backend that stepped on this thread (an idle engine, EngineRuntime::inline_steps)
+    // has answered already: written now, and those answered need no disconnect watch, so
+    // the watch timer is armed only for requests still at the backend (at light load, a
+    // timer per request woke this thread 2 ms later for nothing).
+    DrainOutbox(loop);
+    PruneWatchList(loop, std::chrono::steady_clock::time_point::min());
+    if (!loop.watch_later.empty() && !loop.watch_timer_pending) ArmWatchTimer(loop);
   }
   // Watches `session` for a disconnect if its request is still at the backend kWatchDelay
   // from now (on the loop's thread): one timer per loop looks at all of them.
   void WatchLater(IoLoop& loop, std::shared_ptr<Session> session);
   void ArmWatchTimer(IoLoop& loop);
   void OnWatchTimer(IoLoop& loop);
+  // Drops the sessions no longer at the backend from the watch list and starts the
+  // watch of those at the backend since `due` or before.
+  void PruneWatchList(IoLoop& loop, std::chrono::steady_clock::time_point due);
   // Runs `session`'s OnOutcome on its loop (called from a backend thread).
   void Deliver(IoLoop& loop, std::shared_ptr<Session> session, InferOutcome outcome);
   void DrainOutbox(IoLoop& loop);
@@ -941,8 +951,8 @@ void HttpServer::Impl::DrainOutbox(IoLoop& loop) {
 }
 
 void HttpServer::Impl::WatchLater(IoLoop& loop, std::shared_ptr<Session> session) {
+  // The timer is armed after the request went to the backend (SubmitBatch), if unanswered.
   loop.watch_later.push_back(std::move(session));
-  if (!loop.watch_timer_pending) ArmWatchTimer(loop);
 }
 
 void HttpServer::Impl::ArmWatchTimer(IoLoop& loop) {
@@ -953,7 +963,11 @@ void HttpServer::Impl::ArmWatchTimer(IoLoop& loop) {
 
 void HttpServer::Impl::OnWatchTimer(IoLoop& loop) {
   loop.watch_timer_pending = false;
-  const auto due = std::chrono::steady_clock::now() - http_server_internal::kWatchDelay;
+  PruneWatchList(loop, std::chrono::steady_clock::now() - http_server_internal::kWatchDelay);
+  if (!loop.watch_later.empty()) ArmWatchTimer(loop);
+}
+
+void HttpServer::Impl::PruneWatchList(IoLoop& loop, std::chrono::steady_clock::time_point due) {
   auto& listed = loop.watch_later;
   size_t kept = 0;
   for (size_t i = 0; i < listed.size(); ++i) {
@@ -962,7 +976,6 @@ void HttpServer::Impl::OnWatchTimer(IoLoop& loop) {
     ++kept;
   }
   listed.erase(listed.begin() + static_cast<std::ptrdiff_t>(kept), listed.end());
-  if (!listed.empty()) ArmWatchTimer(loop);
 }
 
 void HttpServer::Impl::OnAccept(beast::error_code ec, SessionSocket sock, IoLoop* loop) {
