@@ -3,55 +3,213 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include "sloserve/core/declared_key.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
 namespace {
 
-// Every key the schema accepts (docs/model-aware.md); anything else is a typo.
+using T = KeyType;
 
+// Every key of a cluster experiment (docs/model-aware.md), declared once; anything else is
+// a typo. Lists and mappings (policies, sweep, cluster.machines as a list, workload.phases
+// and workload.models) are kString here: their shape is checked when they are read.
+const KeyDecl kName{.name = "name", .help = "experiment name (printed in reports)"};
+const KeyDecl kSuite{
+    .name = "suite", .default_value = "t5-translation", .help = "profile suite of the models"};
+const KeyDecl kSeed{.name = "seed",
+                    .type = T::kInteger,
+                    .default_value = "1",
+                    .min = 0,
+                    .max = 1 << 30,
+                    .help = "first seed (run r uses seed + r)"};
+const KeyDecl kRuns{.name = "runs",
+                    .type = T::kInteger,
+                    .default_value = "1",
+                    .min = 1,
+                    .max = 100000,
+                    .help = "seeds per row, averaged"};
+const KeyDecl kBreakEven{.name = "break_even_s",
+                         .type = T::kNumber,
+                         .default_value = "0",
+                         .unit = "s",
+                         .min = 0,
+                         .max = 1e9,
+                         .help = "section 6.3's break-even against the first policy (0 = off)"};
+const KeyDecl kPolicies{.name = "policies",
+                        .help =
+                            "list of cluster policies (default: random, colocation, "
+                            "colocation_queue, registry, adaptive)"};
+const KeyDecl kSweep{.name = "sweep", .help = "dotted key -> list of values"};
+const KeyDecl kMachines{.name = "cluster.machines",
+                        .type = T::kInteger,
+                        .default_value = "8",
+                        .min = 1,
+                        .max = 100000,
+                        .help =
+                            "machines of cluster.hardware, or a list of {name, cores, "
+                            "memory_mb, cache_mb}"};
+const KeyDecl kHardware{.name = "cluster.hardware",
+                        .help = "hardware type of the machines (default: the suite's first)"};
+const KeyDecl kCacheMb{.name = "cluster.cache_mb",
+                       .type = T::kNumber,
+                       .default_value = "0",
+                       .unit = "MB",
+                       .min = 0,
+                       .max = 1e12,
+                       .help = "per-machine model cache (0 = the machine's memory)"};
+// Read wide here; ValidateCluster checks the real ranges and names the key.
+const KeyDecl kTargetOngoing{.name = "cluster.target_ongoing_requests",
+                             .type = T::kInteger,
+                             .default_value = "3",
+                             .min = -1e6,
+                             .max = 1e6,
+                             .help = "requests a replica takes before another is made"};
+const KeyDecl kNetworkS{.name = "cluster.network_s",
+                        .type = T::kNumber,
+                        .default_value = "0",
+                        .unit = "s",
+                        .min = -1e9,
+                        .max = 1e9,
+                        .help = "network delay of a registry fetch"};
+const KeyDecl kColdStart{.name = "cluster.cold_start",
+                         .type = T::kChoice,
+                         .default_value = "profile",
+                         .choices = {"profile", "size"},
+                         .help = "load time: the profile's, or load_base_s + load_s_per_gb x GB"};
+const KeyDecl kLoadSPerGb{.name = "cluster.load_s_per_gb",
+                          .type = T::kNumber,
+                          .default_value = "5.1",
+                          .unit = "s/GB",
+                          .min = 0,
+                          .max = 1e6,
+                          .help = "cold_start size: seconds per GB of model"};
+const KeyDecl kLoadBaseS{.name = "cluster.load_base_s",
+                         .type = T::kNumber,
+                         .default_value = "1.8",
+                         .unit = "s",
+                         .min = 0,
+                         .max = 1e6,
+                         .help = "cold_start size: fixed part of a load"};
+const KeyDecl kPrefetchWindow{.name = "cluster.prefetch_window",
+                              .type = T::kInteger,
+                              .default_value = "50",
+                              .min = 1,
+                              .max = 1e6,
+                              .help = "prefetch: requests in the popularity window"};
+const KeyDecl kPrefetchMinShare{.name = "cluster.prefetch_min_share",
+                                .type = T::kNumber,
+                                .default_value = "0.1",
+                                .min = 0,
+                                .max = 1,
+                                .help = "prefetch: share of the window that makes a model hot"};
+const KeyDecl kMaxModelsPerReplica{.name = "cluster.max_models_per_replica",
+                                   .type = T::kInteger,
+                                   .default_value = "3",
+                                   .min = 1,
+                                   .max = 1e6,
+                                   .help = "multiplexed: models one replica holds"};
+const KeyDecl kKind{.name = "workload.kind",
+                    .type = T::kChoice,
+                    .default_value = "phases",
+                    .choices = {"phases", "zipf"},
+                    .help = "phases of requests, or a Zipf stream"};
+const KeyDecl kProcCores{.name = "workload.proc_cores",
+                         .type = T::kInteger,
+                         .default_value = "1",
+                         .min = -1e6,
+                         .max = 1e6,
+                         .help = "cores of each request's process"};
+const KeyDecl kPreS{.name = "workload.pre_s",
+                    .type = T::kNumber,
+                    .default_value = "0",
+                    .unit = "s",
+                    .min = -1e9,
+                    .max = 1e9,
+                    .help = "work before inference in each request"};
+const KeyDecl kPostS{.name = "workload.post_s",
+                     .type = T::kNumber,
+                     .default_value = "0",
+                     .unit = "s",
+                     .min = -1e9,
+                     .max = 1e9,
+                     .help = "work after inference in each request"};
+const KeyDecl kPhases{.name = "workload.phases",
+                      .help = "phases: list of {model, count, concurrent}"};
+const KeyDecl kModel{.name = "workload.model", .help = "phases shorthand: one model"};
+const KeyDecl kCount{.name = "workload.count",
+                     .type = T::kInteger,
+                     .default_value = "1",
+                     .min = 1,
+                     .max = 1e7,
+                     .help = "phases shorthand / a phase: requests"};
+const KeyDecl kModels{.name = "workload.models", .help = "zipf: list of base models"};
+const KeyDecl kCopies{.name = "workload.copies",
+                      .type = T::kInteger,
+                      .default_value = "1",
+                      .min = 1,
+                      .max = 10000,
+                      .help = "zipf: copies of each base model"};
+const KeyDecl kRateQps{.name = "workload.rate_qps",
+                       .type = T::kNumber,
+                       .default_value = "1",
+                       .unit = "queries/s",
+                       .min = 1e-9,
+                       .max = 1e9,
+                       .help = "zipf: arrival rate"};
+const KeyDecl kRequests{.name = "workload.requests",
+                        .type = T::kInteger,
+                        .default_value = "100",
+                        .min = 1,
+                        .max = 1e8,
+                        .help = "zipf: requests"};
+const KeyDecl kZipfS{.name = "workload.zipf_s",
+                     .type = T::kNumber,
+                     .default_value = "1",
+                     .min = 0,
+                     .max = 100,
+                     .help = "zipf: exponent"};
+// Keys of an entry of cluster.machines.
+const KeyDecl kMachineCores{.name = "cores", .type = T::kInteger, .min = 1, .max = 1 << 16};
+const KeyDecl kMachineMemory{.name = "memory_mb", .type = T::kNumber, .min = 1, .max = 1e12};
+const KeyDecl kPhaseCount{
+    .name = "count", .type = T::kInteger, .default_value = "1", .min = 1, .max = 1e7};
+const KeyDecl kMachineCache{.name = "cache_mb", .type = T::kNumber, .min = 0, .max = 1e12};
 
 Status CheckKeys(const YAML::Node& n, const std::string& prefix) {
   if (!n.IsMap()) return OkStatus();
   for (const auto& kv : n) {
     const std::string key = prefix + kv.first.as<std::string>();
-    if (!ClusterExperimentKeys().count(key)) return InvalidArgumentError("unknown key '" + key + "'");
+    if (!ClusterExperimentKeys().count(key))
+      return InvalidArgumentError("unknown key '" + key + "'");
     if (key == "cluster" || key == "workload") RETURN_IF_ERROR(CheckKeys(kv.second, key + "."));
   }
   return OkStatus();
 }
 
-StatusOr<double> Number(const YAML::Node& root, const std::string& key, double def, double lo,
-                        double hi) {
+// The declared number at `key`'s dotted name under `root` (`def` replaces the declared
+// default, for defaults that depend on other keys).
+StatusOr<double> Number(const YAML::Node& root, const KeyDecl& key,
+                        std::optional<double> def = std::nullopt) {
   YAML::Node n = root;
-  std::stringstream ss(key);
+  std::stringstream ss(key.name);
   for (std::string part; std::getline(ss, part, '.');) {
-    if (!n.IsMap() || !n[part]) return def;
+    if (!n.IsMap() || !n[part]) {
+      if (def) return *def;
+      return NumberValue(key, key.default_value, key.name);
+    }
     n.reset(n[part]);  // operator= would write into the tree
   }
-  double v = 0;
-  try {
-    v = n.as<double>();
-  } catch (const YAML::Exception&) {
-    return InvalidArgumentError(key + ": expected a number, got '" + n.as<std::string>("?") + "'");
-  }
-  if (!std::isfinite(v) || v < lo || v > hi) {
-    std::ostringstream o;
-    o << key << ": must be in [" << lo << ", " << hi << "], got " << v;
-    return InvalidArgumentError(o.str());
-  }
-  return v;
+  return NumberValue(key, n.IsScalar() ? n.Scalar() : "?", key.name);
 }
 
-StatusOr<int> Integer(const YAML::Node& root, const std::string& key, int def, int lo, int hi) {
-  ASSIGN_OR_RETURN(double v, Number(root, key, def, -1e18, 1e18));
-  if (v != std::floor(v) || v < lo || v > hi) {
-    return InvalidArgumentError(key + ": must be an integer in [" + std::to_string(lo) + ", " +
-                                std::to_string(hi) + "], got " + std::to_string(v));
-  }
+StatusOr<int> Integer(const YAML::Node& root, const KeyDecl& key,
+                      std::optional<double> def = std::nullopt) {
+  ASSIGN_OR_RETURN(double v, Number(root, key, def));
   return static_cast<int>(v);
 }
 
@@ -100,23 +258,23 @@ StatusOr<ClusterConfig> BuildConfig(const YAML::Node& root, const ProfileSuite& 
   const auto hw = suite.FindHardware(hw_name);
   if (!hw) return InvalidArgumentError("cluster.hardware: unknown hardware '" + hw_name + "'");
   const HardwareSpec& h = suite.hardware()[*hw];
-  ASSIGN_OR_RETURN(double cache_mb, Number(root, "cluster.cache_mb", 0, 0, 1e12));
+  ASSIGN_OR_RETURN(double cache_mb, Number(root, kCacheMb));
   const YAML::Node machines = root["cluster"]["machines"];
   if (machines && machines.IsSequence()) {
     for (size_t i = 0; i < machines.size(); ++i) {
       const YAML::Node m = machines[i];
       ClusterMachine cm;
       cm.name = m["name"] ? m["name"].as<std::string>() : "m" + std::to_string(i);
-      ASSIGN_OR_RETURN(int cores, Integer(m, "cores", h.cores, 1, 1 << 16));
-      ASSIGN_OR_RETURN(double mem, Number(m, "memory_mb", h.memory_gb * 1024, 1, 1e12));
-      ASSIGN_OR_RETURN(double cache, Number(m, "cache_mb", cache_mb > 0 ? cache_mb : mem, 0, 1e12));
+      ASSIGN_OR_RETURN(int cores, Integer(m, kMachineCores, h.cores));
+      ASSIGN_OR_RETURN(double mem, Number(m, kMachineMemory, h.memory_gb * 1024));
+      ASSIGN_OR_RETURN(double cache, Number(m, kMachineCache, cache_mb > 0 ? cache_mb : mem));
       cm.cores = cores;
       cm.memory_mb = mem;
       cm.cache_mb = cache;
       c.machines.push_back(cm);
     }
   } else {
-    ASSIGN_OR_RETURN(int n, Integer(root, "cluster.machines", 8, 1, 100000));
+    ASSIGN_OR_RETURN(int n, Integer(root, kMachines));
     for (int i = 0; i < n; ++i) {
       c.machines.push_back({"m" + std::to_string(i), h.cores, h.memory_gb * 1024,
                             cache_mb > 0 ? cache_mb : h.memory_gb * 1024});
@@ -124,23 +282,22 @@ StatusOr<ClusterConfig> BuildConfig(const YAML::Node& root, const ProfileSuite& 
   }
   // target_ongoing_requests and network_s are range-checked in ValidateCluster, which
   // names the key; read them wide here.
-  ASSIGN_OR_RETURN(int target,
-                   Integer(root, "cluster.target_ongoing_requests", 3, -1000000, 1000000));
+  ASSIGN_OR_RETURN(int target, Integer(root, kTargetOngoing));
   c.target_ongoing_requests = target;
-  ASSIGN_OR_RETURN(double network, Number(root, "cluster.network_s", 0, -1e9, 1e9));
+  ASSIGN_OR_RETURN(double network, Number(root, kNetworkS));
   c.network = SecondsF(network);
-  ASSIGN_OR_RETURN(int window, Integer(root, "cluster.prefetch_window", 50, 1, 1000000));
+  ASSIGN_OR_RETURN(int window, Integer(root, kPrefetchWindow));
   c.prefetch_window = window;
-  ASSIGN_OR_RETURN(double share, Number(root, "cluster.prefetch_min_share", 0.1, 0, 1));
+  ASSIGN_OR_RETURN(double share, Number(root, kPrefetchMinShare));
   c.prefetch_min_share = share;
-  ASSIGN_OR_RETURN(int k, Integer(root, "cluster.max_models_per_replica", 3, 1, 1000000));
+  ASSIGN_OR_RETURN(int k, Integer(root, kMaxModelsPerReplica));
   c.max_models_per_replica = k;
   const std::string cold = Text(root, "cluster", "cold_start", "profile");
   if (cold != "profile" && cold != "size") {
     return InvalidArgumentError("cluster.cold_start: 'profile' or 'size', got '" + cold + "'");
   }
-  ASSIGN_OR_RETURN(double per_gb, Number(root, "cluster.load_s_per_gb", 5.1, 0, 1e6));
-  ASSIGN_OR_RETURN(double base_s, Number(root, "cluster.load_base_s", 1.8, 0, 1e6));
+  ASSIGN_OR_RETURN(double per_gb, Number(root, kLoadSPerGb));
+  ASSIGN_OR_RETURN(double base_s, Number(root, kLoadBaseS));
 
   // Models: those the workload names, in the order named.
   auto add_model = [&](const std::string& variant_name, const std::string& name) -> StatusOr<int> {
@@ -168,10 +325,10 @@ StatusOr<ClusterConfig> BuildConfig(const YAML::Node& root, const ProfileSuite& 
 
   const std::string kind = Text(root, "workload", "kind", "phases");
   ClusterWorkload& w = c.workload;
-  ASSIGN_OR_RETURN(int cores, Integer(root, "workload.proc_cores", 1, -1000000, 1000000));
+  ASSIGN_OR_RETURN(int cores, Integer(root, kProcCores));
   w.proc_cores = cores;
-  ASSIGN_OR_RETURN(double pre, Number(root, "workload.pre_s", 0, -1e9, 1e9));
-  ASSIGN_OR_RETURN(double post, Number(root, "workload.post_s", 0, -1e9, 1e9));
+  ASSIGN_OR_RETURN(double pre, Number(root, kPreS));
+  ASSIGN_OR_RETURN(double post, Number(root, kPostS));
   w.pre = SecondsF(pre);
   w.post = SecondsF(post);
   if (kind == "phases") {
@@ -195,7 +352,7 @@ StatusOr<ClusterConfig> BuildConfig(const YAML::Node& root, const ProfileSuite& 
         return InvalidArgumentError("workload.phases[" + std::to_string(i) + "].model: missing");
       const std::string model = p["model"].as<std::string>();
       ASSIGN_OR_RETURN(int id, add_model(model, model));
-      ASSIGN_OR_RETURN(int count, Integer(p, "count", 1, 1, 10000000));
+      ASSIGN_OR_RETURN(int count, Integer(p, kPhaseCount));
       const bool concurrent = p["concurrent"] && p["concurrent"].as<bool>();
       w.phases.push_back({id, count, concurrent});
     }
@@ -205,7 +362,7 @@ StatusOr<ClusterConfig> BuildConfig(const YAML::Node& root, const ProfileSuite& 
     if (!models || !models.IsSequence() || models.size() == 0) {
       return InvalidArgumentError("workload.models: a list of profiled models");
     }
-    ASSIGN_OR_RETURN(int copies, Integer(root, "workload.copies", 1, 1, 10000));
+    ASSIGN_OR_RETURN(int copies, Integer(root, kCopies));
     // Rank order interleaves the base models: copy 0 of each, then copy 1, ...
     for (int k = 0; k < copies; ++k) {
       for (size_t i = 0; i < models.size(); ++i) {
@@ -214,9 +371,9 @@ StatusOr<ClusterConfig> BuildConfig(const YAML::Node& root, const ProfileSuite& 
             add_model(base, copies == 1 ? base : base + "#" + std::to_string(k)).status());
       }
     }
-    ASSIGN_OR_RETURN(double rate, Number(root, "workload.rate_qps", 1, 1e-9, 1e9));
-    ASSIGN_OR_RETURN(int requests, Integer(root, "workload.requests", 100, 1, 100000000));
-    ASSIGN_OR_RETURN(double s, Number(root, "workload.zipf_s", 1, 0, 100));
+    ASSIGN_OR_RETURN(double rate, Number(root, kRateQps));
+    ASSIGN_OR_RETURN(int requests, Integer(root, kRequests));
+    ASSIGN_OR_RETURN(double s, Number(root, kZipfS));
     w.rate_qps = rate;
     w.requests = requests;
     w.zipf_s = s;
@@ -258,9 +415,9 @@ StatusOr<ClusterExperiment> RunParsed(const std::string& yaml_text, const std::s
   out.name = root["name"] ? root["name"].as<std::string>() : "";
   const std::string suite_name = root["suite"] ? root["suite"].as<std::string>() : "t5-translation";
   ASSIGN_OR_RETURN(ProfileSuite suite, LoadSuite(suite_name));
-  ASSIGN_OR_RETURN(int seed, Integer(root, "seed", 1, 0, 1 << 30));
-  ASSIGN_OR_RETURN(int runs, Integer(root, "runs", 1, 1, 100000));
-  ASSIGN_OR_RETURN(double break_even, Number(root, "break_even_s", 0, 0, 1e9));
+  ASSIGN_OR_RETURN(int seed, Integer(root, kSeed));
+  ASSIGN_OR_RETURN(int runs, Integer(root, kRuns));
+  ASSIGN_OR_RETURN(double break_even, Number(root, kBreakEven));
 
   std::vector<ClusterPolicy> policies;
   const YAML::Node pn = root["policies"];
@@ -383,39 +540,46 @@ StatusOr<ClusterExperiment> RunClusterExperiment(const std::string& yaml_text,
   }
 }
 
+const std::vector<const KeyDecl*>& ClusterExperimentDecls() {
+  static const std::vector<const KeyDecl*> keys = {&kName,
+                                                   &kSuite,
+                                                   &kSeed,
+                                                   &kRuns,
+                                                   &kBreakEven,
+                                                   &kPolicies,
+                                                   &kSweep,
+                                                   &kMachines,
+                                                   &kHardware,
+                                                   &kCacheMb,
+                                                   &kTargetOngoing,
+                                                   &kNetworkS,
+                                                   &kColdStart,
+                                                   &kLoadSPerGb,
+                                                   &kLoadBaseS,
+                                                   &kPrefetchWindow,
+                                                   &kPrefetchMinShare,
+                                                   &kMaxModelsPerReplica,
+                                                   &kKind,
+                                                   &kProcCores,
+                                                   &kPreS,
+                                                   &kPostS,
+                                                   &kPhases,
+                                                   &kModel,
+                                                   &kCount,
+                                                   &kModels,
+                                                   &kCopies,
+                                                   &kRateQps,
+                                                   &kRequests,
+                                                   &kZipfS};
+  return keys;
+}
+
 const std::set<std::string>& ClusterExperimentKeys() {
-  static const std::set<std::string> k = {"name",
-                                          "suite",
-                                          "seed",
-                                          "runs",
-                                          "policies",
-                                          "break_even_s",
-                                          "sweep",
-                                          "cluster",
-                                          "cluster.machines",
-                                          "cluster.hardware",
-                                          "cluster.cache_mb",
-                                          "cluster.target_ongoing_requests",
-                                          "cluster.network_s",
-                                          "cluster.cold_start",
-                                          "cluster.load_s_per_gb",
-                                          "cluster.load_base_s",
-                                          "cluster.prefetch_window",
-                                          "cluster.prefetch_min_share",
-                                          "cluster.max_models_per_replica",
-                                          "workload",
-                                          "workload.kind",
-                                          "workload.proc_cores",
-                                          "workload.pre_s",
-                                          "workload.post_s",
-                                          "workload.phases",
-                                          "workload.model",
-                                          "workload.count",
-                                          "workload.models",
-                                          "workload.copies",
-                                          "workload.rate_qps",
-                                          "workload.requests",
-                                          "workload.zipf_s"};
+  static const std::set<std::string> k = [] {
+    std::set<std::string> names = {"cluster", "workload"};
+    for (const KeyDecl* d : ClusterExperimentDecls()) names.insert(d->name);
+    return names;
+  }();
   return k;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sloserve/cluster/cluster_sim.h"
+#include "sloserve/core/declared_key.h"
 #include "sloserve/core/status.h"
 
 namespace sloserve {
@@ -34,7 +35,9 @@ struct ClusterExperiment {
   std::vector<ClusterRow> rows;
 };
 
-// Every key of a cluster experiment, dotted ("cluster.machines"); section names too.
+// Every key of a cluster experiment, declared (docs/model-aware.md).
+const std::vector<const KeyDecl*>& ClusterExperimentDecls();
+// Their dotted names ("cluster.machines"), and the section names cluster and workload.
 const std::set<std::string>& ClusterExperimentKeys();
 // True when the YAML text is a model-aware placement experiment (has `cluster:`).
 bool IsClusterExperiment(const std::string& yaml_text);

@@ -90,6 +90,13 @@ std::vector<ConfigDiagnostic> CheckCluster(const std::string& text, const std::s
                            "cluster experiment keys: docs/model-aware.md)"});
       } else if (key == "cluster" || key == "workload") {
         walk(kv.second, key + ".");
+      } else if (kv.second.IsScalar()) {
+        for (const KeyDecl* d : ClusterExperimentDecls()) {
+          if (d->name != key) continue;
+          if (Status st = CheckValue(*d, kv.second.Scalar(), "value"); !st.ok())
+            out.push_back(
+                {origin, kv.first.Mark().line + 1, kv.first.Mark().column + 1, key, st.message()});
+        }
       }
     }
   };

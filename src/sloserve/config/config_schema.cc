@@ -115,19 +115,19 @@ Json PolicySchema() {
   return p;
 }
 
+// Keys of a cluster experiment that hold a list or a mapping (or, for cluster.machines,
+// a count or a list): their shape is checked when the experiment reads them.
+bool IsStructuredClusterKey(const std::string& name) {
+  return name == "policies" || name == "sweep" || name == "cluster.machines" ||
+         name == "workload.phases" || name == "workload.models";
+}
+
 Json ClusterSchema() {
-  // Model-aware placement experiments have their own keys (docs/model-aware.md); their
-  // values are checked when the experiment runs.
   Json c = ObjectSchema();
-  for (const std::string& key : ClusterExperimentKeys()) {
-    const bool section = key == "cluster" || key == "workload";
-    Json v = section ? ObjectSchema() : Json::object();
-    if (section) {
-      if (c["properties"].contains(key)) continue;
-      c["properties"][key] = v;
-      continue;
-    }
-    Place(&c, key, v);
+  c["description"] = "a model-aware placement experiment (docs/model-aware.md)";
+  for (const KeyDecl* k : ClusterExperimentDecls()) {
+    Json v = IsStructuredClusterKey(k->name) ? Json{{"description", k->help}} : ValueSchema(*k);
+    Place(&c, k->name, std::move(v));
   }
   return c;
 }
