@@ -372,8 +372,7 @@ TEST(CliE2eTest, MistakesNameTheValidChoices) {
       {{"sim", cfg, "--set", "wrokers=3"},
        "sloserve sim: --set: unknown key 'wrokers' (did you mean 'workers'? valid keys: name, "},
       {{"sim", cfg, "--set", "policy.windw_ms=250"},
-       "option 'windw_ms' is not taken by the chosen policies (round_robin, edf, fixed); did you "
-       "mean 'window_ms'? (an option of: jellyfish_plus, model_switching, ramsis)"},
+       "unknown key 'policy.windw_ms' (did you mean 'policy.window_ms'?"},
       {{"sim", cfg, "--set", "policy.variant=resnet5", "--set", "duration_s=1"},
        "selection policy 'fixed': option 'variant': variant 'resnet5' is not in task 'image' of "
        "suite ramsis-image (did you mean 'resnet50'? variants: efficientnet_b0, "},
@@ -451,15 +450,23 @@ TEST(CliE2eTest, ReportPlotsHaveUnitsSloLineBarsAndPng) {
   }
 }
 
-// A config that sets `variant` for `fixed` (as the serve default once did) still serves
-// when another selection policy is chosen: an option only a policy not selected reads is
-// not an error.
-TEST(CliE2eTest, ServeWithAnotherSelectionPolicyIgnoresTheFixedVariant) {
+// An option belongs to the policies that declare it (issue 30): a config that sets
+// `variant` (an option of `fixed`) with another selection policy is refused at start,
+// naming the option, the chosen policies and the policies that do take it.
+TEST(CliE2eTest, ServeRefusesAnOptionTheChosenPoliciesDoNotTake) {
   auto r =
       RunProcess({kBin, "serve", "--port", "0", "--duration", "1", "--set", "workers=2", "--set",
                   "policy.variant=efficientnet_b0", "--set", "policy.selection=jellyfish_plus"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("option 'variant' is not taken by the chosen policies ("), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("jellyfish_plus); did you mean 'variants'? it is an option of: "),
+            std::string::npos)
+      << r.err;
+  // The same option with a policy that takes it: served.
+  r = RunProcess({kBin, "serve", "--port", "0", "--duration", "1", "--set", "workers=2", "--set",
+                  "policy.variant=efficientnet_b0", "--set", "policy.selection=fixed"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err.find("variant"), std::string::npos) << r.err;
 }
 
 TEST(CliE2eTest, ServeAndLoadgenAsSeparateProcesses) {

@@ -75,10 +75,13 @@ class Served {
     o.deployment.workers = 2;
     o.policy.selection = selection;
     o.policy.batching = batching;
-    // RAMSIS: one MDP policy for a fixed load, small enough to solve at once.
-    o.policy.options["load_qps"] = "5";
-    o.policy.options["max_queue"] = "8";
-    if (!table.empty()) o.policy.options["table"] = table;  // model_switching's p99s
+    // RAMSIS: one MDP policy for a fixed load, small enough to solve at once (options
+    // only RAMSIS takes: given to another selection policy they would be refused).
+    if (selection == "ramsis") {
+      o.policy.options["load_qps"] = "5";
+      o.policy.options["max_queue"] = "8";
+    }
+    if (selection == "model_switching") o.policy.options["table"] = table;  // its p99s
     o.service.time_scale = 0.05;  // batches hold their worker 1/20 of the profiled time
     o.input_shape = {-1, 4};
     auto rt = EngineRuntime::Create(suite, o);
