@@ -1,9 +1,10 @@
 #include "cli_args.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+
+#include "sloserve/core/declared_key.h"
 
 namespace sloserve::cli {
 namespace {
@@ -60,13 +61,9 @@ std::vector<std::string> Args::GetAll(const std::string& name) const {
 }
 
 StatusOr<double> ParseFlagNumber(const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(v)) {
-    return InvalidArgumentError("--" + flag + ": expected a number, got \"" + text + "\"");
-  }
-  return v;
+  const std::optional<double> v = ParseNumber(text);
+  if (!v) return InvalidArgumentError("--" + flag + ": expected a number, got \"" + text + "\"");
+  return *v;
 }
 
 StatusOr<double> Args::GetDouble(const std::string& name, double fallback) const {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sloserve/cluster/cluster_experiment.h"
+#include "sloserve/core/declared_key.h"
 
 namespace sloserve::cli {
 namespace {
@@ -63,10 +64,8 @@ Status RunClusterSim(const std::string& path, const std::vector<std::string>& se
       r["policy"] = row.policy;
       for (const auto& [k, v] : row.point) {
         // Numbers stay numbers, so `sloserve report` can plot against them.
-        char* end = nullptr;
-        const double x = std::strtod(v.c_str(), &end);
-        if (!v.empty() && end != nullptr && *end == '\0') {
-          r[k] = x;
+        if (const std::optional<double> x = ParseNumber(v)) {
+          r[k] = *x;
         } else {
           r[k] = v;
         }

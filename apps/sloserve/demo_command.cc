@@ -12,6 +12,7 @@
 #include "load_schedule.h"
 #include "progress_bar.h"
 #include "serve_setup.h"
+#include "sloserve/core/declared_key.h"
 #include "sloserve/loadgen/load_generator.h"
 #include "sloserve/loadgen/model_metadata.h"
 #include "sloserve/report/run_table.h"
@@ -49,13 +50,12 @@ StatusOr<std::vector<double>> ParseRamp(const std::string& text) {
   std::vector<double> ramp;
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ',');) {
-    char* end = nullptr;
-    double v = std::strtod(item.c_str(), &end);
-    if (item.empty() || *end != '\0' || !(v > 0) || v > 100000) {
+    const std::optional<double> v = ParseNumber(item);
+    if (!v || !(*v > 0) || *v > 100000) {
       return InvalidArgumentError("--ramp '" + text +
                                   "': expected comma-separated rates in (0, 100000] qps");
     }
-    ramp.push_back(v);
+    ramp.push_back(*v);
   }
   if (ramp.empty() || ramp.size() > 100) return InvalidArgumentError("--ramp: 1 to 100 steps");
   return ramp;

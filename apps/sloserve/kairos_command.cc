@@ -15,9 +15,10 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "sloserve/config/experiment_config.h"
+#include "sloserve/core/declared_key.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/allowable_throughput.h"
-#include "sloserve/config/experiment_config.h"
 #include "sloserve/sim/heterogeneous_bounds.h"
 
 namespace sloserve::cli {
@@ -63,11 +64,9 @@ StatusOr<Tune> ParseTune(const std::string& s) {
   std::vector<int64_t> v;
   std::stringstream ss(s.substr(eq + 1));
   for (std::string item; std::getline(ss, item, ':');) {
-    char* end = nullptr;
-    const long long x = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0')
-      return InvalidArgumentError("--tune: '" + item + "' is not an integer");
-    v.push_back(x);
+    const std::optional<int64_t> x = ParseInteger(item);
+    if (!x) return InvalidArgumentError("--tune: '" + item + "' is not an integer");
+    v.push_back(*x);
   }
   if (v.size() != 3 && v.size() != 4)
     return InvalidArgumentError("--tune: expected OPTION=LO:HI:STEP[:START]");

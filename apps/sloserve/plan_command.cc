@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "progress_bar.h"
 #include "sloserve/config/experiment_config.h"
+#include "sloserve/core/declared_key.h"
 #include "sloserve/planner/config_search.h"
 #include "sloserve/planner/kairos_config_pick.h"
 #include "sloserve/planner/kairos_upper_bound.h"

@@ -14,12 +14,12 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "sloserve/config/experiment_config.h"
 #include "sloserve/engine/deployment.h"
 #include "sloserve/infadapter/exhaustive.h"
 #include "sloserve/policy/planning/infadapter_planning.h"
 #include "sloserve/policy/policy_spec.h"
 #include "sloserve/profile/profile.h"
-#include "sloserve/config/experiment_config.h"
 
 namespace sloserve::cli {
 // Named, not anonymous: the unity build compiles the commands in one batch.

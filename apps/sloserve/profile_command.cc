@@ -13,6 +13,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "progress_bar.h"
+#include "sloserve/core/declared_key.h"
 #include "sloserve/infadapter/capacity.h"
 #include "sloserve/mdp/synthetic.h"
 #include "sloserve/profile/profile.h"
@@ -64,12 +65,11 @@ void PrintHelp() {
 StatusOr<std::vector<double>> ParseList(const std::string& flag, const std::string& text) {
   std::vector<double> out;
   auto number = [&](const std::string& s) -> StatusOr<double> {
-    char* end = nullptr;
-    double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || *end != '\0' || v <= 0) {
+    const std::optional<double> v = ParseNumber(s);
+    if (!v || *v <= 0) {
       return InvalidArgumentError("--" + flag + ": expected positive numbers, got \"" + s + "\"");
     }
-    return v;
+    return *v;
   };
   if (std::count(text.begin(), text.end(), ':') == 2) {
     size_t a = text.find(':'), b = text.rfind(':');

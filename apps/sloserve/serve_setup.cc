@@ -8,6 +8,7 @@
 #include "default_config.h"
 #include "git_revision.h"
 #include "remote_setup.h"
+#include "sloserve/config/engine_options.h"
 #include "sloserve/config/experiment_config.h"
 #include "sloserve/config/server_config.h"
 #include "sloserve/config/suite_resolver.h"
@@ -100,11 +101,9 @@ StatusOr<ServeSetup> BuildServeSetup(
   ro.plan_interval = spec.plan_interval;
   ro.deferred_init = deferred_init;
   ro.make_executor = std::move(make_executor);
-  // Overload protection is on when serving unless the config says engine.admission: off.
-  ro.admission.enabled = spec.admission.value_or(true);
-  ro.admission.max_queued_rows = spec.admission_queue;
-  ro.admission.priority_levels = spec.priority_levels;
-  ro.admission.default_priority = spec.priority_default;
+  // The same engine options as sim's (config/engine_options.h); serve's queue bounds
+  // come from server.max_queue.
+  ro.admission = EngineOptionsFor(spec, Face::kServe).admission;
   ro.early_shed = sc.early_shed;
   ro.max_queue = static_cast<size_t>(sc.max_queue);
   // Input and output tensors of the queries in the system (beyond it: 429).

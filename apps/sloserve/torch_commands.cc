@@ -11,6 +11,7 @@
 
 #include "cli_args.h"
 #include "git_revision.h"
+#include "sloserve/core/declared_key.h"
 #include "sloserve/torch/lstm_forecaster.h"
 #include "sloserve/torch/model_repository.h"
 #include "sloserve/torch/profile_measure.h"
@@ -50,13 +51,12 @@ StatusOr<std::vector<int>> IntList(const std::string& flag, const std::string& t
                                    int hi) {
   std::vector<int> out;
   auto parse = [&](const std::string& item) -> StatusOr<int> {
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < lo || v > hi) {
+    const std::optional<int64_t> v = ParseInteger(item);
+    if (!v || *v < lo || *v > hi) {
       return InvalidArgumentError("--" + flag + ": '" + item + "' must be a whole number in " +
                                   std::to_string(lo) + ".." + std::to_string(hi));
     }
-    return static_cast<int>(v);
+    return static_cast<int>(*v);
   };
   if (size_t colon = text.find(':'); colon != std::string::npos) {
     ASSIGN_OR_RETURN(int a, parse(text.substr(0, colon)));

@@ -10,11 +10,11 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "default_config.h"
+#include "sloserve/config/experiment_config.h"
+#include "sloserve/config/suite_resolver.h"
 #include "sloserve/exec/profile_executor.h"
 #include "sloserve/remote/process_setup.h"
 #include "sloserve/remote/worker_server.h"
-#include "sloserve/config/experiment_config.h"
-#include "sloserve/config/suite_resolver.h"
 #include "stop_signals.h"
 #include "torch_commands.h"
 

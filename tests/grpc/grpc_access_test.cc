@@ -178,7 +178,7 @@ TEST(GrpcAccessTest, BadSettingsRefusedAtStart) {
   EXPECT_NE(r.err.find("server.admin_token_file"), std::string::npos) << r.err;
   r = run("server.model_control=implicit");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("none or explicit"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("none | explicit"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -320,9 +320,9 @@ TEST(RemoteWorkerE2E, TimingOptionsAreRangeChecked) {
   const std::string config = WriteConfig(dir);
   // Refused before any worker is contacted (none listens on port 1), naming key and range.
   for (const auto& [set, range] : std::vector<std::pair<std::string, std::string>>{
-           {"server.remote_health_interval_ms=0", "10..60000"},
-           {"server.remote_failures_to_down=0", "1..100"},
-           {"server.remote_reconnect_backoff_ms=5", "10..600000"}}) {
+           {"server.remote_health_interval_ms=0", "[10, 60000]"},
+           {"server.remote_failures_to_down=0", "[1, 100]"},
+           {"server.remote_reconnect_backoff_ms=5", "[10, 600000]"}}) {
     Subprocess serve(
         {kBin, "serve", config, "--port", "0", "--remote-worker", "127.0.0.1:1", "--set", set});
     const int exit_code = serve.Wait().exit_code;

@@ -39,6 +39,8 @@ Status Flatten(const YAML::Node& node, const std::string& prefix, const std::str
   for (const auto& kv : node) {
     std::string key =
         prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>();
+    // The top level's lists are read apart (a Clone without them would lose the marks).
+    if (prefix.empty() && mark_prefix.empty() && (key == "sweep" || key == "policies")) continue;
     (*marks)[mark_prefix + key] = MarkOf(kv.first);
     if (kv.second.IsMap()) {
       RETURN_IF_ERROR(Flatten(kv.second, key, origin, mark_prefix, out, marks));
@@ -125,7 +127,6 @@ StatusOr<ExperimentConfig> ParseExperimentStructure(const std::string& text,
   if (root.IsNull()) return cfg;
   if (!root.IsMap()) return InvalidArgumentError(origin + ": top level must be a mapping");
   try {
-    YAML::Node rest = YAML::Clone(root);
     if (root["sweep"]) {
       const YAML::Node& sweep = root["sweep"];
       if (!sweep.IsMap())
@@ -149,7 +150,6 @@ StatusOr<ExperimentConfig> ParseExperimentStructure(const std::string& text,
           return InvalidArgumentError(Where(origin, kv.second) + ": sweep '" + key + "' is empty");
         cfg.sweep.emplace_back(key, values);
       }
-      rest.remove("sweep");
     }
     if (root["policies"]) {
       const YAML::Node& list = root["policies"];
@@ -161,9 +161,8 @@ StatusOr<ExperimentConfig> ParseExperimentStructure(const std::string& text,
         RETURN_IF_ERROR(Flatten(item, "policy", origin, mark_prefix, &p, &cfg.marks));
         cfg.policies.push_back(std::move(p));
       }
-      rest.remove("policies");
     }
-    RETURN_IF_ERROR(Flatten(rest, "", origin, "", &cfg.base, &cfg.marks));
+    RETURN_IF_ERROR(Flatten(root, "", origin, "", &cfg.base, &cfg.marks));
   } catch (const YAML::Exception& e) {
     return syntax_error(e);
   }

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "sloserve/core/declared_key.h"
 #include "sloserve/mdp/synthetic.h"
 
 namespace sloserve {
@@ -19,11 +20,11 @@ StatusOr<ProfileSuite> ResolveSuite(const std::string& name) {
   ASSIGN_OR_RETURN(ProfileSuite base, LoadSuite(parts[0]));
   mdp::SyntheticSuiteOptions o;
   if (parts.size() > 1) {
-    char* end = nullptr;
-    o.accuracy_step = std::strtod(parts[1].c_str(), &end);
-    if (parts[1].empty() || *end != '\0' || o.accuracy_step <= 0) {
+    const std::optional<double> step = ParseNumber(parts[1]);
+    if (!step || *step <= 0) {
       return InvalidArgumentError("suite '" + name + "': STEP must be a positive number");
     }
+    o.accuracy_step = *step;
   }
   if (parts.size() > 2) {
     std::stringstream vs(parts[2]);

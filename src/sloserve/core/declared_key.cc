@@ -14,10 +14,16 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// 1e+06 rather than 1000000.000000: shortest text that reads back the same.
+// A bound or value as people write it: whole numbers in full (9007199254740992), others
+// in at most 10 significant digits (1e+308, 0.001).
 std::string Shortest(double v) {
   std::ostringstream out;
-  out.precision(10);
+  if (v == std::floor(v) && std::fabs(v) < 1e17) {
+    out << std::fixed;
+    out.precision(0);
+  } else {
+    out.precision(10);
+  }
   out << v;
   return out.str();
 }
@@ -27,6 +33,14 @@ std::string Shown(const KeyDecl& key, std::string_view shown) {
 }
 
 // The value as typed, cut so a megabyte of junk does not land in a log line.
+// A value as given, in at most 10 significant digits (9e+15, 1e+308, -5).
+std::string ValueText(double v) {
+  std::ostringstream out;
+  out.precision(10);
+  out << v;
+  return out.str();
+}
+
 std::string Quoted(std::string_view text) {
   constexpr size_t kMax = 64;
   if (text.size() <= kMax) return "\"" + std::string(text) + "\"";
@@ -38,36 +52,28 @@ bool InRange(const KeyDecl& key, double v) {
   return (key.min_exclusive ? v > key.min : v >= key.min) && v <= key.max;
 }
 
+// "'key': expected a whole number in [1, 256], got "2.5"" when the text is not of the
+// key's type; "'key': must be in [0, 1000000] (got 1e+308)" when it is but out of range.
 Status Refuse(const KeyDecl& key, std::string_view text, std::string_view shown) {
   std::string what;
   switch (key.type) {
-    case KeyType::kInteger:
-      what = "a whole number";
-      break;
-    case KeyType::kNumber:
-      what = "a number";
-      break;
-    case KeyType::kBool:
-      what = "true or false";
-      break;
-    case KeyType::kNumberList:
-      what = "comma-separated numbers";
-      break;
-    case KeyType::kIntegerList:
-      what = "comma-separated whole numbers";
-      break;
-    default:
-      what = "a value";
-      break;
+    case KeyType::kInteger: what = "a whole number"; break;
+    case KeyType::kNumber: what = "a number"; break;
+    case KeyType::kBool: what = "true or false"; break;
+    case KeyType::kNumberList: what = "comma-separated numbers"; break;
+    case KeyType::kIntegerList: what = "comma-separated whole numbers"; break;
+    case KeyType::kChoice: what = "one of " + AllowedText(key); break;
+    default: what = "a value"; break;
   }
-  const std::string allowed = AllowedText(key);
-  if (key.type == KeyType::kChoice)
-    what = allowed;
-  else if (!allowed.empty())
-    what += (key.type == KeyType::kNumberList || key.type == KeyType::kIntegerList ? ", each in "
-                                                                                   : " in ") +
-            allowed;
-  return InvalidArgumentError(Shown(key, shown) + ": must be " + what + ", got " + Quoted(text));
+  const std::string allowed = key.type == KeyType::kChoice ? "" : AllowedText(key);
+  const std::optional<double> v = ParseNumber(text);
+  const bool scalar = key.type == KeyType::kNumber || key.type == KeyType::kInteger;
+  if (scalar && v && (key.type == KeyType::kNumber || *v == std::floor(*v)) && !InRange(key, *v)) {
+    return InvalidArgumentError(Shown(key, shown) + ": must be in " + allowed + " (got " +
+                                ValueText(*v) + ")");
+  }
+  if (!allowed.empty()) what += (scalar ? " in " : ", each in ") + allowed;
+  return InvalidArgumentError(Shown(key, shown) + ": expected " + what + ", got " + Quoted(text));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "sloserve/core/declared_key.h"
+
 namespace sloserve {
 
 StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const DeploymentSpec& spec) {
@@ -30,13 +32,12 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
         return NotFoundError("hardware: '" + name + "' is not in suite '" + suite.name() + "'");
       int count = 0;
       if (colon != std::string::npos) {
-        char* end = nullptr;
-        long c = std::strtol(item.c_str() + colon + 1, &end, 10);
-        if (*end != '\0' || c < 1 || c > 100000) {
+        const std::optional<int64_t> c = ParseInteger(std::string_view(item).substr(colon + 1));
+        if (!c || *c < 1 || *c > 100000) {
           return InvalidArgumentError("hardware: '" + item +
                                       "': expected type:count with count >= 1");
         }
-        count = static_cast<int>(c);
+        count = static_cast<int>(*c);
       }
       mix.emplace_back(*h, count);
     }

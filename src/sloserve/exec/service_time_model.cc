@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "sloserve/core/declared_key.h"
+
 namespace sloserve {
 
 StatusOr<ServiceTimeOptions> ParseServiceTimeMode(const std::string& text) {
@@ -18,13 +20,10 @@ StatusOr<ServiceTimeOptions> ParseServiceTimeMode(const std::string& text) {
     return o;
   }
   if (text.size() >= 2 && text[0] == 'p') {
-    const char* s = text.c_str() + 1;
-    char* end = nullptr;
-    errno = 0;
-    double p = std::strtod(s, &end);
-    if (end != s && *end == '\0' && errno == 0 && p >= 0 && p <= 100) {
+    const std::optional<double> p = ParseNumber(std::string_view(text).substr(1));
+    if (p && *p >= 0 && *p <= 100) {
       o.mode = ServiceTimeOptions::Mode::kQuantile;
-      o.quantile = p / 100.0;
+      o.quantile = *p / 100.0;
       return o;
     }
   }

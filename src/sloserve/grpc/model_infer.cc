@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "sloserve/core/declared_key.h"
 #include "sloserve/core/echo_name.h"
 #include "sloserve/grpc/tensor_contents.h"
 
@@ -31,14 +32,9 @@ StatusOr<double> NumberParameter(const inference::InferParameter& p, const char*
       return static_cast<double>(p.int64_param());
     case inference::InferParameter::kDoubleParam:
       return p.double_param();
-    case inference::InferParameter::kStringParam: {
-      const std::string& s = p.string_param();
-      char* end = nullptr;
-      errno = 0;
-      const double v = std::strtod(s.c_str(), &end);
-      if (!s.empty() && *end == '\0' && errno == 0) return v;
+    case inference::InferParameter::kStringParam:
+      if (const std::optional<double> v = ParseNumber(p.string_param())) return *v;
       break;
-    }
     default:
       break;
   }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "sloserve/core/declared_key.h"
+
 namespace sloserve::mdp {
 
 namespace {
@@ -237,14 +239,15 @@ StatusOr<PolicySetFile> ParsePolicySetText(const std::string& text, const std::s
   if (!r.Next(&w, &rest) || w != "set_key") return r.Error("expected set_key");
   out.set_key = rest;
   if (!r.Next(&w, &rest) || w != "count") return r.Error("expected count");
-  const int count = std::atoi(rest.c_str());
-  for (int i = 0; i < count; ++i) {
+  const std::optional<int64_t> count = ParseInteger(rest);
+  if (!count || *count < 0) return r.Error("expected count N (a whole number >= 0)");
+  for (int64_t i = 0; i < *count; ++i) {
     if (!r.Next(&w, &rest) || w != "policy" || rest != "1") return r.Error("expected 'policy 1'");
     ASSIGN_OR_RETURN(Policy p, ParseBlock(r));
     out.policies.push_back(std::move(p));
   }
   if (r.Next(&w, &rest))
-    return r.Error("trailing content after " + std::to_string(count) + " policies");
+    return r.Error("trailing content after " + std::to_string(*count) + " policies");
   return out;
 }
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "sloserve/core/declared_key.h"
+
 namespace sloserve {
 namespace {
 
@@ -75,12 +77,10 @@ StatusOr<ConfigSpace> MakeConfigSpace(const ProfileSuite& suite, double budget,
     const std::string type = item.substr(0, colon);
     auto hw = suite.FindHardware(type);
     if (!hw) return NotFoundError("max instances: hardware '" + type + "' not in the suite");
-    const std::string count = item.substr(colon + 1);
-    char* end = nullptr;
-    const long n = std::strtol(count.c_str(), &end, 10);
-    if (count.empty() || *end != '\0' || n < 0)
+    const std::optional<int64_t> n = ParseInteger(std::string_view(item).substr(colon + 1));
+    if (!n || *n < 0)
       return InvalidArgumentError("max instances: '" + item + "' needs a count >= 0");
-    s.max_count[*hw] = std::min(s.max_count[*hw], static_cast<int>(n));
+    s.max_count[*hw] = static_cast<int>(std::min<int64_t>(s.max_count[*hw], *n));
   }
   return s;
 }

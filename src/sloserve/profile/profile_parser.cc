@@ -1,13 +1,14 @@
 // ParseProfileText: one pass over the lines of a profile suite (docs/profiles.md). Every
 // error is one line: "<origin>:<line>: <record>: field '<field>': <what is wrong>".
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
 
+#include "sloserve/core/declared_key.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/profile/profile_format.h"
 
@@ -175,12 +176,11 @@ Status Parser::ParseModelHash() {
   ASSIGN_OR_RETURN(VariantId v, Ref(1, "variant", "variant", variants_));
   if (suite_.ModelHash(v)) return Error("variant", "duplicate model_hash for " + Quote(tok_[1]));
   const std::string_view hex = tok_[2];
-  uint64_t hash = 0;
-  const auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), hash, 16);
-  if (hex.size() != 16 || ec != std::errc() || end != hex.data() + hex.size()) {
+  const std::optional<uint64_t> hash = ParseUnsigned(hex, 16);
+  if (hex.size() != 16 || !hash) {
     return Error("hash", "expected 16 hex digits, got " + Quote(hex));
   }
-  suite_.SetModelHash(v, hash);
+  suite_.SetModelHash(v, *hash);
   return OkStatus();
 }
 
@@ -251,10 +251,9 @@ Status Parser::ParseSamples(bool is_load) {
     group_.samples.reserve(group_.last_size);
   }
   for (size_t i = 4; i < tok_.size(); ++i) {
-    int64_t us = 0;
     const std::string_view t = tok_[i];
-    auto r = std::from_chars(t.data(), t.data() + t.size(), us);
-    if (r.ec != std::errc() || r.ptr != t.data() + t.size()) {
+    int64_t us = 0;
+    if (!ParseIntegerToken(t, us)) {
       return Error("sample_us", "expected an integer number of microseconds, got " + Quote(t));
     }
     if (us < 0) return Error("sample_us", "negative latency " + Quote(t));
@@ -364,9 +363,7 @@ StatusOr<std::vector<int64_t>> Parser::Shape(size_t i, const char* field) const 
     const size_t comma = shape.find(',');
     const std::string_view dim = shape.substr(0, comma);
     int64_t d = 0;
-    auto r = std::from_chars(dim.data(), dim.data() + dim.size(), d);
-    if (dim.empty() || r.ec != std::errc() || r.ptr != dim.data() + dim.size() ||
-        (d < 1 && d != -1)) {
+    if (!ParseIntegerToken(dim, d) || (d < 1 && d != -1)) {
       return Error(field,
                    "expected comma-separated dimensions (-1 or positive), got " + Quote(tok_[i]));
     }
@@ -407,10 +404,7 @@ Status Parser::ErrorAt(int line, std::string_view record, const std::string& fie
 StatusOr<int64_t> Parser::Int(size_t i, const char* field, int64_t min) const {
   const std::string_view t = tok_[i];
   int64_t v = 0;
-  auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (r.ec != std::errc() || r.ptr != t.data() + t.size()) {
-    return Error(field, "expected an integer, got " + Quote(t));
-  }
+  if (!ParseIntegerToken(t, v)) return Error(field, "expected an integer, got " + Quote(t));
   if (v < min) return Error(field, "must be >= " + std::to_string(min) + ", got " + Quote(t));
   return v;
 }
@@ -418,10 +412,7 @@ StatusOr<int64_t> Parser::Int(size_t i, const char* field, int64_t min) const {
 StatusOr<double> Parser::Number(size_t i, const char* field, double min, double max) const {
   const std::string_view t = tok_[i];
   double v = 0;
-  auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (r.ec != std::errc() || r.ptr != t.data() + t.size() || !std::isfinite(v)) {
-    return Error(field, "expected a number, got " + Quote(t));
-  }
+  if (!ParseNumberToken(t, v)) return Error(field, "expected a number, got " + Quote(t));
   if (v < min || v > max) {
     const std::string range = std::isinf(max)
                                   ? ">= " + FormatBound(min)

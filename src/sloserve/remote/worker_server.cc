@@ -14,6 +14,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "sloserve/core/declared_key.h"
 #include "sloserve/core/mutex.h"
 #include "sloserve/core/time.h"
 #include "sloserve/engine/clock.h"
@@ -36,11 +37,10 @@ using HealthCall = UnaryCall<WService, worker::HealthRequest, worker::HealthRepl
 
 Status CheckAddress(const std::string& address, bool allow_any_port) {
   const size_t colon = address.rfind(':');
-  char* end = nullptr;
-  const long port =
-      colon == std::string::npos ? -1 : std::strtol(address.c_str() + colon + 1, &end, 10);
-  if (colon == std::string::npos || colon == 0 || end == address.c_str() + colon + 1 ||
-      *end != '\0' || port < (allow_any_port ? 0 : 1) || port > 65535) {
+  const std::optional<int64_t> port =
+      colon == std::string::npos ? std::nullopt
+                                 : ParseInteger(std::string_view(address).substr(colon + 1));
+  if (colon == 0 || !port || *port < (allow_any_port ? 0 : 1) || *port > 65535) {
     return InvalidArgumentError("address '" + address + "': expected HOST:PORT with PORT in " +
                                 (allow_any_port ? "0" : "1") + "..65535");
   }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "sloserve/core/declared_key.h"
 #include "sloserve/core/did_you_mean.h"
 
 namespace sloserve {
@@ -17,10 +18,9 @@ bool AsNumber(const nlohmann::json& v, double* out) {
     return true;
   }
   if (v.is_string()) {
-    const std::string s = v.get<std::string>();
-    char* end = nullptr;
-    *out = std::strtod(s.c_str(), &end);
-    return !s.empty() && *end == '\0';
+    const std::optional<double> parsed = ParseNumber(v.get_ref<const std::string&>());
+    if (parsed) *out = *parsed;
+    return parsed.has_value();
   }
   return false;
 }
@@ -47,10 +47,10 @@ StatusOr<RowFilter> ParseRowFilter(const std::string& expr) {
 bool RowPasses(const nlohmann::json& row, const RowFilter& f) {
   if (!row.contains(f.key)) return false;
   const nlohmann::json& v = row[f.key];
-  double a = 0, b = 0;
-  char* end = nullptr;
-  b = std::strtod(f.value.c_str(), &end);
-  const bool numeric = *end == '\0' && AsNumber(v, &a);
+  double a = 0;
+  const std::optional<double> b_parsed = ParseNumber(f.value);
+  const double b = b_parsed.value_or(0);
+  const bool numeric = b_parsed && AsNumber(v, &a);
   if (f.op == "=") return numeric ? a == b : AsText(v) == f.value;
   if (f.op == "!=") return numeric ? a != b : AsText(v) != f.value;
   if (!numeric) return false;

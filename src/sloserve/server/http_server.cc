@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "sloserve/core/declared_key.h"
 #include "sloserve/core/echo_name.h"
 #include "sloserve/core/mutex.h"
 #include "sloserve/server/heap_release.h"
@@ -650,11 +651,10 @@ class Session : public std::enable_shared_from_this<Session> {
   static std::string_view JsonPart(const http::request<http::string_body>& req) {
     std::string_view body = req.body();
     const auto header = req["Inference-Header-Content-Length"];
-    size_t length = 0;
-    const auto [end, err] = std::from_chars(header.data(), header.data() + header.size(), length);
-    if (!header.empty() && err == std::errc() && end == header.data() + header.size() &&
-        length <= body.size()) {
-      body = body.substr(0, length);
+    if (const std::optional<uint64_t> length =
+            ParseUnsigned(std::string_view(header.data(), header.size()));
+        length && *length <= body.size()) {
+      body = body.substr(0, *length);
     }
     return body;
   }

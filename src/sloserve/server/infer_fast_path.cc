@@ -2,9 +2,9 @@
 
 #include <bit>
 #include <cfloat>
-#include <charconv>
 #include <cmath>
-#include <system_error>
+
+#include "sloserve/core/declared_key.h"
 
 namespace sloserve {
 namespace {
@@ -73,17 +73,13 @@ class FastScanner {
   bool TakeSmallInteger(int64_t& out) {
     std::string_view token;
     if (!TakeNumber(token) || token.empty() || token.size() > 18) return false;
-    const auto [end, err] = std::from_chars(token.data(), token.data() + token.size(), out);
-    return err == std::errc() && end == token.data() + token.size();  // rejects '-', '.', 'e'
+    return ParseIntegerToken(token, out);  // rejects '.', 'e'
   }
 
   bool TakeDouble(double& out) {
     std::string_view token;
     if (!TakeNumber(token)) return false;
-    const auto [end, err] = std::from_chars(token.data(), token.data() + token.size(), out);
-    if (err != std::errc() || end != token.data() + token.size() || !std::isfinite(out)) {
-      return false;
-    }
+    if (!ParseNumberToken(token, out)) return false;
     // The tree parser reads "-0" as the integer 0: +0.0, not -0.0.
     if (out == 0 && token.find_first_of(".eE") == std::string_view::npos) out = 0.0;
     return true;

@@ -1,10 +1,11 @@
 #include "sloserve/server/infer_request_checks.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 
+#include "sloserve/core/declared_key.h"
 #include "sloserve/core/echo_name.h"
 
 namespace sloserve {
@@ -55,15 +56,13 @@ StatusOr<Duration> SloFromMillis(double ms, const TaskInfo& task, Duration max_s
 
 StatusOr<InferBodyParts> SplitInferBody(std::string_view body, std::string_view json_length) {
   if (json_length.empty()) return InferBodyParts{body, {}};
-  size_t length = 0;
-  const char* end_of_header = json_length.data() + json_length.size();
-  const auto [end, err] = std::from_chars(json_length.data(), end_of_header, length);
-  if (err != std::errc() || end != end_of_header || length == 0 || length > body.size()) {
+  const std::optional<uint64_t> length = ParseUnsigned(json_length);
+  if (!length || *length == 0 || *length > body.size()) {
     return InvalidArgumentError("Inference-Header-Content-Length '" + EchoName(json_length) +
                                 "' must be an integer in [1, " + std::to_string(body.size()) +
                                 "] (the body's length)");
   }
-  return InferBodyParts{body.substr(0, length), body.substr(length)};
+  return InferBodyParts{body.substr(0, *length), body.substr(*length)};
 }
 
 }  // namespace sloserve

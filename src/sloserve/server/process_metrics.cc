@@ -9,6 +9,8 @@
 #include <sstream>
 #include <vector>
 
+#include "sloserve/core/declared_key.h"
+
 namespace sloserve {
 namespace {
 
@@ -46,6 +48,11 @@ std::vector<std::string> StatFields() {
   return fields;  // fields[0] is the state (field 3 of proc(5))
 }
 
+// A numeric field of /proc/self/stat (0 if the kernel ever wrote something else).
+double StatNumber(const std::vector<std::string>& fields, size_t i) {
+  return ParseNumber(fields[i]).value_or(0);
+}
+
 double SystemBootTime() {
   std::ifstream in("/proc/stat");
   for (std::string key; in >> key;) {
@@ -74,17 +81,17 @@ std::string RenderProcessMetrics(const BuildInfo& build) {
   // proc(5): utime 14, stime 15, starttime 22, vsize 23, rss 24 (1-based; f[0] is field 3).
   if (f.size() > 21 && ticks > 0) {
     Series(out, "process_cpu_seconds_total", "counter", "User and system CPU time, seconds.",
-           (std::stod(f[11]) + std::stod(f[12])) / ticks);
+           (StatNumber(f, 11) + StatNumber(f, 12)) / ticks);
     const double boot = SystemBootTime();
     if (boot > 0) {
       Series(out, "process_start_time_seconds", "gauge",
              "Start time of the process since the Unix epoch, seconds.",
-             boot + std::stod(f[19]) / ticks);
+             boot + StatNumber(f, 19) / ticks);
     }
     Series(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size, bytes.",
-           std::stod(f[20]));
+           StatNumber(f, 20));
     Series(out, "process_resident_memory_bytes", "gauge", "Resident memory size, bytes.",
-           std::stod(f[21]) * page);
+           StatNumber(f, 21) * page);
   }
   std::error_code ec;
   double fds = 0;

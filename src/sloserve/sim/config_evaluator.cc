@@ -7,6 +7,8 @@
 #include <sstream>
 #include <thread>
 
+#include "sloserve/core/declared_key.h"
+
 namespace sloserve {
 
 SimulatedConfigEvaluator::SimulatedConfigEvaluator(
@@ -123,9 +125,8 @@ Status SimulatedConfigEvaluator::LoadCache(const std::string& path) {
     double v = -1;
     bool ok = fields.size() == types + 1;
     for (size_t k = 0; ok && k <= types; ++k) {
-      char* end = nullptr;
-      const double x = std::strtod(fields[k].c_str(), &end);
-      ok = !fields[k].empty() && *end == '\0' && x >= 0;
+      const double x = ParseNumber(fields[k]).value_or(-1);
+      ok = x >= 0;
       if (k < types) {
         c.push_back(static_cast<int>(x));
       } else {

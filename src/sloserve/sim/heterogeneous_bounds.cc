@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "sloserve/core/declared_key.h"
 #include "sloserve/core/rng.h"
 #include "sloserve/policy/dispatch/kairos_common.h"
 #include "sloserve/policy/dispatch/oracle.h"
@@ -33,8 +34,13 @@ StatusOr<InstanceMix> ParseInstanceMix(const RunSpec& run, const ProfileSuite& s
     const size_t colon = item.find(':');
     auto h = suite.FindHardware(item.substr(0, colon));
     if (!h) return NotFoundError("hardware '" + item + "' not in the suite");
-    const int count =
-        colon == std::string::npos ? run.workers : std::atoi(item.c_str() + colon + 1);
+    int count = run.workers;
+    if (colon != std::string::npos) {
+      const std::optional<int64_t> c = ParseInteger(std::string_view(item).substr(colon + 1));
+      if (!c || *c < 0 || *c > 100000)
+        return InvalidArgumentError("hardware '" + item + "': expected type:count");
+      count = static_cast<int>(*c);
+    }
     mix.emplace_back(*h, count);
   }
   return mix;

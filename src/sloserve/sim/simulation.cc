@@ -1,5 +1,7 @@
 #include "sloserve/sim/simulation.h"
 
+#include "sloserve/config/engine_options.h"
+
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -56,17 +58,10 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   dopts.plan_interval = spec.plan_interval;
   dopts.offline_delay = spec.offline_delay;
   Driver driver(dopts);
-  EngineOptions eopts;
-  eopts.max_worker_queue = spec.max_worker_queue;
-  eopts.admission.enabled = spec.admission.value_or(false);
-  eopts.admission.max_queued_rows = spec.admission_queue;
-  eopts.admission.priority_levels = spec.priority_levels;
-  eopts.admission.default_priority = spec.priority_default;
-  eopts.series_interval = spec.series_interval;
+  EngineOptions eopts = EngineOptionsFor(spec, Face::kSim);
   eopts.task = dep.task;
   eopts.slo = dep.slo;
   eopts.submit_offline = driver.OfflineSubmitter();  // inline, result after offline_delay
-  eopts.names = PolicyNamesOf(spec.policy);
   // Declared before the engine so it outlives the engine's sink.
   std::optional<IntervalLatencies> interval_latency;
   ASSIGN_OR_RETURN(auto engine, Engine::Create(&suite, dep.workers, std::move(policies), &executor,

@@ -1,12 +1,12 @@
 #include "sloserve/workload/query_size_sampler.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
+#include <limits>
+#include <optional>
 #include <string>
-#include <system_error>
 
+#include "sloserve/core/declared_key.h"
 #include "sloserve/workload/random_variates.h"
 
 namespace sloserve {
@@ -64,23 +64,19 @@ namespace {
 
 StatusOr<std::unique_ptr<QuerySizeSampler>> ParseGaussian(std::string_view name) {
   constexpr int32_t kLo = 1, kHi = 1000;
-  const std::string text(name.substr(std::string_view("gaussian:").size()));
+  const std::string_view text = name.substr(std::string_view("gaussian:").size());
   const size_t colon = text.find(':');
   const std::string error = "query size sampler '" + std::string(name) +
                             "': expected gaussian:<mean>:<stddev> with mean in [1, 1000] "
                             "and stddev > 0";
-  if (colon == std::string::npos) return InvalidArgumentError(error);
-  const std::string mean_text = text.substr(0, colon), sd_text = text.substr(colon + 1);
-  char* end_mean = nullptr;
-  char* end_sd = nullptr;
-  const double mean = std::strtod(mean_text.c_str(), &end_mean);
-  const double sd = std::strtod(sd_text.c_str(), &end_sd);
-  if (mean_text.empty() || sd_text.empty() || *end_mean != '\0' || *end_sd != '\0' ||
-      !(mean >= kLo && mean <= kHi) || !(sd > 0 && sd <= 10 * kHi)) {
+  if (colon == std::string_view::npos) return InvalidArgumentError(error);
+  const std::optional<double> mean = ParseNumber(text.substr(0, colon));
+  const std::optional<double> sd = ParseNumber(text.substr(colon + 1));
+  if (!mean || !sd || !(*mean >= kLo && *mean <= kHi) || !(*sd > 0 && *sd <= 10 * kHi)) {
     return InvalidArgumentError(error);
   }
   return std::unique_ptr<QuerySizeSampler>(
-      std::make_unique<GaussianSizeSampler>(mean, sd, kLo, kHi));
+      std::make_unique<GaussianSizeSampler>(*mean, *sd, kLo, kHi));
 }
 
 }  // namespace
@@ -93,13 +89,13 @@ StatusOr<std::unique_ptr<QuerySizeSampler>> MakeQuerySizeSampler(std::string_vie
   constexpr std::string_view kConstant = "constant:";
   if (name.substr(0, kConstant.size()) == kConstant) {
     std::string_view num = name.substr(kConstant.size());
-    int32_t n = 0;
-    auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
-    if (ec != std::errc() || p != num.data() + num.size() || n < 1) {
+    int64_t n = 0;
+    if (!ParseIntegerToken(num, n) || n < 1 || n > std::numeric_limits<int32_t>::max()) {
       return InvalidArgumentError("query size sampler '" + std::string(name) +
                                   "': size after 'constant:' must be an integer >= 1");
     }
-    return std::unique_ptr<QuerySizeSampler>(std::make_unique<ConstantSizeSampler>(n));
+    return std::unique_ptr<QuerySizeSampler>(
+        std::make_unique<ConstantSizeSampler>(static_cast<int32_t>(n)));
   }
   return InvalidArgumentError("unknown query size sampler '" + std::string(name) +
                               "' (expected 'constant:<n>', 'deeprecsys' or "

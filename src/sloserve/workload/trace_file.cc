@@ -1,11 +1,10 @@
 #include "sloserve/workload/trace_file.h"
 
-#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
-#include <system_error>
 
+#include "sloserve/core/declared_key.h"
 #include "sloserve/core/embedded_files.h"
 
 namespace sloserve {
@@ -47,9 +46,7 @@ std::string_view NextToken(std::string_view& rest) {
 }
 
 bool ParseDouble(std::string_view tok, double& out) {
-  const char* end = tok.data() + tok.size();
-  auto [p, ec] = std::from_chars(tok.data(), end, out);
-  return ec == std::errc() && p == end && std::isfinite(out);
+  return ParseNumberToken(tok, out);
 }
 
 std::string Where(std::string_view name, int64_t line_no) {
@@ -138,9 +135,7 @@ StatusOr<RateSeries> ParseRpsTrace(std::string_view text, std::string_view name)
     int field = 1;  // the field is named by position, not quoted (see above)
     for (std::string_view tok = NextToken(rest); !tok.empty(); tok = NextToken(rest)) {
       int64_t v = 0;
-      const char* end = tok.data() + tok.size();
-      auto [p, ec] = std::from_chars(tok.data(), end, v);
-      if (ec != std::errc() || p != end || v < 0) {
+      if (!ParseIntegerToken(tok, v) || v < 0) {
         return InvalidArgumentError(Where(name, line_no) + "field " + std::to_string(field) +
                                     " is not a non-negative integer requests-per-second");
       }
