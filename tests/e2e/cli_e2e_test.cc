@@ -40,8 +40,9 @@ TEST(CliE2eTest, HelpForEveryCommand) {
 TEST(CliE2eTest, ControlBytesInConfigValuesAreEscapedInErrors) {
   auto r = RunProcess({kBin, "serve", "--set", "server.port=1\x1b[31m\r"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("'server.port': expected a whole number in [0, 65535], got \"1\\x1b[31m\\x0d\""),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("'server.port': expected a whole number in [0, 65535], got \"1\\x1b[31m\\x0d\""),
+      std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos);
   EXPECT_EQ(r.err.find('\r'), std::string::npos);
@@ -210,7 +211,8 @@ TEST(CliE2eTest, BadConfigsFailWithOneLineNamingTheProblem) {
       {"server.payload_mb=0", "'server.payload_mb': must be in [1, 1048576] (got 0)"},
       {"server.port=nan", "'server.port': expected a whole number in [0, 65535], got \"nan\""},
       {"server.max_queue=1e30", "'server.max_queue': must be in [1, 100000000] (got 1e+30)"},
-      {"server.max_body_mb=inf", "'server.max_body_mb': expected a number in [0.001, 4096], got \"inf\""},
+      {"server.max_body_mb=inf",
+       "'server.max_body_mb': expected a number in [0.001, 4096], got \"inf\""},
       {"server.threads=2.5", "'server.threads': expected a whole number in [1, 256], got \"2.5\""}};
   for (const auto& [set, expect] : bad_numbers) {
     r = RunProcess({kBin, "serve", "--set", set});
@@ -245,11 +247,10 @@ TEST(CliE2eTest, SimRefusesExtremeNumbersNamingTheRange) {
   // do not: it would be refused first).
   const std::vector<std::pair<std::vector<std::string>, std::string>> policy_cases = {
       {{"policy.selection=jellyfish_plus", "policy.window_ms=1e300"},
-       "selection policy 'jellyfish_plus': option 'window_ms': must be a number in (0, 86400000], "
-       "got \"1e300\""},
+       "selection policy 'jellyfish_plus': option 'window_ms': must be in (0, 86400000] (got "
+       "1e+300)"},
       {{"policy.selection=ramsis", "policy.window_ms=1e300"},
-       "selection policy 'ramsis': option 'window_ms': must be a number in (0, 86400000], got "
-       "\"1e300\""},
+       "selection policy 'ramsis': option 'window_ms': must be in (0, 86400000] (got 1e+300)"},
       {{"policy.dispatch=slo_partition", "policy.slo_workers=1e300:60"},
        "option 'slo_workers': expected slo_ms:workers"},
       {{"policy.batching=orloj", "policy.cost_steps=1e300:1"},

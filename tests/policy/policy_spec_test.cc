@@ -122,7 +122,7 @@ TEST(PolicyParamsTest, GettersReadThroughTheDeclaration) {
 
   const PolicyParams set("dispatch policy 'x'", {{"n", "11"}, {"c", "b"}, {"r", "3"}, {"z", "1"}});
   EXPECT_EQ(set.GetDouble(number).status().message(),
-            "dispatch policy 'x': option 'n': must be a number in [0, 10], got \"11\"");
+            "dispatch policy 'x': option 'n': must be in [0, 10] (got 11)");
   EXPECT_EQ(set.GetString(choice).value(), "b");
   EXPECT_EQ(set.GetInt(required).value(), 3);
   EXPECT_FALSE(set.Has(KeyDecl{.name = "y"}));
@@ -269,7 +269,10 @@ TEST(PolicyOptionsTest, OutOfRangeNanInfAndWrongTypeValuesAreRefusedByName) {
         ASSERT_FALSE(st.ok()) << what;
         EXPECT_TRUE(Has(st.message(), reg.KindOf(policy) + " policy '" + policy + "'")) << what;
         EXPECT_TRUE(Has(st.message(), "option '" + key.name + "'")) << what;
-        EXPECT_TRUE(Has(st.message(), "\"" + value + "\"")) << what;
+        // The value: as typed when it is not of the type, as read when out of range.
+        EXPECT_TRUE(st.message().find("\"" + value + "\"") != std::string::npos ||
+                    st.message().find(" (got ") != std::string::npos)
+            << what << ": " << st.message();
         EXPECT_TRUE(Has(st.message(), AllowedText(key))) << what;
         ++refused;
       }
@@ -283,11 +286,11 @@ TEST(PolicyOptionsTest, ARefusalSaysWhatIsAllowed) {
   spec.selection = "ramsis";
   spec.options = {{"window_ms", "1e300"}};
   EXPECT_EQ(MakePolicySet(spec).status().message(),
-            "selection policy 'ramsis': option 'window_ms': must be a number in " +
-                AllowedText(kWindowMsOption) + ", got \"1e300\"");
+            "selection policy 'ramsis': option 'window_ms': must be in " +
+                AllowedText(kWindowMsOption) + " (got 1e+300)");
   spec.options = {{"discretization", "fdl"}};
   EXPECT_TRUE(Has(MakePolicySet(spec).status().message(),
-                  "option 'discretization': must be fld | md, got \"fdl\""));
+                  "option 'discretization': expected one of fld | md, got \"fdl\""));
 }
 
 TEST(PolicyOptionsTest, OptionOfAPolicyNotChosenIsAnError) {
