@@ -92,6 +92,48 @@ TEST(PolicyOptionsTest, ProbedOptionsCoverTheDocumentedOptions) {
   EXPECT_GT(checked, 40);  // the tables were found
 }
 
+// The getters take the declaration: its default when unset, its type and range checked
+// when set, the key recorded as asked (what the registry's probe learns).
+TEST(PolicyParamsTest, GettersReadThroughTheDeclaration) {
+  const KeyDecl number{.name = "n",
+                       .type = KeyType::kNumber,
+                       .default_value = "2.5",
+                       .unit = "ms",
+                       .min = 0,
+                       .max = 10,
+                       .help = "a number"};
+  const KeyDecl required{.name = "r", .type = KeyType::kInteger, .min = 1, .help = "required"};
+  const KeyDecl choice{.name = "c",
+                       .type = KeyType::kChoice,
+                       .default_value = "a",
+                       .choices = {"a", "b"},
+                       .help = "a choice"};
+  const PolicyParams unset("dispatch policy 'x'", {});
+  EXPECT_EQ(unset.GetDouble(number).value(), 2.5);
+  EXPECT_EQ(unset.GetString(choice).value(), "a");
+  EXPECT_EQ(unset.GetInt(required).status().message(),
+            "dispatch policy 'x': option 'r' is required (required)");
+  // AskedKeys: every declaration asked for, in the order asked, set or not.
+  const std::vector<KeyDecl> asked = unset.AskedKeys();
+  ASSERT_EQ(asked.size(), 3u);
+  EXPECT_EQ(asked[0].name, "n");
+  EXPECT_EQ(asked[1].name, "c");
+  EXPECT_EQ(asked[2].name, "r");
+
+  const PolicyParams set("dispatch policy 'x'", {{"n", "11"}, {"c", "b"}, {"r", "3"}, {"z", "1"}});
+  EXPECT_EQ(set.GetDouble(number).status().message(),
+            "dispatch policy 'x': option 'n': must be in [0, 10] (got 11)");
+  EXPECT_EQ(set.GetString(choice).value(), "b");
+  EXPECT_EQ(set.GetInt(required).value(), 3);
+  EXPECT_FALSE(set.Has(KeyDecl{.name = "y"}));
+  // A key no getter asked for is unknown; reading a declaration as another type is a bug.
+  EXPECT_EQ(set.UnusedKeys(), std::vector<std::string>{"z"});
+  EXPECT_FALSE(set.CheckAllUsed().ok());
+  EXPECT_EQ(set.GetBool(number).status().code(), StatusCode::kInternal);
+  EXPECT_EQ(set.GetInt(number).status().code(), StatusCode::kInternal);
+  EXPECT_EQ(set.GetString(number).status().code(), StatusCode::kInternal);
+}
+
 // Every registered policy's name.
 std::vector<std::string> AllPolicies() {
   return PolicyRegistry::Builtin().PolicyNames();

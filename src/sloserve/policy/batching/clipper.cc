@@ -35,8 +35,8 @@ StatusOr<std::unique_ptr<BatchingPolicy>> ClipperBatching::Create(
   ASSIGN_OR_RETURN(o.decrease, params.GetDouble(clipper_options::kAimdDecrease));
   if (!(o.decrease < 1)) {
     return InvalidArgumentError(
-        "clipper: option 'aimd_decrease': must be a number in (0, 1), got " +
-        params.values().at("aimd_decrease"));
+        "batching policy 'clipper': option 'aimd_decrease': must be in (0, 1) (got " +
+        params.values().at("aimd_decrease") + ")");
   }
   if (!sel) return InvalidArgumentError("clipper batching needs a selection policy");
   return std::unique_ptr<BatchingPolicy>(new ClipperBatching(o, std::move(sel)));
