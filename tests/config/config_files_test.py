@@ -133,6 +133,19 @@ with tempfile.TemporaryDirectory() as tmp:
     if not schema_errors(yaml.safe_load(open(nested))):
         fail("schema accepted nested.yaml")
 
+    # A cluster experiment (its own keys, also declared): a value out of range and a typo.
+    cluster = os.path.join(tmp, "cluster.yaml")
+    open(cluster, "w").write("suite: t5-translation\ncluster:\n  machines: 0\n  cahce_mb: 5\n"
+                             "workload:\n  kind: phases\n  model: t5-small\n")
+    r = run("config", "check", cluster)
+    for want in [f"{cluster}:3:3: cluster.machines: value: must be in [1, 100000] (got 0)",
+                 f"{cluster}:4:3: unknown key 'cluster.cahce_mb' (did you mean 'cluster.cache_mb'?"]:
+        if want not in r.stdout:
+            fail(f"config check on a broken cluster experiment: expected {want!r} in {r.stdout}")
+    errs = schema_errors(yaml.safe_load(open(cluster)))
+    if not any("cahce_mb" in e for e in errs) or not any("machines" in e for e in errs):
+        fail(f"schema on a broken cluster experiment: {errs}")
+
 # 4. docs/config.md's reference is the declarations' (scripts/refresh-docs config-reference).
 page = open(os.path.join(ROOT, "docs", "config.md")).read()
 m = re.search(r"<!-- refresh-docs:begin config-reference -->\n<sub>[^\n]*</sub>\n\n(.*)\n"

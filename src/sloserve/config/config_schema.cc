@@ -127,6 +127,10 @@ Json ClusterSchema() {
   c["description"] = "a model-aware placement experiment (docs/model-aware.md)";
   for (const KeyDecl* k : ClusterExperimentDecls()) {
     Json v = IsStructuredClusterKey(k->name) ? Json{{"description", k->help}} : ValueSchema(*k);
+    if (k->name == "cluster.machines") {
+      v = Json{{"description", k->help},
+               {"anyOf", Json::array({ValueSchema(*k), Json{{"type", "array"}}})}};
+    }
     Place(&c, k->name, std::move(v));
   }
   return c;
