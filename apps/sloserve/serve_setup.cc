@@ -123,7 +123,7 @@ StatusOr<ServeSetup> BuildServeSetup(
         "server.admin_token_file", "server.require_token_for_infer",
         "server.require_token_for_metrics", "server.tls_cert_file", "server.tls_key_file",
         "server.tls_client_ca_file", "server.worker_tls_ca_file", "server.worker_tls_cert_file",
-        "server.worker_tls_key_file"};
+        "server.worker_tls_key_file", "server.remote_workers_file", "server.remote_worker_slots"};
     // clang-format on
     if (std::find(kServerKeys.begin(), kServerKeys.end(), k) == kServerKeys.end()) {
       return InvalidArgumentError("unknown key '" + k + "' (" + DidYouMean(k, kServerKeys) +
@@ -183,7 +183,9 @@ StatusOr<ServeSetup> BuildServeSetup(
   auto remote_executor = std::make_shared<RemoteExecutor*>(nullptr);
   const auto remote = f.find("server.remote_workers");
   const auto kserve = f.find("server.kserve_workers");
-  const bool has_remote = remote != f.end() && !remote->second.empty();
+  const auto workers_file = f.find("server.remote_workers_file");  // elastic: remote_setup.h
+  const bool has_remote = (remote != f.end() && !remote->second.empty()) ||
+                          (workers_file != f.end() && !workers_file->second.empty());
   const bool has_kserve = kserve != f.end() && !kserve->second.empty();
   if (has_remote && has_kserve) {
     return InvalidArgumentError(
@@ -221,7 +223,11 @@ StatusOr<ServeSetup> BuildServeSetup(
   if (polls_own_queue) remote::PreferOwnQueuePolling();
   if (has_remote) {
     RemoteExecutorOptions options;
-    ASSIGN_OR_RETURN(options.addresses, ParseRemoteWorkers(remote->second));
+    ASSIGN_OR_RETURN(double slots,
+                     ServerNumber(f, "server.remote_worker_slots", 16, 1, 1024, true));
+    RETURN_IF_ERROR(ParseRemoteWorkerSet(remote == f.end() ? "" : remote->second,
+                                         workers_file == f.end() ? "" : workers_file->second,
+                                         static_cast<size_t>(slots), &options));
     options.health_interval = MillisF(interval_ms);
     options.health_timeout = MillisF(health_ms);
     options.failures_to_down = static_cast<int>(failures);

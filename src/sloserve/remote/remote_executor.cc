@@ -2,13 +2,17 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <unordered_map>
 
@@ -19,6 +23,7 @@
 #include "sloserve/remote/wire_tensors.h"
 #include "sloserve/remote/worker_channel.h"
 #include "sloserve/remote/worker_health.h"
+#include "sloserve/remote/worker_set.h"
 
 namespace sloserve {
 
@@ -40,6 +45,8 @@ class CallOwner {
 // One action's call: owned by the executor from Send until the reply queue's thread has
 // posted its result.
 struct RemoteCall final : remote::ReplyTag {
+  // Keeps the worker's channel alive while the call is (an elastic slot may be freed).
+  std::shared_ptr<worker::WorkerService::Stub> stub;
   ::grpc::ClientContext ctx;
   // In ctx's call arena: declared after ctx, so destroyed before it.
   std::unique_ptr<::grpc::ClientAsyncResponseReader<worker::ActionReply>> rpc;
@@ -60,10 +67,16 @@ struct RemoteCall final : remote::ReplyTag {
 using remote_internal::RemoteCall;
 
 struct RemoteExecutor::Impl final : remote_internal::CallOwner {
+  using Stub = worker::WorkerService::Stub;
   struct Worker {
+    // Under mu (an elastic slot's change on the health thread); empty: a free slot.
     std::string address;
-    std::shared_ptr<::grpc::Channel> channel;
-    std::unique_ptr<worker::WorkerService::Stub> stub;
+    std::shared_ptr<Stub> stub;
+    // Under mu, elastic: left the set, its calls finish before the slot is freed.
+    bool draining = false;
+    // Under mu, elastic: a new address, loaded with the slot's residents at its first
+    // good check before it is used.
+    bool joining = false;
     bool reads_inputs = false;  // under mu: written by the health thread, read by Send
     std::string instance;       // its process (HealthReply.instance); Connect, then health thread
     // Under mu: the variants the engine believes loaded there (it ran them, or a Load
@@ -95,8 +108,151 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   ActionId next_reload = 0;  // under mu
   // Under mu: the checks start once connected and attached.
   bool connected = false, health_started = false;
+  // Elastic set, health thread only: what the source said last.
+  std::string file_text, source_error;
+  std::vector<std::string> wanted;
+  std::set<std::string> no_slot_logged;
+  std::chrono::steady_clock::time_point next_resolve{};
   // Last member: destroyed first, delivering what is left while the rest is alive.
   std::unique_ptr<remote::ReplyQueue> replies = std::make_unique<remote::ReplyQueue>();
+
+  std::string AddressOf(WorkerId w) const {
+    std::lock_guard<std::mutex> lock(mu);
+    return workers[w].address;
+  }
+  std::shared_ptr<Stub> StubOf(WorkerId w) const {
+    std::lock_guard<std::mutex> lock(mu);
+    return workers[w].stub;
+  }
+  std::string NameOf(WorkerId w, const std::string& address) const {
+    return "remote worker w" + std::to_string(w) + " (" +
+           (address.empty() ? "free slot" : address) + ")";
+  }
+
+  // Elastic: the set the source gives now (Connect, then before every round of checks),
+  // applied to the slots. Returns the source's error (the set is kept).
+  Status Refresh() {
+    Status read = ReadSource();
+    if (!read.ok()) {
+      if (read.message() != source_error)
+        health->Log("sloserve: worker set: " + read.message() + " (keeping the current set)");
+      source_error = read.message();
+    } else {
+      source_error.clear();
+    }
+    ApplyWanted();
+    return read;
+  }
+
+  Status ReadSource() {
+    if (!options.workers_file.empty()) {
+      std::ifstream in(options.workers_file);
+      if (!in) return NotFoundError(options.workers_file + ": cannot open the workers file");
+      std::stringstream text;
+      text << in.rdbuf();
+      if (text.str() == file_text) return OkStatus();
+      auto parsed = remote::ParseWorkersFile(text.str());
+      if (!parsed.ok()) return parsed.status().WithPrefix(options.workers_file);
+      file_text = text.str();
+      wanted = std::move(*parsed);
+      return OkStatus();
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_resolve) return OkStatus();
+    next_resolve = now + options.dns_interval;
+    ASSIGN_OR_RETURN(auto target, remote::ParseDnsTarget(options.dns_target));
+    ASSIGN_OR_RETURN(wanted, remote::ResolveWorkers(target.first, target.second));
+    return OkStatus();
+  }
+
+  // Drains the slots whose address left, frees drained ones without calls in flight, and
+  // gives each new address a free slot.
+  void ApplyWanted() {
+    const std::set<std::string> want(wanted.begin(), wanted.end());
+    std::set<std::string> held;
+    for (WorkerId w = 0; w < workers.size(); ++w) {
+      std::string address;
+      bool draining = false;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        address = workers[w].address;
+        draining = workers[w].draining;
+      }
+      if (address.empty()) continue;
+      const bool wanted_now = want.count(address) != 0;
+      if (!wanted_now && !draining) {
+        // The engine is told first: from here on it sends w nothing (an action it sent
+        // before it knew ends on the worker, or fails once if the slot is already free).
+        if (!health->MarkDown(w, "left the worker set: drained (its calls in flight finish)",
+                              /*cancel=*/false)) {
+          health->Log("sloserve: " + NameOf(w, address) + " left the worker set");
+        }
+      } else if (wanted_now && draining) {
+        health->Log("sloserve: " + NameOf(w, address) + " is back in the worker set");
+      }
+      bool free_now = false;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        Worker& wk = workers[w];
+        wk.draining = !wanted_now;
+        if (wk.draining && CallsOf(w) == 0) {
+          free_now = true;
+          Vacate(&wk);
+        } else {
+          held.insert(address);
+        }
+      }
+      if (free_now) {
+        health->Rename(w, NameOf(w, ""));
+        health->Log("sloserve: " + NameOf(w, address) + " drained: its slot is free");
+      }
+    }
+    for (const std::string& address : wanted) {
+      if (held.count(address) != 0) continue;
+      WorkerId slot = workers.size();
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        for (WorkerId w = 0; w < workers.size() && slot == workers.size(); ++w) {
+          if (workers[w].address.empty()) slot = w;
+        }
+        if (slot < workers.size()) {
+          Worker& wk = workers[slot];
+          Vacate(&wk);
+          wk.address = address;
+          wk.joining = true;
+          wk.stub = worker::WorkerService::NewStub(
+              remote::WorkerChannel(address, options.reconnect_backoff, options.credentials));
+        }
+      }
+      if (slot == workers.size()) {
+        if (no_slot_logged.insert(address).second) {
+          health->Log("sloserve: worker set: no free slot for " + address + " (all " +
+                      std::to_string(workers.size()) +
+                      " in use: server.remote_worker_slots); it waits for one");
+        }
+        continue;
+      }
+      no_slot_logged.erase(address);
+      health->Rename(slot, NameOf(slot, address));
+      health->Log("sloserve: " + NameOf(slot, address) +
+                  " joins the worker set: used once it answers a health check");
+    }
+  }
+
+  // A slot without its address; the engine's view of what is resident there stays.
+  static void Vacate(Worker* wk) {
+    Worker empty;
+    empty.resident = std::move(wk->resident);
+    empty.hardware = wk->hardware;
+    *wk = std::move(empty);
+  }
+
+  // Calls in flight on worker w; under mu.
+  size_t CallsOf(WorkerId w) const {
+    size_t n = 0;
+    for (const auto& [id, call] : in_flight) n += call->worker == w ? 1 : 0;
+    return n;
+  }
 
   void StartHealthWhenReady() {
     {
@@ -111,15 +267,21 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   Status CheckHealth(WorkerId w, Duration timeout) {
     // What the engine believed resident before asking (ReconcileResidents).
     std::set<VariantId> resident_before;
+    std::shared_ptr<Stub> stub;
+    bool joining = false;
     {
       std::lock_guard<std::mutex> lock(mu);
       resident_before = workers[w].resident;
+      stub = workers[w].stub;
+      joining = workers[w].joining;
+      if (stub == nullptr) return UnavailableError("a free slot (no address)");
+      if (workers[w].draining) return UnavailableError("left the worker set");
     }
     ::grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() +
                      std::chrono::duration_cast<std::chrono::system_clock::duration>(timeout));
     worker::HealthReply reply;
-    const ::grpc::Status s = workers[w].stub->Health(&ctx, worker::HealthRequest(), &reply);
+    const ::grpc::Status s = stub->Health(&ctx, worker::HealthRequest(), &reply);
     if (!s.ok()) return UnavailableError(s.error_message());
     bool same = reply.variant_names_size() == static_cast<int>(suite->variants().size());
     for (int i = 0; same && i < reply.variant_names_size(); ++i)
@@ -140,7 +302,13 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       std::lock_guard<std::mutex> lock(mu);
       workers[w].reads_inputs = reply.reads_inputs();
     }
-    if (!workers[w].instance.empty() && reply.instance() != workers[w].instance) {
+    if (joining) {
+      // A new address of an elastic set: it holds none of the slot's residents yet (loaded
+      // as at start: the engine counts no cold start for them), used only after.
+      RETURN_IF_ERROR(LoadJoined(w, reply));
+      std::lock_guard<std::mutex> lock(mu);
+      workers[w].joining = false;
+    } else if (!workers[w].instance.empty() && reply.instance() != workers[w].instance) {
       // A new process holds none of the variants the engine believes loaded there: keep it
       // out until they are loaded again.
       health->MarkDown(w, "restarted (a new worker process)");
@@ -181,8 +349,25 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     health->MarkDown(w, "no longer holds resident variant(s) " + names);
     names.clear();
     RETURN_IF_ERROR(LoadNow(w, hardware, missing, " again", /*at_start=*/false, &names));
-    health->Log("sloserve: remote worker w" + std::to_string(w) + " (" + workers[w].address +
-                ") lost resident variant(s): loaded " + names + " again");
+    health->Log("sloserve: " + NameOf(w, AddressOf(w)) + " lost resident variant(s): loaded " +
+                names + " again");
+    return OkStatus();
+  }
+
+  Status LoadJoined(WorkerId w, const worker::HealthReply& reply) {
+    std::set<VariantId> load;
+    HardwareId hardware = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      load = workers[w].resident;
+      hardware = workers[w].hardware;
+    }
+    for (uint32_t v : reply.loaded_variants()) load.erase(v);
+    std::string names;
+    RETURN_IF_ERROR(LoadNow(w, hardware, load, " (joining)", /*at_start=*/true, &names));
+    health->Log("sloserve: " + NameOf(w, AddressOf(w)) + " loaded the slot's " +
+                std::to_string(load.size()) + " resident variant(s)" +
+                (names.empty() ? "" : " (" + names + ")"));
     return OkStatus();
   }
 
@@ -199,9 +384,9 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     for (uint32_t v : reply.loaded_variants()) load.erase(v);
     std::string names;
     RETURN_IF_ERROR(LoadNow(w, hardware, load, " again", /*at_start=*/false, &names));
-    health->Log("sloserve: remote worker w" + std::to_string(w) + " (" + workers[w].address +
-                ") restarted: loaded its " + std::to_string(load.size()) +
-                " resident variant(s) again" + (names.empty() ? "" : " (" + names + ")"));
+    health->Log("sloserve: " + NameOf(w, AddressOf(w)) + " restarted: loaded its " +
+                std::to_string(load.size()) + " resident variant(s) again" +
+                (names.empty() ? "" : " (" + names + ")"));
     return OkStatus();
   }
 
@@ -229,7 +414,9 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       req.set_at_start(at_start);
       req.set_session(session);
       worker::ActionReply ack;
-      const ::grpc::Status s = workers[w].stub->Load(&ctx, req, &ack);
+      const std::shared_ptr<Stub> stub = StubOf(w);
+      if (stub == nullptr) return UnavailableError("a free slot (no address)");
+      const ::grpc::Status s = stub->Load(&ctx, req, &ack);
       const std::string& name = suite->variants()[v].name;
       if (!s.ok()) return UnavailableError("loading " + name + what + ": " + s.error_message());
       if (ack.code() != 0) {
@@ -253,8 +440,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     bool lost = false;
     if (!status.ok()) {
       r.begin = r.end;
-      r.status = UnavailableError("remote worker w" + std::to_string(call->worker) + " (" +
-                                  workers[call->worker].address + "): " + status.error_message());
+      r.status = UnavailableError(NameOf(call->worker, AddressOf(call->worker)) + ": " +
+                                  status.error_message());
       lost = remote::IsWorkerLost(status.error_code());
     } else {
       const worker::ActionReply& reply = call->reply;
@@ -325,8 +512,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     r.id = IdOf(action);
     r.worker = w;
     r.begin = r.end = clock.Now();
-    r.status = UnavailableError("remote worker w" + std::to_string(w) + " (" + workers[w].address +
-                                ") is down");
+    r.status = UnavailableError(NameOf(w, AddressOf(w)) + " is down");
     health->PostLost(w, std::move(r));
   }
 };
@@ -339,23 +525,28 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
   impl_->options = std::move(options);
   std::random_device random;
   for (int i = 0; i < 4; ++i) impl_->session += std::to_string(random()) + (i < 3 ? "-" : "");
-  for (const std::string& address : impl_->options.addresses) {
+  Impl& m = *impl_;
+  if (m.options.elastic()) {
+    m.workers.resize(m.options.slots);  // free slots until Connect reads the set
+  }
+  for (const std::string& address :
+       m.options.elastic() ? std::vector<std::string>{} : m.options.addresses) {
     Impl::Worker w;
     w.address = address;
-    w.channel = remote::WorkerChannel(address, impl_->options.reconnect_backoff,
-                                      impl_->options.credentials);
-    w.stub = worker::WorkerService::NewStub(w.channel);
-    impl_->workers.push_back(std::move(w));
+    w.stub = worker::WorkerService::NewStub(
+        remote::WorkerChannel(address, m.options.reconnect_backoff, m.options.credentials));
+    m.workers.push_back(std::move(w));
   }
-  Impl& m = *impl_;
   std::vector<std::string> names;
   for (WorkerId w = 0; w < m.workers.size(); ++w) {
-    names.push_back("remote worker w" + std::to_string(w) + " (" + m.workers[w].address + ")");
+    names.push_back(m.NameOf(w, m.workers[w].address));
   }
   m.health = std::make_unique<remote::WorkerHealth>(
       std::move(names),
-      remote::WorkerHealthOptions{m.options.health_interval, m.options.health_timeout,
-                                  m.options.failures_to_down, m.options.log},
+      remote::WorkerHealthOptions{
+          m.options.health_interval, m.options.health_timeout, m.options.failures_to_down,
+          m.options.log, /*start_down=*/m.options.elastic(),
+          m.options.elastic() ? std::function<void()>([&m] { (void)m.Refresh(); }) : nullptr},
       [&m](WorkerId w, Duration timeout) { return m.CheckHealth(w, timeout); },
       [&m](WorkerId w) { return remote::CancelCallsOf(m.mu, m.in_flight, w); });
 }
@@ -374,7 +565,13 @@ RemoteExecutor::~RemoteExecutor() {
 Status RemoteExecutor::Connect() {
   Impl& m = *impl_;
   const auto deadline = std::chrono::steady_clock::now() + m.options.connect_timeout;
-  for (WorkerId w = 0; w < m.workers.size(); ++w) {
+  if (m.options.elastic()) {
+    // A workers file must be there and valid at start (a typo should not serve with no
+    // workers); a DNS name may have no address yet (its pods are starting).
+    const Status read = m.Refresh();
+    if (!read.ok() && !m.options.workers_file.empty()) return read;
+  }
+  for (WorkerId w = 0; !m.options.elastic() && w < m.workers.size(); ++w) {
     for (;;) {
       Status s = m.CheckHealth(w, Seconds(1));
       if (s.ok()) break;
@@ -398,6 +595,12 @@ Status RemoteExecutor::Preload(WorkerId worker, HardwareId hardware,
   Impl& m = *impl_;
   if (worker >= m.workers.size()) {
     return InvalidArgumentError("preload: no remote worker w" + std::to_string(worker));
+  }
+  if (m.options.elastic()) {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.workers[worker].resident.insert(variants.begin(), variants.end());
+    m.workers[worker].hardware = hardware;
+    return OkStatus();
   }
   std::string names;
   RETURN_IF_ERROR(m.LoadNow(worker, hardware, {variants.begin(), variants.end()},
@@ -499,9 +702,17 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
                          std::chrono::duration_cast<std::chrono::system_clock::duration>(
                              std::max(expected, Duration(0)) * 2 + m.options.action_timeout));
   {
-    std::lock_guard<std::mutex> lock(m.mu);
-    m.in_flight.emplace(call->id, call);
+    std::unique_lock<std::mutex> lock(m.mu);
     Impl::Worker& wk = m.workers[w];
+    if (wk.stub == nullptr) {
+      // An elastic slot freed since the check above (its address left the set).
+      lock.unlock();
+      delete call;
+      m.FailNow(action, w);
+      return Duration(0);
+    }
+    call->stub = wk.stub;
+    m.in_flight.emplace(call->id, call);
     if (!call->is_run) call->lifecycle.set_sequence(wk.next_sequence++);
     if (const auto* run = std::get_if<RunBatch>(&action)) {
       wk.resident.insert(run->variant);  // the engine runs only what it believes loaded
@@ -510,7 +721,7 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
       wk.resident.erase(unload->variant);
     }
   }
-  auto* stub = m.workers[w].stub.get();
+  Impl::Stub* stub = call->stub.get();
   ::grpc::CompletionQueue* cq = m.replies->cq();
   call->owner = &m;
   if (call->is_run) {
