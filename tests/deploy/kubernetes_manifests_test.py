@@ -117,7 +117,7 @@ def main():
         probe = serve_container[kind]["httpGet"]
         assert container_port(serve_container, probe["port"]) == server["port"], kind
         probes[kind] = probe["path"]
-    assert probes == {"livenessProbe": "/v2/health/live", "readinessProbe": "/v2/health/ready"}
+    assert probes == {"livenessProbe": "/v2/health/live", "readinessProbe": "/v2/health/ready"}, probes
     assert container_port(serve_container, "grpc") == server["grpc_port"]
     assert server["host"] == "0.0.0.0", "serve must listen beyond the pod's loopback"
     for p in service["spec"]["ports"]:
@@ -169,23 +169,39 @@ def main():
             base = "http://127.0.0.1:%d" % http
             status, body = get(base + probes["livenessProbe"])
             assert status == 200, (status, body)
-            # Ready once the worker found by the DNS name has been checked and loaded.
+            # The worker found by the DNS name joins (checked, loaded): one slot up, the
+            # others free (counted down: docs/remote-workers.md, "Elastic workers").
             deadline = time.time() + 60
             while True:
-                status, body = get(base + probes["readinessProbe"])
-                if status == 200 and "degraded" not in body or time.time() > deadline:
+                status, metrics = get(base + "/metrics")
+                up = re.findall(r'^sloserve_worker_up\{[^}]*\} 1$', metrics, re.M)
+                if len(up) == 1 or time.time() > deadline:
                     break
                 time.sleep(0.2)
-            assert status == 200, (status, body)
-            status, metrics = get(base + "/metrics")
-            up = re.findall(r'^sloserve_worker_up\{[^}]*\} 1$', metrics, re.M)
             assert len(up) == 1, [l for l in metrics.splitlines() if "worker_up" in l]
+            status, body = get(base + probes["readinessProbe"])
+            assert status == 200 and json.loads(body)["ready"], (status, body)
             body = json.dumps({"inputs": [{"name": "input", "datatype": "FP32", "shape": [1, 16],
                                            "data": [0.0] * 16}]}).encode()
             req = urllib.request.Request(base + "/v2/models/%s/infer" % config["task"], data=body,
                                          headers={"Content-Type": "application/json"})
             with urllib.request.urlopen(req, timeout=10) as r:
                 assert r.status == 200 and json.loads(r.read())["outputs"], r.status
+            # The KServe ServingRuntime's arguments (its model directory's config, its
+            # ports replaced by free ones) start serve on HTTP and gRPC, live.
+            runtime = docs[("ServingRuntime", "sloserve")][1]["spec"]["containers"][0]
+            declared = [p["containerPort"] for p in runtime["ports"]]
+            http = free_port()
+            args = [{"/mnt/models/serve.yaml": path, str(declared[0]): str(http),
+                     "8081": str(free_port()), "server.host=0.0.0.0": "server.host=127.0.0.1"}
+                    .get(a, a) for a in runtime["args"]]
+            assert args[0] == "serve" and str(http) in args, args
+            kserve = subprocess.Popen([binary] + args, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True, env=env)
+            procs.append(kserve)
+            wait_for(kserve, "listening on grpc://")
+            status, body = get("http://127.0.0.1:%d/v2/health/live" % http)
+            assert status == 200, (status, body)
         finally:
             for p in procs:
                 p.terminate()
