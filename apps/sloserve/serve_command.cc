@@ -185,15 +185,21 @@ Status Run(const Args& args) {
   // Without TLS, SIGHUP keeps its default action (the process ends), as before.
   std::atomic<bool> stopping{false};
   std::thread reload_watch;
+  // The gRPC server (made below, before anything is served) re-reads them too; declared
+  // here, it outlives the watch (joined first).
+  std::unique_ptr<GrpcServer> grpc;
+  std::atomic<GrpcServer*> grpc_to_reload{nullptr};
   if (tls) {
     reload_watch = std::thread([&, srv = server.get()] {
       while (!stopping.load()) {
         timespec tick{0, 200'000'000};  // looks at `stopping` this often
         if (sigtimedwait(&reload_signal, nullptr, &tick) != SIGHUP) continue;
-        const Status reloaded = srv->ReloadTls();
+        Status reloaded = srv->ReloadTls();
+        GrpcServer* g = grpc_to_reload.load();
+        if (reloaded.ok() && g != nullptr) reloaded = g->ReloadTls().WithPrefix("gRPC port");
         say(reloaded.ok()
-                ? "SIGHUP: TLS certificate re-read; new HTTPS connections use it "
-                  "(the gRPC port keeps its own until restarted)"
+                ? std::string("SIGHUP: TLS certificate re-read; new HTTPS connections use it") +
+                      (g != nullptr ? ", new gRPC connections within a second" : "")
                 : "SIGHUP: " + reloaded.message() + " (keeping the previous certificate)");
       }
     });
@@ -209,10 +215,10 @@ Status Run(const Args& args) {
       if (watch.joinable()) watch.join();
     }
   } join_reload_watch{stopping, reload_watch};
-  std::unique_ptr<GrpcServer> grpc;
   if (setup.grpc_enabled) {
     ASSIGN_OR_RETURN(grpc, GrpcServer::Create(setup.grpc, setup.runtime.get()));
     ASSIGN_OR_RETURN(uint16_t grpc_port, grpc->Start());
+    if (tls) grpc_to_reload.store(grpc.get());
     say(std::string("listening on ") + (tls ? "grpcs://" : "grpc://") + setup.grpc.host + ":" +
         std::to_string(grpc_port) + " (inference.GRPCInferenceService)");
   }
