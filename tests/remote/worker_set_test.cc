@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "support/temp_dir.h"
+
 namespace sloserve::remote {
 namespace {
 
@@ -53,6 +57,41 @@ TEST(WorkerSetTest, ResolvesEveryAddressOfAName) {
   if (none.ok()) {
     EXPECT_TRUE(none->empty());
   }  // else Unavailable: no resolver answered here, the set is kept (not checked)
+}
+
+// The file is read again when its content changes; a missing or bad file keeps the set.
+TEST(WorkerSetTest, FileSourceKeepsTheSetOnAnError) {
+  const testing::ScopedTempDir dir("worker-set");
+  const std::string path = dir.File("workers.txt");
+  WorkerSetSource source(path, "", Seconds(5));
+  const auto now = std::chrono::steady_clock::now();
+  EXPECT_EQ(source.Refresh(now).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(source.addresses().empty());
+  std::ofstream(path) << "127.0.0.1:9001\n";
+  ASSERT_TRUE(source.Refresh(now).ok());
+  EXPECT_EQ(source.addresses(), std::vector<std::string>{"127.0.0.1:9001"});
+  std::ofstream(path) << "127.0.0.1:9001\n127.0.0.1\n";  // half written
+  const Status bad = source.Refresh(now);
+  EXPECT_NE(bad.message().find(path), std::string::npos) << bad.ToString();
+  EXPECT_EQ(source.addresses(), std::vector<std::string>{"127.0.0.1:9001"});
+  std::ofstream(path) << "127.0.0.1:9002, 127.0.0.1:9003\n";
+  ASSERT_TRUE(source.Refresh(now).ok());
+  EXPECT_EQ(source.addresses(), (std::vector<std::string>{"127.0.0.1:9002", "127.0.0.1:9003"}));
+  std::ofstream(path) << "";
+  ASSERT_TRUE(source.Refresh(now).ok());
+  EXPECT_TRUE(source.addresses().empty());
+}
+
+// The name is looked up at the first Refresh and again once the interval has passed.
+TEST(WorkerSetTest, DnsSourceLooksUpAtItsInterval) {
+  WorkerSetSource source("", "dns:///127.0.0.1:9000", Seconds(5));
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(source.Refresh(start).ok());
+  EXPECT_EQ(source.addresses(), std::vector<std::string>{"127.0.0.1:9000"});
+  WorkerSetSource bad("", "dns:///name-without-port", Seconds(5));
+  EXPECT_EQ(bad.Refresh(start).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(bad.Refresh(start + Seconds(1)).ok()) << "not due: nothing read";
+  EXPECT_FALSE(bad.Refresh(start + Seconds(6)).ok()) << "due again";
 }
 
 }  // namespace

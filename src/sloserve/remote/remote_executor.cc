@@ -2,8 +2,6 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -108,11 +106,11 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   ActionId next_reload = 0;  // under mu
   // Under mu: the checks start once connected and attached.
   bool connected = false, health_started = false;
-  // Elastic set, health thread only: what the source said last.
-  std::string file_text, source_error;
-  std::vector<std::string> wanted;
+  // Elastic set, health thread only: its source, the source's last error and the
+  // addresses already logged as waiting for a slot.
+  std::unique_ptr<remote::WorkerSetSource> source;
+  std::string source_error;
   std::set<std::string> no_slot_logged;
-  std::chrono::steady_clock::time_point next_resolve{};
   // Last member: destroyed first, delivering what is left while the rest is alive.
   std::unique_ptr<remote::ReplyQueue> replies = std::make_unique<remote::ReplyQueue>();
 
@@ -132,7 +130,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // Elastic: the set the source gives now (Connect, then before every round of checks),
   // applied to the slots. Returns the source's error (the set is kept).
   Status Refresh() {
-    Status read = ReadSource();
+    Status read = source->Refresh(std::chrono::steady_clock::now());
     if (!read.ok()) {
       if (read.message() != source_error)
         health->Log("sloserve: worker set: " + read.message() + " (keeping the current set)");
@@ -144,30 +142,10 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     return read;
   }
 
-  Status ReadSource() {
-    if (!options.workers_file.empty()) {
-      std::ifstream in(options.workers_file);
-      if (!in) return NotFoundError(options.workers_file + ": cannot open the workers file");
-      std::stringstream text;
-      text << in.rdbuf();
-      if (text.str() == file_text) return OkStatus();
-      auto parsed = remote::ParseWorkersFile(text.str());
-      if (!parsed.ok()) return parsed.status().WithPrefix(options.workers_file);
-      file_text = text.str();
-      wanted = std::move(*parsed);
-      return OkStatus();
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (now < next_resolve) return OkStatus();
-    next_resolve = now + options.dns_interval;
-    ASSIGN_OR_RETURN(auto target, remote::ParseDnsTarget(options.dns_target));
-    ASSIGN_OR_RETURN(wanted, remote::ResolveWorkers(target.first, target.second));
-    return OkStatus();
-  }
-
   // Drains the slots whose address left, frees drained ones without calls in flight, and
   // gives each new address a free slot.
   void ApplyWanted() {
+    const std::vector<std::string>& wanted = source->addresses();
     const std::set<std::string> want(wanted.begin(), wanted.end());
     std::set<std::string> held;
     for (WorkerId w = 0; w < workers.size(); ++w) {
@@ -528,6 +506,8 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
   Impl& m = *impl_;
   if (m.options.elastic()) {
     m.workers.resize(m.options.slots);  // free slots until Connect reads the set
+    m.source = std::make_unique<remote::WorkerSetSource>(
+        m.options.workers_file, m.options.dns_target, m.options.dns_interval);
   }
   for (const std::string& address :
        m.options.elastic() ? std::vector<std::string>{} : m.options.addresses) {

@@ -5,7 +5,9 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "sloserve/remote/worker_server.h"
 
@@ -78,6 +80,26 @@ StatusOr<std::vector<std::string>> ResolveWorkers(const std::string& name,
   }
   freeaddrinfo(found);
   return std::vector<std::string>(addresses.begin(), addresses.end());
+}
+
+Status WorkerSetSource::Refresh(std::chrono::steady_clock::time_point now) {
+  if (!file_.empty()) {
+    std::ifstream in(file_);
+    if (!in) return NotFoundError(file_ + ": cannot open the workers file");
+    std::stringstream text;
+    text << in.rdbuf();
+    if (text.str() == file_text_) return OkStatus();
+    auto parsed = ParseWorkersFile(text.str());
+    if (!parsed.ok()) return parsed.status().WithPrefix(file_);
+    file_text_ = text.str();
+    addresses_ = std::move(*parsed);
+    return OkStatus();
+  }
+  if (now < next_lookup_) return OkStatus();
+  next_lookup_ = now + interval_;
+  ASSIGN_OR_RETURN(auto target, ParseDnsTarget(dns_target_));
+  ASSIGN_OR_RETURN(addresses_, ResolveWorkers(target.first, target.second));
+  return OkStatus();
 }
 
 }  // namespace sloserve::remote

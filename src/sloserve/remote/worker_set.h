@@ -4,11 +4,13 @@
 // a DNS name whose every address is a worker (server.remote_workers: dns:///NAME:PORT, as
 // a Kubernetes headless Service gives), re-resolved every few seconds. RemoteExecutor
 // maps the addresses onto a fixed number of engine worker slots.
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sloserve/core/status.h"
+#include "sloserve/core/time.h"
 
 namespace sloserve::remote {
 
@@ -32,5 +34,29 @@ StatusOr<std::vector<std::string>> ParseWorkersFile(const std::string& text);
 // ready pods) is an empty set; a temporary failure (no DNS server answered) is
 // Unavailable, so the caller keeps the set it had.
 StatusOr<std::vector<std::string>> ResolveWorkers(const std::string& name, const std::string& port);
+
+// A worker set's source (one of the two), read again by each Refresh: the file when its
+// content changed, the DNS name when `dns_interval` has passed since the last lookup.
+// Not thread-safe (RemoteExecutor refreshes it on its health thread).
+class WorkerSetSource {
+ public:
+  WorkerSetSource(std::string workers_file, std::string dns_target, Duration dns_interval)
+      : file_(std::move(workers_file)),
+        dns_target_(std::move(dns_target)),
+        interval_(dns_interval) {}
+
+  // Reads the source if due. An error (the file unreadable or bad, a lookup that failed)
+  // keeps the addresses it had.
+  Status Refresh(std::chrono::steady_clock::time_point now);
+  // The set as last read (empty before the first good read).
+  const std::vector<std::string>& addresses() const { return addresses_; }
+
+ private:
+  const std::string file_, dns_target_;
+  const Duration interval_;
+  std::string file_text_;  // the content last parsed
+  std::chrono::steady_clock::time_point next_lookup_{};
+  std::vector<std::string> addresses_;
+};
 
 }  // namespace sloserve::remote
