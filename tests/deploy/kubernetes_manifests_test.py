@@ -181,6 +181,7 @@ def main():
             assert len(up) == 1, [l for l in metrics.splitlines() if "worker_up" in l]
             status, body = get(base + probes["readinessProbe"])
             assert status == 200 and json.loads(body)["ready"], (status, body)
+            assert "remote workers down" not in body, body  # free slots are not failures
             body = json.dumps({"inputs": [{"name": "input", "datatype": "FP32", "shape": [1, 16],
                                            "data": [0.0] * 16}]}).encode()
             req = urllib.request.Request(base + "/v2/models/%s/infer" % config["task"], data=body,

@@ -2,7 +2,9 @@
 """Elastic remote workers, file form (docs/remote-workers.md, "Elastic workers"): a real
 `sloserve serve` with server.remote_workers_file and three `sloserve worker` processes on
 127.0.0.1, driven by `sloserve loadgen` (open loop). The file starts with workers A and B;
-during the run C is added and then A removed. Checks: every request sent gets exactly one
+during the run C is added and then A removed. Before: an empty file is not ready (400, "the remote worker set is empty"); with A and B
+the third, free slot is no failure (ready without a note, nothing unreachable, one free
+slot). Checks: every request sent gets exactly one
 answer (the load generator's answers = its requests, no timeout or transport error, and
 serve counted each request once: the sum of sloserve_requests_total = the requests); the
 engine ended each query it admitted once; nothing failed (A was drained: the batches it
@@ -10,7 +12,8 @@ held finished, no result failed, no query was re-queued or dropped as executor_e
 C served once added; once serve says A's slot is free, A can be stopped and its slot
 serves nothing more.
 Usage: elastic_workers_test.py SLOSERVE_BINARY"""
-import json, os, re, socket, subprocess, sys, tempfile, threading, time, urllib.request
+import json, os, re, socket, subprocess, sys, tempfile, threading, time, urllib.error
+import urllib.request
 
 CONFIG = """suite: ramsis-image
 task: image
@@ -61,9 +64,16 @@ class Log:
             return "".join(self.lines)
 
 
+def get(port, path):
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
 def metrics(port):
-    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
-        return r.read().decode()
+    return get(port, "/metrics")[1]
 
 
 def value(text, name, labels=""):
@@ -104,7 +114,8 @@ def main():
             for name in "ABC":
                 logs[name].wait("listening on grpc://")
             workers_file = os.path.join(tmp, "workers.txt")
-            write_set(workers_file, [addr["A"], addr["B"]])
+            write_set(workers_file, [])  # empty at start: not ready
+
             port = free_port()
             serve = subprocess.Popen(
                 [binary, "serve", config, "--port", str(port),
@@ -114,8 +125,18 @@ def main():
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             procs.append(serve)
             log = Log(serve)
+            log.wait("listening on http://")
+            status, body = get(port, "/v2/health/ready")
+            assert status == 400 and "the remote worker set is empty (3 free slots)" in body, body
+            write_set(workers_file, [addr["A"], addr["B"]])
             log.wait(r"\(%s\) is healthy again: rejoins" % re.escape(addr["A"]))
             log.wait(r"\(%s\) is healthy again: rejoins" % re.escape(addr["B"]))
+            # The free slot is no failure: plain ready, nothing unreachable.
+            status, body = get(port, "/v2/health/ready")
+            assert status == 200 and "degraded" not in body, body
+            m = metrics(port)
+            assert value(m, "sloserve_worker_slots_free") == 1, m
+            assert value(m, "sloserve_workers_unreachable") == 0, m
 
             loadgen = subprocess.Popen(
                 [binary, "loadgen", "--port", str(port), "--qps", "40", "--duration", "12",
@@ -132,7 +153,9 @@ def main():
             slot_a = log.wait(r"remote worker (w\d) \(%s\) drained: its slot is free"
                               % re.escape(addr["A"]))
             slot_a = re.search(r"(w\d) \(", slot_a).group(1)
-            served_a = served_by(metrics(port), slot_a)
+            m = metrics(port)
+            served_a = served_by(m, slot_a)
+            assert value(m, "sloserve_worker_slots_free") == 1, m
             # Drained: stopping A now fails nothing (serve sends it nothing more).
             workers["A"].terminate()
             workers["A"].wait(timeout=30)
@@ -157,6 +180,7 @@ def main():
             assert value(m, "sloserve_requests_total", 'reason="executor_error"') == 0
             # Each worker served while it was in the set, A's slot nothing after it was freed.
             assert served_by(m, slot_c) > 0, m
+            assert value(m, "sloserve_workers_unreachable") == 0, m
             assert served_a > 0, m
             assert served_by(m, slot_a) == served_a, (slot_a, served_a, m)
             assert "left the worker set" in log.text()

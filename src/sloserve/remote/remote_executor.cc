@@ -720,4 +720,12 @@ int RemoteExecutor::down_workers() const {
   return impl_->health->down_workers();
 }
 
+int RemoteExecutor::vacant_workers() const {
+  if (!impl_->options.elastic()) return 0;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  int n = 0;
+  for (const Impl::Worker& w : impl_->workers) n += w.address.empty() ? 1 : 0;
+  return n;
+}
+
 }  // namespace sloserve

@@ -92,6 +92,8 @@ class RemoteExecutor : public WorkerExecutor {
 
   // Workers marked down now (thread-safe).
   int down_workers() const;
+  // Elastic: slots without an address now (thread-safe).
+  int vacant_workers() const override;
 
  private:
   struct Impl;
