@@ -94,12 +94,36 @@ def write_set(path, addresses):
     os.rename(path + ".tmp", path)  # atomic: serve never reads half a file
 
 
+def refused(binary, config, sets, message):
+    """serve with these --set refuses to start, saying `message`."""
+    args = [binary, "serve", config, "--port", "0", "--duration", "5"]
+    for s in sets:
+        args += ["--set", s]
+    r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       timeout=60)
+    assert r.returncode != 0 and message in r.stderr, (sets, r.returncode, r.stderr)
+
+
 def main():
     binary = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
         config = os.path.join(tmp, "serve.yaml")
         with open(config, "w") as f:
             f.write(CONFIG)
+        # Mistakes refused at start, each saying what is wrong.
+        bad_file = os.path.join(tmp, "bad.txt")
+        with open(bad_file, "w") as f:
+            f.write("127.0.0.1:9001\n127.0.0.1\n")
+        refused(binary, config, ["server.remote_workers_file=" + bad_file],
+                bad_file + ": line 2: address '127.0.0.1'")
+        refused(binary, config, ["server.remote_workers_file=" + tmp + "/none.txt"],
+                "cannot open the workers file")
+        refused(binary, config, ["server.remote_workers=dns:///worker"],
+                "the DNS form is dns:///NAME:PORT")
+        refused(binary, config, ["server.remote_workers=127.0.0.1:9001",
+                                 "server.remote_workers_file=" + bad_file], "one way")
+        refused(binary, config, ["server.remote_workers=dns:///localhost:9001",
+                                 "server.remote_worker_slots=2000"], "1..1024")
         procs = []
         try:
             addr = {}

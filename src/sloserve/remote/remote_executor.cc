@@ -548,8 +548,10 @@ Status RemoteExecutor::Connect() {
   if (m.options.elastic()) {
     // A workers file must be there and valid at start (a typo should not serve with no
     // workers); a DNS name may have no address yet (its pods are starting).
-    const Status read = m.Refresh();
-    if (!read.ok() && !m.options.workers_file.empty()) return read;
+    if (!m.options.workers_file.empty()) {
+      RETURN_IF_ERROR(m.source->Refresh(std::chrono::steady_clock::now()));
+    }
+    (void)m.Refresh();
   }
   for (WorkerId w = 0; !m.options.elastic() && w < m.workers.size(); ++w) {
     for (;;) {
