@@ -187,20 +187,24 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     }
     for (const std::string& address : wanted) {
       if (held.count(address) != 0) continue;
+      // Only Refresh gives slots addresses (Connect, then the health thread), so a free
+      // slot found here stays free while the channel is made outside the lock.
       WorkerId slot = workers.size();
       {
         std::lock_guard<std::mutex> lock(mu);
         for (WorkerId w = 0; w < workers.size() && slot == workers.size(); ++w) {
           if (workers[w].address.empty()) slot = w;
         }
-        if (slot < workers.size()) {
-          Worker& wk = workers[slot];
-          Vacate(&wk);
-          wk.address = address;
-          wk.joining = true;
-          wk.stub = worker::WorkerService::NewStub(
-              remote::WorkerChannel(address, options.reconnect_backoff, options.credentials));
-        }
+      }
+      if (slot < workers.size()) {
+        std::shared_ptr<Stub> stub = worker::WorkerService::NewStub(
+            remote::WorkerChannel(address, options.reconnect_backoff, options.credentials));
+        std::lock_guard<std::mutex> lock(mu);
+        Worker& wk = workers[slot];
+        Vacate(&wk);
+        wk.address = address;
+        wk.joining = true;
+        wk.stub = std::move(stub);
       }
       if (slot == workers.size()) {
         if (no_slot_logged.insert(address).second) {
