@@ -149,7 +149,7 @@ def main():
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             procs.append(serve)
             log = Log(serve)
-            log.wait("listening on http://")
+            log.wait("sloserve: ready")  # started (the policies initialised), no worker yet
             status, body = get(port, "/v2/health/ready")
             assert status == 400 and "the remote worker set is empty (3 free slots)" in body, body
             write_set(workers_file, [addr["A"], addr["B"]])
