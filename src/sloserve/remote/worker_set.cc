@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "sloserve/core/declared_key.h"
 #include "sloserve/remote/worker_server.h"
 
 namespace sloserve::remote {
@@ -21,8 +22,9 @@ StatusOr<std::pair<std::string, std::string>> ParseDnsTarget(const std::string& 
   const bool digits =
       !port.empty() && port.size() <= 5 &&
       std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (name.empty() || name.find_first_of("/[]") != std::string::npos || !digits ||
-      std::stoi(port) < 1 || std::stoi(port) > 65535) {
+  const uint64_t number = digits ? ParseUnsigned(port).value_or(0) : 0;  // 0: not a port
+  if (name.empty() || name.find_first_of("/[]") != std::string::npos || number < 1 ||
+      number > 65535) {
     return InvalidArgumentError("'" + target + "': the DNS form is dns:///NAME:PORT (e.g. " +
                                 "dns:///sloserve-worker:9000; every address of NAME is a worker)");
   }
