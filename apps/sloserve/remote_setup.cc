@@ -2,6 +2,7 @@
 
 #include "sloserve/remote/remote_executor.h"
 #include "sloserve/remote/worker_server.h"
+#include "sloserve/remote/worker_set.h"
 
 namespace sloserve::cli {
 
@@ -19,6 +20,27 @@ StatusOr<std::vector<std::string>> ParseRemoteWorkers(const std::string& text,
     pos = comma + 1;
   }
   return out;
+}
+
+Status ParseRemoteWorkerSet(const std::string& list, const std::string& file, size_t slots,
+                            RemoteExecutorOptions* options) {
+  if (!list.empty() && !file.empty()) {
+    return InvalidArgumentError(
+        "server.remote_workers and server.remote_workers_file: give the workers one way");
+  }
+  if (!file.empty()) {
+    options->workers_file = file;
+  } else if (remote::IsDnsTarget(list)) {
+    RETURN_IF_ERROR(remote::ParseDnsTarget(list).status().WithPrefix("server.remote_workers"));
+    options->dns_target = list;
+  } else {
+    ASSIGN_OR_RETURN(options->addresses, ParseRemoteWorkers(list));
+    return OkStatus();
+  }
+  // The metrics' address label of every slot (its address changes): where they come from.
+  options->slots = slots;
+  options->addresses.assign(slots, file.empty() ? list : "file:" + file);
+  return OkStatus();
 }
 
 std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>

@@ -20,6 +20,13 @@ namespace sloserve::cli {
 StatusOr<std::vector<std::string>> ParseRemoteWorkers(
     const std::string& text, const std::string& key = "server.remote_workers");
 
+// server.remote_workers ("host:port,..." or "dns:///NAME:PORT") and
+// server.remote_workers_file (either, not both) into `options`. Elastic (the DNS form or
+// a file): `slots` engine workers, each labelled with the set's source in
+// options->addresses; else one per address.
+Status ParseRemoteWorkerSet(const std::string& list, const std::string& file, size_t slots,
+                            RemoteExecutorOptions* options);
+
 // The runtime's executor factory: a RemoteExecutor over `options.addresses`, connected
 // (every worker answered with the same suite) before it is returned; when connecting
 // fails, the error goes to `*connected` (the caller refuses to serve). The executor made

@@ -65,7 +65,10 @@ void PrintHelp() {
       "profile); TorchScript models run by LibTorch with --model-repository (docs/torch.md);\n"
       "`sloserve worker` processes with --remote-worker, or any KServe v2 gRPC server (Triton,\n"
       "KServe, another serve) with --set server.kserve_workers=HOST:PORT,...\n"
-      "(docs/remote-workers.md).\n\n"
+      "(docs/remote-workers.md). A set of `sloserve worker`s that changes while serving:\n"
+      "--set server.remote_workers_file=FILE (re-read when it changes) or\n"
+      "--set server.remote_workers=dns:///NAME:PORT (every address of NAME; Kubernetes:\n"
+      "docs/deploy.md).\n\n"
       "Environment: SLOSERVE_CACHE_DIR (RAMSIS policy sets generated at start; default\n"
       "~/.cache/sloserve/mdp), SLOSERVE_PROFILES_DIR (replaces the compiled-in suites),\n"
       "GRPC_POLL_STRATEGY (with remote or KServe workers serve sets 'poll' unless it is set;\n"
@@ -185,15 +188,21 @@ Status Run(const Args& args) {
   // Without TLS, SIGHUP keeps its default action (the process ends), as before.
   std::atomic<bool> stopping{false};
   std::thread reload_watch;
+  // The gRPC server (made below, before anything is served) re-reads them too; declared
+  // here, it outlives the watch (joined first).
+  std::unique_ptr<GrpcServer> grpc;
+  std::atomic<GrpcServer*> grpc_to_reload{nullptr};
   if (tls) {
     reload_watch = std::thread([&, srv = server.get()] {
       while (!stopping.load()) {
         timespec tick{0, 200'000'000};  // looks at `stopping` this often
         if (sigtimedwait(&reload_signal, nullptr, &tick) != SIGHUP) continue;
-        const Status reloaded = srv->ReloadTls();
+        Status reloaded = srv->ReloadTls();
+        GrpcServer* g = grpc_to_reload.load();
+        if (reloaded.ok() && g != nullptr) reloaded = g->ReloadTls().WithPrefix("gRPC port");
         say(reloaded.ok()
-                ? "SIGHUP: TLS certificate re-read; new HTTPS connections use it "
-                  "(the gRPC port keeps its own until restarted)"
+                ? std::string("SIGHUP: TLS certificate re-read; new HTTPS connections use it") +
+                      (g != nullptr ? ", new gRPC connections within a second" : "")
                 : "SIGHUP: " + reloaded.message() + " (keeping the previous certificate)");
       }
     });
@@ -209,10 +218,10 @@ Status Run(const Args& args) {
       if (watch.joinable()) watch.join();
     }
   } join_reload_watch{stopping, reload_watch};
-  std::unique_ptr<GrpcServer> grpc;
   if (setup.grpc_enabled) {
     ASSIGN_OR_RETURN(grpc, GrpcServer::Create(setup.grpc, setup.runtime.get()));
     ASSIGN_OR_RETURN(uint16_t grpc_port, grpc->Start());
+    if (tls) grpc_to_reload.store(grpc.get());
     say(std::string("listening on ") + (tls ? "grpcs://" : "grpc://") + setup.grpc.host + ":" +
         std::to_string(grpc_port) + " (inference.GRPCInferenceService)");
   }

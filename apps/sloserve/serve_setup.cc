@@ -114,7 +114,7 @@ StatusOr<ServeSetup> BuildServeSetup(
   // Remote workers (docs/remote-workers.md): one engine worker per `sloserve worker`.
   auto connected = std::make_shared<Status>();
   auto remote_executor = std::make_shared<RemoteExecutor*>(nullptr);
-  const bool has_remote = !sc.remote_workers.empty();
+  const bool has_remote = !sc.remote_workers.empty() || !sc.remote_workers_file.empty();
   const bool has_kserve = !sc.kserve_workers.empty();
   if (has_remote && has_kserve) {
     return InvalidArgumentError(
@@ -144,7 +144,8 @@ StatusOr<ServeSetup> BuildServeSetup(
   if (polls_own_queue) remote::PreferOwnQueuePolling();
   if (has_remote) {
     RemoteExecutorOptions options;
-    ASSIGN_OR_RETURN(options.addresses, ParseRemoteWorkers(sc.remote_workers));
+    RETURN_IF_ERROR(ParseRemoteWorkerSet(sc.remote_workers, sc.remote_workers_file,
+                                         static_cast<size_t>(sc.remote_worker_slots), &options));
     options.health_interval = MillisF(interval_ms);
     options.health_timeout = MillisF(health_ms);
     options.failures_to_down = failures;

@@ -2,12 +2,13 @@
 // the openssl CLI at test time: with server.tls_client_ca_file, a gRPC client is served
 // only with a certificate the CA signed (not without one, not with another CA's, not over
 // plaintext); a plain-HTTP client gets no HTTP answer; `sloserve loadgen --tls-ca
-// --tls-cert --tls-key` drives the HTTPS port; SIGHUP re-reads the certificate.
+// --tls-cert --tls-key` drives the HTTPS port; SIGHUP re-reads the certificate (both ports).
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -159,9 +160,23 @@ TEST(ServeTlsReloadTest, SighupRereadsTheCertificate) {
                                std::filesystem::copy_options::overwrite_existing);
   };
   install("server");
-  Subprocess serve({testing::kBin, "serve", "--port", "0", "--duration", "120", "--set",
-                    "server.tls_cert_file=" + cert, "--set", "server.tls_key_file=" + key, "--set",
-                    "server.input_shape=-1,16"});
+  const uint16_t grpc_port = testing::FreeTcpPort();
+  Subprocess serve({testing::kBin, "serve", "--port", "0", "--grpc-port", std::to_string(grpc_port),
+                    "--duration", "120", "--set", "server.tls_cert_file=" + cert, "--set",
+                    "server.tls_key_file=" + key, "--set", "server.input_shape=-1,16"});
+  // ServerLive over a new gRPC connection trusting only `ca`.
+  const auto grpc_live = [&](const std::string& ca) {
+    ::grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = ReadAll(pki.Pem(ca));
+    ::grpc::ChannelArguments args;
+    args.SetSslTargetNameOverride("localhost");
+    args.SetInt("grpc.use_local_subchannel_pool", 1);  // a connection of its own
+    auto stub = GRPCInferenceService::NewStub(::grpc::CreateCustomChannel(
+        "127.0.0.1:" + std::to_string(grpc_port), ::grpc::SslCredentials(ssl), args));
+    inference::ServerLiveRequest req;
+    inference::ServerLiveResponse resp;
+    return stub->ServerLive(testing::Deadline(std::chrono::seconds(5)).get(), req, &resp).ok();
+  };
   ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << serve.err();
   const uint16_t port = testing::ListenPort(serve.err());
   const auto loadgen = [&] {
@@ -171,6 +186,8 @@ TEST(ServeTlsReloadTest, SighupRereadsTheCertificate) {
   };
   testing::ProcessResult r = loadgen();
   EXPECT_NE(r.exit_code, 0) << "the first certificate is not the second CA's: " << r.out;
+  EXPECT_TRUE(grpc_live("ca"));
+  EXPECT_FALSE(grpc_live("other-ca"));
 
   install("other-server");
   serve.Signal(SIGHUP);
@@ -179,6 +196,14 @@ TEST(ServeTlsReloadTest, SighupRereadsTheCertificate) {
   r = loadgen();
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_GT(nlohmann::json::parse(r.out, nullptr, false).value("ok", 0), 0) << r.out;
+  // The gRPC port too: gRPC picks up the new pair within a second of the signal (polled).
+  bool rotated = false;
+  for (int i = 0; i < 100 && !rotated; ++i) {
+    rotated = grpc_live("other-ca");
+    if (!rotated) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(rotated) << serve.err();
+  EXPECT_FALSE(grpc_live("ca")) << "new gRPC connections still get the first certificate";
 
   // A broken file is reported and the process keeps the certificate it has.
   std::ofstream(cert) << "not a certificate\n";
@@ -187,6 +212,7 @@ TEST(ServeTlsReloadTest, SighupRereadsTheCertificate) {
       << serve.err();
   r = loadgen();
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(grpc_live("other-ca"));
 }
 
 }  // namespace

@@ -123,7 +123,23 @@ const KeyDecl kGrpcMaxInFlight{.name = "server.grpc_max_in_flight",
 const KeyDecl kRemoteWorkers{
     .name = "server.remote_workers",
     .type = T::kString,
-    .help = "`sloserve worker` addresses, \"host:port,host:port\" (docs/remote-workers.md)"};
+    .help =
+        "`sloserve worker` addresses, \"host:port,host:port\", or dns:///NAME:PORT (every "
+        "address NAME resolves to, re-resolved every 5 s) (docs/remote-workers.md)"};
+const KeyDecl kRemoteWorkersFile{
+    .name = "server.remote_workers_file",
+    .type = T::kPath,
+    .help =
+        "file of `sloserve worker` addresses (HOST:PORT per line, # comments), re-read when "
+        "it changes: an elastic set (docs/remote-workers.md)"};
+const KeyDecl kRemoteWorkerSlots{.name = "server.remote_worker_slots",
+                                 .type = T::kInteger,
+                                 .default_value = "16",
+                                 .min = 1,
+                                 .max = 1024,
+                                 .help =
+                                     "engine workers of an elastic set (remote_workers_file "
+                                     "or dns:///NAME:PORT); a free slot is down"};
 const KeyDecl kRemoteHealthIntervalMs{.name = "server.remote_health_interval_ms",
                                       .type = T::kNumber,
                                       .default_value = "200",
@@ -242,6 +258,8 @@ const std::vector<const KeyDecl*>& ServerKeys() {
                                                    &kGrpcThreads,
                                                    &kGrpcMaxInFlight,
                                                    &kRemoteWorkers,
+                                                   &kRemoteWorkersFile,
+                                                   &kRemoteWorkerSlots,
                                                    &kRemoteHealthIntervalMs,
                                                    &kRemoteHealthTimeoutMs,
                                                    &kRemoteFailuresToDown,
@@ -294,6 +312,8 @@ StatusOr<ServerConfig> ParseServerConfig(const FlatConfig& f) {
   }
   ASSIGN_OR_RETURN(c.grpc_max_in_flight, IntegerOf(f, kGrpcMaxInFlight));
   c.remote_workers = TextOf(f, kRemoteWorkers);
+  c.remote_workers_file = TextOf(f, kRemoteWorkersFile);
+  ASSIGN_OR_RETURN(c.remote_worker_slots, IntegerOf(f, kRemoteWorkerSlots));
   ASSIGN_OR_RETURN(c.remote_health_interval_ms, NumberOf(f, kRemoteHealthIntervalMs));
   ASSIGN_OR_RETURN(c.remote_health_timeout_ms, NumberOf(f, kRemoteHealthTimeoutMs));
   ASSIGN_OR_RETURN(const int64_t remote_failures_to_down, IntegerOf(f, kRemoteFailuresToDown));

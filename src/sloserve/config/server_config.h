@@ -30,7 +30,9 @@ struct ServerConfig {
   int grpc_port = 0;                // 0 = no gRPC endpoint
   std::optional<int> grpc_threads;  // unset: 2, or 1 with remote workers
   int64_t grpc_max_in_flight = 10000;
-  std::string remote_workers;
+  std::string remote_workers;       // "host:port,..." or "dns:///NAME:PORT" (elastic)
+  std::string remote_workers_file;  // elastic: HOST:PORT lines, re-read when they change
+  int64_t remote_worker_slots = 16;
   double remote_health_interval_ms = 200;
   double remote_health_timeout_ms = 500;
   int remote_failures_to_down = 2;

@@ -140,6 +140,9 @@ class WorkerExecutor {
   // is Sent); remote workers keep it across processes and gRPC threads with a per-worker
   // sequence number (docs/remote-workers.md, "Ordering").
   virtual Duration Send(const WorkerAction& action) = 0;
+  // Workers that are free slots of an elastic worker set (no address; reported
+  // unreachable, but no failure: docs/remote-workers.md, "Elastic workers"). Any thread.
+  virtual int vacant_workers() const { return 0; }
 
  protected:
   ResultSink* sink_ = nullptr;

@@ -11,6 +11,7 @@
 #include "sloserve/grpc/async_unary.h"
 #include "sloserve/grpc/model_infer.h"
 #include "sloserve/grpc/tls_credentials.h"
+#include "sloserve/grpc/tls_reload.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
 #include "sloserve/server/server_extensions.h"
 
@@ -54,6 +55,8 @@ struct GrpcServer::Impl {
   AccessControl access;
   std::map<std::string, TaskInfo, std::less<>> tasks;
   Service service;
+  // Before `server`: its certificate copies outlive it (ReloadTls).
+  std::unique_ptr<grpc_protocol::ReloadableServerTls> tls;
   std::unique_ptr<::grpc::Server> server;
   std::vector<std::unique_ptr<::grpc::ServerCompletionQueue>> cqs;
   grpc_protocol::AsyncServerThreads threads;
@@ -311,7 +314,8 @@ StatusOr<uint16_t> GrpcServer::Start() {
       m.options.host.find(':') != std::string::npos ? "[" + m.options.host + "]" : m.options.host;
   std::shared_ptr<::grpc::ServerCredentials> credentials;
   if (m.options.tls.enabled()) {
-    ASSIGN_OR_RETURN(credentials, grpc_protocol::ServerTlsCredentials(m.options.tls));
+    ASSIGN_OR_RETURN(m.tls, grpc_protocol::ReloadableServerTls::Create(m.options.tls));
+    credentials = m.tls->credentials();
   }
   m.server = grpc_protocol::StartAsyncServer(host + ":" + std::to_string(m.options.port),
                                              m.options.max_message_bytes, &m.service,
@@ -354,6 +358,11 @@ void GrpcServer::Stop() {
 
 int64_t GrpcServer::in_flight() const {
   return impl_->infer_in_flight.load();
+}
+
+Status GrpcServer::ReloadTls() {
+  if (impl_->tls == nullptr) return FailedPreconditionError("the gRPC port does not serve TLS");
+  return impl_->tls->Reload();
 }
 
 }  // namespace sloserve

@@ -53,6 +53,11 @@ class GrpcServer {
 
   int64_t in_flight() const;
 
+  // Re-reads the TLS files (serve's SIGHUP): new connections get the new certificate
+  // within ReloadableServerTls::kRefreshSeconds; on an error the old one stays.
+  // FailedPrecondition without TLS or before Start.
+  Status ReloadTls();
+
  private:
   struct Impl;
   explicit GrpcServer(std::unique_ptr<Impl> impl);

@@ -82,7 +82,8 @@ Status PolicyParams::CheckAllUsed() const {
 
 std::vector<std::string> PolicyParams::UnusedKeys() const {
   std::vector<std::string> out;
-  for (const auto& [key, value] : values_) {
+  for (const auto& entry : values_) {
+    const std::string& key = entry.first;  // a name, not a binding: clang 14 cannot capture those
     if (std::none_of(asked_.begin(), asked_.end(), [&](const KeyDecl& k) { return k.name == key; }))
       out.push_back(key);
   }

@@ -27,10 +27,9 @@ Status CheckOptionsDeclared(const PolicySpec& spec, const PolicyRegistry& reg) {
   const std::vector<KeyDecl> declared = reg.OptionsOf(spec);
   std::vector<std::string> candidates;
   for (const KeyDecl& key : declared) candidates.push_back(key.name);
-  for (const auto& [key, value] : spec.options) {
-    if (std::any_of(candidates.begin(), candidates.end(),
-                    [&](const std::string& c) { return c == key; }))
-      continue;
+  for (const auto& option : spec.options) {
+    const std::string& key = option.first;  // a name, not a binding: clang 14 cannot capture those
+    if (std::find(candidates.begin(), candidates.end(), key) != candidates.end()) continue;
     // Suggest among the chosen policies' options and the names of the policy kinds
     // (`policy.selction` lands here as an option).
     std::vector<std::string> near = candidates;

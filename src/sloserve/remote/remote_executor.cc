@@ -19,6 +19,7 @@
 #include "sloserve/remote/wire_tensors.h"
 #include "sloserve/remote/worker_channel.h"
 #include "sloserve/remote/worker_health.h"
+#include "sloserve/remote/worker_set.h"
 
 namespace sloserve {
 
@@ -40,6 +41,9 @@ class CallOwner {
 // One action's call: owned by the executor's in_flight map from Send until whoever drains
 // the reply queue (the driver's thread, else the queue's own) has posted its result.
 struct RemoteCall final : remote::ReplyTag {
+  // Keeps the worker's channel alive while the call is (an elastic slot may be freed or
+  // given another address meanwhile). First member: destroyed last.
+  std::shared_ptr<worker::WorkerService::Stub> stub;
   ::grpc::ClientContext ctx;
   // In ctx's call arena: declared after ctx, so destroyed before it.
   std::unique_ptr<::grpc::ClientAsyncResponseReader<worker::ActionReply>> rpc;
@@ -60,15 +64,24 @@ struct RemoteCall final : remote::ReplyTag {
 using remote_internal::RemoteCall;
 
 struct RemoteExecutor::Impl final : remote_internal::CallOwner {
-  // A worker's connection: set in the constructor, read-only after.
+  using Stub = worker::WorkerService::Stub;
+  // What only the thread that checks the workers knows about one (Connect, then the
+  // health thread; no lock).
   struct Worker {
-    std::string address;
-    std::shared_ptr<::grpc::Channel> channel;
-    std::unique_ptr<worker::WorkerService::Stub> stub;
-    std::string instance;  // its process (HealthReply.instance); Connect, then health thread
+    std::string instance;  // its process (HealthReply.instance)
   };
   // What the threads share about a worker (Impl::state, under mu).
   struct WorkerState {
+    // Its connection. A fixed set: set in the constructor. An elastic set: changed by
+    // Refresh (Connect, then the health thread); empty address and null stub: a free
+    // slot. Each call holds its own reference to the stub (RemoteCall::stub).
+    std::string address;
+    std::shared_ptr<Stub> stub;
+    // Elastic: left the set; its calls finish before the slot is freed.
+    bool draining = false;
+    // Elastic: a new address, loaded with the slot's residents at its first good check
+    // before it is used (nothing is sent to it while joining).
+    bool joining = false;
     bool reads_inputs = false;  // written by the health thread, read by Send
     // The variants the engine believes loaded there (it ran them, or a Load succeeded;
     // not unloaded since), loaded again when the process restarts.
@@ -88,6 +101,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   std::string session;
   SteadyClock clock;
   ResultSink* sink = nullptr;  // set by Attach, before any Send
+  // By WorkerId; the number of workers (an elastic set's slots) is fixed in the
+  // constructor.
   std::vector<Worker> workers;
 
   mutable Mutex mu;
@@ -104,8 +119,133 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   bool connected GUARDED_BY(mu) = false;
   bool attached GUARDED_BY(mu) = false;
   bool health_started GUARDED_BY(mu) = false;
+  // Elastic set (Connect, then the health thread; no lock): its source, the source's last
+  // error and the addresses already logged as waiting for a slot.
+  std::unique_ptr<remote::WorkerSetSource> source;
+  std::string source_error;
+  std::set<std::string> no_slot_logged;
   // Last member: destroyed first, delivering what is left while the rest is alive.
   std::unique_ptr<remote::ReplyQueue> replies = std::make_unique<remote::ReplyQueue>();
+
+  std::string AddressOf(WorkerId w) const EXCLUDES(mu) {
+    MutexLock lock(mu);
+    return state[w].address;
+  }
+  static std::string NameOf(WorkerId w, const std::string& address) {
+    return "remote worker w" + std::to_string(w) + " (" +
+           (address.empty() ? "free slot" : address) + ")";
+  }
+  std::string NameOf(WorkerId w) const EXCLUDES(mu) { return NameOf(w, AddressOf(w)); }
+
+  // Elastic: the set the source gives now (Connect, then the health thread before every
+  // round of checks), applied to the slots. Returns the source's error (the set is kept).
+  Status Refresh() EXCLUDES(mu) {
+    Status read = source->Refresh(std::chrono::steady_clock::now());
+    if (!read.ok()) {
+      if (read.message() != source_error)
+        health->Log("sloserve: worker set: " + read.message() + " (keeping the current set)");
+      source_error = read.message();
+    } else {
+      source_error.clear();
+    }
+    ApplyWanted();
+    return read;
+  }
+
+  // Drains the slots whose address left, frees drained ones without calls in flight, and
+  // gives each new address a free slot.
+  void ApplyWanted() EXCLUDES(mu) {
+    const std::vector<std::string>& wanted = source->addresses();
+    const std::set<std::string> want(wanted.begin(), wanted.end());
+    std::set<std::string> held;
+    for (WorkerId w = 0; w < workers.size(); ++w) {
+      std::string address;
+      bool draining = false;
+      {
+        MutexLock lock(mu);
+        address = state[w].address;
+        draining = state[w].draining;
+      }
+      if (address.empty()) continue;
+      const bool wanted_now = want.count(address) != 0;
+      if (!wanted_now && !draining) {
+        // The engine is told first: from here on it sends w nothing (an action it sent
+        // before it knew ends on the worker, or fails once if the slot is already free).
+        if (!health->MarkDown(w, "left the worker set: drained (its calls in flight finish)",
+                              /*cancel=*/false)) {
+          health->Log("sloserve: " + NameOf(w, address) + " left the worker set");
+        }
+      } else if (wanted_now && draining) {
+        health->Log("sloserve: " + NameOf(w, address) + " is back in the worker set");
+      }
+      bool free_now = false;
+      {
+        MutexLock lock(mu);
+        state[w].draining = !wanted_now;
+        if (state[w].draining && CallsOf(w) == 0) {
+          free_now = true;
+          Vacate(w);
+        } else {
+          held.insert(address);
+        }
+      }
+      if (free_now) {
+        workers[w].instance.clear();
+        health->Rename(w, NameOf(w, ""));
+        health->Log("sloserve: " + NameOf(w, address) + " drained: its slot is free");
+      }
+    }
+    for (const std::string& address : wanted) {
+      if (held.count(address) != 0) continue;
+      // Only Refresh gives slots addresses (Connect, then the health thread), so a free
+      // slot found here stays free while the channel is made outside the lock.
+      WorkerId slot = workers.size();
+      {
+        MutexLock lock(mu);
+        for (WorkerId w = 0; w < workers.size() && slot == workers.size(); ++w) {
+          if (state[w].address.empty()) slot = w;
+        }
+      }
+      if (slot == workers.size()) {
+        if (no_slot_logged.insert(address).second) {
+          health->Log("sloserve: worker set: no free slot for " + address + " (all " +
+                      std::to_string(workers.size()) +
+                      " in use: server.remote_worker_slots); it waits for one");
+        }
+        continue;
+      }
+      std::shared_ptr<Stub> stub = worker::WorkerService::NewStub(
+          remote::WorkerChannel(address, options.reconnect_backoff, options.credentials));
+      {
+        MutexLock lock(mu);
+        Vacate(slot);
+        state[slot].address = address;
+        state[slot].joining = true;
+        state[slot].stub = std::move(stub);
+      }
+      workers[slot].instance.clear();
+      no_slot_logged.erase(address);
+      health->Rename(slot, NameOf(slot, address));
+      health->Log("sloserve: " + NameOf(slot, address) +
+                  " joins the worker set: used once it answers a health check");
+    }
+  }
+
+  // Slot w without its address (the next one is a new process: its numbering starts at
+  // 1); the engine's view of what is resident there stays.
+  void Vacate(WorkerId w) REQUIRES(mu) {
+    WorkerState empty;
+    empty.resident = std::move(state[w].resident);
+    empty.hardware = state[w].hardware;
+    state[w] = std::move(empty);
+  }
+
+  // Calls in flight on worker w.
+  size_t CallsOf(WorkerId w) const REQUIRES(mu) {
+    size_t n = 0;
+    for (const auto& [id, call] : in_flight) n += call->worker == w ? 1 : 0;
+    return n;
+  }
 
   void StartHealthWhenReady() EXCLUDES(mu) {
     {
@@ -126,15 +266,21 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   Status CheckHealth(WorkerId w, Duration timeout) EXCLUDES(mu) {
     // What the engine believed resident before asking (ReconcileResidents).
     std::set<VariantId> resident_before;
+    std::shared_ptr<Stub> stub;
+    bool joining = false;
     {
       MutexLock lock(mu);
       resident_before = state[w].resident;
+      stub = state[w].stub;
+      joining = state[w].joining;
+      if (stub == nullptr) return UnavailableError("a free slot (no address)");
+      if (state[w].draining) return UnavailableError("left the worker set");
     }
     ::grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() +
                      std::chrono::duration_cast<std::chrono::system_clock::duration>(timeout));
     worker::HealthReply reply;
-    const ::grpc::Status s = workers[w].stub->Health(&ctx, worker::HealthRequest(), &reply);
+    const ::grpc::Status s = stub->Health(&ctx, worker::HealthRequest(), &reply);
     if (!s.ok()) return UnavailableError(s.error_message());
     bool same = reply.variant_names_size() == static_cast<int>(suite->variants().size());
     for (int i = 0; same && i < reply.variant_names_size(); ++i)
@@ -155,7 +301,13 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       MutexLock lock(mu);
       state[w].reads_inputs = reply.reads_inputs();
     }
-    if (!workers[w].instance.empty() && reply.instance() != workers[w].instance) {
+    if (joining) {
+      // A new address of an elastic set: it holds none of the slot's residents yet (loaded
+      // as at start: the engine counts no cold start for them), used only after.
+      RETURN_IF_ERROR(LoadJoined(w, reply));
+      MutexLock lock(mu);
+      state[w].joining = false;
+    } else if (!workers[w].instance.empty() && reply.instance() != workers[w].instance) {
       // A new process holds none of the variants the engine believes loaded there: keep it
       // out until they are loaded again.
       health->MarkDown(w, "restarted (a new worker process)");
@@ -196,8 +348,25 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     health->MarkDown(w, "no longer holds resident variant(s) " + names);
     names.clear();
     RETURN_IF_ERROR(LoadNow(w, hardware, missing, " again", /*at_start=*/false, &names));
-    health->Log("sloserve: remote worker w" + std::to_string(w) + " (" + workers[w].address +
-                ") lost resident variant(s): loaded " + names + " again");
+    health->Log("sloserve: " + NameOf(w) + " lost resident variant(s): loaded " + names + " again");
+    return OkStatus();
+  }
+
+  // Loads the slot's resident variants on the address that joined it (those it does not
+  // hold yet), as at start.
+  Status LoadJoined(WorkerId w, const worker::HealthReply& reply) EXCLUDES(mu) {
+    std::set<VariantId> load;
+    HardwareId hardware = 0;
+    {
+      MutexLock lock(mu);
+      load = state[w].resident;
+      hardware = state[w].hardware;
+    }
+    for (uint32_t v : reply.loaded_variants()) load.erase(v);
+    std::string names;
+    RETURN_IF_ERROR(LoadNow(w, hardware, load, " (joining)", /*at_start=*/true, &names));
+    health->Log("sloserve: " + NameOf(w) + " loaded the slot's " + std::to_string(load.size()) +
+                " resident variant(s)" + (names.empty() ? "" : " (" + names + ")"));
     return OkStatus();
   }
 
@@ -214,8 +383,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     for (uint32_t v : reply.loaded_variants()) load.erase(v);
     std::string names;
     RETURN_IF_ERROR(LoadNow(w, hardware, load, " again", /*at_start=*/false, &names));
-    health->Log("sloserve: remote worker w" + std::to_string(w) + " (" + workers[w].address +
-                ") restarted: loaded its " + std::to_string(load.size()) +
+    health->Log("sloserve: " + NameOf(w) + " restarted: loaded its " + std::to_string(load.size()) +
                 " resident variant(s) again" + (names.empty() ? "" : " (" + names + ")"));
     return OkStatus();
   }
@@ -232,8 +400,11 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
                        std::chrono::duration_cast<std::chrono::system_clock::duration>(
                            std::max(expected, Duration(0)) * 2 + options.action_timeout));
       worker::LifecycleRequest req;
+      std::shared_ptr<Stub> stub;
       {
         MutexLock lock(mu);
+        stub = state[w].stub;
+        if (stub == nullptr) return UnavailableError("a free slot (no address)");
         req.set_action(kReloadActions + next_reload++);  // apart from the engine's ids
         req.set_sequence(state[w].next_sequence++);
       }
@@ -244,7 +415,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       req.set_at_start(at_start);
       req.set_session(session);
       worker::ActionReply ack;
-      const ::grpc::Status s = workers[w].stub->Load(&ctx, req, &ack);
+      const ::grpc::Status s = stub->Load(&ctx, req, &ack);
       const std::string& name = suite->variants()[v].name;
       if (!s.ok()) return UnavailableError("loading " + name + what + ": " + s.error_message());
       if (ack.code() != 0) {
@@ -268,8 +439,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     bool lost = false;
     if (!status.ok()) {
       r.begin = r.end;
-      r.status = UnavailableError("remote worker w" + std::to_string(call->worker) + " (" +
-                                  workers[call->worker].address + "): " + status.error_message());
+      r.status = UnavailableError(NameOf(call->worker) + ": " + status.error_message());
       lost = remote::IsWorkerLost(status.error_code());
     } else {
       const worker::ActionReply& reply = call->reply;
@@ -339,13 +509,12 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   }
 
   // Fails an action at once (its worker is down) through the same path.
-  void FailNow(const WorkerAction& action, WorkerId w) {
+  void FailNow(const WorkerAction& action, WorkerId w) EXCLUDES(mu) {
     ActionResult r;
     r.id = IdOf(action);
     r.worker = w;
     r.begin = r.end = clock.Now();
-    r.status = UnavailableError("remote worker w" + std::to_string(w) + " (" + workers[w].address +
-                                ") is down");
+    r.status = UnavailableError(NameOf(w) + " is down");
     health->PostLost(w, std::move(r));
   }
 };
@@ -358,27 +527,33 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
   impl_->options = std::move(options);
   std::random_device random;
   for (int i = 0; i < 4; ++i) impl_->session += std::to_string(random()) + (i < 3 ? "-" : "");
-  for (const std::string& address : impl_->options.addresses) {
-    Impl::Worker w;
-    w.address = address;
-    w.channel = remote::WorkerChannel(address, impl_->options.reconnect_backoff,
-                                      impl_->options.credentials);
-    w.stub = worker::WorkerService::NewStub(w.channel);
-    impl_->workers.push_back(std::move(w));
-  }
   Impl& m = *impl_;
+  const bool elastic = m.options.elastic();
+  if (elastic) {
+    m.source = std::make_unique<remote::WorkerSetSource>(
+        m.options.workers_file, m.options.dns_target, m.options.dns_interval);
+  }
+  // An elastic set: free slots until Connect reads the set.
+  const size_t count = elastic ? m.options.slots : m.options.addresses.size();
+  m.workers.resize(count);
+  std::vector<std::string> names;
   {
     MutexLock lock(m.mu);
-    m.state.resize(m.workers.size());
-  }
-  std::vector<std::string> names;
-  for (WorkerId w = 0; w < m.workers.size(); ++w) {
-    names.push_back("remote worker w" + std::to_string(w) + " (" + m.workers[w].address + ")");
+    m.state.resize(count);
+    for (WorkerId w = 0; !elastic && w < count; ++w) {
+      const std::string& address = m.options.addresses[w];
+      m.state[w].address = address;
+      m.state[w].stub = worker::WorkerService::NewStub(
+          remote::WorkerChannel(address, m.options.reconnect_backoff, m.options.credentials));
+    }
+    for (WorkerId w = 0; w < count; ++w) names.push_back(Impl::NameOf(w, m.state[w].address));
   }
   m.health = std::make_unique<remote::WorkerHealth>(
       std::move(names),
-      remote::WorkerHealthOptions{m.options.health_interval, m.options.health_timeout,
-                                  m.options.failures_to_down, m.options.log},
+      remote::WorkerHealthOptions{
+          m.options.health_interval, m.options.health_timeout, m.options.failures_to_down,
+          m.options.log, /*start_down=*/elastic,
+          elastic ? std::function<void()>([&m] { (void)m.Refresh(); }) : nullptr},
       [&m](WorkerId w, Duration timeout) { return m.CheckHealth(w, timeout); },
       [&m](WorkerId w) { return m.CancelCalls(w); });
 }
@@ -397,13 +572,22 @@ RemoteExecutor::~RemoteExecutor() {
 Status RemoteExecutor::Connect() {
   Impl& m = *impl_;
   const auto deadline = std::chrono::steady_clock::now() + m.options.connect_timeout;
-  for (WorkerId w = 0; w < m.workers.size(); ++w) {
+  if (m.options.elastic()) {
+    // A workers file must be there and valid at start (a typo should not serve with no
+    // workers); a DNS name may have no address yet (its pods are starting). Nobody is
+    // waited for: each address joins at its first good check.
+    if (!m.options.workers_file.empty()) {
+      RETURN_IF_ERROR(m.source->Refresh(std::chrono::steady_clock::now()));
+    }
+    (void)m.Refresh();
+  }
+  for (WorkerId w = 0; !m.options.elastic() && w < m.workers.size(); ++w) {
     for (;;) {
       Status s = m.CheckHealth(w, Seconds(1));
       if (s.ok()) break;
       if (s.code() == StatusCode::kFailedPrecondition ||
           std::chrono::steady_clock::now() >= deadline) {
-        return s.WithPrefix("remote worker " + m.workers[w].address);
+        return s.WithPrefix("remote worker " + m.AddressOf(w));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -422,14 +606,19 @@ Status RemoteExecutor::Preload(WorkerId worker, HardwareId hardware,
   if (worker >= m.workers.size()) {
     return InvalidArgumentError("preload: no remote worker w" + std::to_string(worker));
   }
+  if (m.options.elastic()) {
+    // Counted resident in the slot: each address that joins it loads them (LoadJoined).
+    MutexLock lock(m.mu);
+    m.state[worker].resident.insert(variants.begin(), variants.end());
+    m.state[worker].hardware = hardware;
+    return OkStatus();
+  }
   std::string names;
   RETURN_IF_ERROR(m.LoadNow(worker, hardware, {variants.begin(), variants.end()},
                             " (resident at start)", /*at_start=*/true, &names)
-                      .WithPrefix("remote worker w" + std::to_string(worker) + " (" +
-                                  m.workers[worker].address + ")"));
-  m.health->Log("sloserve: remote worker w" + std::to_string(worker) + " (" +
-                m.workers[worker].address +
-                ") loaded the variants resident at start: " + (names.empty() ? "none" : names));
+                      .WithPrefix(m.NameOf(worker)));
+  m.health->Log("sloserve: " + m.NameOf(worker) +
+                " loaded the variants resident at start: " + (names.empty() ? "none" : names));
   return OkStatus();
 }
 
@@ -523,12 +712,18 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
   call->ctx.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::duration_cast<std::chrono::system_clock::duration>(
                              std::max(expected, Duration(0)) * 2 + m.options.action_timeout));
+  bool vacated = false;
   {
     MutexLock lock(m.mu);
-    // The engine's ids are unique: a second action under one in flight is a bug there
-    // (failed below; `owned` stays with this call then).
-    if (m.in_flight.try_emplace(call->id, std::move(owned)).second) {
-      Impl::WorkerState& wk = m.state[w];
+    Impl::WorkerState& wk = m.state[w];
+    if (wk.stub == nullptr || wk.joining) {
+      // An elastic slot freed, or given a new address not loaded yet, since the check
+      // above (its address left the set): failed below as for a worker down.
+      vacated = true;
+    } else if (m.in_flight.try_emplace(call->id, std::move(owned)).second) {
+      // The engine's ids are unique: a second action under one in flight is a bug there
+      // (failed below; `owned` stays with this call then).
+      call->stub = wk.stub;
       if (!call->is_run) call->lifecycle.set_sequence(wk.next_sequence++);
       if (const auto* run = std::get_if<RunBatch>(&action)) {
         wk.resident.insert(run->variant);  // the engine runs only what it believes loaded
@@ -537,6 +732,10 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
         wk.resident.erase(unload->variant);
       }
     }
+  }
+  if (vacated) {
+    m.FailNow(action, w);
+    return Duration(0);
   }
   if (owned != nullptr) {
     ActionResult r;
@@ -547,7 +746,7 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
     m.sink->Post(std::move(r));
     return Duration(0);
   }
-  auto* stub = m.workers[w].stub.get();
+  Impl::Stub* stub = call->stub.get();
   ::grpc::CompletionQueue* cq = m.replies->cq();
   call->owner = &m;
   if (call->is_run) {
@@ -566,6 +765,14 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
 
 int RemoteExecutor::down_workers() const {
   return impl_->health->down_workers();
+}
+
+int RemoteExecutor::vacant_workers() const {
+  if (!impl_->options.elastic()) return 0;
+  MutexLock lock(impl_->mu);
+  int n = 0;
+  for (const Impl::WorkerState& w : impl_->state) n += w.address.empty() ? 1 : 0;
+  return n;
 }
 
 }  // namespace sloserve

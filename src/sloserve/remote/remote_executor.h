@@ -13,6 +13,15 @@
 // marked down: its in-flight calls are cancelled (failing their actions), the engine
 // stops giving it queries (Engine::SetWorkerReachable), and actions sent to it fail at
 // once. When a health check succeeds again it rejoins.
+//
+// Elastic worker set (`workers_file` or a `dns_target`, docs/remote-workers.md "Elastic
+// workers"): the engine has `slots` workers; each address of the set is given a free
+// slot, health-checked, loaded with the slot's resident variants and only then used; a
+// slot without an address is down. An address that leaves the set is drained: its slot
+// is marked down without cancelling its calls (they finish, or fail once and their
+// queries are re-queued as for any lost worker), and the slot is freed for another
+// address once they have ended. The set is refreshed on the health thread, before each
+// round of checks.
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -46,6 +55,14 @@ struct RemoteExecutorOptions {
   // TLS to the workers (server.worker_tls_*; grpc_protocol::ChannelTlsCredentials); null =
   // plaintext.
   std::shared_ptr<::grpc::ChannelCredentials> credentials;
+  // Elastic worker set (then `addresses` is unused): a file of addresses re-read when it
+  // changes (checked every health round), or "dns:///NAME:PORT" re-resolved every
+  // `dns_interval`; `slots` engine workers.
+  std::string workers_file;
+  std::string dns_target;
+  size_t slots = 0;
+  Duration dns_interval = Seconds(5);
+  bool elastic() const { return !workers_file.empty() || !dns_target.empty(); }
 };
 
 class RemoteExecutor : public WorkerExecutor {
@@ -57,12 +74,14 @@ class RemoteExecutor : public WorkerExecutor {
 
   // Waits until every worker answers Health with this suite's variants (an error names
   // the address and what differs, or that it did not answer within connect_timeout), then
-  // starts the health checks.
+  // starts the health checks. Elastic: reads the set once (an unreadable or bad file is
+  // an error; a DNS name without addresses is not) and waits for nobody.
   Status Connect();
 
   // Loads `variants` on `worker` (one Load call each, blocking) and counts them resident
   // there (loaded again if its process restarts): for the variants the engine starts with
   // as resident, for which it sends no LoadVariant. Call after Connect, before serving.
+  // Elastic: only counts them resident (each address loads them when it joins).
   Status Preload(WorkerId worker, HardwareId hardware, const std::vector<VariantId>& variants);
 
   // The replies' completion queue, for the driver's thread to sleep in and read them on
@@ -73,6 +92,8 @@ class RemoteExecutor : public WorkerExecutor {
 
   // Workers marked down now (thread-safe).
   int down_workers() const;
+  // Elastic: slots without an address now (thread-safe).
+  int vacant_workers() const override;
 
  private:
   struct Impl;

@@ -6,12 +6,25 @@ namespace sloserve::remote {
 
 WorkerHealth::WorkerHealth(std::vector<std::string> names, WorkerHealthOptions options, Check check,
                            CancelCalls cancel)
-    : names_(std::move(names)),
-      options_(std::move(options)),
+    : options_(std::move(options)),
       check_(std::move(check)),
       cancel_(std::move(cancel)),
-      failed_checks_(names_.size(), 0),
-      up_(names_.size(), true) {}
+      failed_checks_(names.size(), 0),
+      names_(std::move(names)),
+      up_(failed_checks_.size(), !options_.start_down) {}
+
+void WorkerHealth::Attach(ResultSink* sink) {
+  MutexLock lock(mu_);
+  sink_ = sink;
+  for (WorkerId w = 0; w < up_.size(); ++w) {
+    if (!up_[w]) sink_->PostReachability(w, false);
+  }
+}
+
+void WorkerHealth::Rename(WorkerId w, std::string name) {
+  MutexLock lock(mu_);
+  names_[w] = std::move(name);
+}
 
 WorkerHealth::~WorkerHealth() {
   Stop();
@@ -53,15 +66,21 @@ void WorkerHealth::Log(const std::string& line) const {
 // The state change and its post happen under mu_, so the engine sees the transitions in
 // the order they happened (a down posted after a later up would keep the worker out for
 // good: the checks that succeed find it up already).
-bool WorkerHealth::MarkDown(WorkerId w, const std::string& why) {
+bool WorkerHealth::MarkDown(WorkerId w, const std::string& why, bool cancel) {
+  std::string name;
   {
     MutexLock lock(mu_);
     if (!up_[w]) return false;
     up_[w] = false;
     sink_->PostReachability(w, false);
+    name = names_[w];
+  }
+  if (!cancel) {
+    Log("sloserve: " + name + " is down: " + why);
+    return true;
   }
   const size_t cancelled = cancel_(w);
-  Log("sloserve: " + names_[w] + " is down: " + why + "; " + std::to_string(cancelled) +
+  Log("sloserve: " + name + " is down: " + why + "; " + std::to_string(cancelled) +
       " action(s) failed");
   return true;
 }
@@ -73,13 +92,15 @@ void WorkerHealth::PostLost(WorkerId w, ActionResult result) {
 }
 
 void WorkerHealth::MarkUp(WorkerId w) {
+  std::string name;
   {
     MutexLock lock(mu_);
     if (up_[w] || stopping_) return;
     up_[w] = true;
     sink_->PostReachability(w, true);
+    name = names_[w];
   }
-  Log("sloserve: " + names_[w] + " is healthy again: rejoins");
+  Log("sloserve: " + name + " is healthy again: rejoins");
 }
 
 void WorkerHealth::Loop() {
@@ -89,7 +110,8 @@ void WorkerHealth::Loop() {
       cv_.WaitFor(mu_, options_.interval, [this]() REQUIRES(mu_) { return stopping_; });
       if (stopping_) return;
     }
-    for (WorkerId w = 0; w < names_.size(); ++w) {
+    if (options_.before_round) options_.before_round();
+    for (WorkerId w = 0; w < failed_checks_.size(); ++w) {
       const Status s = check_(w, options_.timeout);
       if (s.ok()) {
         failed_checks_[w] = 0;

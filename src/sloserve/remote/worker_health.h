@@ -23,6 +23,11 @@ struct WorkerHealthOptions {
   int failures_to_down = 2;
   // Down/up transitions (default: stderr).
   std::function<void(const std::string&)> log;
+  // Every worker starts down (posted at Attach) and joins at its first good check: the
+  // slots of an elastic worker set (RemoteExecutor, docs/remote-workers.md).
+  bool start_down = false;
+  // Called on the health thread before each round of checks (the worker set's refresh).
+  std::function<void()> before_round;
 };
 
 // Cancels worker w's calls in `in_flight` (id -> call with `worker` and a `ctx`); the
@@ -54,8 +59,9 @@ class WorkerHealth {
   WorkerHealth(const WorkerHealth&) = delete;
   WorkerHealth& operator=(const WorkerHealth&) = delete;
 
-  // `sink` receives the reachability changes; before any MarkDown or PostLost.
-  void Attach(ResultSink* sink) { sink_ = sink; }
+  // `sink` receives the reachability changes; before any MarkDown or PostLost. With
+  // `start_down`, posts every worker unreachable.
+  void Attach(ResultSink* sink) EXCLUDES(mu_);
   // Starts the checks (after Attach; once).
   void Start();
   // Stops the checks (no worker comes back after this) and joins the thread.
@@ -63,8 +69,11 @@ class WorkerHealth {
 
   bool Up(WorkerId w) const EXCLUDES(mu_);
   int down_workers() const EXCLUDES(mu_);
-  // Marks w down (once; returns whether it was up) and cancels its calls in flight.
-  bool MarkDown(WorkerId w, const std::string& why) EXCLUDES(mu_);
+  // Marks w down (once; returns whether it was up) and cancels its calls in flight
+  // (unless `cancel` is false: a drained worker's calls finish).
+  bool MarkDown(WorkerId w, const std::string& why, bool cancel = true) EXCLUDES(mu_);
+  // How worker w appears in the log from now on (an elastic slot's new address).
+  void Rename(WorkerId w, std::string name) EXCLUDES(mu_);
   // A failed action of w, posted with w's reachability (down, unless it rejoined since):
   // the engine stops giving w queries first, so a lost batch's re-queued queries go to
   // the others.
@@ -76,7 +85,6 @@ class WorkerHealth {
   void Loop() EXCLUDES(mu_);
   void MarkUp(WorkerId w) EXCLUDES(mu_);
 
-  const std::vector<std::string> names_;
   const WorkerHealthOptions options_;
   const Check check_;
   const CancelCalls cancel_;
@@ -85,6 +93,7 @@ class WorkerHealth {
 
   mutable Mutex mu_;
   CondVar cv_;
+  std::vector<std::string> names_ GUARDED_BY(mu_);
   std::vector<bool> up_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;

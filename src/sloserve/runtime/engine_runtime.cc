@@ -192,10 +192,13 @@ void EngineRuntime::SetDegraded(const std::string& note) {
 }
 
 std::string EngineRuntime::ReadyNote() const {
-  const int down = UnreachableWorkers();
+  // An elastic set's free slots are down to the engine but not workers that failed.
+  const int vacant = executor_ == nullptr ? 0 : executor_->vacant_workers();
+  const int down = std::max(0, UnreachableWorkers() - vacant);
   std::string workers;
   if (down > 0) {
-    workers = std::to_string(down) + " of " + std::to_string(deployment_.workers.size()) +
+    workers = std::to_string(down) + " of " +
+              std::to_string(static_cast<int>(deployment_.workers.size()) - vacant) +
               " remote workers down";
   }
   MutexLock lock(inbox_mu_);
@@ -214,7 +217,13 @@ bool EngineRuntime::NoWorkerReachable() const {
 
 std::string EngineRuntime::NoWorkerReason() const {
   if (!NoWorkerReachable()) return "";
-  const std::string workers = std::to_string(deployment_.workers.size());
+  const int vacant = executor_ == nullptr ? 0 : executor_->vacant_workers();
+  const int present = static_cast<int>(deployment_.workers.size()) - vacant;
+  if (vacant > 0 && present <= 0) {
+    return "no worker reachable: the remote worker set is empty (" + std::to_string(vacant) +
+           " free slots)";
+  }
+  const std::string workers = std::to_string(present);
   return "no worker reachable: " + workers + " of " + workers + " remote workers down";
 }
 
@@ -877,7 +886,14 @@ std::string EngineRuntime::PrometheusMetrics() const {
   line("sloserve_workers_unreachable", "gauge",
        "Remote workers marked down (unreachable or not answering); with all of them down the "
        "server is not ready and refuses requests (503).",
-       static_cast<double>(UnreachableWorkers()));
+       static_cast<double>(
+           std::max(0, UnreachableWorkers() - (executor_ ? executor_->vacant_workers() : 0))));
+  if (const int vacant = executor_ ? executor_->vacant_workers() : 0; vacant > 0) {
+    line("sloserve_worker_slots_free", "gauge",
+         "Slots of an elastic remote worker set without a worker (down to the engine, not "
+         "counted in sloserve_workers_unreachable).",
+         static_cast<double>(vacant));
+  }
   // One series per worker with where it runs: 1 while it is reachable (in-process workers
   // always are), 0 while its executor reports it down.
   out +=

@@ -36,6 +36,7 @@ class LoadObservingExecutor : public WorkerExecutor, private ResultSink {
   ~LoadObservingExecutor() override { inner_.reset(); }
 
   ExecutorWait* TakeWait() override { return inner_->TakeWait(); }
+  int vacant_workers() const override { return inner_->vacant_workers(); }
   void Attach(ResultSink* sink) override;
   Duration Send(const WorkerAction& action) override EXCLUDES(mu_);
 
