@@ -1,5 +1,6 @@
 // LibTorch executor benchmarks (issue 11, docs/benchmarks.md):
-//   BM_Direct      the TorchScript module called directly on a stacked [batch,1,8,8] input
+//   BM_Direct      the TorchScript module (optimised for inference, as the executor
+//                  loads it) called directly on a stacked [batch,1,8,8] input
 //   BM_Executor    the same batch through TorchExecutor::Send as `batch` one-row queries
 //                  (third argument: 1 = modules optimised for inference, the default):
 //                  payload store in and out, stacking, forward, splitting, the hop to the
@@ -58,6 +59,7 @@ void BM_Direct(benchmark::State& state) {
   const RepoVariant& cfg = VariantAt(state.range(0));
   torch::jit::Module m = torch::jit::load(cfg.model_path);
   m.eval();
+  m = torch::jit::optimize_for_inference(m);  // as the executor loads it
   const int64_t batch = state.range(1);
   std::vector<float> pixels = Pixels(batch);
   c10::InferenceMode guard;
