@@ -1,6 +1,8 @@
 // LibTorch executor benchmarks (issue 11, docs/benchmarks.md):
-//   BM_Direct      the TorchScript module called directly on a stacked [batch,1,8,8] input
-//   BM_Executor    the same batch through TorchExecutor::Send as `batch` one-row queries:
+//   BM_Direct      the TorchScript module (optimised for inference, as the executor
+//                  loads it) called directly on a stacked [batch,1,8,8] input
+//   BM_Executor    the same batch through TorchExecutor::Send as `batch` one-row queries
+//                  (third argument: 1 = modules optimised for inference, the default):
 //                  payload store in and out, stacking, forward, splitting, the hop to the
 //                  worker thread and the result's back; executor overhead = Executor - Direct
 //   BM_ColdStart   TorchExecutor load + warm-up of each committed variant (manual time:
@@ -57,6 +59,7 @@ void BM_Direct(benchmark::State& state) {
   const RepoVariant& cfg = VariantAt(state.range(0));
   torch::jit::Module m = torch::jit::load(cfg.model_path);
   m.eval();
+  m = torch::jit::optimize_for_inference(m);  // as the executor loads it
   const int64_t batch = state.range(1);
   std::vector<float> pixels = Pixels(batch);
   c10::InferenceMode guard;
@@ -72,7 +75,9 @@ void BM_Executor(benchmark::State& state) {
   const int64_t batch = state.range(1);
   ProfileSuite suite = OneVariantSuite(cfg.name);
   PayloadStore store(size_t{256} << 20);
-  TorchExecutor exec(&Repo(), &suite, &store);
+  TorchExecutorOptions options;
+  options.optimize_for_inference = state.range(2) != 0;
+  TorchExecutor exec(&Repo(), &suite, &store, options);
   BlockingExecutorClient client(&exec, &store);
   if (!exec.Preload(0, 0, 0).ok()) std::abort();
   std::vector<float> pixels = Pixels(1);
@@ -89,7 +94,7 @@ void BM_Executor(benchmark::State& state) {
     for (PayloadHandle h : r.outputs) store.Release(h);
     if (!r.status.ok()) state.SkipWithError(r.status.ToString().c_str());
   }
-  state.SetLabel(cfg.name);
+  state.SetLabel(cfg.name + (options.optimize_for_inference ? "" : " as loaded"));
   state.SetItemsProcessed(state.iterations() * batch);
 }
 
@@ -113,6 +118,22 @@ void OverheadArgs(benchmark::internal::Benchmark* b) {
     for (int batch : {1, 32}) b->Args({v, batch});
   }
 }
+// The executor's overhead rows (optimised for inference, its default).
+void ExecutorOverheadArgs(benchmark::internal::Benchmark* b) {
+  for (int v : {5, 1}) {
+    for (int batch : {1, 32}) b->Args({v, batch, 1});
+  }
+}
+// Issue 35: one row against two for every variant, with and without
+// torch::jit::optimize_for_inference (third argument), in one run:
+// --benchmark_filter=BM_Executor/./[12]/.
+void SmallBatchArgs(benchmark::internal::Benchmark* b) {
+  for (int v = 0; v <= 5; ++v) {
+    for (int optimize : {0, 1}) {
+      for (int batch : {1, 2}) b->Args({v, batch, optimize});
+    }
+  }
+}
 // With --benchmark_repetitions, `min` is the figure least disturbed by other processes on a
 // shared machine (docs/benchmarks.md compares the mins).
 double Min(const std::vector<double>& v) {
@@ -126,7 +147,11 @@ BENCHMARK(BM_Direct)
 // with two 1-core workers is compared against (docs/torch.md): pooled_linear, cnn_large.
 BENCHMARK(BM_Direct)->Args({5, 1})->Args({0, 1})->Threads(2)->UseRealTime();
 BENCHMARK(BM_Executor)
-    ->Apply(OverheadArgs)
+    ->Apply(ExecutorOverheadArgs)
+    ->ComputeStatistics("min", Min)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Executor)
+    ->Apply(SmallBatchArgs)
     ->ComputeStatistics("min", Min)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ColdStart)

@@ -5,7 +5,9 @@
 namespace sloserve::cli {
 
 Status CheckProfileFreshness(const ProfileFreshnessCheck& c) {
-  const std::string remeasure = "sloserve profile measure --model-repository " + c.repository_dir;
+  // --out: without it a measurement never replaces an existing profile (it writes a new file).
+  const std::string remeasure = "sloserve profile measure --model-repository " + c.repository_dir +
+                                " --out " + c.profile_path;
   std::string stale;
   std::vector<std::string> unhashed;
   for (const auto& [variant, path] : c.model_files) {

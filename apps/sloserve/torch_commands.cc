@@ -3,6 +3,10 @@
 // Loaded by the executable on first use (torch_plugin.cc).
 #include "torch_commands.h"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,12 +22,17 @@
 #include "sloserve/torch/torch_executor.h"
 #include "torch_plugin_api.h"
 
+extern char** environ;
+
 namespace sloserve::cli::torch_plugin {
 namespace {
 
 const std::vector<FlagSpec> kMeasureFlags = {
     {"model-repository", "DIR", "the model repository to measure (required)"},
-    {"out", "FILE", "write the suite here (default: DIR/<task>/profile.prof)"},
+    {"out", "FILE",
+     "write the suite here (default: DIR/<task>/profile.prof if absent, else a new "
+     "DIR/<task>/profile-measured[-N].prof)"},
+    {"force", "", "let --out overwrite a file tracked by git (such as a committed profile)"},
     {"batch", "LIST", "batch sizes, a,b,c or from:to (default 1,2,4,8,16,32; range 1..256)"},
     {"cores", "LIST", "core counts, one hardware type local-<N>c each (default 1)"},
     {"samples", "N", "latency samples kept per batch size (default 30; 1..10000)"},
@@ -83,6 +92,44 @@ StatusOr<int> IntFlag(const Args& args, const std::string& flag, int fallback, i
   return static_cast<int>(v);
 }
 
+// Without --out: DIR/<task>/profile.prof when there is none (what serve reads), else the
+// first free profile-measured[-N].prof beside it, so a measurement never replaces a profile
+// unasked (the committed models/digits/profile.prof was overwritten by every run, issue 35).
+std::string NewProfilePath(const std::string& task_dir) {
+  namespace fs = std::filesystem;
+  const std::string served = task_dir + "/profile.prof";
+  if (!fs::exists(served)) return served;
+  std::string path = task_dir + "/profile-measured.prof";
+  for (int n = 2; fs::exists(path); ++n)
+    path = task_dir + "/profile-measured-" + std::to_string(n) + ".prof";
+  return path;
+}
+
+// True when `path` is a file git tracks in the checkout it lies in (`git ls-files
+// --error-unmatch`); false when it is not, when it is outside any checkout or when git
+// cannot be run.
+bool TrackedByGit(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  const std::string name = p.filename().string();
+  if (!fs::is_directory(dir)) return false;
+  posix_spawn_file_actions_t quiet;
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+  const char* argv[] = {"git", "-C",         dir.c_str(), "ls-files", "--error-unmatch",
+                        "--",  name.c_str(), nullptr};
+  pid_t pid = 0;
+  const int spawned =
+      posix_spawnp(&pid, "git", &quiet, nullptr, const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&quiet);
+  if (spawned != 0) return false;
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 Status Measure(const Args& args) {
   if (!args.positionals().empty())
     return InvalidArgumentError("unexpected argument '" + args.positionals()[0] + "'");
@@ -115,15 +162,30 @@ Status Measure(const Args& args) {
   o.warning = [](const std::string& line) {
     std::fprintf(stderr, "sloserve profile measure: WARNING: %s\n", line.c_str());
   };
+  // Where it goes, decided (and a tracked file refused) before the measurement.
+  const std::string task_dir = repo.tasks.front().dir;
+  const std::string out = args.Has("out") ? args.Get("out") : NewProfilePath(task_dir);
+  if (args.Has("out") && !args.Has("force") && TrackedByGit(out)) {
+    return FailedPreconditionError(
+        "--out: " + out +
+        " is tracked by git; pass --force to overwrite it, or name another file with --out");
+  }
   ASSIGN_OR_RETURN(ProfileSuite suite, MeasureRepositoryProfile(repo, o));
-  const std::string out = args.Get("out", repo.tasks.front().dir + "/profile.prof");
-  suite.set_name(std::filesystem::path(out).stem().string() == "profile"
-                     ? repo.tasks.front().name + "-measured"
-                     : std::filesystem::path(out).stem().string());
+  const std::string stem = std::filesystem::path(out).stem().string();
+  suite.set_name(!args.Has("out") || stem == "profile" ? repo.tasks.front().name + "-measured"
+                                                       : stem);
   std::ofstream file(out);
   if (!file) return UnavailableError("--out: cannot write " + out);
   file << WriteProfileText(suite);
   std::fprintf(stderr, "wrote %zu variants to %s\n", suite.variants().size(), out.c_str());
+  const std::string served = task_dir + "/profile.prof";
+  if (out != served && !args.Has("out")) {
+    std::fprintf(stderr,
+                 "%s exists and was left as it is; `serve --model-repository` reads that one: "
+                 "move %s there, or measure with --out %s%s\n",
+                 served.c_str(), out.c_str(), served.c_str(),
+                 TrackedByGit(served) ? " --force" : "");
+  }
   return OkStatus();
 }
 

@@ -55,10 +55,17 @@ std::string ReadFile(const std::string& path) {
 const std::vector<std::string> kQuickMeasure = {"--batch",  "1,2,4", "--samples", "3",
                                                 "--warmup", "1",     "--loads",   "1"};
 
-std::vector<std::string> Measure(const std::string& repo) {
+// `extra`: more flags (a measurement replaces an existing profile only when --out names it).
+std::vector<std::string> Measure(const std::string& repo, std::vector<std::string> extra = {}) {
   std::vector<std::string> argv = {kBin, "profile", "measure", "--model-repository", repo};
   argv.insert(argv.end(), kQuickMeasure.begin(), kQuickMeasure.end());
+  argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
+}
+
+// Measured again over the profile serve reads.
+std::vector<std::string> Remeasure(const std::string& repo) {
+  return Measure(repo, {"--out", repo + "/mytask/profile.prof"});
 }
 
 TEST(ByoModelE2eTest, QuickstartFromTorchScriptToALoadTestedModel) {
@@ -77,7 +84,7 @@ TEST(ByoModelE2eTest, QuickstartFromTorchScriptToALoadTestedModel) {
 
   // Step 3: with the held-out set it is measured, without warning.
   fs::copy_file(kRoot + "/models/digits/heldout.json", repo + "/mytask/heldout.json");
-  auto measured = RunProcess(Measure(repo));
+  auto measured = RunProcess(Remeasure(repo));
   ASSERT_EQ(measured.exit_code, 0) << measured.err;
   EXPECT_EQ(measured.err.find("WARNING"), std::string::npos) << measured.err;
   const std::string profile = ReadFile(repo + "/mytask/profile.prof");
@@ -134,7 +141,8 @@ TEST(ByoModelE2eTest, AChangedModelFileMakesTheProfileStale) {
       RunProcess({kBin, "serve", "--model-repository", repo, "--port", "0", "--duration", "1"});
   EXPECT_EQ(refused.exit_code, 1) << refused.err;
   EXPECT_NE(refused.err.find("is stale: variant small: " + file), std::string::npos) << refused.err;
-  EXPECT_NE(refused.err.find("sloserve profile measure --model-repository " + repo),
+  EXPECT_NE(refused.err.find("sloserve profile measure --model-repository " + repo + " --out " +
+                             repo + "/mytask/profile.prof"),
             std::string::npos)
       << refused.err;
   EXPECT_EQ(refused.err.find("variant big"), std::string::npos) << refused.err;
@@ -148,13 +156,66 @@ TEST(ByoModelE2eTest, AChangedModelFileMakesTheProfileStale) {
             std::string::npos)
       << warned.err();
 
-  // Measured again: served without a word.
-  ASSERT_EQ(RunProcess(Measure(repo)).exit_code, 0);
+  // Measured again as the refusal said: served without a word.
+  ASSERT_EQ(RunProcess(Remeasure(repo)).exit_code, 0);
   auto fresh = RunProcess({kBin, "serve", "--model-repository", repo, "--port", "0", "--threads",
                            "1", "--duration", "0.5", "--set", "policy.selection=fixed", "--set",
                            "policy.variant=big"});
   EXPECT_EQ(fresh.exit_code, 0) << fresh.err;
   EXPECT_EQ(fresh.err.find("stale"), std::string::npos) << fresh.err;
+}
+
+// Issue 35: `profile measure` replaced the committed models/digits/profile.prof on every run.
+// Without --out it now writes a new file beside an existing profile; --out naming a file
+// git tracks is refused (naming the file and --force) before anything is measured, and
+// --force overwrites it.
+TEST(ByoModelE2eTest, AMeasurementNeverReplacesAProfileUnaskedNorATrackedOneWithoutForce) {
+  testing::ScopedTempDir tmp("byo");
+  const std::string repo = tmp.path() + "/repo";
+  MakeRepository(repo);
+  const std::string served = repo + "/mytask/profile.prof";
+  ASSERT_EQ(RunProcess(Measure(repo)).exit_code, 0);  // none yet: the one serve reads
+  const std::string first = ReadFile(served);
+  ASSERT_NE(first.find("model_hash small "), std::string::npos) << first;
+
+  // Measured again without --out: a new file, the profile untouched, and where each is said.
+  auto again = RunProcess(Measure(repo));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(ReadFile(served), first);
+  const std::string fresh = repo + "/mytask/profile-measured.prof";
+  EXPECT_NE(ReadFile(fresh).find("model_hash small "), std::string::npos);
+  EXPECT_NE(again.err.find("wrote 2 variants to " + fresh), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find(served + " exists and was left as it is"), std::string::npos)
+      << again.err;
+  EXPECT_NE(again.err.find("--out " + served), std::string::npos) << again.err;
+  ASSERT_EQ(RunProcess(Measure(repo)).exit_code, 0);  // and the next one beside both
+  EXPECT_TRUE(fs::exists(repo + "/mytask/profile-measured-2.prof"));
+
+  // The profile committed to git (a checkout holding the repository, as this project's
+  // holds models/): --out naming it is refused, naming it and the flag.
+  auto git = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"/usr/bin/env", "git", "-C", tmp.path(), "-c", "user.name=t", "-c",
+                               "user.email=t@t"});
+    return RunProcess(args);
+  };
+  auto init = git({"init", "-q"});
+  if (init.exit_code == 127) GTEST_SKIP() << "no git here: " << init.err;
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  ASSERT_EQ(git({"add", "repo/mytask/profile.prof"}).exit_code, 0);
+  ASSERT_EQ(git({"commit", "-q", "-m", "profile"}).exit_code, 0);
+  auto refused = RunProcess(Remeasure(repo));
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_NE(refused.err.find(served + " is tracked by git; pass --force to overwrite it"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(refused.err.find("measured "), std::string::npos) << refused.err;  // nothing run
+  EXPECT_EQ(ReadFile(served), first);
+  // An untracked file named by --out is written; --force overwrites the tracked one.
+  ASSERT_EQ(RunProcess(Measure(repo, {"--out", fresh})).exit_code, 0);
+  auto forced = RunProcess(Measure(repo, {"--out", served, "--force"}));
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(ReadFile(served), first);  // new samples (and provenance time)
+  EXPECT_NE(ReadFile(served).find("model_hash small "), std::string::npos);
 }
 
 // An old profile (no model_hash records, as the committed one) is served with a warning.

@@ -237,7 +237,8 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
       std::to_string(o.samples) + " samples after " + std::to_string(o.warmup) +
       " dropped warm-up batches, batch sizes " + batches + "; load_time = median of " +
       std::to_string(o.loads) +
-      " cold starts (torch::jit::load + warm-up); memory = parameters and buffers; model_hash = "
+      " cold starts (torch::jit::load, optimize_for_inference, warm-up); memory = parameters and "
+      "buffers; model_hash = "
       "64-bit hash of each model file measured; " +
       accuracy_source);
   return suite;

@@ -10,10 +10,11 @@
 // to more than the machine has, `warn` says so once (serve refuses such a deployment
 // unless its config allows it: CheckCoreBudget).
 //
-//   LoadVariant    torch::jit::load + `warmup_runs` forward calls on a one-row zero
-//                  input; begin/end bracket both, so end - begin is the measured cold
-//                  start. The module's parameter and buffer bytes are accounted as
-//                  resident on the worker until UnloadVariant.
+//   LoadVariant    torch::jit::load, torch::jit::optimize_for_inference (freezes the
+//                  module; oneDNN convolutions at every batch size) + `warmup_runs` forward
+//                  calls on a one-row zero input; begin/end bracket all, so end - begin is
+//                  the measured cold start. The module's parameter and buffer bytes are
+//                  accounted as resident on the worker until UnloadVariant.
 //   RunBatch       stacks the queries' input tensors along the batch dimension, runs
 //                  forward once, splits the output rows back per query and puts each
 //                  query's output into the payload store. Any failure (bad input, an
@@ -37,6 +38,10 @@ namespace sloserve {
 struct TorchExecutorOptions {
   int machine_cores = 0;  // 0 = std::thread::hardware_concurrency()
   int warmup_runs = 3;    // forward calls after a load, before it is reported ready
+  // Freeze each loaded module and rewrite it for inference (torch::jit::optimize_for_inference:
+  // oneDNN convolutions at every batch size; without it one row of a CNN runs several times
+  // slower than two, docs/torch.md). Off: the module runs as loaded (for comparisons).
+  bool optimize_for_inference = true;
   // Where the oversubscription warning goes (default: stderr).
   std::function<void(const std::string&)> warn;
   // The driver's clock, for begin/end and RunBatch's start window. Default: a steady
