@@ -1,5 +1,7 @@
 #include "sloserve/core/declared_key.h"
 
+#include "sloserve/core/echo_name.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -41,11 +43,9 @@ std::string ValueText(double v) {
   return out.str();
 }
 
+// The value as typed, cut by the project's one rule for echoed text (core/echo_name.h).
 std::string Quoted(std::string_view text) {
-  constexpr size_t kMax = 64;
-  if (text.size() <= kMax) return "\"" + std::string(text) + "\"";
-  return "\"" + std::string(text.substr(0, kMax)) + "...\" (" + std::to_string(text.size()) +
-         " characters)";
+  return "\"" + EchoName(text) + "\"";
 }
 
 bool InRange(const KeyDecl& key, double v) {
@@ -57,13 +57,27 @@ bool InRange(const KeyDecl& key, double v) {
 Status Refuse(const KeyDecl& key, std::string_view text, std::string_view shown) {
   std::string what;
   switch (key.type) {
-    case KeyType::kInteger: what = "a whole number"; break;
-    case KeyType::kNumber: what = "a number"; break;
-    case KeyType::kBool: what = "true or false"; break;
-    case KeyType::kNumberList: what = "comma-separated numbers"; break;
-    case KeyType::kIntegerList: what = "comma-separated whole numbers"; break;
-    case KeyType::kChoice: what = "one of " + AllowedText(key); break;
-    default: what = "a value"; break;
+    case KeyType::kInteger:
+      what = "a whole number";
+      break;
+    case KeyType::kNumber:
+      what = "a number";
+      break;
+    case KeyType::kBool:
+      what = "true or false";
+      break;
+    case KeyType::kNumberList:
+      what = "comma-separated numbers";
+      break;
+    case KeyType::kIntegerList:
+      what = "comma-separated whole numbers";
+      break;
+    case KeyType::kChoice:
+      what = "one of " + AllowedText(key);
+      break;
+    default:
+      what = "a value";
+      break;
   }
   const std::string allowed = key.type == KeyType::kChoice ? "" : AllowedText(key);
   const std::optional<double> v = ParseNumber(text);
