@@ -6,13 +6,13 @@
 #include <cmath>
 #include <map>
 
+#include "sloserve/config/experiment_config.h"
 #include "sloserve/engine/engine.h"
 #include "sloserve/exec/profile_executor.h"
 #include "sloserve/policy/batching/orloj.h"
 #include "sloserve/policy/policy_spec.h"
 #include "sloserve/policy/selection/fixed.h"
 #include "sloserve/profile/exec_time_model.h"
-#include "sloserve/config/experiment_config.h"
 #include "sloserve/sim/simulation.h"
 #include "support/virtual_run.h"
 

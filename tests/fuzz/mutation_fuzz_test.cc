@@ -21,10 +21,10 @@
 #include <variant>
 #include <vector>
 
+#include "sloserve/config/experiment_config.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/server/json_limits.h"
 #include "sloserve/server/kserve_handler.h"
-#include "sloserve/config/experiment_config.h"
 #include "support/fake_backend.h"
 
 namespace sloserve {

@@ -12,9 +12,9 @@
 #include <set>
 
 #include "policy/infadapter_bursty_yaml.h"
+#include "sloserve/config/experiment_config.h"
 #include "sloserve/engine/engine.h"
 #include "sloserve/policy/planning/infadapter_planning.h"
-#include "sloserve/config/experiment_config.h"
 #include "sloserve/sim/simulation.h"
 #include "support/test_suite.h"
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "sloserve/profile/profile.h"
 #include "sloserve/config/run_spec.h"
+#include "sloserve/profile/profile.h"
 
 namespace sloserve::testing {
 

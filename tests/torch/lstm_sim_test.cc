@@ -16,9 +16,9 @@
 #include <map>
 
 #include "policy/infadapter_bursty_yaml.h"
+#include "sloserve/config/experiment_config.h"
 #include "sloserve/engine/engine.h"
 #include "sloserve/policy/planning/infadapter_planning.h"
-#include "sloserve/config/experiment_config.h"
 #include "sloserve/sim/simulation.h"
 #include "sloserve/torch/lstm_forecaster.h"
 #include "support/test_suite.h"

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "sloserve/config/run_spec.h"
 #include "sloserve/core/status.h"
 #include "sloserve/profile/profile.h"
-#include "sloserve/config/run_spec.h"
 
 namespace sloserve {
 

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "sloserve/config/run_spec.h"
 #include "sloserve/core/mutex.h"
 #include "sloserve/core/status.h"
 #include "sloserve/planner/instance_configs.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/allowable_throughput.h"
-#include "sloserve/config/run_spec.h"
 
 namespace sloserve {
 

@@ -7,11 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "sloserve/config/run_spec.h"
 #include "sloserve/core/ids.h"
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
 #include "sloserve/profile/profile.h"
-#include "sloserve/config/run_spec.h"
 
 namespace sloserve {
 

@@ -8,9 +8,9 @@
 #include <functional>
 #include <vector>
 
+#include "sloserve/config/run_spec.h"
 #include "sloserve/policy/selection/response_latency_table.h"
 #include "sloserve/profile/profile.h"
-#include "sloserve/config/run_spec.h"
 
 namespace sloserve {
 

@@ -7,10 +7,10 @@
 #include <memory>
 #include <vector>
 
+#include "sloserve/config/run_spec.h"
 #include "sloserve/engine/metrics.h"
 #include "sloserve/engine/query_record.h"
 #include "sloserve/profile/profile.h"
-#include "sloserve/config/run_spec.h"
 
 namespace sloserve {
 

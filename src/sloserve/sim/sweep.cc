@@ -1,7 +1,7 @@
 #include "sloserve/sim/sweep.h"
 
-#include "sloserve/core/mutex.h"
 #include "sloserve/config/suite_resolver.h"
+#include "sloserve/core/mutex.h"
 
 #include <atomic>
 #include <map>
