@@ -51,6 +51,9 @@ struct EngineOptions {
   Duration series_interval = Seconds(1);
   TaskId task = 0;  // the deployment's task and SLO, handed to policies at Init
   Duration slo{};
+  // Multi-model deployments (docs/multi-model.md): each model's SLO, indexed by TaskId; a
+  // missing or zero entry = `slo` for `task`, the suite's default SLO for other tasks.
+  std::vector<Duration> model_slo;
   // Attempts a query gets when its batch (or the load before it) fails; then it is
   // dropped as executor_error.
   int max_attempts = 2;

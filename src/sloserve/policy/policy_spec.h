@@ -33,6 +33,10 @@ struct PolicySet {
   // The selection inside `batching` moves to faster variants as load rises
   // (SelectionPolicy::follows_load); admission control prices capacity accordingly.
   bool variant_follows_load = false;
+  // Multi-model deployments (docs/multi-model.md): a batching policy (with its selection)
+  // per model, indexed by TaskId; a missing or null entry uses `batching`. The engine
+  // initialises each with its model's task and SLO (EngineOptions::model_slo).
+  std::vector<std::unique_ptr<BatchingPolicy>> model_batching;
 };
 
 // Builds the policies by name; fails on unknown names, on an option that none of the
