@@ -817,6 +817,74 @@ TEST_F(HttpServerRobustnessTest, BodiesBeyondTheInFlightBudgetGet503) {
   EXPECT_EQ(status, 200);
 }
 
+// Concurrent chunked uploads larger than the first charge (issue 37): each must reserve
+// the rest of max_body at once, so some complete and the others are refused 503 +
+// Retry-After early, instead of every upload holding part of the budget and all failing.
+TEST_F(HttpServerRobustnessTest, ConcurrentChunkedUploadsAreAdmittedWholeOrRefused) {
+  HttpServer::Options options;
+  options.max_body_bytes = size_t{2} << 20;
+  options.max_inflight_body_bytes = size_t{8} << 20;  // room for 4 whole bodies
+  StartServer({}, options);
+  // Binary tensor data (~1.2 MB, over the 128 KiB first charge) behind a small JSON
+  // header, so the parse tree's charge stays small beside the body's.
+  constexpr int kRows = 100000;
+  const std::string json = R"({"inputs":[{"name":"input","shape":[)" + std::to_string(kRows) +
+                           R"(,3],"datatype":"FP32","parameters":{"binary_data_size":)" +
+                           std::to_string(kRows * 12) + "}}]}";
+  std::string body = json;
+  for (int i = 0; i < kRows * 3; ++i) {
+    const float value = 1.5f;
+    body.append(reinterpret_cast<const char*>(&value), sizeof value);
+  }
+  ASSERT_LT(body.size(), options.max_body_bytes);
+  constexpr int kUploads = 8;
+  std::vector<std::unique_ptr<RawSocket>> uploads;
+  for (int i = 0; i < kUploads; ++i) {
+    uploads.push_back(std::make_unique<RawSocket>(port_));
+    ASSERT_TRUE(uploads.back()->ok());
+    ASSERT_TRUE(uploads.back()->Send(
+        "POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+        "Inference-Header-Content-Length: " +
+        std::to_string(json.size()) + "\r\nConnection: close\r\n\r\n"));
+  }
+  // In lockstep, 32 KiB a round: every upload is part-way through when the budget fills.
+  constexpr size_t kChunk = 32 * 1024;
+  for (size_t at = 0; at < body.size(); at += kChunk) {
+    const std::string_view piece = std::string_view(body).substr(at, kChunk);
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+    for (auto& u : uploads) u->Send(std::string(size) + std::string(piece) + "\r\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  for (auto& u : uploads) u->Send("0\r\n\r\n");
+  int ok = 0, busy = 0;
+  for (auto& u : uploads) {
+    for (int i = 0; i < 1000 && !u->ClosedByServer(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const std::string status = StatusLine(u->received());
+    if (status == "HTTP/1.1 200 OK") {
+      ++ok;
+    } else {
+      EXPECT_EQ(status, "HTTP/1.1 503 Service Unavailable") << u->received().substr(0, 300);
+      EXPECT_NE(u->received().find("Retry-After: 1\r\n"), std::string::npos);
+      ++busy;
+    }
+  }
+  RecordProperty("answered_200", ok);
+  EXPECT_GE(ok, 1) << "every upload failed together";
+  EXPECT_EQ(ok + busy, kUploads);
+  // Every charge was given back: a body of nearly the whole budget's share still fits.
+  uploads.clear();
+  TestHttpClient client(Seconds(10));
+  ASSERT_TRUE(client.Connect(port_).ok());
+  auto again = client.SendRaw(
+      "POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\nInference-Header-Content-Length: " +
+      std::to_string(json.size()) + "\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\nConnection: close\r\n\r\n" + body);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(StatusLine(*again), "HTTP/1.1 200 OK") << again->substr(0, 300);
+}
+
 // The inference document is checked before it is parsed into a tree: nesting, number of
 // values and string length are bounded, each error naming its limit.
 TEST_F(HttpServerRobustnessTest, JsonDocumentsBeyondTheParseLimitsGet400) {

@@ -543,10 +543,12 @@ class Session : public std::enable_shared_from_this<Session> {
                           "' is not supported (only chunked)")});
     }
     if (parser_->is_done()) return OnRead({}, 0);
-    // A declared body is charged before it is read; a chunked one as it arrives.
-    if (const auto length = parser_->content_length(); length && !Charge(*length)) {
-      return RefuseBusy();
-    }
+    // A declared body is charged before it is read. A chunked one is charged its first
+    // ChunkedFirstCharge() now; one that outgrows it must reserve the rest of max_body at
+    // once (OnBodySome), so concurrent large uploads are admitted whole or refused early
+    // instead of each holding part of the budget and none completing (issue 37).
+    const auto length = parser_->content_length();
+    if (!Charge(length ? *length : ChunkedFirstCharge())) return RefuseBusy();
     const auto expect = parser_->get()[http::field::expect];
     if (beast::iequals(expect, "100-continue")) {
       continue_.emplace(http::status::continue_, parser_->get().version());
@@ -584,7 +586,13 @@ class Session : public std::enable_shared_from_this<Session> {
     if (state_ == State::kClosed) return;
     if (ec) return OnReadError(ec);
     body_received_ += bytes;
-    if (!parser_->content_length() && !Charge(bytes)) return RefuseBusy();
+    // A chunked body beyond its first charge: the rest of max_body, all or nothing. (The
+    // bytes read include the chunk framing; the parser holds the decoded body to max_body.)
+    const size_t whole = server_->options.max_body_bytes;
+    if (!parser_->content_length() && body_received_ > charged_ && charged_ < whole &&
+        !Charge(whole - charged_)) {
+      return RefuseBusy();
+    }
     if (parser_->is_done()) return OnRead({}, 0);
     ReadBodySome();
   }
@@ -622,6 +630,12 @@ class Session : public std::enable_shared_from_this<Session> {
     if (state_ == State::kClosed) return;
     if (ec) return OnReadError(ec);
     DisarmDrainCut();
+    // A chunked body's reservation beyond what it turned out to be is given back now.
+    if (!parser_->content_length() && charged_ > parser_->get().body().size()) {
+      const size_t excess = charged_ - parser_->get().body().size();
+      server_->ReleaseBody(excess);
+      charged_ -= excess;
+    }
     // A whole request: no longer evictable.
     if (since_ns_.exchange(0, std::memory_order_relaxed) != 0) server_->Proven(this);
     auto& req = parser_->get();
@@ -880,7 +894,13 @@ class Session : public std::enable_shared_from_this<Session> {
   bool linger_ = false;
   bool head_ = false;     // the request being answered is a HEAD
   int64_t answered_ = 0;  // responses written on this connection
-  size_t charged_ = 0;    // bytes this connection holds of the in-flight body budget
+  // A chunked body's first charge (its size is unknown until its last chunk): small, so
+  // many uploads can start before some must reserve the whole of max_body.
+  size_t ChunkedFirstCharge() const {
+    const HttpServer::Options& o = server_->options;
+    return std::min({size_t{1} << 20, o.max_inflight_body_bytes / 64, o.max_body_bytes});
+  }
+  size_t charged_ = 0;  // bytes this connection holds of the in-flight body budget
   size_t body_received_ = 0;
   Clock::time_point body_start_{};
   Clock::time_point read_cap_ = Clock::time_point::max();
