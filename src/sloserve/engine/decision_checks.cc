@@ -3,11 +3,17 @@
 namespace sloserve {
 
 BatchChecks::BatchChecks(const ProfileSuite& suite)
-    : hardware_(suite.hardware().size()), variants_(suite.variants().size()) {
+    : hardware_(suite.hardware().size()),
+      variants_(suite.variants().size()),
+      tasks_(suite.tasks().size()) {
   max_rows_.assign(hardware_ * variants_, 0);
+  servable_.assign(hardware_ * tasks_, 0);
   for (HardwareId h = 0; h < hardware_; ++h) {
     for (VariantId v = 0; v < variants_; ++v) {
-      if (!suite.BatchSizes(h, v).empty()) max_rows_[h * variants_ + v] = suite.MaxBatch(h, v);
+      if (suite.BatchSizes(h, v).empty()) continue;
+      max_rows_[h * variants_ + v] = suite.MaxBatch(h, v);
+      const TaskId t = suite.variants()[v].task;
+      if (t < tasks_) servable_[h * tasks_ + t] = 1;
     }
   }
   for (const VariantSpec& v : suite.variants()) task_of_.push_back(v.task);

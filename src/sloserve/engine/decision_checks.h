@@ -36,6 +36,10 @@ class BatchChecks {
   int32_t max_rows(HardwareId h, VariantId v) const {
     return h < hardware_ && v < variants_ ? max_rows_[h * variants_ + v] : 0;
   }
+  // Per model (indexed by TaskId), 1 when hardware `h` has a profiled variant of it.
+  const uint8_t* servable(HardwareId h) const {
+    return h < hardware_ ? servable_.data() + h * tasks_ : nullptr;
+  }
   // The model (task) of variant `v`; kNoId when unknown.
   TaskId task_of(VariantId v) const { return v < variants_ ? task_of_[v] : kNoId; }
 
@@ -48,7 +52,9 @@ class BatchChecks {
  private:
   size_t hardware_ = 0;
   size_t variants_ = 0;
+  size_t tasks_ = 0;
   std::vector<int32_t> max_rows_;  // [h * variants_ + v]
+  std::vector<uint8_t> servable_;  // [h * tasks_ + t]
   std::vector<TaskId> task_of_;
 };
 

@@ -711,6 +711,7 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
   ModelQueues& queues = shared ? central_ : st.queue;
   // A worker pinned to a variant serves that variant's model only.
   const TaskId only = view.pinned != kNoId ? checks_.task_of(view.pinned) : kNoId;
+  const uint8_t* servable = checks_.servable(view.hardware);
   // One round: the models in EDF order of their queues' heads until one starts a batch. A
   // model whose policy waits, idles or errs is skipped for the rest of the round (its
   // earliest wait is kept), so every round ends.
@@ -718,7 +719,9 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
   TimePoint wake = kTimeInfinite;
   // Bounded: every iteration starts a batch, declines a model, or drops at least one query.
   while (!view.busy && !queues.empty()) {
-    ModelQueues::Queue* model = queues.Earliest(table_, only, round);
+    // From the shared queue a worker takes only models its hardware serves, leaving the
+    // others to workers that do (multi-model pools of mixed hardware).
+    ModelQueues::Queue* model = queues.Earliest(table_, only, round, shared ? servable : nullptr);
     if (model == nullptr) break;
     std::deque<uint32_t>& queue = model->slots;
     if (admission_.enabled() && DropExpiredHead(queues, *model, w, shared, now)) continue;
@@ -891,7 +894,7 @@ void Engine::SendRun(WorkerId w, TimePoint now) {
   st.running = a.id;
   ++counters_.actions_sent;
   ++in_flight_;
-  AdmissionFor(st.batch_task).OnBatch(w, rows, a.expected);
+  if (admission_.enabled()) AdmissionFor(st.batch_task).OnBatch(w, rows, a.expected);
   const Duration estimate = executor_->Send(a);
   view.busy_until = now + (estimate > Duration(0) ? estimate : a.expected);
 }

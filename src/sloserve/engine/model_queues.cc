@@ -85,7 +85,7 @@ uint32_t ModelQueues::PopFront(Queue& mq) {
 }
 
 ModelQueues::Queue* ModelQueues::Earliest(const std::vector<Query>& table, TaskId only,
-                                          uint64_t round) {
+                                          uint64_t round, const uint8_t* servable) {
   Queue* best = nullptr;
   for (size_t i = 0; i < active_.size();) {
     Queue* q = active_[i];
@@ -99,6 +99,7 @@ ModelQueues::Queue* ModelQueues::Earliest(const std::vector<Query>& table, TaskI
     }
     ++i;
     if (q->declined == round || (only != kNoId && q->task != only)) continue;
+    if (servable != nullptr && q->task != kNoId && !servable[q->task]) continue;
     if (best == nullptr) {
       best = q;
       continue;

@@ -50,9 +50,11 @@ class ModelQueues {
   void Remove(Queue& q, const std::vector<uint32_t>& ascending, std::vector<uint32_t>* removed);
   uint32_t PopFront(Queue& q);
   // The non-empty queue whose head has the earliest (deadline, id), skipping queues that
-  // declined in round `round` and, when `only` is not kNoId, other models' queues; nullptr
-  // when none. Empty queues met on the way go back to the free list.
-  Queue* Earliest(const std::vector<Query>& table, TaskId only, uint64_t round);
+  // declined in round `round`, when `only` is not kNoId other models' queues, and when
+  // `servable` is given (indexed by TaskId) models it marks 0; nullptr when none. Empty
+  // queues met on the way go back to the free list.
+  Queue* Earliest(const std::vector<Query>& table, TaskId only, uint64_t round,
+                  const uint8_t* servable = nullptr);
   // The model's queue, or nullptr when it has none.
   Queue* Find(TaskId task);
   // The unpartitioned queue (by_model false): every query, (deadline, id) order.
