@@ -38,6 +38,9 @@ class ModelQueues {
   ModelQueues& operator=(ModelQueues&&) = default;
 
   bool by_model() const { return by_model_; }
+  // Queues allocated so far (reused through the free list): the most models that had
+  // queries waiting at once, not the number of models seen.
+  size_t queues_made() const { return owned_.size(); }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
