@@ -47,7 +47,23 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   }
   RETURN_IF_ERROR(ValidatePriorityLevels(options.admission.priority_levels,
                                          options.admission.default_priority));
+  const size_t num_tasks = suite->tasks().size();
+  for (size_t t = num_tasks; t < policies.model_batching.size(); ++t) {
+    if (policies.model_batching[t]) {
+      return InvalidArgumentError("engine: a batching policy for model " + std::to_string(t) +
+                                  ", which is not a task of suite " + suite->name());
+    }
+  }
+  for (size_t t = 0; t < options.model_slo.size(); ++t) {
+    if (options.model_slo[t] < Duration(0) ||
+        (t >= num_tasks && options.model_slo[t] > Duration(0)))
+      return InvalidArgumentError("engine: model_slo[" + std::to_string(t) +
+                                  "] is negative or names no task of the suite");
+  }
   std::unique_ptr<Engine> e(new Engine(suite, std::move(policies), executor, options));
+  e->central_ = ModelQueues(/*by_model=*/e->policies_.dispatch->shared_queue());
+  e->checks_ = BatchChecks(*suite);
+  if (num_tasks > 1) e->model_metrics_.resize(num_tasks);
   e->admission_ = AdmissionControl(*suite, options.task, options.slo, options.admission,
                                    e->policies_.variant_follows_load);
   const size_t num_variants = suite->variants().size();
@@ -115,6 +131,14 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   ctx.degraded = options.degraded;
   RETURN_IF_ERROR(e->policies_.dispatch->Init(ctx).WithPrefix("dispatch policy"));
   RETURN_IF_ERROR(e->policies_.batching->Init(ctx).WithPrefix("batching policy"));
+  for (TaskId t = 0; t < e->policies_.model_batching.size(); ++t) {
+    if (!e->policies_.model_batching[t]) continue;
+    PolicyContext model_ctx = ctx;
+    model_ctx.task = t;
+    model_ctx.slo = e->ModelSlo(t);
+    RETURN_IF_ERROR(e->policies_.model_batching[t]->Init(model_ctx).WithPrefix(
+        "batching policy of model '" + suite->tasks()[t].name + "'"));
+  }
   if (e->policies_.placement) {
     RETURN_IF_ERROR(e->policies_.placement->Init(ctx).WithPrefix("placement policy"));
   }
@@ -145,43 +169,27 @@ uint32_t Engine::AllocSlot(const Query& q) {
   return static_cast<uint32_t>(table_.size() - 1);
 }
 
-bool Engine::InsertByDeadline(std::deque<uint32_t>* queue, uint32_t slot,
-                              const std::vector<Query>& table) {
-  // Deadlines mostly arrive in order: search from the back.
-  const Query& q = table[slot];
-  auto it = queue->end();
-  while (it != queue->begin()) {
-    const Query& prev = table[*(it - 1)];
-    if (prev.deadline < q.deadline || (prev.deadline == q.deadline && prev.id < q.id)) break;
-    --it;
-  }
-  const bool at_back = it == queue->end();
-  queue->insert(it, slot);
-  return at_back;
+Duration Engine::ModelSlo(TaskId task) const {
+  if (task < options_.model_slo.size() && options_.model_slo[task] > Duration(0))
+    return options_.model_slo[task];
+  if (task == options_.task) return options_.slo;
+  return task < suite_->tasks().size() ? suite_->tasks()[task].default_slo : options_.slo;
 }
 
-void Engine::RemovePositions(std::deque<uint32_t>* queue, const std::vector<uint32_t>& ascending,
-                             std::vector<uint32_t>* removed) {
-  removed->clear();
-  if (ascending.empty()) return;
-  bool prefix = ascending.back() + 1 == ascending.size();
-  if (prefix) {  // the common case: the front of the queue
-    for (size_t i = 0; i < ascending.size(); ++i) {
-      removed->push_back(queue->front());
-      queue->pop_front();
+AdmissionControl& Engine::AdmissionFor(TaskId task) {
+  if (task == options_.task || task >= suite_->tasks().size()) return admission_;
+  if (model_admission_.size() <= task) model_admission_.resize(task + 1);
+  std::unique_ptr<AdmissionControl>& a = model_admission_[task];
+  if (!a) {
+    a = std::make_unique<AdmissionControl>(*suite_, task, ModelSlo(task), options_.admission,
+                                           policies_.variant_follows_load);
+    std::vector<std::pair<WorkerId, HardwareId>> serving;
+    for (const WorkerView& v : views_) {
+      if (v.active) serving.emplace_back(v.id, v.hardware);
     }
-    return;
+    a->SetActiveWorkers(serving);
   }
-  for (uint32_t p : ascending) removed->push_back((*queue)[p]);
-  size_t out = 0, next = 0;
-  for (size_t i = 0; i < queue->size(); ++i) {
-    if (next < ascending.size() && ascending[next] == i) {
-      ++next;
-      continue;
-    }
-    (*queue)[out++] = (*queue)[i];
-  }
-  queue->resize(out);
+  return *a;
 }
 
 void Engine::SetWorkerReachable(WorkerId w, bool reachable, TimePoint now) {
@@ -195,12 +203,9 @@ void Engine::SetWorkerReachable(WorkerId w, bool reachable, TimePoint now) {
   } else {
     ++unreachable_workers_;
     view.active = false;
-    for (uint32_t s : st.queue) {
-      if (central_.empty()) central_arrival_ordered_ = true;
-      if (!InsertByDeadline(&central_, s, table_)) central_arrival_ordered_ = false;
-    }
-    st.queue.clear();
-    st.arrival_ordered = true;
+    scratch_slots_.clear();
+    st.queue.TakeAll(&scratch_slots_);
+    for (uint32_t s : scratch_slots_) RequeueCentral(s);
     SyncQueueView(w);
   }
   Redispatch(now);
@@ -227,7 +232,9 @@ void Engine::SyncQueueView(WorkerId w) {
   WorkerView& v = views_[w];
   v.queue_length = states_[w].queue.size();
   int64_t rows = 0;
-  for (uint32_t s : states_[w].queue) rows += table_[s].size;
+  states_[w].queue.ForEach([&](const ModelQueues::Queue& q) {
+    for (uint32_t s : q.slots) rows += table_[s].size;
+  });
   v.queued_rows = rows;
 }
 
@@ -262,8 +269,9 @@ QueryId Engine::Submit(Query q, TimePoint now) {
     DropSlot(slot, DropReason::kUnservable, now);
     return q.id;
   }
-  if (admission_.enabled() && !admission_.Admit(system_rows_ - running_rows_ - q.size, q.size, now,
-                                                q.deadline, q.priority)) {
+  if (!model_metrics_.empty()) model_metrics_[q.task].OnArrival();
+  if (admission_.enabled() && !AdmissionFor(q.task).Admit(system_rows_ - running_rows_ - q.size,
+                                                          q.size, now, q.deadline, q.priority)) {
     DropSlot(slot, DropReason::kShed, now);
     return q.id;
   }
@@ -271,13 +279,17 @@ QueryId Engine::Submit(Query q, TimePoint now) {
     DropSlot(slot, DropReason::kQueueFull, now);
     return q.id;
   }
-  policies_.batching->OnArrival(q, now);
+  BatchingFor(q.task).OnArrival(q, now);
   ++arrivals_since_plan_;
   if (policies_.placement) {
     const PlacementDecision d = policies_.placement->Place(q, views_, machines_, now);
     if (d.prefetch_worker != kNoId) {
       if (d.prefetch_worker >= views_.size() || d.prefetch_variant >= suite_->variants().size()) {
         Invalid(options_.names.placement, "prefetch of an unknown worker or variant");
+      } else if (checks_.max_rows(views_[d.prefetch_worker].hardware, d.prefetch_variant) <= 0) {
+        Invalid(options_.names.placement,
+                "prefetch of variant '" + suite_->variants()[d.prefetch_variant].name +
+                    "', not profiled on the hardware of " + views_[d.prefetch_worker].name);
       } else if (!views_[d.prefetch_worker].busy &&
                  views_[d.prefetch_worker].phase == WorkerPhase::kActive &&
                  views_[d.prefetch_worker].residency[d.prefetch_variant] == Residency::kAbsent) {
@@ -303,13 +315,12 @@ QueryId Engine::Submit(Query q, TimePoint now) {
         DropSlot(slot, DropReason::kInternal, now);
         return q.id;
       }
-      EnqueueOnWorker(slot, d.worker, now);
+      EnqueueOnWorker(slot, d.worker, options_.names.placement, now);
       TryStart(d.worker, now);
       return q.id;
     }
   }
-  if (central_.empty()) central_arrival_ordered_ = true;
-  if (!InsertByDeadline(&central_, slot, table_)) central_arrival_ordered_ = false;
+  RequeueCentral(slot);
   Redispatch(now);
   return q.id;
 }
@@ -324,9 +335,8 @@ bool Engine::NoWorkerReachable() const {
 
 void Engine::Redispatch(TimePoint now) {
   if (unreachable_workers_ > 0 && !central_.empty() && NoWorkerReachable()) {
-    std::deque<uint32_t> central;
-    central.swap(central_);
-    central_arrival_ordered_ = true;
+    std::vector<uint32_t> central;
+    central_.TakeAll(&central);
     for (uint32_t s : central) DropSlot(s, DropReason::kExecutorError, now);
     return;
   }
@@ -338,18 +348,19 @@ void Engine::Redispatch(TimePoint now) {
 }
 
 void Engine::RunDispatch(TimePoint now) {
-  if (central_.empty()) return;
+  // Under the shared-queue topology workers batch from the central queue themselves.
+  if (central_.empty() || central_.by_model()) return;
+  ModelQueues::Queue& pending = central_.All();
   assignments_.clear();
-  policies_.dispatch->Assign(QueueView(&central_, &table_), views_, now, &assignments_);
+  policies_.dispatch->Assign(QueueView(&pending.slots, &table_), views_, now, &assignments_);
   if (assignments_.empty()) return;
   if (assignments_.size() == 1 && assignments_[0].position == 0) {
     // The usual case (one arrival, dispatched at once): the queue's head to one worker,
     // without the general path's sort, checks and position lists.
     const WorkerId w = assignments_[0].worker;
     if (w < states_.size() && views_[w].active) {
-      const uint32_t slot = central_.front();
-      central_.pop_front();
-      if (EnqueueOnWorker(slot, w, now)) TryStart(w, now);
+      const uint32_t slot = central_.PopFront(pending);
+      if (EnqueueOnWorker(slot, w, options_.names.dispatch, now)) TryStart(w, now);
       return;
     }
   }
@@ -359,10 +370,10 @@ void Engine::RunDispatch(TimePoint now) {
   size_t kept = 0;
   for (size_t i = 0; i < assignments_.size(); ++i) {
     const Assignment& a = assignments_[i];
-    if (a.position >= central_.size()) {
+    if (a.position >= pending.slots.size()) {
       Invalid(options_.names.dispatch, "position " + std::to_string(a.position) +
                                            " beyond the queue of " +
-                                           std::to_string(central_.size()));
+                                           std::to_string(pending.slots.size()));
       continue;
     }
     if (kept > 0 && assignments_[kept - 1].position == a.position) {
@@ -376,7 +387,7 @@ void Engine::RunDispatch(TimePoint now) {
   if (assignments_.empty()) return;
   positions_.clear();
   for (const Assignment& a : assignments_) positions_.push_back(a.position);
-  RemovePositions(&central_, positions_, &removed_);
+  central_.Remove(pending, positions_, &removed_);
   touched_.clear();
   for (size_t i = 0; i < assignments_.size(); ++i) {
     uint32_t slot = removed_[i];
@@ -389,22 +400,26 @@ void Engine::RunDispatch(TimePoint now) {
       DropSlot(slot, DropReason::kInternal, now);
       continue;
     }
-    if (EnqueueOnWorker(slot, w, now)) touched_.push_back(w);
+    if (EnqueueOnWorker(slot, w, options_.names.dispatch, now)) touched_.push_back(w);
   }
   for (WorkerId w : touched_) TryStart(w, now);
 }
 
-bool Engine::EnqueueOnWorker(uint32_t slot, WorkerId w, TimePoint now) {
+bool Engine::EnqueueOnWorker(uint32_t slot, WorkerId w, const std::string& by, TimePoint now) {
   WorkerState& st = states_[w];
   if (st.queue.size() >= options_.max_worker_queue) {
     DropSlot(slot, DropReason::kQueueFull, now);
     return false;
   }
-  if (st.queue.empty()) st.arrival_ordered = true;
-  // Ids grow with arrival, so back-insertions keep arrival order too.
-  bool at_back = InsertByDeadline(&st.queue, slot, table_);
-  bool id_order = st.queue.size() < 2 || table_[st.queue[st.queue.size() - 2]].id < table_[slot].id;
-  if (!at_back || !id_order) st.arrival_ordered = false;
+  // A worker pinned to a variant serves that variant's model only.
+  const VariantId pin = views_[w].pinned;
+  if (pin != kNoId && checks_.task_of(pin) != table_[slot].task) {
+    Invalid(by, "query " + std::to_string(table_[slot].id) + " sent to " + views_[w].name +
+                    ", pinned to variant '" + suite_->variants()[pin].name + "' of another model");
+    DropSlot(slot, DropReason::kInternal, now);
+    return false;
+  }
+  st.queue.Insert(slot, table_, /*check_ids=*/true);
   views_[w].queue_length = st.queue.size();
   views_[w].queued_rows += table_[slot].size;
   return true;
@@ -431,6 +446,9 @@ void Engine::RecomputeActiveCost() {
     active_cores_ += v.cores;
   }
   admission_.SetActiveWorkers(serving);
+  for (const std::unique_ptr<AdmissionControl>& a : model_admission_) {
+    if (a) a->SetActiveWorkers(serving);
+  }
 }
 
 void Engine::OnPlanTick(TimePoint now) {
@@ -470,6 +488,12 @@ void Engine::ApplyPlan(TimePoint now) {
       Invalid(options_.names.planning, "pinned variant " + std::to_string(p.pinned) + " unknown");
       continue;
     }
+    if (p.pinned != kNoId && checks_.max_rows(views_[p.worker].hardware, p.pinned) <= 0) {
+      Invalid(options_.names.planning, "pinned variant '" + suite_->variants()[p.pinned].name +
+                                           "' is not profiled on the hardware of " +
+                                           views_[p.worker].name);
+      continue;
+    }
     WorkerView& v = views_[p.worker];
     WorkerState& st = states_[p.worker];
     if (p.remove) st.removing = true;
@@ -481,6 +505,7 @@ void Engine::ApplyPlan(TimePoint now) {
     if (p.cores > 0) v.cores = p.cores;
     v.pinned = p.pinned;
     v.quota = p.quota;
+    if (v.pinned != kNoId) UnqueueOtherModels(p.worker);
   }
   // A deployment keeps at least one worker receiving queries.
   bool any = false;
@@ -498,6 +523,24 @@ void Engine::ApplyPlan(TimePoint now) {
   RecomputeActiveCost();
   // Queries waiting centrally may now have a worker.
   Redispatch(now);
+}
+
+void Engine::UnqueueOtherModels(WorkerId w) {
+  WorkerState& st = states_[w];
+  const TaskId model = checks_.task_of(views_[w].pinned);
+  bool moved = false;
+  scratch_slots_.clear();
+  st.queue.ForEach([&](const ModelQueues::Queue& q) { moved = moved || q.task != model; });
+  if (!moved) return;
+  st.queue.TakeAll(&scratch_slots_);
+  for (uint32_t s : scratch_slots_) {
+    if (table_[s].task == model) {
+      st.queue.Insert(s, table_, /*check_ids=*/true);
+    } else {
+      RequeueCentral(s);
+    }
+  }
+  SyncQueueView(w);
 }
 
 MachineId Engine::NewMachine(std::string name, HardwareId hardware) {
@@ -534,6 +577,12 @@ WorkerId Engine::AddWorker(const WorkerPlan& p, TimePoint now) {
   }
   v.residency.assign(suite_->variants().size(), Residency::kAbsent);
   v.pinned = p.pinned < suite_->variants().size() ? p.pinned : kNoId;
+  if (v.pinned != kNoId && checks_.max_rows(p.hardware, v.pinned) <= 0) {
+    Invalid(options_.names.planning, "new worker pinned to variant '" +
+                                         suite_->variants()[v.pinned].name +
+                                         "', not profiled on its hardware");
+    v.pinned = kNoId;
+  }
   v.quota = p.quota;
   v.phase = WorkerPhase::kStarting;
   v.active = false;
@@ -624,6 +673,7 @@ void Engine::SendLoad(WorkerId w, VariantId v, TimePoint now) {
   ++counters_.actions_sent;
   ++in_flight_;
   metrics_.OnColdStart();
+  if (!model_metrics_.empty()) model_metrics_[suite_->variants()[v].task].OnColdStart();
   executor_->Send(a);
 }
 
@@ -658,14 +708,27 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
   if (view.phase == WorkerPhase::kStarting || view.phase == WorkerPhase::kRetired) return;
   const bool shared = policies_.dispatch->shared_queue();
   if (shared && !view.active) return;  // retired: takes nothing more from the central queue
-  std::deque<uint32_t>& queue = shared ? central_ : st.queue;
-  // Bounded: every round starts a batch, waits, idles, or drops at least one query.
-  while (!view.busy && !queue.empty()) {
-    if (admission_.enabled() && DropExpiredHead(&queue, w, shared, now)) continue;
+  ModelQueues& queues = shared ? central_ : st.queue;
+  // A worker pinned to a variant serves that variant's model only.
+  const TaskId only = view.pinned != kNoId ? checks_.task_of(view.pinned) : kNoId;
+  const uint8_t* servable = checks_.servable(view.hardware);
+  // One round: the models in EDF order of their queues' heads until one starts a batch. A
+  // model whose policy waits, idles or errs is skipped for the rest of the round (its
+  // earliest wait is kept), so every round ends.
+  const uint64_t round = ++round_;
+  TimePoint wake = kTimeInfinite;
+  // Bounded: every iteration starts a batch, declines a model, or drops at least one query.
+  while (!view.busy && !queues.empty()) {
+    // From the shared queue a worker takes only models its hardware serves, leaving the
+    // others to workers that do (multi-model pools of mixed hardware).
+    ModelQueues::Queue* model = queues.Earliest(table_, only, round, shared ? servable : nullptr);
+    if (model == nullptr) break;
+    std::deque<uint32_t>& queue = model->slots;
+    if (admission_.enabled() && DropExpiredHead(queues, *model, w, shared, now)) continue;
     BatchDecision& d = decision_;
     d.Clear();
-    const bool ordered = shared ? central_arrival_ordered_ : st.arrival_ordered;
-    policies_.batching->NextBatch(view, QueueView(&queue, &table_, ordered), now, &d);
+    BatchingPolicy& batching = BatchingFor(model->task);
+    batching.NextBatch(view, QueueView(&queue, &table_, model->arrival_ordered), now, &d);
     const bool run = d.kind == BatchDecision::Kind::kRun && !d.take.empty();
     if (!run) d.take.clear();
     std::sort(d.take.begin(), d.take.end());
@@ -685,19 +748,30 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
         if (p < n) positions_.push_back(p);
       if (positions_.empty()) positions_.push_back(0);
       positions_.erase(std::unique(positions_.begin(), positions_.end()), positions_.end());
-      RemovePositions(&queue, positions_, &scratch_slots_);
+      queues.Remove(*model, positions_, &scratch_slots_);
       if (!shared) SyncQueueView(w);
       for (uint32_t s : scratch_slots_) DropSlot(s, DropReason::kInternal, now);
       continue;
-    }
-    if (run && admission_.enabled() &&
-        TrimLateBatch(&queue, w, shared, view.pinned != kNoId ? view.pinned : d.variant, now)) {
-      continue;  // its first query could not make it even alone: dropped, ask again
     }
     // Resolve positions to slots before the queue changes; a position in both lists runs.
     std::vector<uint32_t>& take_slots = removed_;
     take_slots.clear();
     for (uint32_t p : d.take) take_slots.push_back(queue[p]);
+    // The batch's variant (a plan's pin overrides the policy's) and the engine's checks
+    // of it (decision_checks.h): a refused batch is never applied.
+    const VariantId v = view.pinned != kNoId ? view.pinned : d.variant;
+    int64_t rows = 0;
+    const BatchFault fault =
+        run ? checks_.Check(view.hardware, v, take_slots, table_, &rows) : BatchFault::kNone;
+    if (fault != BatchFault::kNone) {
+      Invalid(options_.names.batching,
+              BatchChecks::Describe(*suite_, fault, view.hardware, v, take_slots, table_, rows));
+    } else if (run && admission_.enabled()) {
+      if (TrimLateBatch(queues, *model, w, shared, v, now))
+        continue;  // its first query could not make it even alone: dropped, ask again
+      take_slots.resize(d.take.size());  // trimmed to a prefix
+      rows = RowsOf(take_slots);
+    }
     // Dropped (policy) and rejected (unservable) positions; a position also taken runs.
     drop_slots_.clear();
     reject_slots_.clear();
@@ -723,7 +797,7 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
       positions_.erase(std::unique(positions_.begin(), positions_.end()), positions_.end());
       remove = &positions_;
     }
-    RemovePositions(&queue, *remove, &scratch_slots_);
+    queues.Remove(*model, *remove, &scratch_slots_);
     if (!shared) {
       view.queue_length = st.queue.size();
       for (uint32_t s : scratch_slots_) view.queued_rows -= table_[s].size;
@@ -733,39 +807,50 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
     for (uint32_t s : reject_slots_) DropSlot(s, DropReason::kUnservable, now);
 
     if (d.kind == BatchDecision::Kind::kWaitUntil) {
-      st.wake = std::max(d.wait_until, now + Duration(1));
-      wakes_.push({st.wake, w});
-      return;
+      wake = std::min(wake, std::max(d.wait_until, now + Duration(1)));
+      model->declined = round;
+      continue;
     }
     if (!run) {
-      if (dropped_any) continue;  // the policy cleared some queries: ask again
-      return;
+      if (!dropped_any) model->declined = round;  // else: the policy cleared some, ask again
+      continue;
     }
-    VariantId v = d.variant;
-    if (view.pinned != kNoId) v = view.pinned;  // a plan's pin overrides the batch's variant
-    if (v >= suite_->variants().size()) {       // a policy bug must not lose queries
-      Invalid(options_.names.batching, "unknown variant " + std::to_string(v));
+    if (fault != BatchFault::kNone) {
+      // A policy bug must not lose queries: the refused batch's end as `internal` (its
+      // drops and rejects, valid on their own, were applied), once each.
       for (uint32_t s : take_slots) DropSlot(s, DropReason::kInternal, now);
       continue;
     }
-    st.batch_slots.swap(take_slots);  // take_slots is scratch: no copy needed
-    running_rows_ += RowsOf(st.batch_slots);
-    st.batch_variant = v;
-    st.batch_formed = now;
-    st.lru[v] = ++use_clock_;
-    st.wake = kTimeInfinite;
-    view.busy = true;
-    ++busy_workers_;
-    view.last_variant = v;
-    if (view.residency[v] == Residency::kReady) {
-      SendRun(w, now);
-    } else {
-      // Cold start: the batch waits for the load's result (a prefetch may be loading it).
-      st.awaiting_load = v;
-      SendLoad(w, v, now);
-      view.busy_until = now + suite_->variants()[v].load_time;
-    }
+    StartBatch(w, v, model->task, take_slots, rows, now);
     return;
+  }
+  if (wake != kTimeInfinite && !view.busy) {
+    st.wake = wake;
+    wakes_.push({wake, w});
+  }
+}
+
+void Engine::StartBatch(WorkerId w, VariantId v, TaskId task, std::vector<uint32_t>& take_slots,
+                        int64_t rows, TimePoint now) {
+  WorkerView& view = views_[w];
+  WorkerState& st = states_[w];
+  st.batch_slots.swap(take_slots);  // take_slots is scratch: no copy needed
+  running_rows_ += rows;
+  st.batch_variant = v;
+  st.batch_task = task;
+  st.batch_formed = now;
+  st.lru[v] = ++use_clock_;
+  st.wake = kTimeInfinite;
+  view.busy = true;
+  ++busy_workers_;
+  view.last_variant = v;
+  if (view.residency[v] == Residency::kReady) {
+    SendRun(w, now);
+  } else {
+    // Cold start: the batch waits for the load's result (a prefetch may be loading it).
+    st.awaiting_load = v;
+    SendLoad(w, v, now);
+    view.busy_until = now + suite_->variants()[v].load_time;
   }
 }
 
@@ -809,7 +894,7 @@ void Engine::SendRun(WorkerId w, TimePoint now) {
   st.running = a.id;
   ++counters_.actions_sent;
   ++in_flight_;
-  admission_.OnBatch(w, rows, a.expected);
+  if (admission_.enabled()) AdmissionFor(st.batch_task).OnBatch(w, rows, a.expected);
   const Duration estimate = executor_->Send(a);
   view.busy_until = now + (estimate > Duration(0) ? estimate : a.expected);
 }
@@ -922,8 +1007,7 @@ void Engine::FailBatch(WorkerId w, const Status& status, TimePoint now) {
       DropSlot(s, DropReason::kExecutorError, now);
     } else {
       ++counters_.requeued;
-      if (central_.empty()) central_arrival_ordered_ = true;
-      if (!InsertByDeadline(&central_, s, table_)) central_arrival_ordered_ = false;
+      RequeueCentral(s);
       requeued = true;
     }
   }
@@ -945,6 +1029,7 @@ void Engine::OnRunResult(WorkerId w, const ActionResult& r, TimePoint now) {
   }
   const int n = static_cast<int>(st.batch_slots.size());
   metrics_.OnBatch(n, now - st.batch_formed);
+  if (!model_metrics_.empty()) model_metrics_[st.batch_task].OnBatch(n, now - st.batch_formed);
   std::vector<uint32_t> slots;
   slots.swap(st.batch_slots);
   running_rows_ -= RowsOf(slots);
@@ -979,7 +1064,7 @@ void Engine::OnRunResult(WorkerId w, const ActionResult& r, TimePoint now) {
   done.variant = st.batch_variant;
   done.duration = now - st.batch_formed;
   done.requests = completed_;
-  policies_.batching->OnBatchComplete(done);
+  BatchingFor(st.batch_task).OnBatchComplete(done);
   if (policies_.placement) policies_.placement->OnBatchComplete(done);
   MaybeRetire(w, now);
   RunDispatch(now);
@@ -1003,25 +1088,26 @@ TimePoint Engine::NextWakeup() const {
 }
 
 void Engine::DropAllQueued(TimePoint now) {
-  std::deque<uint32_t> central;
-  central.swap(central_);
-  for (uint32_t s : central) DropSlot(s, DropReason::kShutdown, now);
+  std::vector<uint32_t> slots;
+  central_.TakeAll(&slots);
+  for (uint32_t s : slots) DropSlot(s, DropReason::kShutdown, now);
   for (WorkerId w = 0; w < states_.size(); ++w) {
-    std::deque<uint32_t> q;
-    q.swap(states_[w].queue);
-    for (uint32_t s : q) DropSlot(s, DropReason::kShutdown, now);
+    slots.clear();
+    states_[w].queue.TakeAll(&slots);
+    for (uint32_t s : slots) DropSlot(s, DropReason::kShutdown, now);
     SyncQueueView(w);
   }
 }
 
-bool Engine::DropExpiredHead(std::deque<uint32_t>* queue, WorkerId w, bool shared, TimePoint now) {
+bool Engine::DropExpiredHead(ModelQueues& queues, ModelQueues::Queue& queue, WorkerId w,
+                             bool shared, TimePoint now) {
   // Queues are in deadline order: the expired ones are at the front.
   bool dropped = false;
-  while (!queue->empty() && admission_.Expired(table_[queue->front()].deadline, now)) {
-    const uint32_t slot = queue->front();
-    queue->pop_front();
+  const AdmissionControl& admission = AdmissionFor(queue.task);
+  while (!queue.slots.empty() && admission.Expired(table_[queue.slots.front()].deadline, now)) {
+    const uint32_t slot = queues.PopFront(queue);
     if (!shared) {
-      views_[w].queue_length = queue->size();
+      views_[w].queue_length = queues.size();
       views_[w].queued_rows -= table_[slot].size;
     }
     DropSlot(slot, DropReason::kExpired, now);
@@ -1030,8 +1116,9 @@ bool Engine::DropExpiredHead(std::deque<uint32_t>* queue, WorkerId w, bool share
   return dropped;
 }
 
-bool Engine::TrimLateBatch(std::deque<uint32_t>* queue, WorkerId w, bool shared, VariantId v,
-                           TimePoint now) {
+bool Engine::TrimLateBatch(ModelQueues& queues, ModelQueues::Queue& model, WorkerId w, bool shared,
+                           VariantId v, TimePoint now) {
+  const std::deque<uint32_t>* queue = &model.slots;
   // `take` is ascending and queues are in deadline order: its first query is due first,
   // and a batch that ends by that deadline ends by every one of its queries'.
   std::vector<uint32_t>& take = decision_.take;
@@ -1041,7 +1128,7 @@ bool Engine::TrimLateBatch(std::deque<uint32_t>* queue, WorkerId w, bool shared,
   if (first.deadline < now + ExpectedBatch(h, v, first.size)) {
     // Late even alone on the policy's variant: dropped before it holds the worker.
     positions_.assign(1, take[0]);
-    RemovePositions(queue, positions_, &scratch_slots_);
+    queues.Remove(model, positions_, &scratch_slots_);
     if (!shared) SyncQueueView(w);
     DropSlot(scratch_slots_[0], DropReason::kExpired, now);
     return true;
@@ -1066,16 +1153,12 @@ int64_t Engine::RowsOf(const std::vector<uint32_t>& slots) const {
 
 bool Engine::Cancel(QueryId id, TimePoint now) {
   // Rare (a client disconnected): a scan of the queues is cheap enough.
-  auto take = [&](std::deque<uint32_t>* queue, WorkerId w) {
-    for (size_t i = 0; i < queue->size(); ++i) {
-      const uint32_t slot = (*queue)[i];
-      if (table_[slot].id != id) continue;
-      queue->erase(queue->begin() + static_cast<ptrdiff_t>(i));
-      if (w != kNoId) SyncQueueView(w);
-      DropSlot(slot, DropReason::kCancelled, now);
-      return true;
-    }
-    return false;
+  auto take = [&](ModelQueues* queues, WorkerId w) {
+    uint32_t slot = 0;
+    if (!queues->Erase(id, table_, &slot)) return false;
+    if (w != kNoId) SyncQueueView(w);
+    DropSlot(slot, DropReason::kCancelled, now);
+    return true;
   };
   if (take(&central_, kNoId)) return true;
   for (WorkerId w = 0; w < states_.size(); ++w) {
@@ -1119,6 +1202,8 @@ QueryRecord Engine::RecordOf(const Query& q) {
 void Engine::Finish(uint32_t slot, QueryRecord& r) {
   double acc = r.variant < variant_accuracy_.size() ? variant_accuracy_[r.variant] : 0.0;
   metrics_.OnDone(r, acc);
+  if (!model_metrics_.empty() && r.task < model_metrics_.size())
+    model_metrics_[r.task].OnDone(r, acc);
   --in_system_;
   system_rows_ -= r.size;
   FreeSlot(slot);
@@ -1136,6 +1221,18 @@ MetricsSummary Engine::Summarize(TimePoint end) const {
   m.core_seconds = core_seconds_ + active_cores_ * dt;
   m.cost_per_hour = m.elapsed_s > 0 ? m.cost_usd * 3600.0 / m.elapsed_s : active_price_per_hour_;
   return m;
+}
+
+std::vector<MetricsSummary> Engine::SummarizeByModel(TimePoint end) const {
+  std::vector<MetricsSummary> out;
+  if (model_metrics_.empty()) {  // one task: the model's summary is the pool's
+    out.push_back(Summarize(end));
+    return out;
+  }
+  out.reserve(model_metrics_.size());
+  for (const ModelMetrics& m : model_metrics_)
+    out.push_back(m.Summarize(end, static_cast<int>(views_.size())));
+  return out;
 }
 
 }  // namespace sloserve

@@ -1,6 +1,8 @@
 #pragma once
 // The single-threaded scheduling engine (docs/architecture.md "engine"). It owns the
-// central queue, per-worker queues, worker and model-residency states; calls the
+// central queue, per-worker queues (each partitioned by model: queries of different models
+// share the pool, never a batch; docs/multi-model.md "Engine"), worker and model-residency
+// states; calls the
 // policies at decision points (arrival, action result, timer, plan tick) and applies
 // their decisions after validating them. It talks to executors only through the typed
 // worker protocol (worker_protocol.h): it sends RunBatch / LoadVariant / UnloadVariant
@@ -18,7 +20,10 @@
 #include "sloserve/core/query.h"
 #include "sloserve/core/status.h"
 #include "sloserve/engine/admission.h"
+#include "sloserve/engine/decision_checks.h"
 #include "sloserve/engine/metrics.h"
+#include "sloserve/engine/model_metrics.h"
+#include "sloserve/engine/model_queues.h"
 #include "sloserve/engine/query_record.h"
 #include "sloserve/engine/worker_protocol.h"
 #include "sloserve/policy/interfaces.h"
@@ -142,7 +147,20 @@ class Engine {
   bool RequestLoad(WorkerId w, VariantId v, TimePoint now);
   bool RequestUnload(WorkerId w, VariantId v, TimePoint now);
   const EngineCounters& counters() const { return counters_; }
+  // The pool's totals over [0, end].
   MetricsSummary Summarize(TimePoint end) const;
+  // Per model (docs/multi-model.md "Engine"): one summary per task of the suite, indexed
+  // by TaskId (a model no query asked for has arrived == 0). Counts, rates, latencies,
+  // batches, cold starts and `utilization` (the busy time of the model's batches over
+  // workers x elapsed) are the model's; they sum to Summarize's, except queries naming no
+  // task of the suite (dropped `unservable` at arrival), which are in the totals only.
+  // Cost and core fields are the pool's and stay 0 here. With a one-task suite the one
+  // entry is Summarize(end) itself (cost included); otherwise quantiles come from a
+  // coarser histogram (about 1% relative error; model_metrics.h).
+  std::vector<MetricsSummary> SummarizeByModel(TimePoint end) const;
+  // The SLO of model `task`: EngineOptions::model_slo, else `slo` for `task`, else the
+  // task's default SLO in the suite.
+  Duration ModelSlo(TaskId task) const;
   // Accounts the cores provisioned up to `end` in the time series (its last intervals'
   // core_seconds); the simulator calls it once when the run is over.
   void CloseSeries(TimePoint end);
@@ -157,12 +175,12 @@ class Engine {
     TimePoint sent;
   };
   struct WorkerState {
-    std::deque<uint32_t> queue;       // slots, deadline order
-    bool arrival_ordered = true;      // every insertion so far went to the back
+    ModelQueues queue;                // slots, per model, deadline order
     ActionId running = 0;             // the RunBatch in flight
     VariantId awaiting_load = kNoId;  // the formed batch waits for this variant's load
     TimePoint batch_formed{};         // when the current batch was formed (incl. cold start)
     VariantId batch_variant = kNoId;
+    TaskId batch_task = kNoId;          // the model of the current batch
     std::vector<uint32_t> batch_slots;  // the current batch (waiting for a load, or running)
     TimePoint wake{kTimeInfinite};
     std::vector<uint64_t> lru;                // last use per variant, for eviction
@@ -182,17 +200,28 @@ class Engine {
 
   uint32_t AllocSlot(const Query& q);
   void FreeSlot(uint32_t slot) { free_slots_.push_back(slot); }
-  // Inserts in (deadline, id) order; returns false when it did not go to the back.
-  static bool InsertByDeadline(std::deque<uint32_t>* queue, uint32_t slot,
-                               const std::vector<Query>& table);
-  void RemovePositions(std::deque<uint32_t>* queue, const std::vector<uint32_t>& ascending,
-                       std::vector<uint32_t>* removed);
+  // The batching policy of model `task` (PolicySet::model_batching, else the pool's).
+  BatchingPolicy& BatchingFor(TaskId task) {
+    return task < policies_.model_batching.size() && policies_.model_batching[task]
+               ? *policies_.model_batching[task]
+               : *policies_.batching;
+  }
+  // Admission control of model `task` (its SLO and variants); the pool's for options.task.
+  AdmissionControl& AdmissionFor(TaskId task);
+  // Re-queues `slot` centrally (a failed batch, an unreachable worker).
+  void RequeueCentral(uint32_t slot) { central_.Insert(slot, table_, /*check_ids=*/false); }
+  // Starts the batch of decision_ on worker `w` (variant `v`, queries `take_slots`).
+  void StartBatch(WorkerId w, VariantId v, TaskId task, std::vector<uint32_t>& take_slots,
+                  int64_t rows, TimePoint now);
+  // A plan pinned `w` to a variant of one model: other models' queries go back centrally.
+  void UnqueueOtherModels(WorkerId w);
   void Redispatch(TimePoint now);
   void RunDispatch(TimePoint now);
   // True when every worker not retired is unreachable (and at least one is).
   bool NoWorkerReachable() const;
-  // Queues `slot` on worker `w`; false (and the query reported dropped) when full.
-  bool EnqueueOnWorker(uint32_t slot, WorkerId w, TimePoint now);
+  // Queues `slot` on worker `w` as policy `by` decided; false (and the query reported
+  // dropped) when full, or refused when `w` is pinned to a variant of another model.
+  bool EnqueueOnWorker(uint32_t slot, WorkerId w, const std::string& by, TimePoint now);
   void TryStart(WorkerId w, TimePoint now);
   // Shared-queue dispatch: idle workers, in turn, form batches from the central queue.
   void StartIdleOnSharedQueue(TimePoint now);
@@ -234,8 +263,14 @@ class Engine {
   std::vector<Query> table_;       // slot -> query
   std::vector<uint8_t> attempts_;  // slot -> failed batches so far
   std::vector<uint32_t> free_slots_;
-  std::deque<uint32_t> central_;
-  bool central_arrival_ordered_ = true;
+  // Partitioned by model under the shared-queue topology (workers batch from it); one
+  // queue of every model otherwise (dispatch assigns from it).
+  ModelQueues central_{false};
+  BatchChecks checks_;
+  uint64_t round_ = 0;  // TryStart rounds (ModelQueues::Queue::declined)
+  // Per model, when the suite has more than one task (else the totals are the model's).
+  std::vector<ModelMetrics> model_metrics_;
+  std::vector<std::unique_ptr<AdmissionControl>> model_admission_;  // lazily, by TaskId
   size_t busy_workers_ = 0;
   size_t unreachable_workers_ = 0;  // SetWorkerReachable
   size_t next_idle_ = 0;
@@ -266,12 +301,13 @@ class Engine {
   int64_t system_rows_ = 0;
   int64_t running_rows_ = 0;
   // Drops the queue's head while its deadline can no longer be met (admission).
-  bool DropExpiredHead(std::deque<uint32_t>* queue, WorkerId w, bool shared, TimePoint now);
+  bool DropExpiredHead(ModelQueues& queues, ModelQueues::Queue& queue, WorkerId w, bool shared,
+                       TimePoint now);
   int64_t RowsOf(const std::vector<uint32_t>& slots) const;
   // Admission: trims the batching decision's `take` to the queries the profile expects
   // to finish by their deadlines; true when its first query was dropped (late even alone).
-  bool TrimLateBatch(std::deque<uint32_t>* queue, WorkerId w, bool shared, VariantId v,
-                     TimePoint now);
+  bool TrimLateBatch(ModelQueues& queues, ModelQueues::Queue& queue, WorkerId w, bool shared,
+                     VariantId v, TimePoint now);
   size_t in_flight_ = 0;
   int64_t warnings_ = 0;
 
