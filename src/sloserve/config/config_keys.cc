@@ -34,6 +34,8 @@ std::vector<KeySection> BuildSections() {
     policy.keys.push_back(std::move(option));
   }
   sections.push_back(std::move(policy));
+  sections.push_back({"Server (serve)", Copies(ServerKeys())});
+  sections.push_back({"Planning (plan kairos)", Copies(PlanKeys())});
   // `models:` entries (docs/multi-model.md): their keys as written inside an entry, shown
   // under "models[]."; not keys of a config's top level.
   KeySection models{"Models (multi-model deployments)", Copies(ModelDeploymentKeys())};
@@ -43,8 +45,6 @@ std::vector<KeySection> BuildSections() {
     models.keys.push_back(std::move(entry));
   }
   sections.push_back(std::move(models));
-  sections.push_back({"Server (serve)", Copies(ServerKeys())});
-  sections.push_back({"Planning (plan kairos)", Copies(PlanKeys())});
   return sections;
 }
 
