@@ -11,6 +11,7 @@
 #include "sloserve/config/engine_options.h"
 #include "sloserve/config/experiment_config.h"
 #include "sloserve/config/server_config.h"
+#include "sloserve/config/model_config.h"
 #include "sloserve/config/suite_resolver.h"
 #include "sloserve/core/declared_key.h"
 #include "sloserve/grpc/tls_credentials.h"
@@ -85,14 +86,17 @@ StatusOr<ServeSetup> BuildServeSetup(
   RETURN_IF_ERROR(ValidateTlsFiles(tls));
 
   ServeSetup setup;
-  ASSIGN_OR_RETURN(ProfileSuite suite, ResolveSuite(spec.suite));
+  // `models:` (docs/multi-model.md): serve every model, the suite composed from them.
+  ASSIGN_OR_RETURN(spec.models, ModelsFromFlat(config.models, f, spec));
+  ASSIGN_OR_RETURN(ProfileSuite suite, ResolveRunSuite(spec));
   setup.suite = std::make_unique<ProfileSuite>(std::move(suite));
 
   RuntimeOptions ro;
   ro.deployment.task = spec.task;
   ro.deployment.hardware = spec.hardware;
   ro.deployment.workers = spec.workers;
-  ro.deployment.slo = spec.slo;
+  // A multi-model deployment's SLOs are its models' (each task's default in the suite).
+  ro.deployment.slo = spec.models.empty() ? spec.slo : Duration(0);
   ro.deployment.preload = spec.preload;
   ro.deployment.workers_per_machine = spec.workers_per_machine;
   ro.policy = spec.policy;

@@ -11,6 +11,7 @@
 #include "progress_bar.h"
 #include "sloserve/config/experiment_config.h"
 #include "sloserve/config/suite_resolver.h"
+#include "sloserve/report/model_table.h"
 #include "sloserve/report/run_table.h"
 #include "sloserve/sim/sweep.h"
 
@@ -79,7 +80,7 @@ Status Run(const Args& args) {
     if (!out) return UnavailableError("--records: cannot write " + args.Get("records"));
     out << "id,task,app,size,variant,worker,batch_size,arrival_us,start_us,finish_us,queue_us,"
            "service_us,met_slo,dropped,drop_reason\n";
-    ASSIGN_OR_RETURN(ProfileSuite suite, ResolveSuite(runs[0].suite));
+    ASSIGN_OR_RETURN(ProfileSuite suite, ResolveRunSuite(runs[0]));
     SimHooks hooks;
     hooks.on_record = [&](const QueryRecord& r) {
       out << r.id << ',' << suite.tasks()[r.task].name << ',' << r.app << ',' << r.size << ','
@@ -103,12 +104,15 @@ Status Run(const Args& args) {
   }
 
   if (args.Has("json")) {
-    std::cout << RunsJson(config.name, results, args.Has("series")).dump(2) << std::endl;
+    // Multi-model runs add a row per model (field `model`) after their total.
+    std::cout << RunsWithModelsJson(config.name, results, args.Has("series")).dump(2)
+              << std::endl;
   } else if (args.Has("csv")) {
     std::cout << RunsCsv(results);
   } else {
     if (!config.name.empty()) std::cout << config.name << "\n";
     std::cout << RunsTable(results);
+    std::cout << ModelTables(results);
   }
   return OkStatus();
 }

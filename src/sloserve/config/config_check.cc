@@ -9,6 +9,7 @@
 #include "sloserve/cluster/cluster_experiment.h"
 #include "sloserve/config/config_keys.h"
 #include "sloserve/config/experiment_config.h"
+#include "sloserve/config/model_config.h"
 #include "sloserve/core/did_you_mean.h"
 #include "sloserve/policy/registry.h"
 
@@ -139,6 +140,12 @@ std::vector<ConfigDiagnostic> CheckConfigText(const std::string& text, const std
     for (const auto& [key, value] : config.policies[i])
       check.CheckKey("policies[" + std::to_string(i) + "]." + key, key, value);
   }
+  for (size_t i = 0; i < config.models.size(); ++i) {
+    for (const auto& [key, value] : config.models[i]) {
+      const std::string mark = "models[" + std::to_string(i) + "]." + key;
+      if (Status s = CheckModelEntryKey(key, value); !s.ok()) check.Add(mark, mark, s.message());
+    }
+  }
   if (!check.empty()) return check.Take();
   // Rules across keys, and each run's policies and their options.
   const bool serve_config =
@@ -148,6 +155,14 @@ std::vector<ConfigDiagnostic> CheckConfigText(const std::string& text, const std
   StatusOr<std::vector<RunSpec>> runs = ExpandRuns(config);
   if (!runs.ok() && serve_config) {
     StatusOr<RunSpec> one = RunSpecFromFlat(config.base, /*with_workload=*/false);
+    if (one.ok() && !config.models.empty()) {
+      StatusOr<std::vector<ModelSpec>> models = ModelsFromFlat(config.models, config.base, *one);
+      if (models.ok()) {
+        one->models = std::move(*models);
+      } else {
+        one = models.status();
+      }
+    }
     runs = one.ok() ? StatusOr<std::vector<RunSpec>>(std::vector<RunSpec>{*one}) : one.status();
   }
   if (!runs.ok()) {

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "sloserve/config/model_config.h"
 #include "sloserve/config/run_config.h"
 #include "sloserve/config/server_config.h"
 #include "sloserve/policy/registry.h"
@@ -35,6 +36,15 @@ std::vector<KeySection> BuildSections() {
   sections.push_back(std::move(policy));
   sections.push_back({"Server (serve)", Copies(ServerKeys())});
   sections.push_back({"Planning (plan kairos)", Copies(PlanKeys())});
+  // `models:` entries (docs/multi-model.md): their keys as written inside an entry, shown
+  // under "models[]."; not keys of a config's top level.
+  KeySection models{"Models (multi-model deployments)", Copies(ModelDeploymentKeys())};
+  for (const KeyDecl* k : ModelEntryKeys()) {
+    KeyDecl entry = *k;
+    entry.name = std::string(kModelEntryPrefix) + entry.name;
+    models.keys.push_back(std::move(entry));
+  }
+  sections.push_back(std::move(models));
   return sections;
 }
 
@@ -60,6 +70,10 @@ const std::vector<std::string>* PolicyNamesOfKind(const std::string& kind) {
   return it == kinds.end() ? nullptr : &it->second;
 }
 
+bool IsModelEntryKeyName(const std::string& name) {
+  return name.rfind(kModelEntryPrefix, 0) == 0;
+}
+
 const std::vector<KeySection>& ConfigSections() {
   static const std::vector<KeySection> sections = BuildSections();
   return sections;
@@ -69,7 +83,9 @@ const KeyDecl* FindConfigKey(const std::string& key) {
   static const std::map<std::string, const KeyDecl*> index = [] {
     std::map<std::string, const KeyDecl*> m;
     for (const KeySection& s : ConfigSections())
-      for (const KeyDecl& k : s.keys) m.emplace(k.name, &k);
+      for (const KeyDecl& k : s.keys) {
+        if (!IsModelEntryKeyName(k.name)) m.emplace(k.name, &k);
+      }
     return m;
   }();
   auto it = index.find(key);
@@ -80,7 +96,9 @@ const std::vector<std::string>& ConfigKeyNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
     for (const KeySection& s : ConfigSections())
-      for (const KeyDecl& k : s.keys) out.push_back(k.name);
+      for (const KeyDecl& k : s.keys) {
+        if (!IsModelEntryKeyName(k.name)) out.push_back(k.name);
+      }
     return out;
   }();
   return names;

@@ -15,7 +15,11 @@ struct KeySection {
   std::vector<KeyDecl> keys;
 };
 
-// Keys grouped for docs/config.md; policy options named "policy.<option>".
+// Keys grouped for docs/config.md; policy options named "policy.<option>", the keys of a
+// `models:` entry "models[].<key>" (they are not top-level keys: FindConfigKey and
+// ConfigKeyNames leave them out).
+inline constexpr char kModelEntryPrefix[] = "models[].";
+bool IsModelEntryKeyName(const std::string& name);
 const std::vector<KeySection>& ConfigSections();
 // The declaration of a dotted key ("workload.load_qps", "policy.variant"), or null.
 const KeyDecl* FindConfigKey(const std::string& key);

@@ -5,6 +5,7 @@
 
 #include "sloserve/cluster/cluster_experiment.h"
 #include "sloserve/config/config_keys.h"
+#include "sloserve/config/model_config.h"
 #include "sloserve/policy/registry.h"
 
 namespace sloserve {
@@ -115,6 +116,24 @@ Json PolicySchema() {
   return p;
 }
 
+// One entry of `models:` (docs/multi-model.md): its keys, and a policy of which only
+// batching, selection and options differ per model.
+Json ModelSchema() {
+  Json m = ObjectSchema();
+  m["description"] = "a model of a multi-model deployment (docs/multi-model.md)";
+  for (const KeyDecl* k : ModelEntryKeys()) {
+    if (k->name.rfind("policy.", 0) == 0) continue;
+    Place(&m, k->name, ValueSchema(*k));
+  }
+  Json policy = PolicySchema();
+  policy["description"] = "its batching and selection where they differ from the pool's";
+  for (const char* pool_wide : {"dispatch", "placement", "planning", "name"})
+    policy["properties"].erase(pool_wide);
+  m["properties"]["policy"] = std::move(policy);
+  m["required"] = Json::array({"name"});
+  return m;
+}
+
 // Keys of a cluster experiment that hold a list or a mapping (or, for cluster.machines,
 // a count or a list): their shape is checked when the experiment reads them.
 bool IsStructuredClusterKey(const std::string& name) {
@@ -150,6 +169,7 @@ std::string ConfigJsonSchema() {
   sweep["description"] = "lists of values: one run per combination";
   for (const KeySection& section : ConfigSections()) {
     for (const KeyDecl& k : section.keys) {
+      if (IsModelEntryKeyName(k.name)) continue;  // in $defs/model
       const Json value = ValueSchema(k);
       Json axis;
       axis["anyOf"] =
@@ -164,6 +184,9 @@ std::string ConfigJsonSchema() {
   root["properties"]["policies"] =
       Json{{"type", "array"}, {"items", Json{{"$ref", "#/$defs/policy"}}}};
   root["properties"]["sweep"] = sweep;
+  root["properties"]["models"] =
+      Json{{"type", "array"}, {"minItems", 1}, {"items", Json{{"$ref", "#/$defs/model"}}}};
+  defs["model"] = ModelSchema();
   defs["experiment"] = root;
   defs["cluster_experiment"] = ClusterSchema();
   Json out;

@@ -16,4 +16,21 @@ EngineOptions EngineOptionsFor(const RunSpec& spec, Face face) {
   return o;
 }
 
+Status AddModelOverrides(const RunSpec& spec, const ProfileSuite& suite, PolicySet* policies,
+                         EngineOptions* options) {
+  if (spec.models.empty()) return OkStatus();
+  if (suite.tasks().size() != spec.models.size())
+    return InternalError("the suite was not composed from the run's models (ResolveRunSuite)");
+  options->model_slo.assign(spec.models.size(), Duration(0));
+  for (size_t i = 0; i < spec.models.size(); ++i) {
+    options->model_slo[i] = suite.tasks()[i].default_slo;
+    if (!spec.models[i].policy) continue;
+    StatusOr<PolicySet> set = MakePolicySet(*spec.models[i].policy);
+    if (!set.ok()) return set.status().WithPrefix("'" + spec.models[i].origin + ".policy'");
+    policies->model_batching.resize(spec.models.size());
+    policies->model_batching[i] = std::move(set->batching);
+  }
+  return OkStatus();
+}
+
 }  // namespace sloserve

@@ -13,4 +13,11 @@ enum class Face { kSim, kServe };
 // per-worker queue bound, the series interval and the policies' names.
 EngineOptions EngineOptionsFor(const RunSpec& spec, Face face);
 
+// Multi-model runs (docs/multi-model.md), on the suite composed from spec.models (task i =
+// models[i]): each model's SLO (EngineOptions::model_slo) and, for a model whose policy
+// differs from the pool's, its batching policy (PolicySet::model_batching). Nothing for
+// a run without models.
+Status AddModelOverrides(const RunSpec& spec, const ProfileSuite& suite, PolicySet* policies,
+                         EngineOptions* options);
+
 }  // namespace sloserve

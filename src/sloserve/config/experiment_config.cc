@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "sloserve/config/config_keys.h"
+#include "sloserve/config/model_config.h"
 #include "sloserve/core/did_you_mean.h"
 #include "sloserve/policy/registry.h"
 
@@ -40,7 +41,8 @@ Status Flatten(const YAML::Node& node, const std::string& prefix, const std::str
     std::string key =
         prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>();
     // The top level's lists are read apart (a Clone without them would lose the marks).
-    if (prefix.empty() && mark_prefix.empty() && (key == "sweep" || key == "policies")) continue;
+    if (prefix.empty() && mark_prefix.empty() && (key == "sweep" || key == "policies" || key == "models"))
+      continue;
     (*marks)[mark_prefix + key] = MarkOf(kv.first);
     if (kv.second.IsMap()) {
       RETURN_IF_ERROR(Flatten(kv.second, key, origin, mark_prefix, out, marks));
@@ -162,6 +164,22 @@ StatusOr<ExperimentConfig> ParseExperimentStructure(const std::string& text,
         cfg.policies.push_back(std::move(p));
       }
     }
+    if (root["models"]) {
+      const YAML::Node& list = root["models"];
+      cfg.marks["models"] = MarkOf(list);
+      if (!list.IsSequence())
+        return InvalidArgumentError(Where(origin, list) +
+                                    ": 'models' must be a list of models (docs/multi-model.md)");
+      for (const auto& item : list) {
+        FlatConfig m;
+        const std::string mark_prefix = "models[" + std::to_string(cfg.models.size()) + "].";
+        cfg.marks["models[" + std::to_string(cfg.models.size()) + "]"] = MarkOf(item);
+        RETURN_IF_ERROR(Flatten(item, "", origin, mark_prefix, &m, &cfg.marks));
+        cfg.models.push_back(std::move(m));
+      }
+      if (cfg.models.empty())
+        return InvalidArgumentError(Where(origin, list) + ": 'models' is an empty list");
+    }
     RETURN_IF_ERROR(Flatten(root, "", origin, "", &cfg.base, &cfg.marks));
   } catch (const YAML::Exception& e) {
     return syntax_error(e);
@@ -184,6 +202,13 @@ StatusOr<ExperimentConfig> ParseExperimentConfig(const std::string& text,
       if (!KnownKey(key))
         return UnknownConfigKey(
             WhereIs(cfg, "policies[" + std::to_string(i) + "]." + key) + ": unknown key", key);
+    }
+  }
+  for (size_t i = 0; i < cfg.models.size(); ++i) {
+    for (const auto& [key, value] : cfg.models[i]) {
+      const std::string mark = "models[" + std::to_string(i) + "]." + key;
+      if (Status s = CheckModelEntryKey(key, value); !s.ok())
+        return s.WithPrefix(WhereIs(cfg, mark) + ": '" + mark + "'");
     }
   }
   for (const auto& [key, value] : cfg.base) {
@@ -276,7 +301,19 @@ StatusOr<std::vector<RunSpec>> ExpandRuns(const ExperimentConfig& config) {
         }
         for (const auto& [k, v] : pol) taken.insert(k);
       }
-      auto spec = RunSpecFromFlat(flat);
+      // A multi-model config whose every model has its own workload has none of its own.
+      const bool own_workloads =
+          !config.models.empty() && std::all_of(config.models.begin(), config.models.end(),
+                                                [](const FlatConfig& m) { return HasOwnArrival(m); });
+      auto spec = RunSpecFromFlat(flat, /*with_workload=*/!own_workloads);
+      if (spec.ok() && !config.models.empty()) {
+        auto models = ModelsFromFlat(config.models, flat, *spec);
+        if (models.ok()) {
+          spec->models = std::move(*models);
+        } else {
+          spec = models.status();
+        }
+      }
       if (!spec.ok()) {
         std::string where;
         for (const auto& [k, v] : labels) where += (where.empty() ? "" : ", ") + k + "=" + v;

@@ -27,8 +27,12 @@ struct ExperimentConfig {
   FlatConfig base;                                                      // scalar settings
   std::vector<std::pair<std::string, std::vector<std::string>>> sweep;  // key -> values
   std::vector<FlatConfig> policies;                                     // each: policy.* keys
+  // `models:` (docs/multi-model.md): each entry's keys as written in it ("name",
+  // "workload.load_qps", "policy.batching"); empty = the one `task`.
+  std::vector<FlatConfig> models;
   // Where each key was written: "key" for base keys, "sweep.key" for sweep axes (and
-  // "sweep.key[i]" for their values), "policies[i].key" for entries of the list.
+  // "sweep.key[i]" for their values), "policies[i].key" for entries of the list,
+  // "models[i].key" for those of `models:`.
   std::map<std::string, SourceMark> marks;
 };
 

@@ -352,6 +352,17 @@ const std::vector<const KeyDecl*>& RunKeys() {
   return keys;
 }
 
+const std::vector<const KeyDecl*>& ArrivalKeys() {
+  static const std::vector<const KeyDecl*> keys = {
+      &kArrival,    &kLoadQps,   &kCv,        &kTrace,
+      &kWindowStart, &kWindowEnd, &kRateScale, &kTimeCompression};
+  return keys;
+}
+
+const KeyDecl& SloMsKey() {
+  return kSloMs;
+}
+
 const std::vector<const KeyDecl*>& PolicyNameKeys() {
   static const std::vector<const KeyDecl*> keys = {&kPolicyName,      &kPolicyDispatch,
                                                    &kPolicyBatching,  &kPolicySelection,
@@ -373,6 +384,31 @@ PolicySpec PolicyNamesFromFlat(const FlatConfig& f) {
   p.placement = TextOf(f, kPolicyPlacement);
   p.planning = TextOf(f, kPolicyPlanning);
   return p;
+}
+
+StatusOr<ArrivalSpec> ArrivalSpecFromFlat(const FlatConfig& f) {
+  const std::string config_dir = ConfigDir(f);
+  ASSIGN_OR_RETURN(double duration_s, NumberOf(f, kDurationS));
+  ArrivalSpec a;
+  ASSIGN_OR_RETURN(a.kind, ChoiceOf(f, kArrival));
+  ASSIGN_OR_RETURN(a.rate_qps, NumberOf(f, kLoadQps));  // 0 = unset (traces do not read it)
+  ASSIGN_OR_RETURN(a.cv, NumberOf(f, kCv));
+  a.trace_path = ResolveTrace(TextOf(f, kTrace), config_dir);
+  ASSIGN_OR_RETURN(a.window_start_s, IntegerOf(f, kWindowStart));
+  ASSIGN_OR_RETURN(a.window_end_s, IntegerOf(f, kWindowEnd));
+  ASSIGN_OR_RETURN(a.rate_scale, NumberOf(f, kRateScale));
+  ASSIGN_OR_RETURN(a.time_compression, NumberOf(f, kTimeCompression));
+  const bool is_trace = a.kind.find("trace") != std::string::npos;
+  a.horizon = (is_trace && !IsSet(f, kDurationS)) ? Duration(0) : SecondsF(duration_s);
+  const bool synthetic = !is_trace;
+  if (synthetic && a.rate_qps * duration_s > kMaxExpectedArrivals) {
+    std::ostringstream msg;
+    msg << "'workload.load_qps' x 'duration_s' = " << a.rate_qps * duration_s
+        << " arrivals expected, more than a run can hold (at most " << std::fixed
+        << std::setprecision(0) << kMaxExpectedArrivals << ")";
+    return InvalidArgumentError(msg.str());
+  }
+  return a;
 }
 
 StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
@@ -401,28 +437,8 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   }
   ASSIGN_OR_RETURN(int64_t seed, IntegerOf(f, kSeed));
   r.seed = static_cast<uint64_t>(seed);
-  ASSIGN_OR_RETURN(double duration_s, NumberOf(f, kDurationS));
-
-  ArrivalSpec& a = r.arrival;
-  ASSIGN_OR_RETURN(a.kind, ChoiceOf(f, kArrival));
-  ASSIGN_OR_RETURN(a.rate_qps, NumberOf(f, kLoadQps));  // 0 = unset (traces do not read it)
-  ASSIGN_OR_RETURN(a.cv, NumberOf(f, kCv));
-  a.trace_path = ResolveTrace(TextOf(f, kTrace), config_dir);
-  ASSIGN_OR_RETURN(a.window_start_s, IntegerOf(f, kWindowStart));
-  ASSIGN_OR_RETURN(a.window_end_s, IntegerOf(f, kWindowEnd));
-  ASSIGN_OR_RETURN(a.rate_scale, NumberOf(f, kRateScale));
-  ASSIGN_OR_RETURN(a.time_compression, NumberOf(f, kTimeCompression));
-  const bool is_trace = a.kind.find("trace") != std::string::npos;
-  a.horizon = (is_trace && !IsSet(f, kDurationS)) ? Duration(0) : SecondsF(duration_s);
-  const bool synthetic = !is_trace;
-  if (synthetic && a.rate_qps * duration_s > kMaxExpectedArrivals) {
-    std::ostringstream msg;
-    msg << "'workload.load_qps' x 'duration_s' = " << a.rate_qps * duration_s
-        << " arrivals expected, more than a run can hold (at most " << std::fixed
-        << std::setprecision(0) << kMaxExpectedArrivals << ")";
-    return InvalidArgumentError(msg.str());
-  }
-  if (with_workload) RETURN_IF_ERROR(ValidateArrivalSpec(a).WithPrefix("workload"));
+  ASSIGN_OR_RETURN(r.arrival, ArrivalSpecFromFlat(f));
+  if (with_workload) RETURN_IF_ERROR(ValidateArrivalSpec(r.arrival).WithPrefix("workload"));
   r.sizes = TextOf(f, kSizes);
   ASSIGN_OR_RETURN(r.app_weights, NumberListOf(f, kAppWeights));
   double total = 0;

@@ -11,6 +11,11 @@ namespace sloserve {
 
 // Every key of a run, in the order docs/config.md lists them.
 const std::vector<const KeyDecl*>& RunKeys();
+// The keys of an arrival process (workload.arrival, workload.load_qps, ...): a run's
+// `workload:` and a model's own (docs/multi-model.md).
+const std::vector<const KeyDecl*>& ArrivalKeys();
+// `slo_ms`, whose range a model's slo_ms shares.
+const KeyDecl& SloMsKey();
 // The policy's names (policy.dispatch, ...); the policies' options are declared by each
 // policy (PolicyRegistry::AllOptions).
 const std::vector<const KeyDecl*>& PolicyNameKeys();
@@ -21,6 +26,10 @@ extern const KeyDecl kPlanMaxInstancesKey;
 
 // The policy's names (policy.dispatch, ...) of `flat`, without options.
 PolicySpec PolicyNamesFromFlat(const FlatConfig& flat);
+
+// The arrival process of the workload.* keys of `flat` (and its duration_s), not yet
+// validated (ValidateArrivalSpec): a serve config has none.
+StatusOr<ArrivalSpec> ArrivalSpecFromFlat(const FlatConfig& flat);
 
 // Builds one run from flat keys. `serve` shares the keys but has no workload section,
 // so it passes with_workload = false.

@@ -14,6 +14,25 @@
 
 namespace sloserve {
 
+// One model of a multi-model deployment (`models:` in a config, docs/multi-model.md),
+// after `copies:` expanded it: a task of the run's suite served under its own name, with
+// its own variants, SLO, load, priority and (optionally) batching and selection policies.
+struct ModelSpec {
+  std::string name;                   // the served model name, unique in the run
+  std::string task;                   // a task of the run's `suite:`
+  std::vector<std::string> variants;  // the task's variants it deploys; empty = all
+  Duration slo{};                     // 0 = the task's default SLO
+  // Its own arrival process, or none: it takes `share` of the run's `workload:`.
+  std::optional<ArrivalSpec> arrival;
+  double share = 0;      // fraction of the run's workload (resolved; 0 with its own arrival)
+  int32_t priority = 0;  // admission level of its queries; 0 = the app's or the default
+  // Its batching/selection where they differ from the pool's (dispatch, placement and
+  // planning stay the run's); none = the run's policy.
+  std::optional<PolicySpec> policy;
+  // Where it was written, for errors: "models[2]" (a copy: "models[2] (copy 3)").
+  std::string origin;
+};
+
 struct RunSpec {
   std::string suite = "ramsis-image";
   std::string task;      // default: the suite's first task
@@ -50,6 +69,9 @@ struct RunSpec {
   // Virtual time an offline job (e.g. generating a missing RAMSIS policy) takes before its
   // result reaches the policy; 0 = at once.
   Duration offline_delay{};
+  // Multi-model deployments: the models the pool serves (docs/multi-model.md); empty = the
+  // one `task`. The run's suite is then composed from them (ComposeSuite), one task each.
+  std::vector<ModelSpec> models;
   // Swept / labelled parameters echoed into the result row (name -> value as text).
   std::map<std::string, std::string> labels;
 };

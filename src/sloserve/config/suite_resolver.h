@@ -5,11 +5,22 @@
 // 0.5 accuracy points, 60 models) or "synthetic:BASE:STEP:v1,v2,..." for another front.
 #include <string>
 
+#include "sloserve/config/run_spec.h"
 #include "sloserve/core/status.h"
 #include "sloserve/profile/profile.h"
+#include "sloserve/profile/suite_composition.h"
 
 namespace sloserve {
 
 StatusOr<ProfileSuite> ResolveSuite(const std::string& name);
+
+// The suite a run serves: its `suite:`, or with `models:` the suite composed from them
+// (profile/suite_composition.h: task i = models[i]), each model's SLO checked against its
+// fastest variant on the pool's hardware ("impossible SLO", naming the model).
+StatusOr<ProfileSuite> ResolveRunSuite(const RunSpec& spec);
+// The models a run composes its suite from (empty without `models:`).
+std::vector<ComposedModel> ComposedModelsOf(const RunSpec& spec);
+// Runs with equal keys resolve to the same suite (sweeps share one).
+std::string RunSuiteKey(const RunSpec& spec);
 
 }  // namespace sloserve

@@ -12,6 +12,8 @@
 #include "sloserve/exec/profile_executor.h"
 #include "sloserve/profile/exec_time_model.h"
 #include "sloserve/sim/interval_latency.h"
+#include "sloserve/sim/model_metrics.h"
+#include "sloserve/workload/model_arrivals.h"
 #include "sloserve/workload/query_size_sampler.h"
 
 namespace sloserve {
@@ -41,19 +43,67 @@ class LambdaArrivals : public ArrivalSource {
 StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite,
                                   const SimHooks& hooks) {
   const auto wall_start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(Deployment dep, ResolveDeployment(suite, DeploymentSpecOf(spec)));
+  // Multi-model deployments: task i of the (composed) suite is spec.models[i].
+  const bool multi = !spec.models.empty();
+  DeploymentSpec dspec = DeploymentSpecOf(spec);
+  if (multi) dspec.slo = Duration(0);  // each model's SLO is its task's in the composed suite
+  ASSIGN_OR_RETURN(Deployment dep, ResolveDeployment(suite, dspec));
   ASSIGN_OR_RETURN(PolicySet policies, MakePolicySet(spec.policy));
-  ASSIGN_OR_RETURN(auto arrivals, MakeArrivalProcess(spec.arrival, spec.seed));
   ASSIGN_OR_RETURN(auto sizes, MakeQuerySizeSampler(spec.sizes));
-  ASSIGN_OR_RETURN(double load_qps, MeanRateQps(spec.arrival));
-  ASSIGN_OR_RETURN(RateSeries rates, EffectiveRateSeries(spec.arrival));
-  // The arrival horizon: the trace window, cut short by `duration_s` when that is set.
-  Duration horizon = rates.Span();
-  if (spec.arrival.horizon.count() > 0 && spec.arrival.horizon < horizon)
-    horizon = spec.arrival.horizon;
+  // The arrival horizon of a process: its trace window (or synthetic horizon), cut short
+  // by `duration_s` when that is set.
+  auto horizon_of = [](const ArrivalSpec& a) -> StatusOr<Duration> {
+    ASSIGN_OR_RETURN(RateSeries rates, EffectiveRateSeries(a));
+    Duration h = rates.Span();
+    if (a.horizon.count() > 0 && a.horizon < h) h = a.horizon;
+    return h;
+  };
+  std::unique_ptr<ArrivalProcess> arrivals;
+  std::unique_ptr<ModelArrivals> model_arrivals;
+  std::vector<double> model_load(spec.models.size(), 0.0);
+  double load_qps = 0;
+  Duration horizon{};
+  if (!multi) {
+    ASSIGN_OR_RETURN(arrivals, MakeArrivalProcess(spec.arrival, spec.seed));
+    ASSIGN_OR_RETURN(load_qps, MeanRateQps(spec.arrival));
+    ASSIGN_OR_RETURN(horizon, horizon_of(spec.arrival));
+  } else {
+    std::vector<ModelStream> streams;
+    bool shared = false;
+    for (const ModelSpec& m : spec.models) {
+      streams.push_back({m.name, m.share, m.arrival ? &*m.arrival : nullptr});
+      shared = shared || !m.arrival;
+    }
+    double shared_qps = 0;
+    if (shared) {
+      ASSIGN_OR_RETURN(shared_qps, MeanRateQps(spec.arrival));
+      ASSIGN_OR_RETURN(horizon, horizon_of(spec.arrival));
+    }
+    for (size_t i = 0; i < spec.models.size(); ++i) {
+      const ModelSpec& m = spec.models[i];
+      if (!m.arrival) {
+        model_load[i] = m.share * shared_qps;
+      } else {
+        ASSIGN_OR_RETURN(model_load[i], MeanRateQps(*m.arrival));
+        ASSIGN_OR_RETURN(Duration h, horizon_of(*m.arrival));
+        horizon = std::max(horizon, h);
+      }
+      load_qps += model_load[i];
+    }
+    ASSIGN_OR_RETURN(model_arrivals, ModelArrivals::Create(spec.arrival, streams, spec.seed));
+  }
   const double horizon_us = static_cast<double>(horizon.count());
 
-  ProfileExecutor executor(ServiceTimeModel(&suite, spec.service, spec.seed));
+  ProfileExecutor profile_executor(ServiceTimeModel(&suite, spec.service, spec.seed));
+  // Multi-model runs: per-model rows from the per-query records, cold starts per model.
+  std::optional<ModelMetrics> model_metrics;
+  std::optional<ModelLoadCounter> load_counter;
+  if (multi) {
+    model_metrics.emplace(&suite, spec.series_interval);
+    load_counter.emplace(&profile_executor, &*model_metrics);
+  }
+  WorkerExecutor& executor =
+      load_counter ? static_cast<WorkerExecutor&>(*load_counter) : profile_executor;
   DriverOptions dopts;
   dopts.plan_interval = spec.plan_interval;
   dopts.offline_delay = spec.offline_delay;
@@ -62,14 +112,16 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   eopts.task = dep.task;
   eopts.slo = dep.slo;
   eopts.submit_offline = driver.OfflineSubmitter();  // inline, result after offline_delay
+  RETURN_IF_ERROR(AddModelOverrides(spec, suite, &policies, &eopts));
   // Declared before the engine so it outlives the engine's sink.
   std::optional<IntervalLatencies> interval_latency;
   ASSIGN_OR_RETURN(auto engine, Engine::Create(&suite, dep.workers, std::move(policies), &executor,
                                                eopts, spec.seed));
-  if (spec.series_latency) {
-    interval_latency.emplace(spec.series_interval);
+  if (spec.series_latency) interval_latency.emplace(spec.series_interval);
+  if (interval_latency || model_metrics) {
     engine->set_sink([&](const QueryRecord& r) {
-      interval_latency->Add(r);
+      if (interval_latency) interval_latency->Add(r);
+      if (model_metrics) model_metrics->OnRecord(r);
       if (hooks.on_record) hooks.on_record(r);
     });
   } else if (hooks.on_record) {
@@ -102,23 +154,35 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   };
   RunResult result;
   result.spec = spec;
-  result.spec.task = suite.tasks()[dep.task].name;
+  result.spec.task = multi ? std::to_string(spec.models.size()) + " models"
+                          : suite.tasks()[dep.task].name;
   // A mix stays as written ("type:count,..."); a single type gets its resolved name.
   const bool mix = spec.hardware.find_first_of(":,") != std::string::npos;
   result.spec.hardware = mix ? spec.hardware : suite.hardware()[dep.hardware].name;
   result.spec.workers = static_cast<int>(dep.workers.size());
-  result.spec.slo = dep.slo;
+  result.spec.slo = multi ? Duration(0) : dep.slo;  // multi-model: each model's, in its row
   result.load_qps = load_qps;
   int last_progress = -1;
+  size_t next_model = 0;  // the model of the next arrival (multi-model runs)
   LambdaArrivals source(
-      [&] { return arrivals->Next(); },
+      [&]() -> std::optional<TimePoint> {
+        if (!model_arrivals) return arrivals->Next();
+        const std::optional<ModelArrivals::Arrival> a = model_arrivals->Next();
+        if (!a) return std::nullopt;
+        next_model = a->model;
+        return a->at;
+      },
       [&](Engine& e, TimePoint now) {
         Query q;
-        q.task = dep.task;
+        q.task = multi ? static_cast<TaskId>(next_model) : dep.task;
         q.size = sizes->Sample(size_rng);
         q.app = std::min<AppId>(draw_app(), static_cast<AppId>(app_cum.size() - 1));
         if (q.app < spec.app_priorities.size()) q.priority = spec.app_priorities[q.app];
-        q.deadline = now + (spec.slo_mix.empty() ? dep.slo : draw_slo());
+        if (multi && spec.models[next_model].priority > 0)
+          q.priority = spec.models[next_model].priority;
+        q.deadline = now + (multi                   ? suite.tasks()[q.task].default_slo
+                            : spec.slo_mix.empty() ? dep.slo
+                                                   : draw_slo());
         e.Submit(q, now);
         if (hooks.on_progress && horizon_us > 0) {
           int pct = static_cast<int>(100.0 * static_cast<double>(now.time_since_epoch().count()) /
@@ -144,6 +208,23 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   TimePoint end = std::max(now, TimePoint(horizon));
   engine->CloseSeries(end);
   result.summary = engine->Summarize(end);
+  if (model_metrics) {
+    const std::vector<MetricsSummary> per_model =
+        model_metrics->Summarize(end, static_cast<int>(dep.workers.size()));
+    for (size_t i = 0; i < spec.models.size(); ++i) {
+      const ModelSpec& m = spec.models[i];
+      ModelResult mr;
+      mr.name = m.name;
+      mr.task = m.task.empty() ? "" : m.task;
+      mr.load_qps = model_load[i];
+      mr.share = m.arrival ? 0.0 : m.share;
+      mr.slo = suite.tasks()[i].default_slo;
+      mr.priority = m.priority;
+      if (m.policy) mr.policy = m.policy->batching + "/" + m.policy->selection;
+      mr.summary = per_model[i];
+      result.models.push_back(std::move(mr));
+    }
+  }
   result.series = engine->metrics().series();
   result.series_interval = spec.series_interval;
   if (interval_latency)

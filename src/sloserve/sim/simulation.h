@@ -16,6 +16,18 @@ namespace sloserve {
 
 class Engine;
 
+// One model's outcome in a multi-model run (docs/multi-model.md).
+struct ModelResult {
+  std::string name;       // the served model name
+  std::string task;       // the suite task it deploys
+  double load_qps = 0;    // its mean offered load
+  double share = 0;       // its share of the run's workload (0: a workload of its own)
+  Duration slo{};         // its SLO
+  int32_t priority = 0;   // its admission level (0 = default)
+  std::string policy;     // its batching/selection where they differ, else ""
+  MetricsSummary summary;  // its queries only; cold starts = loads of its variants
+};
+
 struct RunResult {
   RunSpec spec;
   double load_qps = 0;  // mean offered load of the arrival process
@@ -25,6 +37,9 @@ struct RunResult {
   // p99 latency (ms) of the completed queries that arrived in each series interval,
   // parallel to `series`; empty unless spec.series_latency.
   std::vector<double> series_p99_ms;
+  // Multi-model runs: one entry per model, in spec.models order (their counts sum to
+  // the summary's); empty for a single-model run.
+  std::vector<ModelResult> models;
   int64_t events = 0;  // arrivals + completions + timer wake-ups processed
   double wall_s = 0;   // wall time of the run
 };
@@ -39,6 +54,7 @@ struct SimHooks {
   std::function<void(double)> on_progress;
 };
 
+// `suite` is the run's (ResolveRunSuite: composed from spec.models when it has some).
 StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite,
                                   const SimHooks& hooks = {});
 

@@ -14,10 +14,12 @@ StatusOr<std::vector<RunResult>> RunSweep(
     const std::vector<RunSpec>& runs, int jobs,
     const std::function<void(const SweepProgress&)>& progress) {
   std::map<std::string, std::unique_ptr<ProfileSuite>> suites;
+  // Keyed by suite and models: a multi-model run serves the suite composed from them.
   for (const RunSpec& r : runs) {
-    if (suites.count(r.suite)) continue;
-    ASSIGN_OR_RETURN(ProfileSuite s, ResolveSuite(r.suite));
-    suites[r.suite] = std::make_unique<ProfileSuite>(std::move(s));
+    const std::string key = RunSuiteKey(r);
+    if (suites.count(key)) continue;
+    ASSIGN_OR_RETURN(ProfileSuite s, ResolveRunSuite(r));
+    suites[key] = std::make_unique<ProfileSuite>(std::move(s));
   }
   // Slot i is written by the one thread that took run i, and read after the join.
   std::vector<std::optional<StatusOr<RunResult>>> results(runs.size());
@@ -51,7 +53,7 @@ StatusOr<std::vector<RunResult>> RunSweep(
         shared.fractions[i] = f;
         report();
       };
-      auto r = RunSimulation(runs[i], *suites[runs[i].suite], hooks);
+      auto r = RunSimulation(runs[i], *suites.at(RunSuiteKey(runs[i])), hooks);
       results[i] = std::move(r);
       MutexLock lock(shared.mu);
       shared.fractions[i] = 1.0;

@@ -1,0 +1,210 @@
+// `models:` in a config (docs/multi-model.md): expansion, defaults and errors, and the
+// suite composed from the models.
+#include "sloserve/config/model_config.h"
+
+#include <gtest/gtest.h>
+
+#include "sloserve/config/config_check.h"
+#include "sloserve/config/config_schema.h"
+#include "sloserve/config/experiment_config.h"
+#include "sloserve/config/suite_resolver.h"
+
+namespace sloserve {
+namespace {
+
+StatusOr<std::vector<RunSpec>> Runs(const std::string& yaml) {
+  ASSIGN_OR_RETURN(ExperimentConfig cfg, ParseExperimentConfig(yaml, "m.yaml"));
+  return ExpandRuns(cfg);
+}
+
+// The error of a config that parses but does not expand ("" when it expands).
+std::string ExpandError(const std::string& yaml) {
+  auto cfg = ParseExperimentConfig(yaml, "m.yaml");
+  if (!cfg.ok()) return cfg.status().message();
+  auto runs = ExpandRuns(*cfg);
+  return runs.ok() ? "" : runs.status().message();
+}
+
+const char kT5[] = R"(
+suite: t5-translation
+workers: 8
+workers_per_machine: 2
+preload: none
+duration_s: 10
+workload: {arrival: poisson, load_qps: 4}
+popularity: {zipf_s: 1}
+models:
+  - {name: small, task: translation, variants: t5-small, copies: 3, slo_ms: 5000}
+  - {name: base, task: translation, variants: t5-base, share: 0.25, priority: 1}
+  - name: own
+    task: translation
+    variants: t5-large
+    workload: {arrival: constant, load_qps: 0.5}
+    policy: {batching: fifo}
+)";
+
+TEST(ModelConfigTest, CopiesSharesAndDefaults) {
+  auto runs = Runs(kT5);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->size(), 1u);
+  const std::vector<ModelSpec>& m = (*runs)[0].models;
+  ASSERT_EQ(m.size(), 5u);
+  EXPECT_EQ(m[0].name, "small#1");
+  EXPECT_EQ(m[2].name, "small#3");
+  EXPECT_EQ(m[3].name, "base");
+  EXPECT_EQ(m[0].slo, Millis(5000));
+  EXPECT_EQ(m[3].slo, Duration(0));  // the task's default
+  EXPECT_EQ(m[3].priority, 1);
+  EXPECT_DOUBLE_EQ(m[3].share, 0.25);
+  // The other 0.75 by Zipf s = 1 over the three copies: 6/11, 3/11, 2/11 of it.
+  EXPECT_NEAR(m[0].share, 0.75 * 6 / 11, 1e-9);
+  EXPECT_NEAR(m[2].share, 0.75 * 2 / 11, 1e-9);
+  EXPECT_NEAR(m[0].share + m[1].share + m[2].share + m[3].share, 1.0, 1e-9);
+  EXPECT_FALSE(m[0].arrival.has_value());
+  ASSERT_TRUE(m[4].arrival.has_value());
+  EXPECT_EQ(m[4].arrival->kind, "constant");
+  EXPECT_EQ(m[4].arrival->horizon, Seconds(10));  // the config's duration_s
+  EXPECT_DOUBLE_EQ(m[4].share, 0);
+  ASSERT_TRUE(m[4].policy.has_value());
+  EXPECT_EQ(m[4].policy->batching, "fifo");
+  EXPECT_EQ(m[4].policy->dispatch, "round_robin");  // the pool's
+  EXPECT_FALSE(m[0].policy.has_value());
+}
+
+TEST(ModelConfigTest, WithoutModelsARunIsWhatItWas) {
+  auto runs = Runs("suite: ramsis-text\nworkload: {load_qps: 10}\n");
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  EXPECT_TRUE((*runs)[0].models.empty());
+  auto suite = ResolveRunSuite((*runs)[0]);
+  ASSERT_TRUE(suite.ok());
+  auto plain = LoadSuite("ramsis-text");
+  ASSERT_TRUE(plain.ok());
+  ASSERT_EQ(suite->variants().size(), plain->variants().size());
+  for (size_t v = 0; v < plain->variants().size(); ++v)
+    EXPECT_EQ(suite->variants()[v].name, plain->variants()[v].name);
+}
+
+TEST(ModelConfigTest, ErrorsNameTheKey) {
+  const std::string head =
+      "suite: t5-translation\nworkers: 2\nduration_s: 5\nworkload: {load_qps: 1}\n";
+  struct Case {
+    std::string models;
+    std::string expected;
+  } cases[] = {
+      {"models:\n  - {name: a, slo_msec: 5}\n", "unknown key 'slo_msec' in a model (did you mean 'slo_ms'?"},
+      {"models:\n  - {name: a}\n  - {name: a}\n", "'models[1].name': 'a' names two models"},
+      {"models:\n  - {name: a, copies: 2}\n  - {name: 'a#2'}\n", "'a#2' names two models"},
+      {"models:\n  - {name: a, share: 0.5, workload: {arrival: poisson, load_qps: 1}}\n  - {name: b}\n",
+       "'models[0].share': a model with a workload of its own takes no share"},
+      {"models:\n  - {name: a, share: 0.7}\n  - {name: b, share: 0.6}\n", "shares sum to 1.3, more than"},
+      {"models:\n  - {name: a, share: 0.3}\n  - {name: b, share: 0.3}\n", "they sum to 0.6, not 1"},
+      {"models:\n  - {name: a, share: 1}\n  - {name: b}\n", "leaving nothing for the 1 model(s)"},
+      {"models:\n  - {name: a, policy: {dispatch: jsq}}\n", "'policy.dispatch' is pool-wide"},
+      {"models:\n  - {name: a, policy: {batching: edff}}\n", "unknown policy 'edff' (did you mean 'edf'?"},
+      {"models:\n  - {name: a, priority: 3}\n", "'models[0].priority': expected a level 0..2"},
+      {"models:\n  - {name: a, share: 0}\n", "'models[0].share'"},
+      {"models:\n  - {task: translation}\n", "'models[0].name': a model needs a name"},
+      {"task: translation\nmodels:\n  - {name: a}\n", "'task': a config with models: names each model's task"},
+      {"models:\n  - {name: a, workload: {arrival: poisson, load_qps: 1}}\n",
+       "'workload.load_qps': every model has a workload of its own"},
+      {"models:\n  - {name: a, workload: {arrival: poisson}}\n", "'models[0].workload'"},
+      {"models: {name: a}\n", "'models' must be a list"},
+  };
+  for (const Case& c : cases) {
+    const std::string error = ExpandError(head + c.models);
+    EXPECT_NE(error.find(c.expected), std::string::npos)
+        << c.models << "\n  got: " << error << "\n  expected: " << c.expected;
+  }
+}
+
+TEST(ModelConfigTest, ComposedSuiteHasATaskPerModelAndDistinctCopies) {
+  auto runs = Runs(kT5);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  auto suite = ResolveRunSuite((*runs)[0]);
+  ASSERT_TRUE(suite.ok()) << suite.status().ToString();
+  auto base = LoadSuite("t5-translation");
+  ASSERT_TRUE(base.ok());
+  ASSERT_EQ(suite->tasks().size(), 5u);
+  EXPECT_EQ(suite->tasks()[1].name, "small#2");
+  EXPECT_EQ(suite->tasks()[0].default_slo, Millis(5000));
+  EXPECT_EQ(suite->tasks()[3].default_slo, base->tasks()[0].default_slo);
+  ASSERT_EQ(suite->variants().size(), 5u);  // one variant each
+  const auto v1 = suite->FindVariant("small#1/t5-small");
+  const auto v2 = suite->FindVariant("small#2/t5-small");
+  ASSERT_TRUE(v1 && v2);
+  EXPECT_NE(*v1, *v2);
+  EXPECT_EQ(suite->variants()[*v2].task, 1u);
+  EXPECT_FALSE(suite->FindVariant("t5-small").has_value());
+  const VariantId small = *base->FindVariant("t5-small");
+  EXPECT_EQ(suite->variants()[*v2].memory_mb, base->variants()[small].memory_mb);
+  EXPECT_EQ(suite->variants()[*v2].load_time, base->variants()[small].load_time);
+  ASSERT_NE(suite->Latency(0, *v2, 1), nullptr);
+  EXPECT_EQ(suite->Latency(0, *v2, 1)->Quantile(0.5), base->Latency(0, small, 1)->Quantile(0.5));
+  EXPECT_EQ(suite->hardware().size(), base->hardware().size());
+  // A model without `variants:` deploys every variant of its task.
+  auto all = Runs("suite: t5-translation\nworkload: {load_qps: 1}\nmodels: [{name: t5}]\n");
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  auto all_suite = ResolveRunSuite((*all)[0]);
+  ASSERT_TRUE(all_suite.ok());
+  EXPECT_EQ(all_suite->VariantsOfTask(0).size(), base->VariantsOfTask(0).size());
+  EXPECT_TRUE(all_suite->FindVariant("t5/t5-3b").has_value());
+}
+
+TEST(ModelConfigTest, SuiteErrorsNameTheModel) {
+  const std::string head = "suite: t5-translation\nworkload: {load_qps: 1}\n";
+  struct Case {
+    std::string models;
+    std::string expected;
+  } cases[] = {
+      {"models: [{name: a, task: transation}]",
+       "'transation' is not a task of suite t5-translation (did you mean 'translation'?"},
+      {"models: [{name: a, variants: t5-smal}]",
+       "models[0].variants: 't5-smal' is not a variant of task 'translation' of suite "
+       "t5-translation (did you mean 't5-small'?"},
+      {"models: [{name: a, variants: t5-small, slo_ms: 500}]",
+       "impossible SLO 500.000 ms: the fastest variant (a/t5-small) takes 1000.000 ms"},
+      {"models: [{name: 'a/b'}]", "has a '/'"},
+  };
+  for (const Case& c : cases) {
+    auto runs = Runs(head + c.models + "\n");
+    ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+    auto suite = ResolveRunSuite((*runs)[0]);
+    ASSERT_FALSE(suite.ok()) << c.models;
+    EXPECT_NE(suite.status().message().find(c.expected), std::string::npos)
+        << suite.status().message() << "\n  expected: " << c.expected;
+  }
+}
+
+TEST(ModelConfigTest, ConfigCheckPlacesModelErrors) {
+  const auto d = CheckConfigText(
+      "suite: t5-translation\nworkload: {load_qps: 1}\nmodels:\n  - name: a\n    coppies: 2\n"
+      "  - {name: b, slo_ms: -1}\n",
+      "c.yaml");
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].line, 5);
+  EXPECT_EQ(d[0].key, "models[0].coppies");
+  EXPECT_NE(d[0].message.find("did you mean 'copies'?"), std::string::npos) << d[0].message;
+  EXPECT_EQ(d[1].line, 6);
+  EXPECT_EQ(d[1].key, "models[1].slo_ms");
+  EXPECT_TRUE(CheckConfigText(kT5, "ok.yaml").empty());
+  // A rule across the entries points at the entry's key.
+  const auto shares = CheckConfigText(
+      "suite: t5-translation\nworkload: {load_qps: 1}\nmodels:\n  - {name: a, share: 0.7}\n"
+      "  - {name: b, share: 0.6}\n",
+      "s.yaml");
+  ASSERT_EQ(shares.size(), 1u);
+  EXPECT_NE(shares[0].message.find("more than the whole workload"), std::string::npos);
+}
+
+TEST(ModelConfigTest, SchemaAndReferenceDeclareTheModelKeys) {
+  const std::string schema = ConfigJsonSchema();
+  EXPECT_NE(schema.find("\"model\""), std::string::npos);
+  EXPECT_NE(schema.find("zipf_s"), std::string::npos);
+  const std::string reference = ConfigReferenceMarkdown();
+  for (const char* key : {"`models[].name`", "`models[].copies`", "`models[].share`",
+                          "`models[].workload.load_qps`", "`popularity.zipf_s`"})
+    EXPECT_NE(reference.find(key), std::string::npos) << key;
+}
+
+}  // namespace
+}  // namespace sloserve
