@@ -8,10 +8,13 @@
 #include "load_schedule.h"
 #include "progress_bar.h"
 #include "serve_setup.h"
+#include "sloserve/core/declared_key.h"
+#include "sloserve/core/mutex.h"
 #include "sloserve/engine/admission.h"
 #include "sloserve/loadgen/labelled_dataset.h"
 #include "sloserve/loadgen/load_generator.h"
 #include "sloserve/loadgen/model_metadata.h"
+#include "sloserve/loadgen/multi_model_load.h"
 #include "sloserve/server/access_control.h"
 
 namespace sloserve::cli {
@@ -26,7 +29,12 @@ const std::vector<FlagSpec> kFlags = {
     {"tls-key", "FILE", "HTTPS: the key of --tls-cert"},
     {"token-file", "FILE",
      "send Authorization: Bearer <the file's token> (server.require_token_for_infer)"},
-    {"model", "TASK", "model (task) to infer (default image)"},
+    {"model", "TASK[,TASK...]",
+     "model (task) to infer (default image); several, comma-separated, share the load "
+     "equally"},
+    {"models", "TASK:SHARE,...",
+     "several models at once, each with its share of the load (e.g. a:0.7,b:0.3; shares are "
+     "normalised): one report per model and the totals"},
     {"qps", "RATE", "target requests per second for synthetic arrivals (default 500)"},
     {"duration", "SECONDS", "length of a synthetic arrival process (default 10)"},
     {"arrival", "KIND", "poisson (default), gamma, constant, qps_interval_trace, rps_trace"},
@@ -72,10 +80,182 @@ void PrintHelp() {
       "(no coordinated omission). Reports achieved QPS, latency percentiles, SLO attainment\n"
       "and, with --suite, the accuracy of the answering variants (docs/loadgen.md). With the\n"
       "same --seed, --qps/--arrival and --sizes as a sim config's seed and workload, the\n"
-      "requests arrive at the same offsets with the same rows as in `sloserve sim`.\n\n"
+      "requests arrive at the same offsets with the same rows as in `sloserve sim`. Several\n"
+      "models at once (--models a:0.7,b:0.3): one run per model at its share of the load, a\n"
+      "report per model and the totals.\n\n"
       "options:\n%s\nexample: sloserve loadgen --port 8000 --model image --qps 800 --duration 10 "
       "--suite ramsis-image --json\n",
       FlagsHelp(kFlags).c_str());
+}
+
+// Several models at once (multi_model_load.h): a report per model, then the totals.
+Status RunSeveral(const Args& args, const std::vector<LoadOptions>& per_model,
+                  const std::vector<double>& shares, const ProfileSuite* suite) {
+  const bool bar_on = !args.Has("json") && StderrIsTerminal();
+  ProgressBar bar("loadgen", bar_on);
+  double scheduled = 0;
+  for (const LoadOptions& m : per_model) scheduled += static_cast<double>(m.schedule.size());
+  // Each model's thread reports its own progress; the bar shows their sum.
+  Mutex mu;
+  std::vector<int64_t> completed(per_model.size(), 0), ok(per_model.size(), 0);
+  ASSIGN_OR_RETURN(MultiModelReport report,
+                   RunMultiModelLoad(per_model, shares, [&](size_t i, const LoadProgress& p) {
+                     MutexLock lock(mu);
+                     completed[i] = p.completed;
+                     ok[i] = p.ok;
+                     int64_t c = 0, k = 0;
+                     for (size_t j = 0; j < completed.size(); ++j) {
+                       c += completed[j];
+                       k += ok[j];
+                     }
+                     bar.Update(static_cast<double>(c) / std::max(scheduled, 1.0),
+                                std::to_string(c) + " done, " + std::to_string(k) + " ok");
+                   }));
+  bar.Finish();
+  for (const std::string& w : report.total.client_bottleneck.warnings) {
+    std::fprintf(stderr, "sloserve loadgen: warning: %s\n", w.c_str());
+  }
+  if (args.Has("json")) {
+    nlohmann::json j = report.ToJson();
+    if (suite != nullptr) {
+      for (size_t i = 0; i < report.models.size(); ++i) {
+        const double a = MeanAccuracy(report.models[i].report, *suite);
+        if (a >= 0) j["models"][i]["accuracy"] = a;
+      }
+      if (const double a = MeanAccuracy(report.total, *suite); a >= 0) j["total"]["accuracy"] = a;
+    }
+    std::cout << j.dump(2) << std::endl;
+  } else {
+    std::cout << report.ToText();
+    if (suite != nullptr) {
+      if (const double a = MeanAccuracy(report.total, *suite); a >= 0)
+        std::printf("accuracy      %.3f%% (mean over answered requests, every model)\n", a);
+    }
+  }
+  return OkStatus();
+}
+
+// The models to drive and their shares of the load: --models a:0.7,b:0.3, or --model a,b
+// (equal shares), or --model a; shares normalised to sum to 1.
+StatusOr<std::vector<std::pair<std::string, double>>> ParseModels(const Args& args) {
+  if (args.Has("model") && args.Has("models"))
+    return InvalidArgumentError("--model and --models: give one of them");
+  const bool shared = args.Has("models");
+  const std::string list = shared ? args.Get("models") : args.Get("model", "image");
+  std::vector<std::pair<std::string, double>> models;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string item = list.substr(pos, comma - pos);
+    pos = comma + 1;
+    std::string name = item;
+    double share = 1;
+    if (shared) {
+      const size_t colon = item.rfind(':');
+      const std::optional<double> v =
+          colon == std::string::npos ? std::nullopt : ParseNumber(item.substr(colon + 1));
+      if (!v || !(*v > 0 && *v <= 1e6)) {
+        return InvalidArgumentError("--models: '" + item +
+                                    "': expected MODEL:SHARE with a share > 0 (e.g. a:0.7,b:0.3)");
+      }
+      name = item.substr(0, colon);
+      share = *v;
+    }
+    if (name.empty()) return InvalidArgumentError("--model: an empty model name in '" + list + "'");
+    if (std::any_of(models.begin(), models.end(), [&](const auto& m) { return m.first == name; }))
+      return InvalidArgumentError("--model: '" + name + "' is given twice");
+    models.emplace_back(name, share);
+    if (models.size() > kMaxLoadModels) {
+      return InvalidArgumentError("--model: at most " + std::to_string(kMaxLoadModels) +
+                                  " models at once");
+    }
+  }
+  double sum = 0;
+  for (const auto& m : models) sum += m.second;
+  for (auto& m : models) m.second /= sum;
+  return models;
+}
+
+// One model's options: its schedule (the arrival process at its share of the rate, its
+// own seed), its rows, and the input spec and default SLO from its metadata.
+StatusOr<LoadOptions> PrepareModel(const Args& args, LoadOptions o, const std::string& model,
+                                   double share, uint64_t seed, bool several) {
+  o.task = model;
+  const bool sized = args.Has("sizes");
+  ArrivalSpec a;
+  a.kind = args.Get("arrival", "poisson");
+  ASSIGN_OR_RETURN(a.rate_qps, args.GetDouble("qps", 500));
+  ASSIGN_OR_RETURN(a.cv, args.GetDouble("cv", 1));
+  a.trace_path = args.Get("trace", "");
+  ASSIGN_OR_RETURN(a.window_start_s, args.GetInt("window-start", 0));
+  ASSIGN_OR_RETURN(a.window_end_s, args.GetInt("window-end", -1));
+  ASSIGN_OR_RETURN(a.rate_scale, args.GetDouble("rate-scale", 1));
+  ASSIGN_OR_RETURN(a.time_compression, args.GetDouble("time-compression", 1));
+  ASSIGN_OR_RETURN(double duration,
+                   args.GetDouble("duration", a.kind.find("trace") != std::string::npos ? 0 : 10));
+  // Bounded before the conversion to microseconds (1e300 s overflowed it).
+  if (!(duration >= 0 && duration <= 366.0 * 86'400))
+    return InvalidArgumentError("--duration: must be in [0, 31622400] seconds, got " +
+                                args.Get("duration", ""));
+  a.horizon = SecondsF(duration);
+  // The model's share of the load: synthetic rates and trace rates alike.
+  a.rate_qps *= share;
+  a.rate_scale *= share;
+  ASSIGN_OR_RETURN(o.schedule, BuildSchedule(a, seed));
+  if (sized) {
+    o.sizes_label = args.Get("sizes");
+    auto sizes = DrawQuerySizes(o.sizes_label, o.schedule.size(), seed);
+    if (!sizes.ok()) return sizes.status().WithPrefix("--sizes");
+    o.request_rows = std::move(sizes).value();
+  }
+  if (several) {
+    // The connections, shared by the models in proportion to their load.
+    o.connections = std::max(1, static_cast<int>(std::lround(o.connections * share)));
+    o.max_connections =
+        std::max(o.connections, static_cast<int>(std::lround(o.max_connections * share)));
+  }
+  ASSIGN_OR_RETURN(double wait_ready, args.GetDouble("wait-ready", 600));
+  if (!(wait_ready >= 0 && wait_ready <= 86400))
+    return InvalidArgumentError("--wait-ready: must be in [0, 86400] seconds");
+  if (wait_ready > 0) {
+    Status ready = WaitUntilModelReady(
+        o.host, o.port, o.task, SecondsF(wait_ready),
+        [&](const std::string& reason) {
+          std::fprintf(stderr, "sloserve loadgen: waiting for the server%s: %s\n",
+                       several ? (" (model " + model + ")").c_str() : "", reason.c_str());
+        },
+        o.tls);
+    // An unknown model is judged below (refused, unless --input/--datatype say to send
+    // anyway and count the server's errors).
+    if (!ready.ok() && ready.code() != StatusCode::kNotFound) return ready;
+  }
+  // The input tensor the server declares, unless given, and the SLO it applies when
+  // --slo-ms is not sent (for the client-bottleneck check): KServe v2 model metadata.
+  const bool need_input = !args.Has("input") || !args.Has("datatype");
+  const bool want_shape = !args.Has("shape") && !args.Has("dataset");
+  if (need_input || want_shape || o.slo_ms <= 0) {
+    StatusOr<ModelInput> input = FetchModelInput(o.host, o.port, o.task, Seconds(5), o.tls);
+    if (input.ok()) {
+      if (!args.Has("input")) o.input_name = input->name;
+      if (!args.Has("datatype")) o.datatype = input->datatype;
+      // The declared shape, unless given: the batch dimension is each request's rows.
+      if (want_shape && !input->shape.empty()) {
+        o.shape = input->shape;
+        o.shape[0] = sized ? -1 : o.rows;
+        for (size_t i = 1; i < o.shape.size(); ++i) o.shape[i] = std::max<int64_t>(o.shape[i], 1);
+      }
+      o.default_slo_ms = input->default_slo_ms;
+    } else if (!need_input) {
+      // Only the default SLO or shape was wanted: without the SLO the send lag is not
+      // judged, without the shape ROWS,16 is sent.
+    } else if (input.status().code() != StatusCode::kInvalidArgument) {
+      return input.status();  // unreachable server or unknown model: nothing to load
+    } else {
+      std::fprintf(stderr, "sloserve loadgen: warning: %s; sending input '%s' (%s)\n",
+                   input.status().message().c_str(), o.input_name.c_str(), o.datatype.c_str());
+    }
+  }
+  return o;
 }
 
 Status Run(const Args& args) {
@@ -84,7 +264,8 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(int64_t port, args.GetInt("port", 8000));
   if (port < 1 || port > 65535) return InvalidArgumentError("--port: must be 1..65535");
   o.port = static_cast<uint16_t>(port);
-  o.task = args.Get("model", "image");
+  ASSIGN_OR_RETURN(const auto models, ParseModels(args));
+  const bool several = models.size() > 1;
   o.tls = {args.Get("tls-ca", ""), args.Get("tls-cert", ""), args.Get("tls-key", "")};
   if (o.tls.cert_file.empty() != o.tls.key_file.empty()) {
     return InvalidArgumentError("--tls-cert and --tls-key: give both or neither");
@@ -126,6 +307,7 @@ Status Run(const Args& args) {
           "--dataset: sends each sample as one row of its own shape; drop --rows, --sizes and "
           "--shape");
     }
+    if (several) return InvalidArgumentError("--dataset: with one model only");
     ASSIGN_OR_RETURN(LabelledDataset data, LoadLabelledDataset(args.Get("dataset")));
     o.shape = {1};
     o.shape.insert(o.shape.end(), data.shape.begin(), data.shape.end());
@@ -142,77 +324,24 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(double timeout, args.GetDouble("timeout", 30));
   if (timeout <= 0) return InvalidArgumentError("--timeout: must be positive");
   o.timeout = SecondsF(timeout);
-
-  ArrivalSpec a;
-  a.kind = args.Get("arrival", "poisson");
-  ASSIGN_OR_RETURN(a.rate_qps, args.GetDouble("qps", 500));
-  ASSIGN_OR_RETURN(a.cv, args.GetDouble("cv", 1));
-  a.trace_path = args.Get("trace", "");
-  ASSIGN_OR_RETURN(a.window_start_s, args.GetInt("window-start", 0));
-  ASSIGN_OR_RETURN(a.window_end_s, args.GetInt("window-end", -1));
-  ASSIGN_OR_RETURN(a.rate_scale, args.GetDouble("rate-scale", 1));
-  ASSIGN_OR_RETURN(a.time_compression, args.GetDouble("time-compression", 1));
-  ASSIGN_OR_RETURN(double duration,
-                   args.GetDouble("duration", a.kind.find("trace") != std::string::npos ? 0 : 10));
-  // Bounded before the conversion to microseconds (1e300 s overflowed it).
-  if (!(duration >= 0 && duration <= 366.0 * 86'400))
-    return InvalidArgumentError("--duration: must be in [0, 31622400] seconds, got " +
-                                args.Get("duration", ""));
-  a.horizon = SecondsF(duration);
   ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 1));
-  ASSIGN_OR_RETURN(o.schedule, BuildSchedule(a, static_cast<uint64_t>(seed)));
-  if (sized) {
-    o.sizes_label = args.Get("sizes");
-    auto sizes = DrawQuerySizes(o.sizes_label, o.schedule.size(), static_cast<uint64_t>(seed));
-    if (!sizes.ok()) return sizes.status().WithPrefix("--sizes");
-    o.request_rows = std::move(sizes).value();
-  }
 
   std::unique_ptr<ProfileSuite> suite;
   if (args.Has("suite")) {
     ASSIGN_OR_RETURN(ProfileSuite s, LoadSuite(args.Get("suite")));
     suite = std::make_unique<ProfileSuite>(std::move(s));
   }
-  ASSIGN_OR_RETURN(double wait_ready, args.GetDouble("wait-ready", 600));
-  if (!(wait_ready >= 0 && wait_ready <= 86400))
-    return InvalidArgumentError("--wait-ready: must be in [0, 86400] seconds");
-  if (wait_ready > 0) {
-    Status ready = WaitUntilModelReady(
-        o.host, o.port, o.task, SecondsF(wait_ready),
-        [](const std::string& reason) {
-          std::fprintf(stderr, "sloserve loadgen: waiting for the server: %s\n", reason.c_str());
-        },
-        o.tls);
-    // An unknown model is judged below (refused, unless --input/--datatype say to send
-    // anyway and count the server's errors).
-    if (!ready.ok() && ready.code() != StatusCode::kNotFound) return ready;
+  std::vector<LoadOptions> per_model;
+  std::vector<double> shares;
+  for (size_t i = 0; i < models.size(); ++i) {
+    // Model i's arrivals from seed + i: the first model's are those of a one-model run.
+    ASSIGN_OR_RETURN(LoadOptions m, PrepareModel(args, o, models[i].first, models[i].second,
+                                                 static_cast<uint64_t>(seed) + i, several));
+    per_model.push_back(std::move(m));
+    shares.push_back(models[i].second);
   }
-  // The input tensor the server declares, unless given, and the SLO it applies when
-  // --slo-ms is not sent (for the client-bottleneck check): KServe v2 model metadata.
-  const bool need_input = !args.Has("input") || !args.Has("datatype");
-  const bool want_shape = !args.Has("shape") && !args.Has("dataset");
-  if (need_input || want_shape || o.slo_ms <= 0) {
-    StatusOr<ModelInput> input = FetchModelInput(o.host, o.port, o.task, Seconds(5), o.tls);
-    if (input.ok()) {
-      if (!args.Has("input")) o.input_name = input->name;
-      if (!args.Has("datatype")) o.datatype = input->datatype;
-      // The declared shape, unless given: the batch dimension is each request's rows.
-      if (want_shape && !input->shape.empty()) {
-        o.shape = input->shape;
-        o.shape[0] = sized ? -1 : o.rows;
-        for (size_t i = 1; i < o.shape.size(); ++i) o.shape[i] = std::max<int64_t>(o.shape[i], 1);
-      }
-      o.default_slo_ms = input->default_slo_ms;
-    } else if (!need_input) {
-      // Only the default SLO or shape was wanted: without the SLO the send lag is not
-      // judged, without the shape ROWS,16 is sent.
-    } else if (input.status().code() != StatusCode::kInvalidArgument) {
-      return input.status();  // unreachable server or unknown model: nothing to load
-    } else {
-      std::fprintf(stderr, "sloserve loadgen: warning: %s; sending input '%s' (%s)\n",
-                   input.status().message().c_str(), o.input_name.c_str(), o.datatype.c_str());
-    }
-  }
+  if (several) return RunSeveral(args, per_model, shares, suite.get());
+  o = std::move(per_model.front());
   const bool bar_on = !args.Has("json") && StderrIsTerminal();
   ProgressBar bar("loadgen", bar_on);
   const double total = static_cast<double>(o.schedule.size());

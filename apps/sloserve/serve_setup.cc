@@ -185,19 +185,16 @@ StatusOr<ServeSetup> BuildServeSetup(
   }
   // One set of request histograms and counters for both frontends: /metrics and the
   // statistics extension count gRPC requests like HTTP ones.
-  std::vector<std::string> models;
+  const std::vector<TaskInfo> models = setup.runtime->Tasks();
   std::vector<Duration> slos = {setup.runtime->deployment().slo};
-  for (const TaskInfo& t : setup.runtime->Tasks()) {
-    models.push_back(t.name);
-    slos.push_back(t.default_slo);
-  }
+  for (const TaskInfo& t : models) slos.push_back(t.default_slo);
   // Latency histogram bounds: dense around the SLOs served, unless the config lists them.
   std::vector<double> buckets = LatencyBucketsForSlos(slos);
   if (sc.latency_buckets) {
     buckets = *sc.latency_buckets;
     RETURN_IF_ERROR(CheckLatencyBuckets(buckets).WithPrefix("server.latency_buckets"));
   }
-  setup.http.request_metrics = std::make_shared<RequestMetrics>(std::move(models), buckets);
+  setup.http.request_metrics = std::make_shared<RequestMetrics>(models, buckets);
   setup.grpc.request_metrics = setup.http.request_metrics;
   setup.http.build_revision = SLOSERVE_GIT_REVISION;
   setup.http.access = access;
@@ -243,9 +240,17 @@ StatusOr<ServeSetup> BuildServeSetup(
     i = j;
   }
   char buf[512];
-  std::snprintf(buf, sizeof buf, "suite %s, task %s, %s workers, policy %s, SLO %.0f ms",
-                setup.suite->name().c_str(), setup.suite->tasks()[d.task].name.c_str(),
-                workers.c_str(), spec.policy.Label().c_str(), ToMillis(d.slo));
+  // Several models served from the pool: named (the first 8), with how many.
+  std::string task = "task " + setup.suite->tasks()[d.task].name;
+  if (const std::vector<TaskInfo> served = setup.runtime->Tasks(); served.size() > 1) {
+    std::string names;
+    for (size_t i = 0; i < served.size() && i < 8; ++i) names += (i ? ", " : "") + served[i].name;
+    task = std::to_string(served.size()) + " models (" + names +
+           (served.size() > 8 ? ", ...)" : ")") + ", " + task;
+  }
+  std::snprintf(buf, sizeof buf, "suite %s, %s, %s workers, policy %s, SLO %.0f ms",
+                setup.suite->name().c_str(), task.c_str(), workers.c_str(),
+                spec.policy.Label().c_str(), ToMillis(d.slo));
   setup.summary = buf;
   return setup;
 }

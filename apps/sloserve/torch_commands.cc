@@ -31,7 +31,8 @@ const std::vector<FlagSpec> kMeasureFlags = {
     {"model-repository", "DIR", "the model repository to measure (required)"},
     {"out", "FILE",
      "write the suite here (default: DIR/<task>/profile.prof if absent, else a new "
-     "DIR/<task>/profile-measured[-N].prof)"},
+     "DIR/<task>/profile-measured[-N].prof; a repository of several tasks: DIR/profile.prof, "
+     "one suite of them all)"},
     {"force", "", "let --out overwrite a file tracked by git (such as a committed profile)"},
     {"batch", "LIST", "batch sizes, a,b,c or from:to (default 1,2,4,8,16,32; range 1..256)"},
     {"cores", "LIST", "core counts, one hardware type local-<N>c each (default 1)"},
@@ -50,7 +51,8 @@ void PrintMeasureHelp() {
       "batch size and core count (after warm-up), the accuracy measured on the task's\n"
       "heldout.json, the median cold start (load + warm-up) and the resident memory. The\n"
       "simulator and every policy read the result like any other suite; `serve\n"
-      "--model-repository DIR` schedules with DIR/<task>/profile.prof. docs/torch.md.\n\n"
+      "--model-repository DIR` schedules with DIR/<task>/profile.prof (a repository of\n"
+      "several tasks: DIR/profile.prof, every task in one suite). docs/torch.md.\n\n"
       "options:\n%s",
       FlagsHelp(kMeasureFlags).c_str());
 }
@@ -163,7 +165,7 @@ Status Measure(const Args& args) {
     std::fprintf(stderr, "sloserve profile measure: WARNING: %s\n", line.c_str());
   };
   // Where it goes, decided (and a tracked file refused) before the measurement.
-  const std::string task_dir = repo.tasks.front().dir;
+  const std::string task_dir = ServedProfileDir(repo);
   const std::string out = args.Has("out") ? args.Get("out") : NewProfilePath(task_dir);
   if (args.Has("out") && !args.Has("force") && TrackedByGit(out)) {
     return FailedPreconditionError(
@@ -172,8 +174,13 @@ Status Measure(const Args& args) {
   }
   ASSIGN_OR_RETURN(ProfileSuite suite, MeasureRepositoryProfile(repo, o));
   const std::string stem = std::filesystem::path(out).stem().string();
-  suite.set_name(!args.Has("out") || stem == "profile" ? repo.tasks.front().name + "-measured"
-                                                       : stem);
+  const std::string base =
+      repo.tasks.size() == 1
+          ? repo.tasks.front().name
+          : std::filesystem::path(repo.root).lexically_normal().filename().string();
+  suite.set_name(!args.Has("out") || stem == "profile"
+                     ? (base.empty() ? "repository" : base) + "-measured"
+                     : stem);
   std::ofstream file(out);
   if (!file) return UnavailableError("--out: cannot write " + out);
   file << WriteProfileText(suite);
@@ -197,18 +204,17 @@ int ProfileMeasureCommand(const std::vector<std::string>& argv) {
 
 StatusOr<TorchServing> PrepareTorchServing(const std::string& repository_dir) {
   ASSIGN_OR_RETURN(ModelRepository loaded, LoadModelRepository(repository_dir));
-  if (loaded.tasks.size() != 1) {
-    return InvalidArgumentError("--model-repository: " + repository_dir + " has " +
-                                std::to_string(loaded.tasks.size()) +
-                                " tasks; serve runs one task (one per repository)");
-  }
   auto repo = std::make_shared<ModelRepository>(std::move(loaded));
   TorchServing s;
+  // Several tasks are served together from one pool (issue 31): the deployment's task is
+  // the first; the runtime serves every task its profile has on the workers' hardware.
   s.task = repo->tasks.front().name;
+  for (const RepoTask& t : repo->tasks) s.tasks.push_back(t.name);
   s.repository_dir = repository_dir;
-  for (const RepoVariant& v : repo->tasks.front().variants)
-    s.model_files.emplace_back(v.name, v.model_path);
-  s.profile_path = repo->tasks.front().dir + "/profile.prof";
+  for (const RepoTask& t : repo->tasks) {
+    for (const RepoVariant& v : t.variants) s.model_files.emplace_back(v.name, v.model_path);
+  }
+  s.profile_path = ServedProfileDir(*repo) + "/profile.prof";
   std::error_code ec;
   if (!std::filesystem::is_regular_file(s.profile_path, ec)) {
     return FailedPreconditionError("--model-repository: " + s.profile_path +

@@ -21,8 +21,9 @@ int ProfileMeasureCommand(const std::vector<std::string>& argv);
 // What `serve --model-repository DIR` needs: the profile to schedule with and a factory of
 // TorchExecutors over the repository (kept alive by the factory).
 struct TorchServing {
-  std::string profile_path;  // DIR/<task>/profile.prof
-  std::string task;
+  std::string profile_path;        // DIR/<task>/profile.prof; several tasks: DIR/profile.prof
+  std::string task;                // the first task (the deployment's)
+  std::vector<std::string> tasks;  // every task of the repository, each served
   std::string repository_dir;
   // Each variant's model file, for the profile's freshness check (profile_freshness.h).
   std::vector<std::pair<std::string, std::string>> model_files;

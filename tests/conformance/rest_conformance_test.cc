@@ -498,7 +498,7 @@ TEST(RestConformance, StatisticsMetricsAndRepository) {
         "sloserve_queue_duration_seconds_count{" + labels + "} 3",
         "sloserve_compute_duration_seconds_bucket{" + labels + ",le=\"+Inf\"} 3",
         std::string("sloserve_requests_total{model=\"conf model\",outcome=\"invalid\","
-                    "reason=\"bad_request\"} 1")}) {
+                    "reason=\"bad_request\",variant=\"none\",slo_class=\"none\"} 1")}) {
     EXPECT_NE(r.body.find(line + "\n"), std::string::npos) << line << "\n" << r.body;
   }
   // The first batch loaded the variant (preload none), measured per variant.

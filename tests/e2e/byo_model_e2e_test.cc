@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "e2e/sloserve_paths.h"
+#include "support/http_get.h"
 #include "support/listen_port.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
@@ -163,6 +164,57 @@ TEST(ByoModelE2eTest, AChangedModelFileMakesTheProfileStale) {
                            "policy.variant=big"});
   EXPECT_EQ(fresh.exit_code, 0) << fresh.err;
   EXPECT_EQ(fresh.err.find("stale"), std::string::npos) << fresh.err;
+}
+
+// Issue 31: a repository of several tasks (models) is measured into one suite,
+// DIR/profile.prof, and served from one pool: every model listed, answered through
+// LibTorch by its own variants, and both driven at once by `loadgen --models`.
+TEST(ByoModelE2eTest, SeveralModelsInOneRepositoryAreServedFromOnePool) {
+  testing::ScopedTempDir tmp("byo");
+  const std::string repo = tmp.path() + "/repo";
+  MakeRepository(repo);  // mytask: small, big
+  const fs::path other = fs::path(repo) / "othertask" / "cnn";
+  fs::create_directories(other);
+  fs::copy_file(kRoot + "/models/digits/cnn_small/model.pt", other / "model.pt");
+  std::string config = kVariantConfig;
+  config.replace(config.find("ACC"), 3, "96.5");
+  std::ofstream(other / "config.yaml") << config;
+
+  auto measured = RunProcess(Measure(repo));
+  ASSERT_EQ(measured.exit_code, 0) << measured.err;
+  const std::string profile = ReadFile(repo + "/profile.prof");
+  EXPECT_NE(profile.find("task mytask "), std::string::npos) << profile;
+  EXPECT_NE(profile.find("task othertask "), std::string::npos) << profile;
+  EXPECT_NE(measured.err.find("wrote 3 variants to " + repo + "/profile.prof"), std::string::npos)
+      << measured.err;
+
+  Subprocess server({kBin, "serve", "--model-repository", repo, "--port", "0", "--threads", "1",
+                     "--set", "policy.selection=fixed"});
+  ASSERT_TRUE(server.WaitForStderr("sloserve: ready", std::chrono::seconds(120))) << server.err();
+  EXPECT_NE(server.err().find("2 models (mytask, othertask)"), std::string::npos) << server.err();
+  const std::string port = std::to_string(testing::ListenPort(server.err()));
+  const auto list = nlohmann::json::parse(
+      testing::HttpGetBody(static_cast<uint16_t>(std::stoi(port)), "/v2/models"), nullptr, false);
+  ASSERT_TRUE(list.is_object());
+  ASSERT_EQ(list["models"].size(), 2u) << list;
+  EXPECT_EQ(list["models"][0]["name"], "mytask");
+  EXPECT_EQ(list["models"][1]["name"], "othertask");
+
+  auto load = RunProcess({kBin, "loadgen", "--port", port, "--models", "mytask:0.5,othertask:0.5",
+                          "--qps", "40", "--duration", "1", "--json"});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  const auto report = nlohmann::json::parse(load.out);
+  ASSERT_EQ(report["models"].size(), 2u) << load.out;
+  for (const auto& row : report["models"]) {
+    EXPECT_GT(row["sent"].get<int>(), 0) << row;
+    EXPECT_EQ(row["ok"], row["sent"]) << row;
+  }
+  // Each model answered by its own variants (fixed: its most accurate).
+  EXPECT_EQ(report["models"][0]["variant_counts"].size(), 1u);
+  EXPECT_TRUE(report["models"][0]["variant_counts"].contains("big")) << load.out;
+  EXPECT_TRUE(report["models"][1]["variant_counts"].contains("cnn")) << load.out;
+  EXPECT_EQ(report["total"]["ok"].get<int>(),
+            report["models"][0]["ok"].get<int>() + report["models"][1]["ok"].get<int>());
 }
 
 // Issue 35: `profile measure` replaced the committed models/digits/profile.prof on every run.

@@ -32,6 +32,7 @@ namespace {
 
 using inference::GRPCInferenceService;
 using testing::Deadline;
+using testing::MetricSum;
 using testing::MetricValue;
 using testing::Subprocess;
 
@@ -387,15 +388,16 @@ TEST_F(GrpcServeTest, OneEngineBehindHttpAndGrpc) {
   ASSERT_GE(before, 0);
   // ... and the frontends' request histograms and outcome counters count gRPC requests
   // like HTTP ones (one RequestMetrics behind both ports).
+  // Summed over the variant and slo_class labels.
   const std::string met =
-      "sloserve_requests_total{model=\"image\",outcome=\"met\",reason=\"none\"}";
+      "sloserve_requests_total{model=\"image\",outcome=\"met\",reason=\"none\",";
   const std::string late =
-      "sloserve_requests_total{model=\"image\",outcome=\"late\",reason=\"late\"}";
+      "sloserve_requests_total{model=\"image\",outcome=\"late\",reason=\"late\",";
   const std::string invalid =
-      "sloserve_requests_total{model=\"image\",outcome=\"invalid\",reason=\"bad_request\"}";
-  auto answered = [&] { return MetricValue(http_port_, met) + MetricValue(http_port_, late); };
+      "sloserve_requests_total{model=\"image\",outcome=\"invalid\",reason=\"bad_request\",";
+  auto answered = [&] { return MetricSum(http_port_, met) + MetricSum(http_port_, late); };
   const int64_t answered_before = answered();
-  const int64_t invalid_before = MetricValue(http_port_, invalid);
+  const int64_t invalid_before = MetricSum(http_port_, invalid);
   const std::string stats_before = testing::HttpGetBody(http_port_, "/v2/models/image/stats");
   inference::ModelInferResponse resp;
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(Infer(Request(1), &resp).ok());
@@ -404,7 +406,7 @@ TEST_F(GrpcServeTest, OneEngineBehindHttpAndGrpc) {
   EXPECT_EQ(Infer(bad, &resp).error_code(), ::grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(arrived() - before, 5);
   EXPECT_EQ(answered() - answered_before, 5);
-  EXPECT_EQ(MetricValue(http_port_, invalid) - invalid_before, 1);
+  EXPECT_EQ(MetricSum(http_port_, invalid) - invalid_before, 1);
   const std::string m = testing::HttpGetBody(http_port_, "/metrics");
   EXPECT_NE(m.find("sloserve_request_duration_seconds_count{model=\"image\",variant=\""
                    "efficientnet_b0\""),

@@ -9,6 +9,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -64,6 +65,21 @@ inline int64_t MetricValue(uint16_t http_port, const std::string& series) {
   const std::string key = "\n" + series + " ";
   const size_t at = m.find(key);
   return at == std::string::npos ? -1 : std::llround(std::stod(m.substr(at + key.size())));
+}
+
+// The sum of the /metrics samples of the server on `http_port` whose series starts with
+// `prefix` (e.g. every variant and SLO class of one outcome of sloserve_requests_total);
+// -1 if none does.
+inline int64_t MetricSum(uint16_t http_port, const std::string& prefix) {
+  const std::string m = HttpGetBody(http_port, "/metrics");
+  int64_t sum = -1;
+  for (size_t at = m.find("\n" + prefix); at != std::string::npos;
+       at = m.find("\n" + prefix, at + 1)) {
+    const size_t space = m.find(' ', at + 1 + prefix.size());
+    if (space == std::string::npos) break;
+    sum = std::max<int64_t>(sum, 0) + std::llround(std::stod(m.substr(space + 1)));
+  }
+  return sum;
 }
 
 // The metadata of model "image" from the server behind `stub` (empty on failure, which

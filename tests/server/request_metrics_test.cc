@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <utility>
+
 #include <algorithm>
 #include <string>
 
@@ -71,6 +74,108 @@ TEST(LatencyBuckets, HistogramUsesTheBoundsGiven) {
   EXPECT_EQ(bucket("0.2"), 2);
   EXPECT_EQ(bucket("+Inf"), 3);
   EXPECT_EQ(text.find("le=\"0.5\""), std::string::npos);  // only the bounds given
+}
+
+// The sum of the samples of `text` whose line starts with `prefix`, and how many lines.
+std::pair<double, int> Samples(const std::string& text, const std::string& prefix) {
+  double sum = 0;
+  int lines = 0;
+  for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 1)) {
+    if (at > 0 && text[at - 1] != '\n') continue;
+    const size_t end = text.find('\n', at);
+    const std::string line = text.substr(at, end - at);
+    sum += std::stod(line.substr(line.rfind(' ') + 1));
+    ++lines;
+  }
+  return {sum, lines};
+}
+
+TaskInfo CountedImageTask() {
+  TaskInfo t;
+  t.name = "image";
+  t.default_slo = Millis(150);
+  t.variants = {"a", "b"};
+  return t;
+}
+
+// sloserve_requests_total{model, outcome, reason, variant, slo_class} (issue 36): the
+// answering variant ("none" when none answered) and the request's SLO in ms; the models'
+// variants and default SLO exist from the start, at 0.
+TEST(RequestCounters, CarryTheVariantAndTheSloClass) {
+  RequestMetrics m(std::vector<TaskInfo>{CountedImageTask()});
+  std::string text = m.RenderPrometheus();
+  for (const char* line :
+       {"sloserve_requests_total{model=\"image\",outcome=\"met\",reason=\"none\",variant=\"a\","
+        "slo_class=\"150\"} 0\n",
+        "sloserve_requests_total{model=\"image\",outcome=\"late\",reason=\"late\",variant=\"b\","
+        "slo_class=\"150\"} 0\n",
+        "sloserve_requests_total{model=\"image\",outcome=\"dropped\",reason=\"shed\","
+        "variant=\"none\",slo_class=\"150\"} 0\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << text;
+  }
+  InferOutcome ok;
+  ok.variant = "a";
+  ok.worker = "w0";
+  ok.met_slo = true;
+  m.RecordOutcome(0, ok, Millis(10), 1, Millis(150));
+  m.RecordOutcome(0, ok, Millis(10), 1, MillisF(12.5));
+  InferOutcome shed;
+  shed.status = ResourceExhaustedError("overloaded");
+  shed.reason = "shed";
+  m.RecordOutcome(0, shed, Millis(1), 1, Millis(150));
+  m.RecordInvalid(0);
+  text = m.RenderPrometheus();
+  for (const char* line :
+       {"sloserve_requests_total{model=\"image\",outcome=\"met\",reason=\"none\",variant=\"a\","
+        "slo_class=\"150\"} 1\n",
+        "sloserve_requests_total{model=\"image\",outcome=\"met\",reason=\"none\",variant=\"a\","
+        "slo_class=\"12.5\"} 1\n",
+        "sloserve_requests_total{model=\"image\",outcome=\"dropped\",reason=\"shed\","
+        "variant=\"none\",slo_class=\"150\"} 1\n",
+        "sloserve_requests_total{model=\"image\",outcome=\"invalid\",reason=\"bad_request\","
+        "variant=\"none\",slo_class=\"none\"} 1\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << text;
+  }
+  // An answered variant has only the answered outcomes; "none" only the others.
+  EXPECT_EQ(text.find("outcome=\"dropped\",reason=\"shed\",variant=\"a\""), std::string::npos);
+  EXPECT_EQ(text.find("outcome=\"met\",reason=\"none\",variant=\"none\""), std::string::npos);
+  EXPECT_EQ(Samples(text, "sloserve_requests_total{").first, 4);
+}
+
+// Clients choose their SLOs: at most OutcomeCounters::kMaxSloClasses get a class, the
+// rest are "other"; combinations beyond kMaxKeys share one "other" set per model. No
+// request is lost from the counts.
+TEST(RequestCounters, LabelValuesAreBounded) {
+  RequestMetrics m(std::vector<TaskInfo>{CountedImageTask()});
+  InferOutcome ok;
+  ok.worker = "w0";
+  ok.met_slo = true;
+  constexpr int kSlos = 100;
+  ok.variant = "a";
+  for (int ms = 1; ms <= kSlos; ++ms) m.RecordOutcome(0, ok, Millis(1), 1, Millis(ms));
+  std::string text = m.RenderPrometheus();
+  std::set<std::string> classes;
+  for (size_t at = text.find("slo_class=\""); at != std::string::npos;
+       at = text.find("slo_class=\"", at + 1)) {
+    const size_t start = at + 11;
+    classes.insert(text.substr(start, text.find('"', start) - start));
+  }
+  // The default 150 ms, 15 of the requests' SLOs, and "other".
+  EXPECT_EQ(classes.size(), OutcomeCounters::kMaxSloClasses + 1);
+  EXPECT_EQ(classes.count("other"), 1u);
+  EXPECT_EQ(Samples(text, "sloserve_requests_total{model=\"image\",outcome=\"met\"").first, kSlos);
+  // Many variants (a backend may name any): combinations beyond the cap share "other".
+  constexpr int kVariants = 3000;
+  for (int v = 0; v < kVariants; ++v) {
+    ok.variant = "v" + std::to_string(v);
+    m.RecordOutcome(0, ok, Millis(1), 1, Millis(150));
+  }
+  text = m.RenderPrometheus();
+  const auto [met, lines] =
+      Samples(text, "sloserve_requests_total{model=\"image\",outcome=\"met\"");
+  EXPECT_EQ(met, kSlos + kVariants);
+  EXPECT_LE(lines, static_cast<int>(OutcomeCounters::kMaxKeys) + 1);
+  EXPECT_NE(text.find("variant=\"other\",slo_class=\"other\""), std::string::npos);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "sloserve/grpc/tls_reload.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
 #include "sloserve/server/server_extensions.h"
+#include "sloserve/server/unknown_model.h"
 
 namespace sloserve {
 
@@ -54,6 +55,7 @@ struct GrpcServer::Impl {
   InferenceBackend* backend = nullptr;
   AccessControl access;
   std::map<std::string, TaskInfo, std::less<>> tasks;
+  std::vector<std::string> model_names;  // for did-you-mean in unknown-model errors
   Service service;
   // Before `server`: its certificate copies outlive it (ReloadTls).
   std::unique_ptr<grpc_protocol::ReloadableServerTls> tls;
@@ -88,12 +90,16 @@ struct GrpcServer::Impl {
     return it == tasks.end() ? nullptr : &it->second;
   }
 
+  // NOT_FOUND naming the model, the closest served name and the served ones (as HTTP's 404).
+  ::grpc::Status UnknownModel(const std::string& name) const {
+    return {::grpc::StatusCode::NOT_FOUND, UnknownModelMessage(name, model_names)};
+  }
+
   // NOT_FOUND for an unknown model or version (the version is checked when given).
   ::grpc::Status CheckModel(const std::string& name, const std::string& version,
                             const TaskInfo** task) const {
     *task = FindTask(name);
-    if (*task == nullptr)
-      return {::grpc::StatusCode::NOT_FOUND, "unknown model '" + EchoName(name) + "'"};
+    if (*task == nullptr) return UnknownModel(name);
     if (!version.empty()) {
       return grpc_protocol::ToGrpcStatus(grpc_protocol::NoVersionsError(**task, version));
     }
@@ -126,7 +132,7 @@ struct GrpcServer::Impl {
     }
     const std::string& name = call->request.model_name();
     if (FindTask(name) == nullptr) {
-      call->Reply({::grpc::StatusCode::NOT_FOUND, "unknown model '" + EchoName(name) + "'"});
+      call->Reply(UnknownModel(name));
       return;
     }
     if (!call->request.parameters().empty()) {
@@ -228,8 +234,7 @@ struct GrpcServer::Impl {
     }
     const TaskInfo* task = FindTask(call->request.model_name());
     if (task == nullptr) {
-      call->Reply({::grpc::StatusCode::NOT_FOUND,
-                   "unknown model '" + EchoName(call->request.model_name()) + "'"});
+      call->Reply(UnknownModel(call->request.model_name()));
       return;
     }
     const auto received = std::chrono::steady_clock::now();
@@ -253,13 +258,14 @@ struct GrpcServer::Impl {
     InferRequest request = std::move(shared->request);
     shared->request.rows = request.rows;
     shared->request.task = request.task;
+    shared->request.slo = request.slo;
     backend->Submit(std::move(request), [this, call, shared, task, metrics, model,
                                          received](InferOutcome outcome) {
       if (model) {
         metrics->RecordOutcome(
             *model, outcome,
             std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - received),
-            shared->request.rows);
+            shared->request.rows, shared->request.slo);
       }
       Status s = outcome.status;
       if (s.ok()) s = grpc_protocol::RenderModelInfer(*task, *shared, outcome, &call->response);
@@ -302,6 +308,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(Options options,
     std::string name = t.name;
     impl->tasks.emplace(std::move(name), std::move(t));
   }
+  for (const auto& [name, task] : impl->tasks) impl->model_names.push_back(name);
   impl->InstallHandlers();
   return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(impl)));
 }

@@ -9,6 +9,7 @@
 #include "sloserve/core/declared_key.h"
 #include "sloserve/core/echo_name.h"
 #include "sloserve/grpc/tensor_contents.h"
+#include "sloserve/server/unknown_parameters.h"
 
 namespace sloserve::grpc_protocol {
 namespace {
@@ -39,6 +40,20 @@ StatusOr<double> NumberParameter(const inference::InferParameter& p, const char*
       break;
   }
   return InvalidArgumentError(std::string("parameter '") + name + "' must be a number");
+}
+
+// Request parameters sloserve does not read: reported, not refused (as over HTTP).
+std::vector<std::string> UnknownParameterWarnings(const inference::ModelInferRequest& req) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : req.parameters()) {
+    if (!IsKnownRequestParameter(key)) keys.push_back(key);
+  }
+  std::sort(keys.begin(), keys.end());  // protobuf maps have no order of their own
+  if (keys.size() > kMaxParameterWarnings) keys.resize(kMaxParameterWarnings);
+  std::vector<std::string> warnings;
+  warnings.reserve(keys.size());
+  for (const std::string& k : keys) warnings.push_back(UnknownParameterWarning(k));
+  return warnings;
 }
 
 Status ParseParameters(const TaskInfo& task, const inference::ModelInferRequest& req,
@@ -148,6 +163,7 @@ StatusOr<ModelInferCall> ParseModelInfer(const TaskInfo& task,
                      BytesFromContents(in.contents(), in.datatype(), elements, in.name()));
   }
   RETURN_IF_ERROR(ParseParameters(task, req, max_slo, call.request));
+  call.warnings = UnknownParameterWarnings(req);
   call.request.rows = static_cast<int32_t>(shape[0]);
   tensor.name = in.name();
   tensor.datatype = in.datatype();
@@ -169,6 +185,11 @@ Status RenderModelInfer(const TaskInfo& task, const ModelInferCall& call,
   params["compute_us"].set_int64_param(outcome.compute_time.count());
   params["batch_size"].set_int64_param(outcome.batch_size);
   params["met_slo"].set_bool_param(outcome.met_slo);
+  if (!call.warnings.empty()) {
+    std::string joined;
+    for (const std::string& w : call.warnings) joined += (joined.empty() ? "" : "; ") + w;
+    params["warnings"].set_string_param(std::move(joined));
+  }
   TensorSet placeholder;
   const TensorSet* outputs = &outcome.outputs;
   if (outputs->empty()) {

@@ -7,6 +7,7 @@
 #include <grpcpp/support/status.h>
 
 #include <string>
+#include <vector>
 
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
@@ -19,6 +20,10 @@ struct ModelInferCall {
   InferRequest request;
   std::string id;
   bool raw_output = false;  // the request sent raw_input_contents: answer raw
+  // Unknown request parameters, as over HTTP (server/unknown_parameters.h): one warning
+  // each, in key order, at most kMaxParameterWarnings; the response's
+  // parameters["warnings"] joins them with "; ".
+  std::vector<std::string> warnings;
 };
 
 // Validates `req` against `task`. Errors: InvalidArgument naming the field; NotFound for

@@ -108,6 +108,9 @@ LoadReport LoadRecorder::Finish(int64_t scheduled, int64_t sent, Duration durati
     r.slo_attainment_client = static_cast<double>(met_client_) / static_cast<double>(sent);
     r.slo_attainment_server = static_cast<double>(met_server_) / static_cast<double>(sent);
   }
+  r.met_client = met_client_;
+  r.met_server = met_server_;
+  r.ok_latencies = std::move(sorted);
   return r;
 }
 

@@ -85,6 +85,11 @@ struct LoadReport {
   // whose first output's argmax equals the label (accuracy measured from the responses).
   int64_t labelled = 0;
   int64_t correct = 0;
+  // What merging reports (MergeLoadReports) needs, not rendered: the OK responses'
+  // latencies, ascending, and of them those within slo_ms / that the server said met.
+  std::vector<Duration> ok_latencies;
+  int64_t met_client = 0;
+  int64_t met_server = 0;
 
   int64_t completed() const { return ok + http_errors + timeouts + transport_errors; }
   nlohmann::json ToJson() const;

@@ -4,20 +4,38 @@
 
 namespace sloserve {
 
-void EarlyShed::Publish(const AdmissionControl& admission, int64_t queued_rows, TimePoint now,
-                        Duration slo) {
+std::vector<size_t> EarlyShed::SetSlos(const std::vector<Duration>& by_model) {
+  std::vector<size_t> probes;
+  probes.reserve(by_model.size());
+  for (Duration slo : by_model) {
+    const auto it = std::find(slos_.begin(), slos_.end(), slo);
+    if (it != slos_.end()) {
+      probes.push_back(static_cast<size_t>(it - slos_.begin()));
+    } else if (slos_.size() < kMaxSlos && slo > Duration::zero()) {
+      probes.push_back(slos_.size());
+      slos_.push_back(slo);
+    } else {
+      probes.push_back(kNoProbe);
+    }
+  }
+  return probes;
+}
+
+void EarlyShed::Publish(const AdmissionControl& admission, int64_t queued_rows, TimePoint now) {
   const int32_t levels = std::clamp(admission.priority_levels(), 1, kMaxPriorityLevels);
-  for (int32_t level = 1; level <= levels; ++level) {
-    const bool shed =
-        admission.enabled() && !admission.Admit(queued_rows, 1, now, now + slo, level);
-    shedding_[static_cast<size_t>(level)].store(shed, std::memory_order_relaxed);
+  for (size_t p = 0; p < slos_.size(); ++p) {
+    for (int32_t level = 1; level <= levels; ++level) {
+      const bool shed =
+          admission.enabled() && !admission.Admit(queued_rows, 1, now, now + slos_[p], level);
+      shedding_[p][static_cast<size_t>(level)].store(shed, std::memory_order_relaxed);
+    }
   }
 }
 
-bool EarlyShed::Refuse(int32_t level, bool cheapest) {
-  if (!cheapest || level < 1 || level > kMaxPriorityLevels) return false;
+bool EarlyShed::Refuse(int32_t level, size_t probe, bool cheapest) {
+  if (!cheapest || level < 1 || level > kMaxPriorityLevels || probe >= kMaxSlos) return false;
   const auto l = static_cast<size_t>(level);
-  if (!shedding_[l].load(std::memory_order_relaxed)) return false;
+  if (!shedding_[probe][l].load(std::memory_order_relaxed)) return false;
   refused_[l].fetch_add(1, std::memory_order_relaxed);
   return true;
 }

@@ -3,13 +3,18 @@
 // overload most requests are refused, and sending each one to the engine thread only to
 // be refused costs two thread hand-offs (the inbox post and the answer's way back) that
 // dominate the server's CPU per request. After every engine step the engine thread
-// publishes, per priority level, whether admission would refuse the cheapest request
-// of that level right now: one row with the deployment's SLO. A request that is no
-// cheaper (its own rows >= 1, its SLO <= the deployment's; admission is monotone in both)
+// publishes, per priority level and served SLO, whether admission would refuse the
+// cheapest request of that level right now: one row with that SLO. A request that is no
+// cheaper (its own rows >= 1, its SLO <= its model's served SLO; admission is monotone in both)
 // is then refused by Submit() on the caller's thread with the engine's answer, and
 // counted here; the runtime adds those counts to the engine's metrics, so shed requests
 // are reported the same wherever they were refused. The state is at most one engine
 // step old: the engine thread steps at every arrival it sees and every batch completion.
+//
+// Several models (issue 31): each served model's SLO is a probe (SetSlos, once, before
+// serving); models sharing an SLO share its probe. At most kMaxSlos distinct SLOs are
+// probed (each probe is one admission check per level per engine step); the models of
+// other SLOs are not shed early, their requests go to the engine, which sheds them there.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -23,11 +28,18 @@ namespace sloserve {
 
 class EarlyShed {
  public:
+  static constexpr size_t kMaxSlos = 16;
+  static constexpr size_t kNoProbe = kMaxSlos;
+
+  // Before serving: the SLO of every model, by TaskId. Returns each model's probe (an
+  // index into the distinct SLOs, in order of first appearance), kNoProbe beyond kMaxSlos.
+  std::vector<size_t> SetSlos(const std::vector<Duration>& by_model);
   // Engine thread: `queued_rows` wait in the engine now.
-  void Publish(const AdmissionControl& admission, int64_t queued_rows, TimePoint now, Duration slo);
-  // Caller's thread: whether a request of resolved `level` (1..levels) is refused now
-  // (counted if so). `cheapest` = its rows and SLO are no cheaper than the probe's.
-  bool Refuse(int32_t level, bool cheapest);
+  void Publish(const AdmissionControl& admission, int64_t queued_rows, TimePoint now);
+  // Caller's thread: whether a request of resolved `level` (1..levels) of a model whose
+  // probe is `probe` is refused now (counted if so). `cheapest` = its rows and SLO are no
+  // cheaper than the probe's.
+  bool Refuse(int32_t level, size_t probe, bool cheapest);
 
   int64_t refused() const;
   // Adds the refused requests to an engine summary `m` (arrived, dropped, shed and their
@@ -36,7 +48,9 @@ class EarlyShed {
   void AddTo(MetricsSummary& m, std::vector<PriorityStats>& levels) const;
 
  private:
-  std::array<std::atomic<bool>, kMaxPriorityLevels + 1> shedding_{};  // [level]
+  std::vector<Duration> slos_;  // the probes' SLOs; fixed before serving
+  // [probe][level]
+  std::array<std::array<std::atomic<bool>, kMaxPriorityLevels + 1>, kMaxSlos> shedding_{};
   std::array<std::atomic<int64_t>, kMaxPriorityLevels + 1> refused_{};
 };
 

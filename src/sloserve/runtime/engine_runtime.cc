@@ -8,6 +8,7 @@
 
 #include "sloserve/profile/exec_time_model.h"
 #include "sloserve/runtime/priority_metrics.h"
+#include "sloserve/server/unknown_model.h"
 
 namespace sloserve {
 
@@ -55,55 +56,38 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   eopts.live = true;
   eopts.offline_cancel = rt->driver_->offline_cancel();
   eopts.degraded = [self = rt.get()](const std::string& note) { self->SetDegraded(note); };
-  rt->pending_policies_ = std::make_unique<PolicySet>(std::move(policies));
-  if (!options.deferred_init) RETURN_IF_ERROR(rt->Initialize());
-  rt->early_shed_task_ = suite->tasks()[rt->deployment_.task].name;
-  // App ids follow the suite's exec_hist app order, as in `sim` (per-app execution times).
-  const ExecTimeTable exec_times = ExecTimeTable::Build(*suite);
-  for (const std::string& app : exec_times.apps())
-    rt->apps_.emplace(app, static_cast<AppId>(rt->apps_.size()));
-  rt->profiled_apps_ = rt->apps_.size();
-
   std::vector<TypeCounters> by_type(suite->hardware().size());
   for (const WorkerSpec& w : rt->deployment_.workers) ++by_type[w.hardware].workers;
   rt->row_capacity_ = RowCapacity(suite);
   for (HardwareId h = 0; h < by_type.size(); ++h) {
     if (by_type[h].workers > 0) rt->hardware_types_.push_back(h);
   }
-
-  // Every task with a variant profiled on some worker's hardware is served (a
-  // heterogeneous deployment has several types; the engine routes each variant).
-  for (TaskId t = 0; t < suite->tasks().size(); ++t) {
-    const TaskSpec& spec = suite->tasks()[t];
-    TaskInfo info;
-    info.name = spec.name;
-    for (VariantId v : suite->VariantsOfTask(t)) {
-      for (HardwareId h = 0; h < by_type.size(); ++h) {
-        if (by_type[h].workers > 0 && !suite->BatchSizes(h, v).empty()) {
-          info.variants.push_back(suite->variants()[v].name);
-          break;
-        }
-      }
-    }
-    if (info.variants.empty()) continue;
-    info.input_name = spec.input_name;
-    info.input_datatype = spec.input_datatype;
-    info.input_shape = spec.input_shape;
-    info.output_name = spec.output_name;
-    info.output_datatype = spec.output_datatype;
-    info.output_shape = spec.output_shape;
-    if (t == rt->deployment_.task && !options.input_shape.empty())
-      info.input_shape = options.input_shape;
-    info.default_slo = t == rt->deployment_.task ? rt->deployment_.slo : spec.default_slo;
-    info.max_batch_size = rt->row_capacity_.MaxRows(rt->hardware_types_, t, info.default_slo);
-    info.priority_levels = options.admission.priority_levels;
-    if (t == rt->deployment_.task) {
-      info.fastest_latency = rt->deployment_.fastest;
-      info.fastest_variant =
-          rt->deployment_.fastest_variant + " on " + rt->deployment_.fastest_hardware;
-    }
-    rt->tasks_.push_back(std::move(info));
+  // The models served: every task with a variant profiled on a worker's hardware, each
+  // with its own SLO, fastest latency and row limit (served_models.h).
+  ServedModelsSpec models;
+  models.deployment_task = rt->deployment_.task;
+  models.deployment_slo = rt->deployment_.slo;
+  models.model_slos = options.model_slos;
+  models.input_shape = options.input_shape;
+  models.slo_check_quantile = options.deployment.slo_check_quantile;
+  models.priority_levels = options.admission.priority_levels;
+  ASSIGN_OR_RETURN(rt->served_,
+                   ServedModels::Build(*suite, rt->hardware_types_, rt->row_capacity_, models));
+  eopts.model_slo = rt->served_.engine_model_slo();
+  // Each model is shed early against its own SLO (models sharing one share its probe).
+  {
+    std::vector<Duration> slos(suite->tasks().size());
+    for (TaskId t = 0; t < slos.size(); ++t) slos[t] = rt->served_.SloOf(t);
+    rt->shed_probe_ = rt->early_shed_.SetSlos(slos);
   }
+  rt->pending_policies_ = std::make_unique<PolicySet>(std::move(policies));
+  if (!options.deferred_init) RETURN_IF_ERROR(rt->Initialize());
+  // App ids follow the suite's exec_hist app order, as in `sim` (per-app execution times).
+  const ExecTimeTable exec_times = ExecTimeTable::Build(*suite);
+  for (const std::string& app : exec_times.apps())
+    rt->apps_.emplace(app, static_cast<AppId>(rt->apps_.size()));
+  rt->profiled_apps_ = rt->apps_.size();
+
   const size_t tasks = suite->tasks().size();
   rt->model_state_ = std::make_unique<std::atomic<int>[]>(tasks);
   for (size_t t = 0; t < tasks; ++t) rt->model_state_[t] = static_cast<int>(ModelState::kLoaded);
@@ -294,11 +278,13 @@ EngineRuntime::Intake EngineRuntime::IntakeOf(const InferRequest& request) {
   if (NoWorkerReachable()) return Intake::kNoWorker;
   // Under overload, a request admission would refuse anyway is refused here, without
   // the two thread hand-offs to the engine and back (early_shed.h).
+  if (!options_.early_shed) return Intake::kAccept;
+  const std::optional<TaskId> task = served_.Find(request.task);
+  if (!task) return Intake::kAccept;  // the engine thread answers it (not found)
   const bool shed =
-      options_.early_shed && request.task == early_shed_task_ &&
       early_shed_.Refuse(PriorityLevel(request.priority, options_.admission.priority_levels,
                                        options_.admission.default_priority),
-                         request.slo <= deployment_.slo);
+                         shed_probe_[*task], request.slo <= served_.SloOf(*task));
   return shed ? Intake::kShed : Intake::kAccept;
 }
 
@@ -380,7 +366,7 @@ void EngineRuntime::SubmitAll(std::vector<Submission>& batch) {
 
 void EngineRuntime::StepLocked(TimePoint now, bool force_publish) {
   driver_->Step(now);
-  early_shed_.Publish(engine_->admission(), engine_->queued_rows(), now, deployment_.slo);
+  early_shed_.Publish(engine_->admission(), engine_->queued_rows(), now);
   if (active_model_ops_ > 0) AdvanceModelOps(now);
   // After the step and what it published (admission's state), like a lock taken now.
   PublishAndAnswer(now, force_publish);
@@ -415,10 +401,10 @@ void EngineRuntime::Stop(Duration grace) {
 
 void EngineRuntime::Admit(Pending p, TimePoint now) {
   Query q;
-  auto task = suite_->FindTask(p.request.task);
+  const std::optional<TaskId> task = served_.Find(p.request.task);
   if (!task) {
     InferOutcome out;
-    out.status = NotFoundError("unknown model '" + p.request.task + "'");
+    out.status = NotFoundError(UnknownModelMessage(p.request.task, served_.names()));
     Reply(std::move(p.done), std::move(out));
     return;
   }
@@ -444,9 +430,7 @@ void EngineRuntime::Admit(Pending p, TimePoint now) {
   q.size = std::max<int32_t>(1, p.request.rows);
   q.priority = p.request.priority;
   Duration slo = p.request.slo;
-  if (slo.count() <= 0) {  // the served default: the configured SLO for the deployment's task
-    slo = q.task == deployment_.task ? deployment_.slo : suite_->tasks()[q.task].default_slo;
-  }
+  if (slo.count() <= 0) slo = served_.SloOf(q.task);  // the model's served SLO
   q.deadline = now + slo;
   // More rows than any variant here finishes within the SLO: refused before it queues,
   // as a bad request (400), not an SLO miss. One row is always served.
@@ -637,16 +621,15 @@ void EngineRuntime::Loop() {
 }
 
 ModelState EngineRuntime::StateOf(std::string_view task) const {
-  const auto t = suite_->FindTask(std::string(task));
+  const auto t = served_.Find(std::string(task));
   return t ? static_cast<ModelState>(model_state_[*t].load()) : ModelState::kUnloaded;
 }
 
 void EngineRuntime::SetModelLoaded(const std::string& task, bool load,
                                    std::function<void(Status)> done) {
-  const auto t = suite_->FindTask(task);
-  if (!t || std::none_of(tasks_.begin(), tasks_.end(),
-                         [&](const TaskInfo& info) { return info.name == task; })) {
-    done(NotFoundError("unknown model '" + task + "'"));
+  const auto t = served_.Find(task);
+  if (!t) {
+    done(NotFoundError(UnknownModelMessage(task, served_.names())));
     return;
   }
   {
@@ -955,15 +938,15 @@ std::string EngineRuntime::PrometheusMetrics() const {
   out +=
       "# HELP sloserve_variant_accuracy_ratio Profiled accuracy (0-1) of each variant served.\n"
       "# TYPE sloserve_variant_accuracy_ratio gauge\n";
-  for (const TaskInfo& task : tasks_) {
+  for (const TaskInfo& task : served_.infos()) {
     for (const std::string& name : task.variants) {
-      for (const VariantSpec& v : suite_->variants()) {
-        if (v.name != name) continue;
-        char buf[256];
-        std::snprintf(buf, sizeof buf, "sloserve_variant_accuracy_ratio{variant=\"%s\"} %.17g\n",
-                      v.name.c_str(), v.accuracy / 100);
-        out += buf;
-      }
+      const std::optional<VariantId> v = suite_->FindVariant(name);
+      if (!v) continue;
+      char buf[512];
+      std::snprintf(buf, sizeof buf,
+                    "sloserve_variant_accuracy_ratio{model=\"%s\",variant=\"%s\"} %.17g\n",
+                    task.name.c_str(), name.c_str(), suite_->variants()[*v].accuracy / 100);
+      out += buf;
     }
   }
   using Loads = LoadObservingExecutor::VariantLoads;

@@ -35,6 +35,7 @@
 #include "sloserve/policy/selection/row_capacity.h"
 #include "sloserve/runtime/early_shed.h"
 #include "sloserve/runtime/load_observer.h"
+#include "sloserve/runtime/served_models.h"
 #include "sloserve/server/inference_backend.h"
 
 namespace sloserve {
@@ -58,6 +59,12 @@ struct RuntimeOptions {
   // Where each worker runs, by WorkerId, for /metrics' sloserve_worker_up{worker, address}
   // (remote workers: host:port); empty or shorter = "local" (in this process).
   std::vector<std::string> worker_addresses;
+  // Multi-model deployments (issue 31, docs/protocol.md "Many models"): each model's SLO
+  // by model (task) name: its requests' default SLO and its policies' (the engine's
+  // EngineOptions::model_slo); a model not listed gets the deployment's SLO for the
+  // deployment's task, else its task's default SLO. Checked in Create like the
+  // deployment's SLO (a model not served, an SLO below its fastest variant: refused).
+  std::vector<std::pair<std::string, Duration>> model_slos;
   // Declared input shape of the deployment's task, replacing the profile's. The emulated
   // executor never reads tensor data, so load tests may declare a small tensor.
   std::vector<int64_t> input_shape;
@@ -102,7 +109,7 @@ class EngineRuntime : public InferenceBackend {
   Status WaitUntilInitialized();
   bool Initialized() const;
 
-  std::vector<TaskInfo> Tasks() const override { return tasks_; }
+  std::vector<TaskInfo> Tasks() const override { return served_.infos(); }
   bool Ready() const override;
   std::string NotReadyReason() const override;
   std::string ReadyNote() const override;
@@ -203,7 +210,7 @@ class EngineRuntime : public InferenceBackend {
   const ProfileSuite* suite_;
   RuntimeOptions options_;
   Deployment deployment_;
-  std::vector<TaskInfo> tasks_;
+  ServedModels served_;  // read-only once created
   SteadyClock clock_;
   std::unique_ptr<Driver> driver_;
   std::unique_ptr<PayloadStore> payloads_;  // before executor_: it may point here
@@ -237,10 +244,11 @@ class EngineRuntime : public InferenceBackend {
   std::unordered_map<uint64_t, Waiting> waiting_;  // engine thread
   uint64_t next_cookie_ = 1;
   std::unordered_map<std::string, AppId> apps_;  // the profiled apps; read-only once created
-  // Requests refused on the caller's thread (early_shed.h): those of the deployment's task.
+  // Requests refused on the caller's thread (early_shed.h), each model's against its SLO.
   EarlyShed early_shed_;
-  std::string early_shed_task_;  // read-only once created
-  size_t profiled_apps_ = 0;     // apps with an execution-time profile (ids below this)
+  std::vector<size_t>
+      shed_probe_;            // by TaskId: the model's EarlyShed probe; read-only once created
+  size_t profiled_apps_ = 0;  // apps with an execution-time profile (ids below this)
   // Queries with no or an unprofiled app.
   int64_t unknown_app_queries_ GUARDED_BY(engine_mu_) = 0;
   // The rows a request may have (row_capacity.h) on the deployment's hardware types;

@@ -16,62 +16,19 @@
 #include "sloserve/server/json_limits.h"
 #include "sloserve/server/json_log.h"
 #include "sloserve/server/json_util.h"
+#include "sloserve/server/kserve_http_util.h"
 #include "sloserve/server/server_extensions.h"
 #include "sloserve/server/tensor_codec.h"
+#include "sloserve/server/unknown_model.h"
 
 namespace sloserve {
 namespace {
 
 using json = nlohmann::json;
-
-// Readiness false: the KServe v2 health API says "a 4xx status code indicates false";
-// 400 is Triton's answer, and Kubernetes probes fail on any status >= 400 alike
-// (docs/protocol.md, "Health"). Inference while not ready stays 503 (Unavailable).
-constexpr int kNotReadyStatus = 400;
-
-HttpResponse Error(int status, std::string_view message) {
-  HttpResponse r{status, ErrorJson(message)};
-  // Overload (429) and not ready or stopping (503) pass: tell clients when to come back.
-  if (status == 429 || status == 503) r.retry_after = "1";
-  return r;
-}
-
-HttpResponse MethodNotAllowed(const char* allow) {
-  HttpResponse r = Error(405, std::string("method not allowed; use ") + allow);
-  r.allow = allow;
-  return r;
-}
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// The '/'-separated segments of a path, each percent-decoded (RFC 3986 2.1: "%2F" in a
-// segment is a '/' in the name, not a separator); false on a malformed escape.
-bool SplitPath(std::string_view s, std::vector<std::string>& parts) {
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find('/', start);
-    if (end == std::string_view::npos) end = s.size();
-    std::string& part = parts.emplace_back();
-    for (size_t i = start; i < end; ++i) {
-      if (s[i] != '%') {
-        part += s[i];
-        continue;
-      }
-      const int hi = i + 2 < end ? HexDigit(s[i + 1]) : -1;
-      const int lo = hi >= 0 ? HexDigit(s[i + 2]) : -1;
-      if (lo < 0) return false;
-      part += static_cast<char>(hi * 16 + lo);
-      i += 2;
-    }
-    start = end + 1;
-  }
-  return true;
-}
+using kserve_http::Error;
+using kserve_http::kNotReadyStatus;
+using kserve_http::MethodNotAllowed;
+using kserve_http::SplitPath;
 
 std::string RenderTaskMetadata(const TaskInfo& task) {
   json inputs = json::array();
@@ -238,19 +195,22 @@ KServeHandler::KServeHandler(Options options, std::vector<TaskInfo> tasks,
                              const InferenceBackend* backend, const ServerMetrics* metrics)
     : options_(std::move(options)), access_(options_.access), backend_(backend), metrics_(metrics) {
   std::vector<std::string> names;
+  const std::vector<TaskInfo> infos = tasks;  // for the request metrics, when its own
   for (TaskInfo& task : tasks) {
     std::string metadata = RenderTaskMetadata(task);
     std::string config = RenderTaskConfig(task);
     std::string name = task.name;
     names.push_back(name);
+    model_names_.push_back(name);
     tasks_.emplace(std::move(name),
                    TaskEntry{std::move(task), std::move(metadata), std::move(config), 0});
   }
+  std::sort(model_names_.begin(), model_names_.end());
   const auto& shared = options_.request_metrics;
   const bool use_shared = shared && std::all_of(names.begin(), names.end(), [&](const auto& n) {
                             return shared->IndexOf(n).has_value();
                           });
-  request_metrics_ = use_shared ? shared : std::make_shared<RequestMetrics>(names);
+  request_metrics_ = use_shared ? shared : std::make_shared<RequestMetrics>(infos);
   for (auto& [name, entry] : tasks_) entry.index = *request_metrics_->IndexOf(name);
   json extensions = json::array();
   for (std::string_view e : kServerExtensions) extensions.push_back(e);
@@ -289,6 +249,10 @@ Routed KServeHandler::Route(HttpMethod method, std::string_view target, std::str
   if (target == "/v2/models/stats") {
     if (auto denied = Denied(Endpoint::kStatistics, authorization)) return std::move(*denied);
     return RouteStats(method, "");
+  }
+  if (target == "/v2/models" || target == "/v2/models/") {
+    if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
+    return ModelList();
   }
   constexpr std::string_view kModels = "/v2/models/";
   if (target.starts_with(kModels)) {
@@ -338,93 +302,6 @@ Routed KServeHandler::Route(HttpMethod method, std::string_view target, std::str
   return Error(404, "unknown path '" + EchoName(target) + "'");
 }
 
-// A task's state in the repository index and its readiness: "" when it serves, else why
-// not (the backend is starting, or the task is not loaded).
-std::string KServeHandler::ModelNotReadyReason(std::string_view model) const {
-  if (!backend_->Ready()) {
-    const std::string why = backend_->NotReadyReason();
-    return why.empty() ? "the server is not ready" : why;
-  }
-  const ModelState state = backend_->StateOf(model);
-  switch (state) {
-    case ModelState::kLoaded:
-      return "";
-    case ModelState::kLoading:
-      return "loading";
-    case ModelState::kUnloading:
-      return "unloading";
-    case ModelState::kUnloaded:
-      break;
-  }
-  return "unloaded (POST /v2/repository/models/" + std::string(model) + "/load loads it)";
-}
-
-HttpResponse KServeHandler::RepositoryIndex() const {
-  const bool ready = backend_->Ready();
-  std::string out = "[";
-  for (const auto& [name, entry] : tasks_) {
-    if (out.size() > 1) out += ',';
-    out += "{\"name\":";
-    AppendJsonString(out, name);
-    const std::string why = ModelNotReadyReason(name);
-    out += ",\"state\":\"";
-    out += ready ? ModelStateName(backend_->StateOf(name)) : "UNAVAILABLE";
-    out += '"';
-    if (!why.empty()) {
-      out += ",\"reason\":";
-      AppendJsonString(out, why);
-    }
-    out += '}';
-  }
-  return HttpResponse{200, out + "]"};
-}
-
-Routed KServeHandler::RouteRepository(HttpMethod method, std::string_view rest,
-                                      std::string_view body, std::string_view authorization) const {
-  // Everything under /v2/repository/models/ is model control: refused before it is parsed.
-  if (auto denied = Denied(Endpoint::kControl, authorization)) return std::move(*denied);
-  std::vector<std::string> parts;
-  if (!SplitPath(rest, parts)) {
-    return Error(
-        400, "malformed percent-encoding in path '/v2/repository/models/" + EchoName(rest) + "'");
-  }
-  if (parts.size() != 2 || (parts[1] != "load" && parts[1] != "unload")) {
-    return Error(404, "unknown path '/v2/repository/models/" + EchoName(rest) +
-                          "' (use /v2/repository/models/{name}/load or /unload)");
-  }
-  if (method != HttpMethod::kPost) return MethodNotAllowed("POST");
-  if (FindTask(parts[0]) == nullptr)
-    return Error(404, "unknown model '" + EchoName(parts[0]) + "'");
-  // Triton's optional body: {"parameters": {...}}. sloserve loads the model's configured
-  // variants, so a parameter (a config override, files) would be silently ignored: refused.
-  if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
-    const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded() || !doc.is_object()) {
-      return Error(400, "the body of a repository request must be a JSON object");
-    }
-    for (const auto& [key, value] : doc.items()) {
-      if (key != "parameters")
-        return Error(400, "unknown member '" + EchoName(key) + "' in the body");
-      if (!value.is_object() || !value.empty()) {
-        return Error(400,
-                     "repository parameters are not supported: sloserve loads the model's "
-                     "configured variants (send no parameters)");
-      }
-    }
-  }
-  return RepositoryCall{parts[0], parts[1] == "load"};
-}
-
-HttpResponse KServeHandler::RenderRepository(const RepositoryCall& call,
-                                             const Status& status) const {
-  if (!status.ok()) return Error(HttpStatusFromCode(status.code()), status.message());
-  std::string out = "{\"name\":";
-  AppendJsonString(out, call.model);
-  out += ",\"state\":\"";
-  out += ModelStateName(backend_->StateOf(call.model));
-  return HttpResponse{200, out + "\"}"};
-}
-
 HttpResponse KServeHandler::RouteStats(HttpMethod method, std::string_view model) const {
   if (method != HttpMethod::kGet) return MethodNotAllowed("GET, HEAD");
   std::string out = "{\"model_stats\":[";
@@ -446,7 +323,7 @@ Routed KServeHandler::RouteModel(HttpMethod method, std::string_view rest, std::
     return Error(400, "malformed percent-encoding in path '/v2/models/" + EchoName(rest) + "'");
   }
   const TaskEntry* task = FindTask(parts[0]);
-  if (task == nullptr) return Error(404, "unknown model '" + EchoName(parts[0]) + "'");
+  if (task == nullptr) return Error(404, UnknownModelMessage(parts[0], model_names_));
   if (parts.size() >= 2 && parts[1] == "versions") {
     return Error(404, "model '" + task->info.name +
                           "' has no versions: sloserve chooses the variant for each request "
@@ -506,7 +383,7 @@ HttpResponse KServeHandler::RenderOutcome(const InferCall& call,
   request_metrics_->RecordOutcome(
       call.model_index, outcome,
       std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - call.received),
-      call.request.rows);
+      call.request.rows, call.request.slo);
   if (!outcome.status.ok()) {
     const int status = HttpStatusFromCode(outcome.status.code());
     if (options_.access_log)

@@ -139,6 +139,7 @@ class KServeHandler {
   // The 403/401 for a request to `endpoint`, or nullopt when it may proceed.
   std::optional<HttpResponse> Denied(Endpoint endpoint, std::string_view authorization) const;
   HttpResponse RepositoryIndex() const;
+  HttpResponse ModelList() const;
   std::string ModelNotReadyReason(std::string_view model) const;
   HttpResponse RouteStats(HttpMethod method, std::string_view model) const;
   void LogRequest(const InferCall* call, std::string_view model, const InferOutcome* outcome,
@@ -147,6 +148,7 @@ class KServeHandler {
   Options options_;
   AccessControl access_;
   std::map<std::string, TaskEntry, std::less<>> tasks_;
+  std::vector<std::string> model_names_;  // for did-you-mean in unknown-model errors
   // Recorded as a side effect of answering (lock-free), so a const handler may write it.
   std::shared_ptr<RequestMetrics> request_metrics_;
   std::string server_metadata_json_;

@@ -13,36 +13,14 @@ namespace {
 
 constexpr auto kRelaxed = std::memory_order_relaxed;
 
-// Request outcomes and why a request missed its SLO. Every request answered for a model
-// lands in exactly one row.
-struct OutcomeRow {
-  const char* outcome;
-  const char* reason;
-};
-constexpr OutcomeRow kRows[] = {
-    {"met", "none"},
-    {"late", "late"},
-    {"dropped", "policy"},
-    {"dropped", "queue_full"},
-    {"dropped", "shed"},
-    {"dropped", "expired"},
-    {"dropped", "executor_error"},
-    {"dropped", "cancelled"},
-    {"dropped", "shutdown"},
-    {"dropped", "unservable"},
-    {"dropped", "internal"},
-    {"error", "unavailable"},
-    {"error", "other"},
-    {"invalid", "bad_request"},
-};
-constexpr size_t kRowCount = std::size(kRows);
-constexpr size_t kRowInvalid = kRowCount - 1;
+using Rows = OutcomeCounters;
+constexpr size_t kRowInvalid = OutcomeCounters::kRowInvalid;
 
 size_t RowOf(const InferOutcome& o) {
   if (o.status.ok()) return o.met_slo ? 0 : 1;
   if (o.reason != nullptr) {
     for (size_t i = 2; i <= 10; ++i) {
-      if (std::string_view(kRows[i].reason) == o.reason) return i;
+      if (std::string_view(Rows::kRows[i].reason) == o.reason) return i;
     }
   }
   switch (o.status.code()) {  // backends that do not say why
@@ -117,7 +95,6 @@ struct RequestMetrics::Series {
 
 struct RequestMetrics::Model {
   Model(size_t m, const std::vector<int64_t>* bounds) : overflow(m, "other", "other", 0, bounds) {}
-  std::array<std::atomic<int64_t>, kRowCount> by_row{};
   Series overflow;  // (variant, worker) pairs beyond kMaxSeries
   // Triton statistics (success = answered 200; fail = any other answer).
   std::atomic<int64_t> success_ns{0}, fail_count{0}, fail_ns{0}, queue_ns{0}, compute_ns{0};
@@ -171,10 +148,42 @@ Status CheckLatencyBuckets(const std::vector<double>& buckets) {
   return OkStatus();
 }
 
+namespace {
+
+std::vector<std::string> MetricModelNames(const std::vector<TaskInfo>& models) {
+  std::vector<std::string> names;
+  for (const TaskInfo& t : models) names.push_back(t.name);
+  return names;
+}
+
+std::vector<Duration> MetricModelSlos(const std::vector<TaskInfo>& models) {
+  std::vector<Duration> slos;
+  for (const TaskInfo& t : models) slos.push_back(t.default_slo);
+  return slos;
+}
+
+std::vector<std::vector<std::string>> MetricModelVariants(const std::vector<TaskInfo>& models) {
+  std::vector<std::vector<std::string>> variants;
+  for (const TaskInfo& t : models) variants.push_back(t.variants);
+  return variants;
+}
+
+}  // namespace
+
 RequestMetrics::RequestMetrics(std::vector<std::string> models, std::vector<double> buckets)
+    : RequestMetrics(std::move(models), {}, {}, std::move(buckets)) {}
+
+RequestMetrics::RequestMetrics(const std::vector<TaskInfo>& models, std::vector<double> buckets)
+    : RequestMetrics(MetricModelNames(models), MetricModelSlos(models), MetricModelVariants(models),
+                     std::move(buckets)) {}
+
+RequestMetrics::RequestMetrics(std::vector<std::string> models, std::vector<Duration> slos,
+                               std::vector<std::vector<std::string>> variants,
+                               std::vector<double> buckets)
     : models_(std::move(models)),
       buckets_(buckets.empty() ? std::vector<double>(kDefaultBuckets.begin(), kDefaultBuckets.end())
-                               : std::move(buckets)) {
+                               : std::move(buckets)),
+      outcomes_(std::make_unique<OutcomeCounters>(models_, slos, variants)) {
   for (double b : buckets_) bounds_us_.push_back(static_cast<int64_t>(std::llround(b * 1e6)));
   for (size_t m = 0; m < models_.size(); ++m)
     by_model_.push_back(std::make_unique<Model>(m, &bounds_us_));
@@ -216,15 +225,15 @@ RequestMetrics::Series* RequestMetrics::FindOrAddSeries(size_t model, std::strin
 
 void RequestMetrics::RecordInvalid(size_t model) {
   if (model >= by_model_.size()) return;
-  by_model_[model]->by_row[kRowInvalid].fetch_add(1, kRelaxed);
+  outcomes_->Add(model, kRowInvalid, "", Duration::zero());
 }
 
 void RequestMetrics::RecordOutcome(size_t model, const InferOutcome& outcome, Duration request_time,
-                                   int32_t rows) {
+                                   int32_t rows, Duration slo) {
   if (model >= by_model_.size()) return;
   Model& m = *by_model_[model];
-  m.by_row[RowOf(outcome)].fetch_add(1, kRelaxed);
   const bool ok = outcome.status.ok();
+  outcomes_->Add(model, RowOf(outcome), ok ? std::string_view(outcome.variant) : "", slo);
   Series* s = FindOrAddSeries(model, ok ? std::string_view(outcome.variant) : "none",
                               ok ? std::string_view(outcome.worker) : "none");
   s->request.Add(request_time);
@@ -294,18 +303,7 @@ std::string RequestMetrics::RenderPrometheus() const {
   histogram("sloserve_compute_duration_seconds",
             "Completed inference requests: batch start to completion (with any cold start).",
             &Series::compute);
-  out +=
-      "# HELP sloserve_requests_total Inference requests by model, outcome and SLO-miss reason.\n"
-      "# TYPE sloserve_requests_total counter\n";
-  for (size_t m = 0; m < by_model_.size(); ++m) {
-    for (size_t r = 0; r < kRowCount; ++r) {
-      std::string line = "sloserve_requests_total{";
-      AppendLabel(line, "model", models_[m]);
-      line += std::string(",outcome=\"") + kRows[r].outcome + "\",reason=\"" + kRows[r].reason +
-              "\"} " + std::to_string(by_model_[m]->by_row[r].load(kRelaxed)) + "\n";
-      out += line;
-    }
-  }
+  out += outcomes_->RenderPrometheus();
   return out;
 }
 

@@ -8,7 +8,8 @@
 // by a compare-and-swap into a fixed table), so the request path never waits for a
 // /metrics scrape. Label sets are bounded: models are fixed at construction, and at most
 // `kMaxSeries` (variant, worker) combinations get their own series; the rest share one
-// series per model labelled variant="other", worker="other".
+// series per model labelled variant="other", worker="other". The request counters, with
+// their variant and SLO-class labels, are bounded alike (outcome_counters.h).
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -22,6 +23,7 @@
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
 #include "sloserve/server/inference_backend.h"
+#include "sloserve/server/outcome_counters.h"
 
 namespace sloserve {
 
@@ -46,6 +48,9 @@ class RequestMetrics {
   // `buckets`: ascending upper bounds in seconds (empty = kDefaultBuckets); checked by
   // CheckLatencyBuckets.
   explicit RequestMetrics(std::vector<std::string> models, std::vector<double> buckets = {});
+  // The models as a backend serves them: their default SLOs get the first SLO classes and
+  // their variants' request counters exist from the start, at 0.
+  explicit RequestMetrics(const std::vector<TaskInfo>& models, std::vector<double> buckets = {});
   ~RequestMetrics();
   RequestMetrics(const RequestMetrics&) = delete;
   RequestMetrics& operator=(const RequestMetrics&) = delete;
@@ -54,9 +59,10 @@ class RequestMetrics {
   // before it reached the backend (malformed or invalid: 4xx).
   void RecordInvalid(size_t model);
   // A request answered by the backend; `request_time` from receipt of the request to
-  // its outcome, `rows` its batch dimension.
-  void RecordOutcome(size_t model, const InferOutcome& outcome, Duration request_time,
-                     int32_t rows);
+  // its outcome, `rows` its batch dimension, `slo` its SLO (the slo_class label; zero:
+  // not known).
+  void RecordOutcome(size_t model, const InferOutcome& outcome, Duration request_time, int32_t rows,
+                     Duration slo = Duration::zero());
 
   // The series above in the Prometheus text format.
   std::string RenderPrometheus() const;
@@ -79,12 +85,15 @@ class RequestMetrics {
   struct Model;   // per-model counters
 
  private:
+  RequestMetrics(std::vector<std::string> models, std::vector<Duration> slos,
+                 std::vector<std::vector<std::string>> variants, std::vector<double> buckets);
   Series* FindOrAddSeries(size_t model, std::string_view variant, std::string_view worker);
 
   std::vector<std::string> models_;
   std::vector<double> buckets_;     // seconds, ascending
   std::vector<int64_t> bounds_us_;  // the same in microseconds, what Add compares
   std::vector<std::unique_ptr<Model>> by_model_;
+  std::unique_ptr<OutcomeCounters> outcomes_;
   // Open addressing over (model, variant, worker); twice kMaxSeries so probes stay short.
   std::array<std::atomic<Series*>, 2 * kMaxSeries> table_{};
   std::atomic<size_t> series_count_{0};

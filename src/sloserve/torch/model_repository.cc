@@ -200,4 +200,8 @@ StatusOr<ModelRepository> LoadModelRepository(const std::string& root) {
   return repo;
 }
 
+std::string ServedProfileDir(const ModelRepository& repo) {
+  return repo.tasks.size() == 1 ? repo.tasks.front().dir : repo.root;
+}
+
 }  // namespace sloserve

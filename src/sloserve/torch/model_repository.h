@@ -13,7 +13,9 @@
 //   outputs: [{name: scores, datatype: FP32, shape: [-1, 10]}]
 //   memory_bytes: 95784            # optional, informational: the executor measures it
 //
-// Files directly in a task directory (a held-out set, a profile) are not variants.
+// Files directly in a task directory (a held-out set, a profile) are not variants. A
+// repository may hold several tasks (each a KServe model; variant names are unique across
+// them), served together from one pool (ServedProfileDir).
 // Loading checks every config and refuses the repository at the first problem, naming
 // the path; it does not open the model files (the executor loads them). Every variant of
 // a task must declare the same input and output (the task is one KServe model). No torch
@@ -58,5 +60,11 @@ struct ModelRepository {
 };
 
 StatusOr<ModelRepository> LoadModelRepository(const std::string& root);
+
+// The directory of the profile `serve --model-repository` reads (profile.prof there) and
+// `profile measure` writes by default: ROOT/<task> for a repository of one task (as it
+// always was), ROOT for several (issue 31: one suite of every task, measured together, so
+// they are served from one pool on the same measured hardware).
+std::string ServedProfileDir(const ModelRepository& repo);
 
 }  // namespace sloserve
