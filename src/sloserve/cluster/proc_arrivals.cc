@@ -55,9 +55,11 @@ ProcArrivals::ProcArrivals(const ClusterConfig& c, ClusterPolicy p, ProxyExecuto
     s.prefetching = false;
     executor_->ExtendBusy(e.worker, e.end + cfg_.models[model].infer_time);
     ++result_.cold_starts;
-    Started(e.worker, e.variant, true);
+    Started(e.worker, -1, true);
   };
-  o.on_run = [this](const ProxyExecutor::RunEvent& e) { Started(e.worker, e.variant, false); };
+  o.on_run = [this](const ProxyExecutor::RunEvent& e) {
+    for (const Query& q : e.queries) Started(e.worker, static_cast<int>(q.cookie) - 1, false);
+  };
   o.on_unload = [this](WorkerId, VariantId) { ++result_.evictions; };
   executor_->set_observer(std::move(o));
 
@@ -96,14 +98,19 @@ void ProcArrivals::Arrive(int model, TimePoint now) {
   Push(now, Stage::kArrive, static_cast<int>(procs_.size()) - 1);
 }
 
-// The proc the proxy of worker `w` starts serving: its first submitted one (the worker
-// serves in order, one at a time).
-void ProcArrivals::Started(WorkerId w, VariantId v, bool cold) {
+// The engine forms a worker's batch from the head of its queue (first come first served,
+// one request a batch): a demand load is for its first submitted proc not started.
+void ProcArrivals::Started(WorkerId w, int p, bool cold) {
   Machine& s = machines_[w];
-  if (s.at_proxy.empty()) return;  // a batch resent after a failure: already counted
-  const int p = s.at_proxy.front();
-  if (procs_[p].model != static_cast<int>(v)) return;
-  s.at_proxy.pop_front();
+  if (p < 0) {
+    if (s.at_proxy.empty()) return;
+    p = s.at_proxy.front();
+  }
+  if (p >= static_cast<int>(procs_.size()) || procs_[p].started) return;
+  auto it = std::find(s.at_proxy.begin(), s.at_proxy.end(), p);
+  if (it == s.at_proxy.end()) return;
+  s.at_proxy.erase(it);
+  procs_[p].started = true;
   s.unstarted[procs_[p].model] -= 1;
   if (cold) procs_[p].cold = true;
 }

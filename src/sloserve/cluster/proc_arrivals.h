@@ -57,6 +57,7 @@ class ProcArrivals : public ArrivalSource {
     TimePoint arrival{}, spawn{}, exit{};
     int machine = -1, proxy = -1;
     bool cold = false;
+    bool started = false;  // its proxy started serving it (its load or its inference)
     bool refused = false;
     std::string refusal;
     LatencyEstimates estimates;
@@ -96,7 +97,8 @@ class ProcArrivals : public ArrivalSource {
   void Exit(int p, TimePoint now);
   void Refuse(int p, std::string why, TimePoint now);
   void NextOfPhase(TimePoint now);  // a proc exited: the phased workload goes on
-  void Started(WorkerId w, VariantId v, bool cold);
+  // Proc `p` (-1: the first submitted to worker `w` and not started) starts being served.
+  void Started(WorkerId w, int p, bool cold);
 
   bool Contains(int m, int model) const;
   double Backlog(int m, TimePoint now) const;
