@@ -74,6 +74,19 @@ def main():
             label, *("%.2f (%.2f)" % (o, t) for o, t in zip(ours, thesis)), a["makespan_s"],
             a["chose_colocation"], a["chose_queue"], a["chose_registry"], win_ours, win_thesis))
 
+    rows = load(out, "sec642_registry_spawn")
+    print("\n### Section 6.4.2: the registry's spawning, warm machine or random (end-to-end s,"
+          " mean over %d seeds)\n" % rows[0]["runs"])
+    print("| registry_spawn | registry | adaptive | cold starts (registry) | thesis registry |")
+    print("| --- | --- | --- | --- | --- |")
+    spawn = {}
+    for r in rows:
+        spawn.setdefault(r["cluster.registry_spawn"], {})[r["policy"]] = r
+    for how, p in spawn.items():
+        print("| %s | %.2f | %.2f | %.2f | %.2f |" % (
+            how, p["registry"]["makespan_s"], p["adaptive"]["makespan_s"],
+            p["registry"]["cold_starts"], THESIS_64["sec642_queue_win"][3]))
+
     rows = load(out, "zipf_cache_sweep")
     print("\n### Multi-model Zipf workload: mean latency s (cold starts) per cache size\n")
     sizes = sorted({r["cluster.cache_mb"] for r in rows})

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Reproduces the SigmaOS model-aware scheduling thesis (K. Liu, MIT 2025, chapter 6) in
 # the simulator: section 6.2 (10 sequential requests, default vs colocation), 6.3 (the
-# amortisation point), Tables 6.1-6.3 (each policy's winning workload, with adaptive) and
+# amortisation point), Tables 6.1-6.3 (each policy's winning workload, with adaptive; 6.4.2
+# also with the thesis' random spawning of registry requests) and
 # the multi-model Zipf workload against cache size (not in the thesis). Writes the JSON
 # results and an SVG plot to $OUT and prints the markdown tables of docs/model-aware.md
 # (tools/model_aware_tables.py, with the thesis' numbers beside ours).
@@ -14,7 +15,7 @@ BIN=${SLOSERVE:-build/apps/sloserve/sloserve}
 OUT=${OUT:-experiments/model-aware/results}
 mkdir -p "$OUT/plots"
 for name in sec62_sequential sec63_amortisation sec641_colocation_win sec642_queue_win \
-            sec643_registry_win zipf_cache_sweep; do
+            sec642_registry_spawn sec643_registry_win zipf_cache_sweep; do
   echo "== $name" >&2
   "$BIN" sim "experiments/model-aware/$name.yaml" --json > "$OUT/$name.json"
 done

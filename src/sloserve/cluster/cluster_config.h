@@ -61,6 +61,9 @@ struct ClusterConfig {
   std::vector<ClusterModel> models;
   int target_ongoing_requests = 3;
   Duration network{};  // a remote request's transfer time
+  // registry: run a request for a warm proxy on a random free machine (the thesis'
+  // LCSched) rather than on the warm machine when it has free cores (sloserve's default).
+  bool registry_spawn_random = false;
   // prefetch: popularity over the last `prefetch_window` arrivals; a model with at least
   // `prefetch_min_share` of them is loaded on idle machines until ceil(share x machines)
   // proxies hold it.

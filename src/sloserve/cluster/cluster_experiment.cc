@@ -76,6 +76,14 @@ const KeyDecl kNetworkS{.name = "cluster.network_s",
                         .min = -1e9,
                         .max = 1e9,
                         .help = "network delay of a registry fetch"};
+const KeyDecl kRegistrySpawn{.name = "cluster.registry_spawn",
+                             .type = T::kChoice,
+                             .default_value = "warm",
+                             .choices = {"warm", "random"},
+                             .help =
+                                 "registry: run a request on the warm proxy's machine when it "
+                                 "has free cores (warm), or on a random free machine as the "
+                                 "thesis' LCSched does (random)"};
 const KeyDecl kColdStart{.name = "cluster.cold_start",
                          .type = T::kChoice,
                          .default_value = "profile",
@@ -286,6 +294,11 @@ StatusOr<ClusterConfig> BuildConfig(const YAML::Node& root, const ProfileSuite& 
   c.target_ongoing_requests = target;
   ASSIGN_OR_RETURN(double network, Number(root, kNetworkS));
   c.network = SecondsF(network);
+  const std::string spawn = Text(root, "cluster", "registry_spawn", "warm");
+  if (spawn != "warm" && spawn != "random") {
+    return InvalidArgumentError("cluster.registry_spawn: 'warm' or 'random', got '" + spawn + "'");
+  }
+  c.registry_spawn_random = spawn == "random";
   ASSIGN_OR_RETURN(int window, Integer(root, kPrefetchWindow));
   c.prefetch_window = window;
   ASSIGN_OR_RETURN(double share, Number(root, kPrefetchMinShare));
@@ -553,6 +566,7 @@ const std::vector<const KeyDecl*>& ClusterExperimentDecls() {
                                                    &kCacheMb,
                                                    &kTargetOngoing,
                                                    &kNetworkS,
+                                                   &kRegistrySpawn,
                                                    &kColdStart,
                                                    &kLoadSPerGb,
                                                    &kLoadBaseS,

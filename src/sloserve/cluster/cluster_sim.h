@@ -1,46 +1,13 @@
 #pragma once
-// Discrete-event simulation of model-aware placement on a cluster (docs/model-aware.md):
-// requests arrive at a central scheduler, which spawns each on a machine with free cores
-// (reserved until it exits) and points it at a proxy; the proxy serves one request at a
-// time, FIFO, loading the model first when it is not cached (a cold start). Deterministic
-// for a config and seed.
-#include <string>
-#include <vector>
-
-#include "sloserve/cluster/analytical_model.h"
+// A model-aware placement run (docs/model-aware.md) on the engine and the driver that sim
+// and serve share: the config becomes an engine deployment (cluster_deployment.h), the
+// procs around it are the driver's arrival source (proc_arrivals.h), the proxies run on
+// ProxyExecutor, and the driver moves virtual time. Deterministic for a config and seed.
 #include "sloserve/cluster/cluster_config.h"
-#include "sloserve/cluster/placement_rules.h"
+#include "sloserve/cluster/cluster_result.h"
 #include "sloserve/core/status.h"
 
 namespace sloserve {
-
-struct ClusterRequestRecord {
-  int id = 0;
-  int model = 0;
-  int machine = -1;  // where it was spawned
-  int proxy = -1;    // whose proxy served it
-  bool cold = false;
-  bool refused = false;
-  std::string refusal;
-  double arrival_s = 0, spawn_s = 0, exit_s = 0;
-  double latency_s() const { return exit_s - arrival_s; }
-  // adaptive: the estimates at its arrival (first decision), and the policy it took.
-  LatencyEstimates estimates;
-  ClusterPolicy chosen = ClusterPolicy::kRandom;
-};
-
-struct ClusterResult {
-  ClusterPolicy policy = ClusterPolicy::kRandom;
-  int requests = 0;
-  int refused = 0;
-  int cold_starts = 0;     // loads a request waited for (prefetch loads: once if any did)
-  int prefetch_loads = 0;  // loads ahead of demand
-  int evictions = 0;
-  double makespan_s = 0;  // first arrival to last exit (the thesis' "end-to-end latency")
-  double mean_latency_s = 0, p50_latency_s = 0, p99_latency_s = 0;
-  int chose_colocation = 0, chose_queue = 0, chose_registry = 0;  // adaptive
-  std::vector<ClusterRequestRecord> records;
-};
 
 StatusOr<ClusterResult> RunCluster(const ClusterConfig& config, ClusterPolicy policy);
 

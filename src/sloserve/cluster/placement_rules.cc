@@ -75,7 +75,8 @@ PlacementChoice DecideFixed(ClusterPolicy policy, const std::vector<ProxyState>&
     case ClusterPolicy::kRegistry: {
       const int proxy = RegistryProxy(p, params.target_ongoing_requests);
       if (proxy != kNone) {
-        if (p[proxy].free) return Local(proxy);  // the warm machine itself: no transfer
+        // The warm machine itself: no transfer (unless spawning at random, as the thesis).
+        if (p[proxy].free && !params.registry_spawn_random) return Local(proxy);
         std::vector<int> free;
         for (int m = 0; m < static_cast<int>(p.size()); ++m) {
           if (p[m].free) free.push_back(m);
@@ -83,7 +84,7 @@ PlacementChoice DecideFixed(ClusterPolicy policy, const std::vector<ProxyState>&
         if (free.empty()) return d;
         d.place = true;
         d.machine = PickRandomOf(free, rng);
-        d.proxy = proxy;
+        d.proxy = proxy;  // machine == proxy when the draw is the warm machine: no transfer
         return d;
       }
       // No warm proxy under the target: the local proxy downloads the model.
@@ -158,6 +159,12 @@ PlacementChoice DecideAdaptive(const std::vector<ProxyState>& p, const ModelTime
     // Start cold where the estimate assumed; a free warm machine still comes first.
     const std::vector<int> warm_free = FreeHolding(p, true);
     d = Local(warm_free.empty() ? cold_target : LeastOngoingOf(p, warm_free));
+  } else if (choice == ClusterPolicy::kColocationQueue) {
+    // Wait for the warm proxy the estimate was for: run there once it is free, never on
+    // another holder (one still loading the model ahead of demand, say), whose wait the
+    // estimate did not price.
+    if (queue_target != kNone && p[queue_target].free && p[queue_target].can_hold)
+      d = Local(queue_target);
   } else {
     d = DecideFixed(choice, p, params, rng);
   }

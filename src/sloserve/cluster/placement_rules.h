@@ -53,6 +53,11 @@ struct PlacementChoice {
 struct PlacementParams {
   int target_ongoing_requests = 3;
   double network_s = 0;
+  // registry: where a request for a warm proxy runs its CPU work. false (sloserve's
+  // default): on the warm proxy's machine when it has free cores (no transfer), else on a
+  // random free machine; true (the thesis' LCSched): on a random free machine always,
+  // paying the transfer unless the draw is the warm machine itself.
+  bool registry_spawn_random = false;
 };
 
 // Decides for one request of a model with times `t`. Draws from `rng` only where the policy

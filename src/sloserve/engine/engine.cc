@@ -660,6 +660,21 @@ void Engine::SendLoad(WorkerId w, VariantId v, TimePoint now) {
     if (victim_w == kNoId) break;  // nothing evictable: over-commit rather than deadlock
     SendUnload(victim_w, victim_v, now);
   }
+  // A bound on the variants a worker holds (EngineOptions::max_resident_variants).
+  const WorkerState& ws = states_[w];
+  while (options_.max_resident_variants > 0) {
+    int held = 0;
+    VariantId victim = kNoId;
+    for (VariantId x = 0; x < view.residency.size(); ++x) {
+      if (view.residency[x] == Residency::kLoading) ++held;
+      if (view.residency[x] != Residency::kReady) continue;
+      ++held;
+      if (x == view.pinned || (view.busy && ws.batch_variant == x)) continue;
+      if (victim == kNoId || ws.lru[x] < ws.lru[victim]) victim = x;
+    }
+    if (held < options_.max_resident_variants || victim == kNoId) break;
+    SendUnload(w, victim, now);
+  }
   SetResidency(w, v, Residency::kLoading);
   LoadVariant a;
   a.id = next_action_id_++;

@@ -75,6 +75,10 @@ struct EngineOptions {
   std::function<void(PayloadHandle)> release_output;
   // Warnings (an invalid policy decision, a stale result). Empty = stderr.
   std::function<void(const std::string&)> log;
+  // At most this many variants held (loading or ready) on one worker: a load beyond it
+  // first unloads the worker's least recently used ready variants (Ray Serve's
+  // max_num_models_per_replica; the model-aware experiments' `multiplexed`). 0 = no bound.
+  int max_resident_variants = 0;
 };
 
 using EnginePolicies = PolicySet;
