@@ -12,7 +12,6 @@
 #include "sloserve/exec/profile_executor.h"
 #include "sloserve/profile/exec_time_model.h"
 #include "sloserve/sim/interval_latency.h"
-#include "sloserve/sim/model_metrics.h"
 #include "sloserve/workload/model_arrivals.h"
 #include "sloserve/workload/query_size_sampler.h"
 
@@ -95,15 +94,7 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   const double horizon_us = static_cast<double>(horizon.count());
 
   ProfileExecutor profile_executor(ServiceTimeModel(&suite, spec.service, spec.seed));
-  // Multi-model runs: per-model rows from the per-query records, cold starts per model.
-  std::optional<ModelMetrics> model_metrics;
-  std::optional<ModelLoadCounter> load_counter;
-  if (multi) {
-    model_metrics.emplace(&suite, spec.series_interval);
-    load_counter.emplace(&profile_executor, &*model_metrics);
-  }
-  WorkerExecutor& executor =
-      load_counter ? static_cast<WorkerExecutor&>(*load_counter) : profile_executor;
+  WorkerExecutor& executor = profile_executor;
   DriverOptions dopts;
   dopts.plan_interval = spec.plan_interval;
   dopts.offline_delay = spec.offline_delay;
@@ -118,10 +109,9 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   ASSIGN_OR_RETURN(auto engine, Engine::Create(&suite, dep.workers, std::move(policies), &executor,
                                                eopts, spec.seed));
   if (spec.series_latency) interval_latency.emplace(spec.series_interval);
-  if (interval_latency || model_metrics) {
+  if (interval_latency) {
     engine->set_sink([&](const QueryRecord& r) {
-      if (interval_latency) interval_latency->Add(r);
-      if (model_metrics) model_metrics->OnRecord(r);
+      interval_latency->Add(r);
       if (hooks.on_record) hooks.on_record(r);
     });
   } else if (hooks.on_record) {
@@ -208,9 +198,10 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   TimePoint end = std::max(now, TimePoint(horizon));
   engine->CloseSeries(end);
   result.summary = engine->Summarize(end);
-  if (model_metrics) {
-    const std::vector<MetricsSummary> per_model =
-        model_metrics->Summarize(end, static_cast<int>(dep.workers.size()));
+  if (multi) {
+    // Per model, from the engine (docs/multi-model.md "Engine": counts exact, latency
+    // quantiles from a log histogram within about 1%).
+    const std::vector<MetricsSummary> per_model = engine->SummarizeByModel(end);
     for (size_t i = 0; i < spec.models.size(); ++i) {
       const ModelSpec& m = spec.models[i];
       ModelResult mr;
