@@ -388,6 +388,38 @@ TEST(MultiModelEngineTest, RefusedBatchesAreCountedNeverAppliedAndLoseNoQuery) {
   }
 }
 
+// A model's own policy that errs is named in the warning, and the other models are served.
+TEST(MultiModelEngineTest, AModelsOwnPolicyThatErrsIsNamedAndTheOthersAreServed) {
+  Ids ids;
+  const ProfileSuite suite = ThreeModelSuite(&ids);
+  PuppetExecutor exec;
+  PolicySet set = testing::MakeSet(
+      testing::Route([](const Query&, const std::vector<WorkerView>&) { return WorkerId{0}; }),
+      testing::TakeFront(4, ids.a1));  // the pool's, for model a
+  set.model_batching.resize(ids.b + 1);
+  set.model_batching[ids.b] =
+      std::make_unique<testing::FnBatching>(testing::TakeFront(4, ids.a1));  // wrong model
+  EngineOptions opts;
+  opts.names.model_batching = {"", "b-batching"};
+  std::vector<std::string> warnings;
+  opts.log = [&](const std::string& line) { warnings.push_back(line); };
+  auto engine = Engine::Create(&suite, MixedPool(ids, 1, 0), std::move(set), &exec, opts, 1);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  testing::RecordLog log;
+  e.set_sink(log.Sink());
+  e.Submit(ModelQuery(ids.b, kTimeZero, Millis(50)), kTimeZero);   // refused: internal
+  e.Submit(ModelQuery(ids.a, kTimeZero, Millis(100)), kTimeZero);  // served
+  ASSERT_EQ(exec.Runs().size(), 1u);
+  EXPECT_EQ(exec.sent[exec.Runs()[0]].ids, (std::vector<QueryId>{2}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("b-batching"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("of model 'b'"), std::string::npos) << warnings[0];
+  exec.Answer(e, exec.Runs()[0], kTimeZero + Millis(5));
+  EXPECT_TRUE(log.EachEndedOnce(2));
+  EXPECT_EQ(log.Count(DropReason::kInternal), 1);
+}
+
 // The same policy within bounds (a1, 4 rows on cpu) runs: the refusals above are the
 // checks', not the probe's.
 TEST(MultiModelEngineTest, TheLargestProfiledBatchIsAccepted) {
