@@ -126,68 +126,73 @@ TEST(MultiModelEngineTest, NoBatchMixesModelsAndSummariesSumToTotals) {
   Ids ids;
   const ProfileSuite suite = ThreeModelSuite(&ids);
   for (const char* dispatch : {"round_robin", "jsq", "shared"}) {
-    SCOPED_TRACE(dispatch);
-    // b runs on cpu only: the pool has cpu workers for it, and gpus for a and c.
-    std::vector<WorkerSpec> workers = MixedPool(ids, 3, 2);
-    testing::VirtualRun run;
-    ASSERT_TRUE(run.Start(&suite, workers, testing::Policies(dispatch, "edf")).ok());
-    Engine& e = run.engine();
-    testing::RecordLog log;
-    e.set_sink(log.Sink());
-    std::mt19937 rng(11);
-    std::map<TaskId, int64_t> submitted;
-    TimePoint now = kTimeZero;
-    for (int i = 0; i < 3000; ++i) {
-      now += Micros(static_cast<int64_t>(rng() % 900));
-      const TaskId t = static_cast<TaskId>(rng() % 3);
-      ++submitted[t];
-      run.Submit(ModelQuery(t, now, suite.tasks()[t].default_slo), now);
-    }
-    run.RunToEnd();
-    e.DropAllQueued(run.now());
-    ASSERT_TRUE(log.EachEndedOnce(3000));
+    for (bool admission : {false, true}) {
+      SCOPED_TRACE(std::string(dispatch) + (admission ? " with admission" : ""));
+      // b runs on cpu only: the pool has cpu workers for it, and gpus for a and c.
+      std::vector<WorkerSpec> workers = MixedPool(ids, 3, 2);
+      testing::VirtualRun run;
+      EngineOptions opts;
+      opts.admission.enabled = admission;  // per model: its own variants and SLO
+      ASSERT_TRUE(
+          run.Start(&suite, workers, testing::Policies(dispatch, "edf"), nullptr, opts).ok());
+      Engine& e = run.engine();
+      testing::RecordLog log;
+      e.set_sink(log.Sink());
+      std::mt19937 rng(11);
+      std::map<TaskId, int64_t> submitted;
+      TimePoint now = kTimeZero;
+      for (int i = 0; i < 3000; ++i) {
+        now += Micros(static_cast<int64_t>(rng() % 900));
+        const TaskId t = static_cast<TaskId>(rng() % 3);
+        ++submitted[t];
+        run.Submit(ModelQuery(t, now, suite.tasks()[t].default_slo), now);
+      }
+      run.RunToEnd();
+      e.DropAllQueued(run.now());
+      ASSERT_TRUE(log.EachEndedOnce(3000));
 
-    // Every answer came from the query's own model, and the queries of one batch (one
-    // worker, one start) are of one model.
-    std::map<std::pair<WorkerId, TimePoint>, std::set<TaskId>> batches;
-    for (const QueryRecord& r : log.records) {
-      if (r.dropped) continue;
-      ASSERT_LT(r.variant, suite.variants().size());
-      EXPECT_EQ(suite.variants()[r.variant].task, r.task) << "query " << r.id;
-      EXPECT_FALSE(suite.BatchSizes(e.workers()[r.worker].hardware, r.variant).empty());
-      batches[{r.worker, r.start}].insert(r.task);
-    }
-    EXPECT_GT(batches.size(), 100u);
-    for (const auto& [key, tasks] : batches) EXPECT_EQ(tasks.size(), 1u);
-    EXPECT_EQ(e.counters().invalid_decisions, 0);
+      // Every answer came from the query's own model, and the queries of one batch (one
+      // worker, one start) are of one model.
+      std::map<std::pair<WorkerId, TimePoint>, std::set<TaskId>> batches;
+      for (const QueryRecord& r : log.records) {
+        if (r.dropped) continue;
+        ASSERT_LT(r.variant, suite.variants().size());
+        EXPECT_EQ(suite.variants()[r.variant].task, r.task) << "query " << r.id;
+        EXPECT_FALSE(suite.BatchSizes(e.workers()[r.worker].hardware, r.variant).empty());
+        batches[{r.worker, r.start}].insert(r.task);
+      }
+      EXPECT_GT(batches.size(), 100u);
+      for (const auto& [key, tasks] : batches) EXPECT_EQ(tasks.size(), 1u);
+      EXPECT_EQ(e.counters().invalid_decisions, 0);
 
-    // Per-model summaries partition the totals.
-    const MetricsSummary total = e.Summarize(run.now());
-    const std::vector<MetricsSummary> by_model = e.SummarizeByModel(run.now());
-    ASSERT_EQ(by_model.size(), 3u);
-    int64_t arrived = 0, completed = 0, met = 0, dropped = 0, batches_sum = 0;
-    double utilization = 0;
-    for (TaskId t = 0; t < 3; ++t) {
-      EXPECT_EQ(by_model[t].arrived, submitted[t]) << "model " << t;
-      EXPECT_GT(by_model[t].completed, 0) << "model " << t;
-      arrived += by_model[t].arrived;
-      completed += by_model[t].completed;
-      met += by_model[t].met;
-      dropped += by_model[t].dropped;
-      batches_sum += by_model[t].batches;
-      utilization += by_model[t].utilization;
-    }
-    EXPECT_EQ(arrived, total.arrived);
-    EXPECT_EQ(completed, total.completed);
-    EXPECT_EQ(met, total.met);
-    EXPECT_EQ(dropped, total.dropped);
-    EXPECT_EQ(batches_sum, total.batches);
-    EXPECT_NEAR(utilization, total.utilization, 1e-9);
-    // Each model's latency quantiles lie within the pool's range.
-    for (TaskId t = 0; t < 3; ++t) {
-      EXPECT_LE(by_model[t].p50_ms, total.max_ms * 1.01);
-      EXPECT_LE(by_model[t].p50_ms, by_model[t].p99_ms);
-      EXPECT_LE(by_model[t].p99_ms, by_model[t].max_ms + 1e-9);
+      // Per-model summaries partition the totals.
+      const MetricsSummary total = e.Summarize(run.now());
+      const std::vector<MetricsSummary> by_model = e.SummarizeByModel(run.now());
+      ASSERT_EQ(by_model.size(), 3u);
+      int64_t arrived = 0, completed = 0, met = 0, dropped = 0, batches_sum = 0;
+      double utilization = 0;
+      for (TaskId t = 0; t < 3; ++t) {
+        EXPECT_EQ(by_model[t].arrived, submitted[t]) << "model " << t;
+        EXPECT_GT(by_model[t].completed, 0) << "model " << t;
+        arrived += by_model[t].arrived;
+        completed += by_model[t].completed;
+        met += by_model[t].met;
+        dropped += by_model[t].dropped;
+        batches_sum += by_model[t].batches;
+        utilization += by_model[t].utilization;
+      }
+      EXPECT_EQ(arrived, total.arrived);
+      EXPECT_EQ(completed, total.completed);
+      EXPECT_EQ(met, total.met);
+      EXPECT_EQ(dropped, total.dropped);
+      EXPECT_EQ(batches_sum, total.batches);
+      EXPECT_NEAR(utilization, total.utilization, 1e-9);
+      // Each model's latency quantiles lie within the pool's range.
+      for (TaskId t = 0; t < 3; ++t) {
+        EXPECT_LE(by_model[t].p50_ms, total.max_ms * 1.01);
+        EXPECT_LE(by_model[t].p50_ms, by_model[t].p99_ms);
+        EXPECT_LE(by_model[t].p99_ms, by_model[t].max_ms + 1e-9);
+      }
     }
   }
 }
@@ -381,6 +386,38 @@ TEST(MultiModelEngineTest, RefusedBatchesAreCountedNeverAppliedAndLoseNoQuery) {
       }
     }
   }
+}
+
+// A model's own policy that errs is named in the warning, and the other models are served.
+TEST(MultiModelEngineTest, AModelsOwnPolicyThatErrsIsNamedAndTheOthersAreServed) {
+  Ids ids;
+  const ProfileSuite suite = ThreeModelSuite(&ids);
+  PuppetExecutor exec;
+  PolicySet set = testing::MakeSet(
+      testing::Route([](const Query&, const std::vector<WorkerView>&) { return WorkerId{0}; }),
+      testing::TakeFront(4, ids.a1));  // the pool's, for model a
+  set.model_batching.resize(ids.b + 1);
+  set.model_batching[ids.b] =
+      std::make_unique<testing::FnBatching>(testing::TakeFront(4, ids.a1));  // wrong model
+  EngineOptions opts;
+  opts.names.model_batching = {"", "b-batching"};
+  std::vector<std::string> warnings;
+  opts.log = [&](const std::string& line) { warnings.push_back(line); };
+  auto engine = Engine::Create(&suite, MixedPool(ids, 1, 0), std::move(set), &exec, opts, 1);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  testing::RecordLog log;
+  e.set_sink(log.Sink());
+  e.Submit(ModelQuery(ids.b, kTimeZero, Millis(50)), kTimeZero);   // refused: internal
+  e.Submit(ModelQuery(ids.a, kTimeZero, Millis(100)), kTimeZero);  // served
+  ASSERT_EQ(exec.Runs().size(), 1u);
+  EXPECT_EQ(exec.sent[exec.Runs()[0]].ids, (std::vector<QueryId>{2}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("b-batching"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("of model 'b'"), std::string::npos) << warnings[0];
+  exec.Answer(e, exec.Runs()[0], kTimeZero + Millis(5));
+  EXPECT_TRUE(log.EachEndedOnce(2));
+  EXPECT_EQ(log.Count(DropReason::kInternal), 1);
 }
 
 // The same policy within bounds (a1, 4 rows on cpu) runs: the refusals above are the

@@ -19,24 +19,6 @@ BatchChecks::BatchChecks(const ProfileSuite& suite)
   for (const VariantSpec& v : suite.variants()) task_of_.push_back(v.task);
 }
 
-BatchFault BatchChecks::Check(HardwareId h, VariantId v, const std::vector<uint32_t>& slots,
-                              const std::vector<Query>& table, int64_t* rows) const {
-  *rows = 0;
-  if (v >= variants_) return BatchFault::kUnknownVariant;
-  const TaskId task = task_of_[v];
-  bool other = false;
-  for (uint32_t s : slots) {
-    const Query& q = table[s];
-    *rows += q.size;
-    other = other || q.task != task;
-  }
-  if (other) return BatchFault::kOtherModel;
-  const int32_t most = max_rows(h, v);
-  if (most <= 0) return BatchFault::kNotProfiled;
-  if (*rows > most) return BatchFault::kTooManyRows;
-  return BatchFault::kNone;
-}
-
 std::string BatchChecks::Describe(const ProfileSuite& suite, BatchFault fault, HardwareId h,
                                   VariantId v, const std::vector<uint32_t>& slots,
                                   const std::vector<Query>& table, int64_t rows) {

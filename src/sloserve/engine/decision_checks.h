@@ -31,7 +31,22 @@ class BatchChecks {
   // Checks a batch of `slots` (queries in `table`) on variant `v`, hardware `h`; `rows`
   // receives the batch's rows (computed on the way).
   BatchFault Check(HardwareId h, VariantId v, const std::vector<uint32_t>& slots,
-                   const std::vector<Query>& table, int64_t* rows) const;
+                   const std::vector<Query>& table, int64_t* rows) const {
+    *rows = 0;
+    if (v >= variants_) return BatchFault::kUnknownVariant;
+    const TaskId task = task_of_[v];
+    bool other = false;
+    for (uint32_t s : slots) {
+      const Query& q = table[s];
+      *rows += q.size;
+      other = other || q.task != task;
+    }
+    if (other) return BatchFault::kOtherModel;
+    const int32_t most = max_rows(h, v);
+    if (most <= 0) return BatchFault::kNotProfiled;
+    if (*rows > most) return BatchFault::kTooManyRows;
+    return BatchFault::kNone;
+  }
   // The largest profiled batch of (h, v); 0 when (h, v) has no profile (or is unknown).
   int32_t max_rows(HardwareId h, VariantId v) const {
     return h < hardware_ && v < variants_ ? max_rows_[h * variants_ + v] : 0;

@@ -176,6 +176,14 @@ Duration Engine::ModelSlo(TaskId task) const {
   return task < suite_->tasks().size() ? suite_->tasks()[task].default_slo : options_.slo;
 }
 
+std::string Engine::BatchingName(TaskId task) const {
+  if (task >= policies_.model_batching.size() || !policies_.model_batching[task])
+    return options_.names.batching;
+  if (task < options_.names.model_batching.size() && !options_.names.model_batching[task].empty())
+    return options_.names.model_batching[task];
+  return "batching of model '" + suite_->tasks()[task].name + "'";
+}
+
 AdmissionControl& Engine::AdmissionFor(TaskId task) {
   if (task == options_.task || task >= suite_->tasks().size()) return admission_;
   if (model_admission_.size() <= task) model_admission_.resize(task + 1);
@@ -756,7 +764,7 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
       for (uint32_t p : *list) bad = bad || p >= n;
     }
     if (bad) {
-      Invalid(options_.names.batching,
+      Invalid(BatchingName(model->task),
               "positions out of range or taken twice (queue of " + std::to_string(n) + ")");
       positions_.clear();
       for (uint32_t p : d.take)
@@ -779,7 +787,7 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
     const BatchFault fault =
         run ? checks_.Check(view.hardware, v, take_slots, table_, &rows) : BatchFault::kNone;
     if (fault != BatchFault::kNone) {
-      Invalid(options_.names.batching,
+      Invalid(BatchingName(model->task),
               BatchChecks::Describe(*suite_, fault, view.hardware, v, take_slots, table_, rows));
     } else if (run && admission_.enabled()) {
       if (TrimLateBatch(queues, *model, w, shared, v, now))

@@ -46,6 +46,9 @@ struct WorkerSpec {
 struct PolicyNames {
   std::string dispatch = "dispatch", batching = "batching", placement = "placement",
               planning = "planning";
+  // Names of PolicySet::model_batching's policies, by TaskId; a missing or empty one is
+  // said as "batching of model '<task>'".
+  std::vector<std::string> model_batching;
 };
 
 PolicyNames PolicyNamesOf(const PolicySpec& spec);
@@ -210,6 +213,8 @@ class Engine {
                ? *policies_.model_batching[task]
                : *policies_.batching;
   }
+  // The name of model `task`'s batching policy, for warnings.
+  std::string BatchingName(TaskId task) const;
   // Admission control of model `task` (its SLO and variants); the pool's for options.task.
   AdmissionControl& AdmissionFor(TaskId task);
   // Re-queues `slot` centrally (a failed batch, an unreachable worker).

@@ -2,19 +2,43 @@
 
 namespace sloserve {
 
-ModelQueues::Queue& ModelQueues::QueueFor(TaskId task) {
-  const size_t key = by_model_ ? task : 0;
-  if (key < by_task_.size() && by_task_[key] != nullptr) return *by_task_[key];
+ModelQueues& ModelQueues::operator=(ModelQueues&& other) noexcept {
+  if (this == &other) return *this;
+  by_model_ = other.by_model_;
+  size_ = other.size_;
+  inline_ = std::move(other.inline_);
+  inline_used_ = other.inline_used_;
+  owned_ = std::move(other.owned_);
+  active_ = std::move(other.active_);
+  free_ = std::move(other.free_);
+  by_task_ = std::move(other.by_task_);
+  for (std::vector<Queue*>* list : {&active_, &free_, &by_task_}) {
+    for (Queue*& q : *list) {
+      if (q == &other.inline_) q = &inline_;
+    }
+  }
+  other.size_ = 0;
+  other.inline_used_ = false;
+  other.active_.clear();
+  other.free_.clear();
+  other.by_task_.clear();
+  return *this;
+}
+
+ModelQueues::Queue& ModelQueues::NewQueue(size_t key) {
   if (by_task_.size() <= key) by_task_.resize(key + 1, nullptr);
   Queue* q;
   if (!free_.empty()) {
     q = free_.back();
     free_.pop_back();
+  } else if (!inline_used_) {
+    inline_used_ = true;
+    q = &inline_;
   } else {
     owned_.push_back(std::make_unique<Queue>());
     q = owned_.back().get();
   }
-  q->task = by_model_ ? task : kNoId;
+  q->task = by_model_ ? static_cast<TaskId>(key) : kNoId;
   q->arrival_ordered = true;
   q->declined = 0;
   by_task_[key] = q;
@@ -35,20 +59,27 @@ ModelQueues::Queue& ModelQueues::Insert(uint32_t slot, const std::vector<Query>&
   const Query& q = table[slot];
   Queue& mq = QueueFor(q.task);
   std::deque<uint32_t>& queue = mq.slots;
-  if (queue.empty()) mq.arrival_ordered = true;
-  // Deadlines mostly arrive in order: search from the back.
-  auto it = queue.end();
-  while (it != queue.begin()) {
-    const Query& prev = table[*(it - 1)];
-    if (prev.deadline < q.deadline || (prev.deadline == q.deadline && prev.id < q.id)) break;
-    --it;
-  }
-  const bool at_back = it == queue.end();
-  // Ids grow with arrival, so back-insertions in id order keep arrival order too.
-  const bool id_order = !check_ids || queue.empty() || table[queue.back()].id < q.id;
-  queue.insert(it, slot);
-  if (!at_back || !id_order) mq.arrival_ordered = false;
   ++size_;
+  auto before = [&](const Query& prev) {
+    return prev.deadline < q.deadline || (prev.deadline == q.deadline && prev.id < q.id);
+  };
+  if (queue.empty()) {
+    mq.arrival_ordered = true;
+    queue.push_back(slot);
+    return mq;
+  }
+  // Deadlines mostly arrive in order: the back is the usual place.
+  const Query& last = table[queue.back()];
+  if (before(last)) {
+    // Ids grow with arrival, so back-insertions in id order keep arrival order too.
+    if (check_ids && !(last.id < q.id)) mq.arrival_ordered = false;
+    queue.push_back(slot);
+    return mq;
+  }
+  auto it = queue.end() - 1;
+  while (it != queue.begin() && !before(table[*(it - 1)])) --it;
+  queue.insert(it, slot);
+  mq.arrival_ordered = false;
   return mq;
 }
 
@@ -84,13 +115,15 @@ uint32_t ModelQueues::PopFront(Queue& mq) {
   return slot;
 }
 
-ModelQueues::Queue* ModelQueues::Earliest(const std::vector<Query>& table, TaskId only,
-                                          uint64_t round, const uint8_t* servable) {
+ModelQueues::Queue* ModelQueues::EarliestOfMany(const std::vector<Query>& table, TaskId only,
+                                                uint64_t round, const uint8_t* servable) {
   Queue* best = nullptr;
   for (size_t i = 0; i < active_.size();) {
     Queue* q = active_[i];
     if (q->slots.empty()) {
-      if (by_model_) {
+      // Given back unless it is the last one (a model that keeps emptying and refilling
+      // its queue, the single-model case, keeps it).
+      if (by_model_ && active_.size() > 1) {
         Release(i);  // the last of active_ moved to i: look at it next
         continue;
       }
@@ -98,8 +131,7 @@ ModelQueues::Queue* ModelQueues::Earliest(const std::vector<Query>& table, TaskI
       continue;
     }
     ++i;
-    if (q->declined == round || (only != kNoId && q->task != only)) continue;
-    if (servable != nullptr && q->task != kNoId && !servable[q->task]) continue;
+    if (!Eligible(*q, only, round, servable)) continue;
     if (best == nullptr) {
       best = q;
       continue;
@@ -109,15 +141,6 @@ ModelQueues::Queue* ModelQueues::Earliest(const std::vector<Query>& table, TaskI
     if (a.deadline < b.deadline || (a.deadline == b.deadline && a.id < b.id)) best = q;
   }
   return best;
-}
-
-ModelQueues::Queue* ModelQueues::Find(TaskId task) {
-  const size_t key = by_model_ ? task : 0;
-  return key < by_task_.size() ? by_task_[key] : nullptr;
-}
-
-ModelQueues::Queue& ModelQueues::All() {
-  return QueueFor(0);
 }
 
 void ModelQueues::TakeAll(std::vector<uint32_t>* out) {

@@ -34,13 +34,17 @@ class ModelQueues {
   };
 
   explicit ModelQueues(bool by_model = true) : by_model_(by_model) {}
-  ModelQueues(ModelQueues&&) = default;
-  ModelQueues& operator=(ModelQueues&&) = default;
+  // Moving keeps the queues (the first one lives inside the object: pointers to it are
+  // re-aimed at the new object; a queue held across a move of its ModelQueues is not).
+  ModelQueues(ModelQueues&& other) noexcept { *this = std::move(other); }
+  ModelQueues& operator=(ModelQueues&& other) noexcept;
+  ModelQueues(const ModelQueues&) = delete;
+  ModelQueues& operator=(const ModelQueues&) = delete;
 
   bool by_model() const { return by_model_; }
   // Queues allocated so far (reused through the free list): the most models that had
   // queries waiting at once, not the number of models seen.
-  size_t queues_made() const { return owned_.size(); }
+  size_t queues_made() const { return owned_.size() + (inline_used_ ? 1 : 0); }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
@@ -57,11 +61,20 @@ class ModelQueues {
   // `servable` is given (indexed by TaskId) models it marks 0; nullptr when none. Empty
   // queues met on the way go back to the free list.
   Queue* Earliest(const std::vector<Query>& table, TaskId only, uint64_t round,
-                  const uint8_t* servable = nullptr);
+                  const uint8_t* servable = nullptr) {
+    if (active_.size() == 1) {  // one model with a queue: the single-model case
+      Queue* q = active_[0];
+      return q->slots.empty() || !Eligible(*q, only, round, servable) ? nullptr : q;
+    }
+    return EarliestOfMany(table, only, round, servable);
+  }
   // The model's queue, or nullptr when it has none.
-  Queue* Find(TaskId task);
+  Queue* Find(TaskId task) {
+    const size_t key = by_model_ ? task : 0;
+    return key < by_task_.size() ? by_task_[key] : nullptr;
+  }
   // The unpartitioned queue (by_model false): every query, (deadline, id) order.
-  Queue& All();
+  Queue& All() { return QueueFor(0); }
   // Moves every queued slot into `out` (appended) and leaves no query queued.
   void TakeAll(std::vector<uint32_t>* out);
   // Removes the query with id `id`; true (and its slot) when it was queued.
@@ -75,12 +88,27 @@ class ModelQueues {
   }
 
  private:
-  Queue& QueueFor(TaskId task);
+  static bool Eligible(const Queue& q, TaskId only, uint64_t round, const uint8_t* servable) {
+    return q.declined != round && (only == kNoId || q.task == only) &&
+           (servable == nullptr || q.task == kNoId || servable[q.task]);
+  }
+  Queue* EarliestOfMany(const std::vector<Query>& table, TaskId only, uint64_t round,
+                        const uint8_t* servable);
+  Queue& QueueFor(TaskId task) {
+    const size_t key = by_model_ ? task : 0;
+    if (key < by_task_.size() && by_task_[key] != nullptr) return *by_task_[key];
+    return NewQueue(key);
+  }
+  Queue& NewQueue(size_t key);
   void Release(size_t active_index);
 
   bool by_model_ = true;
   size_t size_ = 0;
-  std::vector<std::unique_ptr<Queue>> owned_;  // every queue made; addresses are stable
+  // The first queue lives here, next to the rest of the worker's state (one queue per
+  // worker in a single-model deployment: no pointer to chase on every insertion).
+  Queue inline_;
+  bool inline_used_ = false;
+  std::vector<std::unique_ptr<Queue>> owned_;  // every further queue; addresses are stable
   std::vector<Queue*> active_;                 // queues assigned to a model
   std::vector<Queue*> free_;                   // empty queues ready for another model
   std::vector<Queue*> by_task_;                // TaskId -> its queue (nullptr: none)
