@@ -105,8 +105,7 @@ Status Run(const Args& args) {
 
   if (args.Has("json")) {
     // Multi-model runs add a row per model (field `model`) after their total.
-    std::cout << RunsWithModelsJson(config.name, results, args.Has("series")).dump(2)
-              << std::endl;
+    std::cout << RunsWithModelsJson(config.name, results, args.Has("series")).dump(2) << std::endl;
   } else if (args.Has("csv")) {
     std::cout << RunsCsv(results);
   } else {

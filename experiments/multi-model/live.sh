@@ -3,7 +3,9 @@
 # (12 T5 models, Zipf popularity, 8 emulated workers, 4 queries/s for 90 s) for each
 # placement, once in `sloserve sim` and once through `sloserve serve` driven by one
 # `sloserve loadgen` per model at that model's rate (Poisson, the rates the sim reports),
-# all at once. Live cold starts from /metrics. Prints the markdown table; writes the JSON
+# all at once, none giving up on a request (--timeout 600: the sim's queries wait as
+# long as it takes, so a client timeout would make the live queues shorter). Live cold
+# starts from /metrics. Prints the markdown table; writes the JSON
 # of both to $OUT. Real time: about 7 minutes.
 #   experiments/multi-model/live.sh
 # Env: SLOSERVE (binary, default build/apps/sloserve/sloserve), PORT (default 18615),
@@ -33,8 +35,10 @@ for placement in $PLACEMENTS; do
   echo "== $placement" >&2
   "$BIN" sim "$CONFIG" --set policy.placement="$placement" --json --no-progress \
     > "$OUT/sim_$placement.json"
+  # Keep-alive connections stay open for the whole run: a low-rate model's connection can
+  # sit idle past the default 60 s, and a request sent as the server closes it is lost.
   "$BIN" serve "$CONFIG" --set server.port="$PORT" --set policy.placement="$placement" \
-    > "$OUT/serve_$placement.log" 2>&1 &
+    --set server.idle_timeout_s=3600 > "$OUT/serve_$placement.log" 2>&1 &
   server=$!
   for _ in $(seq 100); do
     curl -sf "localhost:$PORT/v2/health/ready" > /dev/null 2>&1 && break
@@ -46,7 +50,8 @@ for placement in $PLACEMENTS; do
   while read -r model qps; do
     k=$((k + 1))
     "$BIN" loadgen --port "$PORT" --model "$model" --datatype BYTES --shape 1 \
-      --arrival poisson --qps "$qps" --duration "$DURATION" --seed "$k" --json \
+      --arrival poisson --qps "$qps" --duration "$DURATION" --seed "$k" --timeout 600 \
+      --connections 8 --json \
       > "$OUT/live_${placement}_$k.json" &
     pids+=($!)
   done < <(python3 -c 'import json,sys

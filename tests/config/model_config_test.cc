@@ -71,6 +71,18 @@ TEST(ModelConfigTest, CopiesSharesAndDefaults) {
   EXPECT_FALSE(m[0].policy.has_value());
 }
 
+TEST(ModelConfigTest, PopularityCanBeSwept) {
+  auto cfg = ParseExperimentConfig(kT5, "m.yaml");
+  ASSERT_TRUE(cfg.ok());
+  ASSERT_TRUE(ApplyOverrides(&*cfg, {"popularity.zipf_s=[0,2]"}).ok());
+  auto runs = ExpandRuns(*cfg);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_NEAR((*runs)[0].models[0].share, 0.25, 1e-9);  // equal: 0.75 / 3
+  EXPECT_NEAR((*runs)[1].models[0].share, 0.75 * 36 / 49, 1e-9);  // 1 : 1/4 : 1/9
+  EXPECT_EQ((*runs)[1].labels.at("popularity.zipf_s"), "2");
+}
+
 TEST(ModelConfigTest, WithoutModelsARunIsWhatItWas) {
   auto runs = Runs("suite: ramsis-text\nworkload: {load_qps: 10}\n");
   ASSERT_TRUE(runs.ok()) << runs.status().ToString();
@@ -91,20 +103,25 @@ TEST(ModelConfigTest, ErrorsNameTheKey) {
     std::string models;
     std::string expected;
   } cases[] = {
-      {"models:\n  - {name: a, slo_msec: 5}\n", "unknown key 'slo_msec' in a model (did you mean 'slo_ms'?"},
+      {"models:\n  - {name: a, slo_msec: 5}\n",
+       "unknown key 'slo_msec' in a model (did you mean 'slo_ms'?"},
       {"models:\n  - {name: a}\n  - {name: a}\n", "'models[1].name': 'a' names two models"},
       {"models:\n  - {name: a, copies: 2}\n  - {name: 'a#2'}\n", "'a#2' names two models"},
-      {"models:\n  - {name: a, share: 0.5, workload: {arrival: poisson, load_qps: 1}}\n  - {name: b}\n",
+      {"models:\n  - {name: a, share: 0.5, workload: {arrival: poisson, load_qps: 1}}\n  - {name: "
+       "b}\n",
        "'models[0].share': a model with a workload of its own takes no share"},
-      {"models:\n  - {name: a, share: 0.7}\n  - {name: b, share: 0.6}\n", "shares sum to 1.3, more than"},
+      {"models:\n  - {name: a, share: 0.7}\n  - {name: b, share: 0.6}\n",
+       "shares sum to 1.3, more than"},
       {"models:\n  - {name: a, share: 0.3}\n  - {name: b, share: 0.3}\n", "they sum to 0.6, not 1"},
       {"models:\n  - {name: a, share: 1}\n  - {name: b}\n", "leaving nothing for the 1 model(s)"},
       {"models:\n  - {name: a, policy: {dispatch: jsq}}\n", "'policy.dispatch' is pool-wide"},
-      {"models:\n  - {name: a, policy: {batching: edff}}\n", "unknown policy 'edff' (did you mean 'edf'?"},
+      {"models:\n  - {name: a, policy: {batching: edff}}\n",
+       "unknown policy 'edff' (did you mean 'edf'?"},
       {"models:\n  - {name: a, priority: 3}\n", "'models[0].priority': expected a level 0..2"},
       {"models:\n  - {name: a, share: 0}\n", "'models[0].share'"},
       {"models:\n  - {task: translation}\n", "'models[0].name': a model needs a name"},
-      {"task: translation\nmodels:\n  - {name: a}\n", "'task': a config with models: names each model's task"},
+      {"task: translation\nmodels:\n  - {name: a}\n",
+       "'task': a config with models: names each model's task"},
       {"models:\n  - {name: a, workload: {arrival: poisson, load_qps: 1}}\n",
        "'workload.load_qps': every model has a workload of its own"},
       {"models:\n  - {name: a, workload: {arrival: poisson}}\n", "'models[0].workload'"},

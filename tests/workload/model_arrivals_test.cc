@@ -104,8 +104,8 @@ TEST(ModelArrivalsTest, TheSharedStreamAloneIsTheSingleModelWorkload) {
 TEST(ModelArrivalsTest, ModelsWithoutAShareAreNeverDrawn) {
   const ArrivalSpec shared = Poisson(500, 5);
   const ArrivalSpec own = Poisson(1, 0.001);
-  auto a = ModelArrivals::Create(shared, {{"own", 0, &own}, {"x", 0.5}, {"zero", 0}, {"y", 0.5}},
-                                 2);
+  auto a =
+      ModelArrivals::Create(shared, {{"own", 0, &own}, {"x", 0.5}, {"zero", 0}, {"y", 0.5}}, 2);
   ASSERT_TRUE(a.ok());
   while (auto x = (*a)->Next()) EXPECT_NE(x->model, 2u);
 }

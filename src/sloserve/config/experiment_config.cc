@@ -41,7 +41,8 @@ Status Flatten(const YAML::Node& node, const std::string& prefix, const std::str
     std::string key =
         prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>();
     // The top level's lists are read apart (a Clone without them would lose the marks).
-    if (prefix.empty() && mark_prefix.empty() && (key == "sweep" || key == "policies" || key == "models"))
+    if (prefix.empty() && mark_prefix.empty() &&
+        (key == "sweep" || key == "policies" || key == "models"))
       continue;
     (*marks)[mark_prefix + key] = MarkOf(kv.first);
     if (kv.second.IsMap()) {
@@ -302,9 +303,9 @@ StatusOr<std::vector<RunSpec>> ExpandRuns(const ExperimentConfig& config) {
         for (const auto& [k, v] : pol) taken.insert(k);
       }
       // A multi-model config whose every model has its own workload has none of its own.
-      const bool own_workloads =
-          !config.models.empty() && std::all_of(config.models.begin(), config.models.end(),
-                                                [](const FlatConfig& m) { return HasOwnArrival(m); });
+      const bool own_workloads = !config.models.empty() &&
+                                 std::all_of(config.models.begin(), config.models.end(),
+                                             [](const FlatConfig& m) { return HasOwnArrival(m); });
       auto spec = RunSpecFromFlat(flat, /*with_workload=*/!own_workloads);
       if (spec.ok() && !config.models.empty()) {
         auto models = ModelsFromFlat(config.models, flat, *spec);

@@ -69,8 +69,7 @@ const KeyDecl kZipfS{.name = "popularity.zipf_s",
                          "proportional to 1/r^s (0 = equal)"};
 
 bool IsPoolWidePolicyKey(const std::string& option) {
-  return option == "dispatch" || option == "placement" || option == "planning" ||
-         option == "name";
+  return option == "dispatch" || option == "placement" || option == "planning" || option == "name";
 }
 
 std::vector<std::string> SplitList(const std::string& text) {
@@ -106,9 +105,8 @@ StatusOr<PolicySpec> ModelPolicy(const FlatConfig& entry, const PolicySpec& pool
     const std::string option = key.substr(7);
     if (!taken.count(option)) {
       return InvalidArgumentError(Quoted(origin, key) + ": not an option of the model's policies " +
-                                  p.batching + "/" + p.selection + " or the pool's (" +
-                                  p.dispatch + (p.placement.empty() ? "" : ", " + p.placement) +
-                                  ")");
+                                  p.batching + "/" + p.selection + " or the pool's (" + p.dispatch +
+                                  (p.placement.empty() ? "" : ", " + p.placement) + ")");
     }
     p.options[option] = value;
   }
@@ -120,9 +118,8 @@ StatusOr<PolicySpec> ModelPolicy(const FlatConfig& entry, const PolicySpec& pool
 
 const std::vector<const KeyDecl*>& ModelEntryKeys() {
   static const std::vector<const KeyDecl*> keys = [] {
-    std::vector<const KeyDecl*> k = {&kModelName,  &kModelTask,  &kModelVariants,
-                                     &kModelCopies, &kModelSloMs, &kModelShare,
-                                     &kModelPriority};
+    std::vector<const KeyDecl*> k = {&kModelName,  &kModelTask,  &kModelVariants, &kModelCopies,
+                                     &kModelSloMs, &kModelShare, &kModelPriority};
     for (const KeyDecl* a : ArrivalKeys()) k.push_back(a);
     k.push_back(&kModelBatching);
     k.push_back(&kModelSelection);
@@ -190,7 +187,8 @@ StatusOr<std::vector<ModelSpec>> ModelsFromFlat(const std::vector<FlatConfig>& e
     ModelSpec m;
     m.origin = origin;
     const std::string name = TextOf(entry, kModelName);
-    if (name.empty()) return InvalidArgumentError(Quoted(origin, "name") + ": a model needs a name");
+    if (name.empty())
+      return InvalidArgumentError(Quoted(origin, "name") + ": a model needs a name");
     m.task = TextOf(entry, kModelTask);
     m.variants = SplitList(TextOf(entry, kModelVariants));
     ASSIGN_OR_RETURN(int64_t copies, IntegerOf(entry, kModelCopies));

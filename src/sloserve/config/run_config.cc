@@ -353,9 +353,9 @@ const std::vector<const KeyDecl*>& RunKeys() {
 }
 
 const std::vector<const KeyDecl*>& ArrivalKeys() {
-  static const std::vector<const KeyDecl*> keys = {
-      &kArrival,    &kLoadQps,   &kCv,        &kTrace,
-      &kWindowStart, &kWindowEnd, &kRateScale, &kTimeCompression};
+  static const std::vector<const KeyDecl*> keys = {&kArrival,   &kLoadQps,        &kCv,
+                                                   &kTrace,     &kWindowStart,    &kWindowEnd,
+                                                   &kRateScale, &kTimeCompression};
   return keys;
 }
 

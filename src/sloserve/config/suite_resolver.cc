@@ -39,11 +39,8 @@ StatusOr<ProfileSuite> ResolveSuite(const std::string& name) {
 std::vector<ComposedModel> ComposedModelsOf(const RunSpec& spec) {
   std::vector<ComposedModel> out;
   for (const ModelSpec& m : spec.models) {
-    out.push_back({.name = m.name,
-                   .task = m.task,
-                   .variants = m.variants,
-                   .slo = m.slo,
-                   .origin = m.origin});
+    out.push_back(
+        {.name = m.name, .task = m.task, .variants = m.variants, .slo = m.slo, .origin = m.origin});
   }
   return out;
 }

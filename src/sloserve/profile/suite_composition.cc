@@ -45,7 +45,8 @@ StatusOr<std::vector<VariantId>> ModelVariants(const ProfileSuite& base, TaskId 
 
 StatusOr<ProfileSuite> ComposeSuite(const ProfileSuite& base,
                                     const std::vector<ComposedModel>& models) {
-  if (base.tasks().empty()) return FailedPreconditionError("suite '" + base.name() + "' has no tasks");
+  if (base.tasks().empty())
+    return FailedPreconditionError("suite '" + base.name() + "' has no tasks");
   if (models.empty()) return InvalidArgumentError("models: the list is empty");
   ProfileSuite out;
   out.set_name(base.name());

@@ -30,8 +30,8 @@ std::vector<nlohmann::json> RunRowsJson(const RunResult& r, size_t index) {
   return rows;
 }
 
-nlohmann::json RunsWithModelsJson(const std::string& experiment,
-                                  const std::vector<RunResult>& runs, bool include_series) {
+nlohmann::json RunsWithModelsJson(const std::string& experiment, const std::vector<RunResult>& runs,
+                                  bool include_series) {
   nlohmann::json out = RunsJson(experiment, runs, include_series);
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -58,7 +58,8 @@ std::string ModelTables(const std::vector<RunResult>& runs) {
     out << buf;
     for (const ModelResult& m : r.models) {
       const MetricsSummary& s = m.summary;
-      std::snprintf(buf, sizeof buf, "%-*s  %8.2f  %7.0f  %8lld  %7.4f  %7.4f  %9.1f  %9.1f  %5lld\n",
+      std::snprintf(buf, sizeof buf,
+                    "%-*s  %8.2f  %7.0f  %8lld  %7.4f  %7.4f  %9.1f  %9.1f  %5lld\n",
                     static_cast<int>(width), m.name.c_str(), m.load_qps, ToMillis(m.slo),
                     static_cast<long long>(s.arrived), s.violation_rate, s.finish_rate, s.p50_ms,
                     s.p99_ms, static_cast<long long>(s.cold_starts));

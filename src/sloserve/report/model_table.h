@@ -17,8 +17,8 @@ namespace sloserve {
 std::vector<nlohmann::json> RunRowsJson(const RunResult& r, size_t index);
 // {"experiment": name, "rows": [...], "series": [...] (only with include_series)}, with
 // every multi-model run's per-model rows after its total.
-nlohmann::json RunsWithModelsJson(const std::string& experiment,
-                                  const std::vector<RunResult>& runs, bool include_series);
+nlohmann::json RunsWithModelsJson(const std::string& experiment, const std::vector<RunResult>& runs,
+                                  bool include_series);
 // One table per multi-model run ("" when there are none): its label, then per model
 // load, SLO, violation and finish rates, latency percentiles, cold starts.
 std::string ModelTables(const std::vector<RunResult>& runs);

@@ -144,8 +144,8 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   };
   RunResult result;
   result.spec = spec;
-  result.spec.task = multi ? std::to_string(spec.models.size()) + " models"
-                          : suite.tasks()[dep.task].name;
+  result.spec.task =
+      multi ? std::to_string(spec.models.size()) + " models" : suite.tasks()[dep.task].name;
   // A mix stays as written ("type:count,..."); a single type gets its resolved name.
   const bool mix = spec.hardware.find_first_of(":,") != std::string::npos;
   result.spec.hardware = mix ? spec.hardware : suite.hardware()[dep.hardware].name;
@@ -170,7 +170,7 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
         if (q.app < spec.app_priorities.size()) q.priority = spec.app_priorities[q.app];
         if (multi && spec.models[next_model].priority > 0)
           q.priority = spec.models[next_model].priority;
-        q.deadline = now + (multi                   ? suite.tasks()[q.task].default_slo
+        q.deadline = now + (multi                  ? suite.tasks()[q.task].default_slo
                             : spec.slo_mix.empty() ? dep.slo
                                                    : draw_slo());
         e.Submit(q, now);

@@ -18,13 +18,13 @@ class Engine;
 
 // One model's outcome in a multi-model run (docs/multi-model.md).
 struct ModelResult {
-  std::string name;       // the served model name
-  std::string task;       // the suite task it deploys
-  double load_qps = 0;    // its mean offered load
-  double share = 0;       // its share of the run's workload (0: a workload of its own)
-  Duration slo{};         // its SLO
-  int32_t priority = 0;   // its admission level (0 = default)
-  std::string policy;     // its batching/selection where they differ, else ""
+  std::string name;        // the served model name
+  std::string task;        // the suite task it deploys
+  double load_qps = 0;     // its mean offered load
+  double share = 0;        // its share of the run's workload (0: a workload of its own)
+  Duration slo{};          // its SLO
+  int32_t priority = 0;    // its admission level (0 = default)
+  std::string policy;      // its batching/selection where they differ, else ""
   MetricsSummary summary;  // its queries only; cold starts = loads of its variants
 };
 

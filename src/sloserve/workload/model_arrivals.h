@@ -17,8 +17,8 @@
 namespace sloserve {
 
 struct ModelStream {
-  std::string name;               // seeds its own process ("model/NAME")
-  double share = 0;               // of the shared workload (0 = none)
+  std::string name;                  // seeds its own process ("model/NAME")
+  double share = 0;                  // of the shared workload (0 = none)
   const ArrivalSpec* own = nullptr;  // its own process, or null
 };
 
@@ -40,9 +40,7 @@ class ModelArrivals {
   struct Head {
     TimePoint at;
     size_t stream;  // 0 = shared, 1 + i = model i's own
-    bool operator>(const Head& o) const {
-      return at != o.at ? at > o.at : stream > o.stream;
-    }
+    bool operator>(const Head& o) const { return at != o.at ? at > o.at : stream > o.stream; }
   };
   ModelArrivals() = default;
   void Advance(size_t stream);
