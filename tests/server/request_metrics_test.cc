@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace sloserve {
