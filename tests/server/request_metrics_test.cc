@@ -4,12 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include <set>
-#include <utility>
-
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
+#include <utility>
 
 namespace sloserve {
 namespace {
