@@ -1,5 +1,6 @@
 // The request histograms' bounds (issue 36 item 2): dense around each SLO served, so a
-// p99 near the SLO is read within a tenth of it; configurable and checked.
+// p99 near the SLO is read within a tenth of it; configurable and checked. The request
+// counters' variant and slo_class labels (issue 36) and their caps.
 #include "sloserve/server/request_metrics.h"
 
 #include <gtest/gtest.h>
