@@ -109,7 +109,8 @@ Status Run(const Args& args) {
     if (args.Has("model-repository")) {
       return InvalidArgumentError(
           "--remote-worker with --model-repository: give the repository to each `sloserve "
-          "worker` and the controller its profile (--set suite=DIR/<task>/profile.prof)");
+          "worker` and the controller its profile (--set suite=DIR/<task>/profile.prof; a "
+          "repository of several tasks: DIR/profile.prof)");
     }
     std::string list;
     for (const std::string& a : args.GetAll("remote-worker")) list += (list.empty() ? "" : ",") + a;

@@ -378,6 +378,18 @@ TEST(RestConformance, HealthServerAndModelMetadata) {
   EXPECT_EQ(s.Get("/v2/models/nope").status, 404);
   EXPECT_EQ(s.Get("/v2/models/nope/ready").status, 404);
   EXPECT_EQ(s.Get("/nope").status, 404);
+  // The unknown model's answer names the served one closest to it (issue 31).
+  r = s.Get("/v2/models/conf%20mdoel");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.Json()["error"],
+            "unknown model 'conf mdoel' (did you mean 'conf model'? served: conf model)");
+  // GET /v2/models: every model served, with its state (issue 31).
+  r = s.Get("/v2/models");
+  ASSERT_EQ(r.status, 200) << r.body;
+  ASSERT_EQ(r.Json()["models"].size(), 1u) << r.body;
+  EXPECT_EQ(r.Json()["models"][0]["name"], kModel);
+  EXPECT_EQ(r.Json()["models"][0]["state"], "READY");
+  EXPECT_EQ(s.Post("/v2/models", "").status, 405);
 }
 
 TEST(RestConformance, VersionsAreNotExposed) {

@@ -133,7 +133,18 @@ TEST(MetricsE2eTest, DashboardQueriesNameExportedMetrics) {
   for (const auto& v : dash["templating"]["list"]) variables.insert(v["name"].get<std::string>());
   EXPECT_EQ(variables, (std::set<std::string>{"datasource", "instance", "model"}));
   for (const auto& p : dash["panels"]) titles.insert(p["title"].get<std::string>());
-  EXPECT_TRUE(titles.count("Accuracy of answered requests (0-1)"));
+  EXPECT_TRUE(titles.count("Accuracy of answered requests by model (0-1)"));
+  // Several models on one server (issue 31): accuracy and latency quantiles per model, not
+  // mixed across models.
+  for (const auto& p : dash["panels"]) {
+    for (const auto& t : p["targets"]) {
+      const std::string expr = t["expr"];
+      if (expr.find("histogram_quantile") != std::string::npos ||
+          expr.find("sloserve_variant_accuracy_ratio") != std::string::npos) {
+        EXPECT_NE(expr.find("model)"), std::string::npos) << expr;
+      }
+    }
+  }
   EXPECT_TRUE(titles.count("SLO attainment, last 5 minutes"));
 
   Subprocess server({kBin, "serve", "--port", "0", "--duration", "600"});

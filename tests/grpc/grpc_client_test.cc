@@ -292,7 +292,7 @@ TEST_F(GrpcServeTest, LongNamesAreEchoedCutSoTheStatusArrives) {
   req.set_model_name(name);
   ::grpc::Status s = Infer(req, &resp);
   EXPECT_EQ(s.error_code(), ::grpc::StatusCode::NOT_FOUND) << s.error_message().substr(0, 200);
-  EXPECT_EQ(s.error_message(), "unknown model '" + cut + "'");
+  EXPECT_EQ(s.error_message(), "unknown model '" + cut + "' (served: image)");
   req = Request(1);
   req.mutable_inputs(0)->set_name(name);
   s = Infer(req, &resp);
@@ -320,7 +320,7 @@ TEST_F(GrpcServeTest, LongNamesAreEchoedCutSoTheStatusArrives) {
   inference::ModelMetadataResponse meta;
   s = stub_->ModelMetadata(Deadline().get(), mreq, &meta);
   EXPECT_EQ(s.error_code(), ::grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(s.error_message(), "unknown model '" + cut + "'");
+  EXPECT_EQ(s.error_message(), "unknown model '" + cut + "' (served: image)");
   inference::ModelReadyRequest rreq;
   rreq.set_name(name);
   inference::ModelReadyResponse rresp;

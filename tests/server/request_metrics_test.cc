@@ -1,14 +1,15 @@
 // The request histograms' bounds (issue 36 item 2): dense around each SLO served, so a
-// p99 near the SLO is read within a tenth of it; configurable and checked.
+// p99 near the SLO is read within a tenth of it; configurable and checked. The request
+// counters' variant and slo_class labels (issue 36) and their caps.
 #include "sloserve/server/request_metrics.h"
 
 #include <gtest/gtest.h>
 
-#include <set>
-#include <utility>
-
 #include <algorithm>
+#include <cmath>
+#include <set>
 #include <string>
+#include <utility>
 
 namespace sloserve {
 namespace {
@@ -176,6 +177,33 @@ TEST(RequestCounters, LabelValuesAreBounded) {
   EXPECT_EQ(met, kSlos + kVariants);
   EXPECT_LE(lines, static_cast<int>(OutcomeCounters::kMaxKeys) + 1);
   EXPECT_NE(text.find("variant=\"other\",slo_class=\"other\""), std::string::npos);
+}
+
+// The combinations' cap follows the models served (the operator's, not the clients'): a
+// deployment of many models keeps every model's variants labelled at its default SLO.
+TEST(RequestCounters, ManyModelsKeepTheirOwnLabels) {
+  constexpr int kModels = 600;  // 600 x 3 declared combinations: more than kMaxKeys
+  std::vector<TaskInfo> models;
+  for (int i = 0; i < kModels; ++i) {
+    TaskInfo t = CountedImageTask();
+    t.name = "m" + std::to_string(i);
+    t.variants = {t.name + "_a", t.name + "_b"};
+    models.push_back(std::move(t));
+  }
+  RequestMetrics m(models);
+  InferOutcome ok;
+  ok.worker = "w0";
+  ok.met_slo = true;
+  for (int i = 0; i < kModels; ++i) {
+    ok.variant = "m" + std::to_string(i) + "_b";
+    m.RecordOutcome(static_cast<size_t>(i), ok, Millis(1), 1, Millis(150));
+  }
+  const std::string text = m.RenderPrometheus();
+  // (The histograms keep their own cap, RequestMetrics::kMaxSeries, per model "other".)
+  EXPECT_EQ(text.find("variant=\"other\",slo_class="), std::string::npos);
+  EXPECT_NE(text.find("sloserve_requests_total{model=\"m599\",outcome=\"met\",reason=\"none\","
+                      "variant=\"m599_b\",slo_class=\"150\"} 1\n"),
+            std::string::npos);
 }
 
 }  // namespace

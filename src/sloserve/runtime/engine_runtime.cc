@@ -270,7 +270,8 @@ InferOutcome ShedOutcome() {
 
 }  // namespace
 
-EngineRuntime::Intake EngineRuntime::IntakeOf(const InferRequest& request) {
+EngineRuntime::Intake EngineRuntime::IntakeOf(const InferRequest& request,
+                                              std::optional<TaskId> task) {
   if (!accepting_ || !initialized_ || !init_status_.ok()) return Intake::kRefuse;
   // No worker to run it: refused now rather than queued until its deadline. A request
   // accepted just before the last worker went down waits in the engine's queue for a
@@ -278,9 +279,7 @@ EngineRuntime::Intake EngineRuntime::IntakeOf(const InferRequest& request) {
   if (NoWorkerReachable()) return Intake::kNoWorker;
   // Under overload, a request admission would refuse anyway is refused here, without
   // the two thread hand-offs to the engine and back (early_shed.h).
-  if (!options_.early_shed) return Intake::kAccept;
-  const std::optional<TaskId> task = served_.Find(request.task);
-  if (!task) return Intake::kAccept;  // the engine thread answers it (not found)
+  if (!options_.early_shed || !task) return Intake::kAccept;  // unknown: the engine answers
   const bool shed =
       early_shed_.Refuse(PriorityLevel(request.priority, options_.admission.priority_levels,
                                        options_.admission.default_priority),
@@ -314,9 +313,10 @@ void EngineRuntime::Refuse(Intake intake, const std::function<void(InferOutcome)
 void EngineRuntime::Submit(InferRequest request, std::function<void(InferOutcome)> done) {
   Intake intake;
   bool inline_step = false;
+  const std::optional<TaskId> task = served_.Find(request.task);  // read-only: no lock
   {
     MutexLock lock(inbox_mu_);
-    intake = IntakeOf(request);
+    intake = IntakeOf(request, task);
     // Posted under inbox_mu_, so Stop() (which clears accepting_ under it) happens after
     // and the engine thread's last steps still admit and answer it.
     if (intake == Intake::kAccept) {
@@ -340,10 +340,14 @@ void EngineRuntime::SubmitAll(std::vector<Submission>& batch) {
   steps.reserve(batch.size());
   std::vector<std::pair<Intake, std::function<void(InferOutcome)>>> refused;
   bool inline_step = false;
+  std::vector<std::optional<TaskId>> tasks;  // read-only lookups, before the lock
+  tasks.reserve(batch.size());
+  for (const Submission& s : batch) tasks.push_back(served_.Find(s.request.task));
   {
     MutexLock lock(inbox_mu_);
+    size_t i = 0;
     for (Submission& s : batch) {
-      const Intake intake = IntakeOf(s.request);
+      const Intake intake = IntakeOf(s.request, tasks[i++]);
       if (intake == Intake::kAccept) {
         steps.push_back(ArrivalStep(Pending{std::move(s.request), std::move(s.done)}));
       } else {

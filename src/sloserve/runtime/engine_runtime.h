@@ -143,7 +143,8 @@ class EngineRuntime : public InferenceBackend {
   // refused because the runtime is not accepting (stopped, not started, failed start).
   // kNoWorker: every worker is unreachable (remote workers all marked down).
   enum class Intake { kAccept, kShed, kRefuse, kNoWorker };
-  Intake IntakeOf(const InferRequest& request) REQUIRES(inbox_mu_);
+  // `task`: the request's model (served_.Find, looked up before inbox_mu_ is taken).
+  Intake IntakeOf(const InferRequest& request, std::optional<TaskId> task) REQUIRES(inbox_mu_);
   Driver::EngineStep ArrivalStep(Pending p);
   // Answers a request IntakeOf did not accept (not under inbox_mu_).
   void Refuse(Intake intake, const std::function<void(InferOutcome)>& done) const

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "sloserve/core/did_you_mean.h"
+
 namespace sloserve {
 
 std::optional<FastestVariant> FastestOfTask(const ProfileSuite& suite, TaskId task,

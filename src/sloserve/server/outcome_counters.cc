@@ -59,6 +59,13 @@ OutcomeCounters::OutcomeCounters(std::vector<std::string> models,
                                  const std::vector<Duration>& default_slos,
                                  const std::vector<std::vector<std::string>>& variants)
     : models_(std::move(models)) {
+  size_t declared = 0;
+  for (size_t m = 0; m < models_.size(); ++m)
+    declared += 1 + (m < variants.size() ? variants[m].size() : 0);
+  while (max_keys_ < 4 * declared) max_keys_ *= 2;
+  mask_ = 2 * max_keys_ - 1;
+  table_ = std::make_unique<std::atomic<Key*>[]>(2 * max_keys_);
+  for (size_t i = 0; i <= mask_; ++i) table_[i].store(nullptr, std::memory_order_relaxed);
   for (size_t m = 0; m < models_.size(); ++m)
     overflow_.push_back(std::make_unique<Key>(m, "other", kOtherClass, 0, true));
   for (size_t m = 0; m < models_.size(); ++m) {
@@ -72,7 +79,7 @@ OutcomeCounters::OutcomeCounters(std::vector<std::string> models,
 }
 
 OutcomeCounters::~OutcomeCounters() {
-  for (auto& slot : table_) delete slot.load();
+  for (size_t i = 0; i <= mask_; ++i) delete table_[i].load();
 }
 
 size_t OutcomeCounters::ClassOf(Duration slo) {
@@ -99,11 +106,10 @@ std::string OutcomeCounters::ClassName(size_t c) const {
 OutcomeCounters::Key* OutcomeCounters::FindOrAdd(size_t model, std::string_view variant,
                                                  size_t slo_class) {
   const uint64_t h = std::hash<std::string_view>{}(variant)*31 + slo_class * 1000003 + model;
-  constexpr size_t kMask = 2 * kMaxKeys - 1;
-  for (size_t probe = 0, i = h & kMask; probe <= kMask; ++probe, i = (i + 1) & kMask) {
+  for (size_t probe = 0, i = h & mask_; probe <= mask_; ++probe, i = (i + 1) & mask_) {
     Key* k = table_[i].load(std::memory_order_acquire);
     if (k == nullptr) {
-      if (keys_.fetch_add(1, oc::kRelaxed) >= kMaxKeys) {
+      if (keys_.fetch_add(1, oc::kRelaxed) >= max_keys_) {
         keys_.fetch_sub(1, oc::kRelaxed);
         return overflow_[model].get();
       }
@@ -128,8 +134,8 @@ void OutcomeCounters::Add(size_t model, size_t row, std::string_view variant, Du
 
 std::string OutcomeCounters::RenderPrometheus() const {
   std::vector<const Key*> keys;
-  for (const auto& slot : table_) {
-    if (const Key* k = slot.load(std::memory_order_acquire)) keys.push_back(k);
+  for (size_t i = 0; i <= mask_; ++i) {
+    if (const Key* k = table_[i].load(std::memory_order_acquire)) keys.push_back(k);
   }
   for (const auto& k : overflow_) {
     bool used = false;

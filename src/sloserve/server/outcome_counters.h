@@ -7,7 +7,9 @@
 // Bounded, whatever clients send (docs/metrics.md "Bounded labels"): models are fixed at
 // construction; at most kMaxSloClasses distinct SLOs get a class of their own (the models'
 // default SLOs first, then the first ones requests bring), the rest are "other"; at most
-// kMaxKeys (model, variant, slo_class) combinations get their own counters, requests beyond
+// max_keys() (model, variant, slo_class) combinations get their own counters — kMaxKeys, or
+// four times the combinations the models and their variants make at their default SLOs when
+// that is more (the operator's models, not the clients', set it) — and requests beyond
 // share one set per model labelled variant="other", slo_class="other". Recording is
 // lock-free (relaxed atomics; a combination is added by a compare-and-swap into a fixed
 // table), so the request path never waits for a scrape.
@@ -26,7 +28,7 @@ namespace sloserve {
 class OutcomeCounters {
  public:
   static constexpr size_t kMaxSloClasses = 16;
-  static constexpr size_t kMaxKeys = 1024;
+  static constexpr size_t kMaxKeys = 1024;  // the least max_keys()
   // The outcome rows: (outcome, reason) pairs; every request lands in exactly one.
   struct Row {
     const char* outcome;
@@ -44,6 +46,7 @@ class OutcomeCounters {
   OutcomeCounters(const OutcomeCounters&) = delete;
   OutcomeCounters& operator=(const OutcomeCounters&) = delete;
 
+  size_t max_keys() const { return max_keys_; }
   // `variant` empty = none answered; `slo` zero or less = not known ("none").
   void Add(size_t model, size_t row, std::string_view variant, Duration slo);
   // The counter family in the Prometheus text format.
@@ -61,7 +64,9 @@ class OutcomeCounters {
   std::vector<std::string> models_;
   std::array<std::atomic<int64_t>, kMaxSloClasses> class_us_{};  // 0 = free
   std::vector<std::unique_ptr<Key>> overflow_;                   // per model
-  std::array<std::atomic<Key*>, 2 * kMaxKeys> table_{};
+  size_t max_keys_ = kMaxKeys;
+  size_t mask_ = 2 * kMaxKeys - 1;  // the table has 2 x max_keys_ (a power of two) slots
+  std::unique_ptr<std::atomic<Key*>[]> table_;
   std::atomic<size_t> keys_{0};
 };
 
