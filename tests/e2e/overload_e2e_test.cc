@@ -319,12 +319,31 @@ TEST(OverloadE2eTest, ThousandDistinctAppNamesKeepMemoryBounded) {
   s.process->Wait();
 }
 
+// The request of `body` in chunks of 64 KiB (HTTP/1.1, Connection: close).
+std::string ChunkedPostRequest(const std::string& body) {
+  std::string request =
+      "POST /v2/models/image/infer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+      "application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+  constexpr size_t kChunk = 64 * 1024;
+  char size[24];
+  for (size_t at = 0; at < body.size(); at += kChunk) {
+    const size_t n = std::min(kChunk, body.size() - at);
+    std::snprintf(size, sizeof size, "%zx\r\n", n);
+    (request += size).append(body, at, n) += "\r\n";
+  }
+  return request + "0\r\n\r\n";
+}
+
 // A burst of large bodies (issue 16 item 2, "memory returned after a large request"):
 // 8 requests of 8 MiB each (1.6M JSON values, parsed into a tree and a tensor), 4 at a
 // time, then the server's RSS is back within 12 MiB of where it was. Before the mmap
 // threshold was fixed (server/heap_release.h) this burst left it 24 MiB higher
-// (experiments/limits/burst_rss.py). Not under sanitizers (ASan keeps freed memory).
-TEST(OverloadE2eTest, BurstOfLargeBodiesReturnsMemory) {
+// (experiments/limits/burst_rss.py). The same with chunked bodies (issue 37 item 2): they
+// grew by reallocation and left 94-119 MiB behind after 32 uploads of 16 MiB; a chunked
+// body reserves its string as it is charged now (11 MiB behind, measured; the bound is one
+// max_body, 16 MiB: a chunked body's string is reserved at max_body, not at its size).
+// Not under sanitizers (ASan keeps freed memory).
+void BurstOfLargeBodiesReturnsMemory(bool chunked) {
   if (SLOSERVE_TEST_SANITIZED) GTEST_SKIP() << "RSS is not meaningful under sanitizers";
   testing::ScopedTempDir dir("sloserve-burst");
   Served s = StartServe(WriteConfig(dir), {"--set", "executor.time_scale=0"});
@@ -347,13 +366,16 @@ TEST(OverloadE2eTest, BurstOfLargeBodiesReturnsMemory) {
   data.reserve(static_cast<size_t>(rows) * (row.size() + 1));
   for (int i = 0; i < rows; ++i) (data += i > 0 ? "," : "") += row;
   big.insert(big.find("\"data\":[") + 8, data);
+  const std::string request =
+      chunked ? ChunkedPostRequest(big) : testing::HttpPostRequest("/v2/models/image/infer", big);
   std::atomic<int> answered{0};
   std::vector<std::thread> clients;
   for (int c = 0; c < 4; ++c) {
     clients.emplace_back([&] {
       for (int i = 0; i < 2; ++i) {
         bool sent = false;
-        if (PostInfer(s.port, big, &sent).rfind("HTTP/1.0 ", 0) == 0) answered.fetch_add(1);
+        if (testing::HttpExchange(s.port, request, &sent).rfind("HTTP/1.", 0) == 0)
+          answered.fetch_add(1);
       }
     });
   }
@@ -361,11 +383,21 @@ TEST(OverloadE2eTest, BurstOfLargeBodiesReturnsMemory) {
   std::this_thread::sleep_for(std::chrono::seconds(1));
   const long after = testing::RssKiB(s.process->pid());
   EXPECT_EQ(answered.load(), 8);
-  std::printf("RSS before %ld KiB, after 8 bodies of %.1f MiB %ld KiB\n", before,
-              static_cast<double>(big.size()) / (1 << 20), after);
-  EXPECT_LT(after - before, 12 * 1024) << "RSS grew from " << before << " to " << after << " KiB";
+  std::printf("RSS before %ld KiB, after 8 %s bodies of %.1f MiB %ld KiB\n", before,
+              chunked ? "chunked" : "Content-Length", static_cast<double>(big.size()) / (1 << 20),
+              after);
+  EXPECT_LT(after - before, (chunked ? 16 : 12) * 1024)
+      << "RSS grew from " << before << " to " << after << " KiB";
   s.process->Signal(SIGTERM);
   s.process->Wait();
+}
+
+TEST(OverloadE2eTest, BurstOfLargeBodiesReturnsMemory) {
+  BurstOfLargeBodiesReturnsMemory(false);
+}
+
+TEST(OverloadE2eTest, BurstOfLargeChunkedBodiesReturnsMemory) {
+  BurstOfLargeBodiesReturnsMemory(true);
 }
 
 // A connected socket to the server, or -1.
