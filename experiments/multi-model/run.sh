@@ -11,6 +11,11 @@ cd "$(dirname "$0")/../.."
 BIN=${SLOSERVE:-build/apps/sloserve/sloserve}
 OUT=${OUT:-experiments/multi-model/results}
 mkdir -p "$OUT"
-"$BIN" sim experiments/multi-model/zipf_twitter.yaml --json --jobs "${JOBS:-2}" --no-progress \
-  > "$OUT/zipf_twitter.json"
+# One row per line (1,044 rows: a total and 115 models per placement).
+"$BIN" sim experiments/multi-model/zipf_twitter.yaml --json --jobs "${JOBS:-2}" --no-progress |
+  python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print("{\"experiment\": %s, \"rows\": [" % json.dumps(d["experiment"]))
+print(",\n".join(json.dumps(r, separators=(",", ":")) for r in d["rows"]))
+print("]}")' > "$OUT/zipf_twitter.json"
 python3 experiments/multi-model/tables.py "$OUT/zipf_twitter.json"

@@ -40,5 +40,5 @@ if totals:
     t = totals[0]
     print()
     models = sum(1 for r in rows if r.get("run") == t["run"] and r.get("model") != "all")
-    print("%d models; per run %d queries (%.1f queries/s offered), %.0f s, %d workers." %
-          (models, t["arrived"], t["load_qps"], t["elapsed_s"], t["workers"]))
+    print("%d models, %d workers; %d queries per run (%.1f queries/s offered)." %
+          (models, t["workers"], t["arrived"], t["load_qps"]))

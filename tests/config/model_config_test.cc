@@ -78,7 +78,7 @@ TEST(ModelConfigTest, PopularityCanBeSwept) {
   auto runs = ExpandRuns(*cfg);
   ASSERT_TRUE(runs.ok()) << runs.status().ToString();
   ASSERT_EQ(runs->size(), 2u);
-  EXPECT_NEAR((*runs)[0].models[0].share, 0.25, 1e-9);  // equal: 0.75 / 3
+  EXPECT_NEAR((*runs)[0].models[0].share, 0.25, 1e-9);            // equal: 0.75 / 3
   EXPECT_NEAR((*runs)[1].models[0].share, 0.75 * 36 / 49, 1e-9);  // 1 : 1/4 : 1/9
   EXPECT_EQ((*runs)[1].labels.at("popularity.zipf_s"), "2");
 }
