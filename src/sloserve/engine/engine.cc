@@ -795,32 +795,7 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
       take_slots.resize(d.take.size());  // trimmed to a prefix
       rows = RowsOf(take_slots);
     }
-    // Dropped (policy) and rejected (unservable) positions; a position also taken runs.
-    drop_slots_.clear();
-    reject_slots_.clear();
-    // The positions to remove: the batch's, and any dropped or rejected ones (the usual
-    // decision has none, and then the sorted, unique `take` is the list as it is).
-    const std::vector<uint32_t>* remove = &d.take;
-    if (!d.drop.empty() || !d.reject.empty()) {
-      positions_ = d.take;
-      // Rejects first, so a position in both lists is reported unservable.
-      for (auto [list, slots] :
-           {std::pair{&d.reject, &reject_slots_}, std::pair{&d.drop, &drop_slots_}}) {
-        std::sort(list->begin(), list->end());
-        list->erase(std::unique(list->begin(), list->end()), list->end());
-        for (uint32_t p : *list) {
-          if (std::binary_search(d.take.begin(), d.take.end(), p)) continue;
-          if (slots == &drop_slots_ && std::binary_search(d.reject.begin(), d.reject.end(), p))
-            continue;
-          slots->push_back(queue[p]);
-          positions_.push_back(p);
-        }
-      }
-      std::sort(positions_.begin(), positions_.end());
-      positions_.erase(std::unique(positions_.begin(), positions_.end()), positions_.end());
-      remove = &positions_;
-    }
-    queues.Remove(*model, *remove, &scratch_slots_);
+    queues.Remove(*model, PositionsToRemove(queue, d), &scratch_slots_);
     if (!shared) {
       view.queue_length = st.queue.size();
       for (uint32_t s : scratch_slots_) view.queued_rows -= table_[s].size;
@@ -851,6 +826,32 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
     st.wake = wake;
     wakes_.push({wake, w});
   }
+}
+
+const std::vector<uint32_t>& Engine::PositionsToRemove(const std::deque<uint32_t>& queue,
+                                                       BatchDecision& d) {
+  // Dropped (policy) and rejected (unservable) positions; a position also taken runs.
+  drop_slots_.clear();
+  reject_slots_.clear();
+  // The usual decision has none: the sorted, unique `take` is the list as it is.
+  if (d.drop.empty() && d.reject.empty()) return d.take;
+  positions_ = d.take;
+  // Rejects first, so a position in both lists is reported unservable.
+  for (auto [list, slots] :
+       {std::pair{&d.reject, &reject_slots_}, std::pair{&d.drop, &drop_slots_}}) {
+    std::sort(list->begin(), list->end());
+    list->erase(std::unique(list->begin(), list->end()), list->end());
+    for (uint32_t p : *list) {
+      if (std::binary_search(d.take.begin(), d.take.end(), p)) continue;
+      if (slots == &drop_slots_ && std::binary_search(d.reject.begin(), d.reject.end(), p))
+        continue;
+      slots->push_back(queue[p]);
+      positions_.push_back(p);
+    }
+  }
+  std::sort(positions_.begin(), positions_.end());
+  positions_.erase(std::unique(positions_.begin(), positions_.end()), positions_.end());
+  return positions_;
 }
 
 void Engine::StartBatch(WorkerId w, VariantId v, TaskId task, std::vector<uint32_t>& take_slots,

@@ -222,6 +222,10 @@ class Engine {
   // Starts the batch of decision_ on worker `w` (variant `v`, queries `take_slots`).
   void StartBatch(WorkerId w, VariantId v, TaskId task, std::vector<uint32_t>& take_slots,
                   int64_t rows, TimePoint now);
+  // The queue positions decision `d` removes (its batch, drops and rejects; sorted, unique),
+  // with the dropped and rejected ones' slots in drop_slots_ / reject_slots_.
+  const std::vector<uint32_t>& PositionsToRemove(const std::deque<uint32_t>& queue,
+                                                 BatchDecision& d);
   // A plan pinned `w` to a variant of one model: other models' queries go back centrally.
   void UnqueueOtherModels(WorkerId w);
   void Redispatch(TimePoint now);
