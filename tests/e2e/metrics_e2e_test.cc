@@ -133,7 +133,7 @@ TEST(MetricsE2eTest, DashboardQueriesNameExportedMetrics) {
   for (const auto& v : dash["templating"]["list"]) variables.insert(v["name"].get<std::string>());
   EXPECT_EQ(variables, (std::set<std::string>{"datasource", "instance", "model"}));
   for (const auto& p : dash["panels"]) titles.insert(p["title"].get<std::string>());
-  EXPECT_TRUE(titles.count("Accuracy of answered requests by model (0-1)"));
+  EXPECT_TRUE(titles.count("Accuracy of answered requests (0-1)"));
   // Several models on one server (issue 31): accuracy and latency quantiles per model, not
   // mixed across models.
   for (const auto& p : dash["panels"]) {

@@ -76,8 +76,10 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   eopts.model_slo = rt->served_.engine_model_slo();
   // Each model is shed early against its own SLO (models sharing one share its probe).
   {
-    std::vector<Duration> slos(suite->tasks().size());
-    for (TaskId t = 0; t < slos.size(); ++t) slos[t] = rt->served_.SloOf(t);
+    std::vector<Duration> slos(suite->tasks().size(), Duration::zero());  // zero: no probe
+    for (const TaskInfo& info : rt->served_.infos()) {
+      if (const std::optional<TaskId> t = rt->served_.Find(info.name)) slos[*t] = info.default_slo;
+    }
     rt->shed_probe_ = rt->early_shed_.SetSlos(slos);
   }
   rt->pending_policies_ = std::make_unique<PolicySet>(std::move(policies));
