@@ -100,6 +100,9 @@ StatusOr<ServeSetup> BuildServeSetup(
   ro.deployment.preload = spec.preload;
   ro.deployment.workers_per_machine = spec.workers_per_machine;
   ro.policy = spec.policy;
+  for (const ModelSpec& m : spec.models) {
+    if (m.policy) ro.model_policies.emplace_back(m.name, *m.policy);
+  }
   ro.service = spec.service;
   ro.seed = spec.seed;
   ro.plan_interval = spec.plan_interval;

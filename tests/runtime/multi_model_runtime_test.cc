@@ -95,6 +95,30 @@ TEST(MultiModelRuntimeTest, EveryModelHasItsOwnSloFastestLatencyAndRowLimit) {
   (*rt)->Stop();
 }
 
+// A model's own policy (a config's models[i].policy, serve_setup.cc) reaches the engine:
+// image answered by img_slow under its own `fixed`, while the pool's says img_fast; a
+// policy for a model that is not served is refused at start, naming it.
+TEST(MultiModelRuntimeTest, AModelsOwnPolicyChoosesItsVariants) {
+  const ProfileSuite suite = testing::MultiModelSuite();
+  RuntimeOptions o = Options(/*time_scale=*/0.05);
+  PolicySpec own = o.policy;
+  own.options["variant"] = "img_slow";
+  o.model_policies = {{"image", own}};
+  auto rt = EngineRuntime::Create(&suite, o);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  (*rt)->Start();
+  InferOutcome out = SubmitAndWait(**rt, Request("image", Duration::zero()));
+  ASSERT_TRUE(out.status.ok()) << out.status.ToString();
+  EXPECT_EQ(out.variant, "img_slow");
+  (*rt)->Stop();
+
+  o.model_policies = {{"imgae", own}};
+  auto refused = EngineRuntime::Create(&suite, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("model 'imgae'"), std::string::npos)
+      << refused.status().message();
+}
+
 TEST(MultiModelRuntimeTest, PerModelSlosAreCheckedAtStart) {
   const ProfileSuite suite = testing::MultiModelSuite();
   RuntimeOptions o = Options(1);

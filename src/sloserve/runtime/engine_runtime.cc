@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "sloserve/core/echo_name.h"
 #include "sloserve/profile/exec_time_model.h"
 #include "sloserve/runtime/priority_metrics.h"
 #include "sloserve/server/unknown_model.h"
@@ -23,6 +24,14 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   std::unique_ptr<EngineRuntime> rt(new EngineRuntime(suite, options));
   ASSIGN_OR_RETURN(rt->deployment_, ResolveDeployment(*suite, options.deployment));
   ASSIGN_OR_RETURN(PolicySet policies, MakePolicySet(options.policy));
+  for (const auto& [name, spec] : options.model_policies) {
+    const std::optional<TaskId> task = suite->FindTask(name);
+    if (!task) return InvalidArgumentError("model '" + EchoName(name) + "': not in the suite");
+    StatusOr<PolicySet> own = MakePolicySet(spec);
+    if (!own.ok()) return own.status().WithPrefix("model '" + EchoName(name) + "' policy");
+    if (policies.model_batching.size() <= *task) policies.model_batching.resize(*task + 1);
+    policies.model_batching[*task] = std::move(own->batching);
+  }
   if (options.make_planning) policies.planning = options.make_planning();
   rt->payloads_ = std::make_unique<PayloadStore>(options.payload_bytes);
   if (options.make_executor) {

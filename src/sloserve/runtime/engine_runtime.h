@@ -65,6 +65,9 @@ struct RuntimeOptions {
   // deployment's task, else its task's default SLO. Checked in Create like the
   // deployment's SLO (a model not served, an SLO below its fastest variant: refused).
   std::vector<std::pair<std::string, Duration>> model_slos;
+  // Multi-model deployments: a model's batching/selection where it differs from `policy`
+  // (the engine's PolicySet::model_batching), by model name; a name not served is refused.
+  std::vector<std::pair<std::string, PolicySpec>> model_policies;
   // Declared input shape of the deployment's task, replacing the profile's. The emulated
   // executor never reads tensor data, so load tests may declare a small tensor.
   std::vector<int64_t> input_shape;
