@@ -10,9 +10,11 @@ the StatefulSet's `--listen` uses. Then the config is extracted from the ConfigM
 serve` with the Deployment's arguments (the Service name replaced by `localhost`, ports by
 free ones): the liveness and readiness paths answer 200, and /metrics counts the worker up.
 Usage: kubernetes_manifests_test.py SLOSERVE_BINARY DEPLOY_DIR"""
-import json, os, re, socket, subprocess, sys, tempfile, time, urllib.error, urllib.request
+import json, os, re, subprocess, sys, tempfile, time, urllib.request
 
 import yaml
+
+from local_http import free_port, get
 
 
 def load(deploy_dir):
@@ -28,22 +30,6 @@ def load(deploy_dir):
                     assert key in doc, "%s: %s without %s" % (name, doc.get("kind"), key)
                 docs[(doc["kind"], doc.get("metadata", {}).get("name", name))] = (name, doc)
     return docs
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def get(url):
-    try:
-        with urllib.request.urlopen(url, timeout=10) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
 def container_port(container, port):

@@ -9,26 +9,9 @@ $__rate_interval filled in as Grafana would) is accepted by Prometheus' query AP
 panels that plot requests return series, and the SLO attainment it computes is a ratio in
 [0, 1].
 Usage: prometheus_scrape_test.py SLOSERVE_BINARY DASHBOARD_JSON"""
-import json, os, shutil, socket, subprocess, sys, tempfile, time, urllib.error, urllib.parse
-import urllib.request
+import json, os, shutil, subprocess, sys, tempfile, time, urllib.parse
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def get(url):
-    try:
-        with urllib.request.urlopen(url, timeout=10) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except OSError as e:
-        return 0, str(e)
+from local_http import free_port, get
 
 
 def wait_until(what, check, seconds=120):

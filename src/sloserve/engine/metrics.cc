@@ -98,18 +98,10 @@ void MetricsCollector::OnDone(const QueryRecord& r, double accuracy) {
   }
 }
 
-MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers) const {
-  MetricsSummary m;
-  m.arrived = total_.arrived;
-  m.completed = total_.completed;
-  m.met = total_.met;
-  m.late = total_.late;
-  m.dropped = total_.dropped;
-  m.shed = total_.shed;
-  m.expired = total_.expired;
-  m.cancelled = total_.cancelled;
+void FillRates(double accuracy_sum, TimePoint end, MetricsSummary* out) {
+  MetricsSummary& m = *out;
   m.admitted = m.arrived - m.shed;
-  m.accuracy = m.met > 0 ? total_.accuracy_sum / static_cast<double>(m.met) : 0;
+  m.accuracy = m.met > 0 ? accuracy_sum / static_cast<double>(m.met) : 0;
   if (m.arrived > 0) {
     m.violation_rate = static_cast<double>(m.late + m.dropped) / static_cast<double>(m.arrived);
     m.finish_rate = static_cast<double>(m.met) / static_cast<double>(m.arrived);
@@ -121,6 +113,19 @@ MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers) const {
   }
   if (m.admitted > 0)
     m.admitted_met_rate = static_cast<double>(m.met) / static_cast<double>(m.admitted);
+}
+
+MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers) const {
+  MetricsSummary m;
+  m.arrived = total_.arrived;
+  m.completed = total_.completed;
+  m.met = total_.met;
+  m.late = total_.late;
+  m.dropped = total_.dropped;
+  m.shed = total_.shed;
+  m.expired = total_.expired;
+  m.cancelled = total_.cancelled;
+  FillRates(total_.accuracy_sum, end, &m);
   m.p50_ms = latency_.QuantileUs(0.50) * 1e-3;
   m.p95_ms = latency_.QuantileUs(0.95) * 1e-3;
   m.p99_ms = latency_.QuantileUs(0.99) * 1e-3;

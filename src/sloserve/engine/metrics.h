@@ -73,6 +73,12 @@ struct MetricsSummary {
   std::vector<PriorityStats> priorities;
 };
 
+// The rates a summary derives from its counts (arrived ... cancelled set): admitted,
+// accuracy (from the met queries' summed accuracy), violation/finish rates, elapsed time
+// to `end`, throughput, goodput and the admitted queries' met rate. One definition for the
+// pool's summary and each model's (model_metrics.h).
+void FillRates(double accuracy_sum, TimePoint end, MetricsSummary* out);
+
 class MetricsCollector {
  public:
   explicit MetricsCollector(Duration interval = Seconds(1)) : interval_(interval) {}

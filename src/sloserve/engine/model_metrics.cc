@@ -85,19 +85,7 @@ MetricsSummary ModelMetrics::Summarize(TimePoint end, int workers) const {
   m.shed = shed_;
   m.expired = expired_;
   m.cancelled = cancelled_;
-  m.admitted = m.arrived - m.shed;
-  m.accuracy = m.met > 0 ? accuracy_sum_ / static_cast<double>(m.met) : 0;
-  if (m.arrived > 0) {
-    m.violation_rate = static_cast<double>(m.late + m.dropped) / static_cast<double>(m.arrived);
-    m.finish_rate = static_cast<double>(m.met) / static_cast<double>(m.arrived);
-  }
-  m.elapsed_s = std::max(0.0, ToSeconds(end.time_since_epoch()));
-  if (m.elapsed_s > 0) {
-    m.throughput_qps = static_cast<double>(m.completed) / m.elapsed_s;
-    m.goodput_qps = static_cast<double>(m.met) / m.elapsed_s;
-  }
-  if (m.admitted > 0)
-    m.admitted_met_rate = static_cast<double>(m.met) / static_cast<double>(m.admitted);
+  FillRates(accuracy_sum_, end, &m);
   m.p50_ms = QuantileUs(0.50) * 1e-3;
   m.p95_ms = QuantileUs(0.95) * 1e-3;
   m.p99_ms = QuantileUs(0.99) * 1e-3;

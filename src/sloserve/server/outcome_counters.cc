@@ -5,24 +5,12 @@
 #include <functional>
 #include <tuple>
 
+#include "sloserve/server/prometheus_text.h"
+
 namespace sloserve {
 namespace outcome_counters_internal {
 
 constexpr auto kRelaxed = std::memory_order_relaxed;
-
-// Prometheus label values: backslash, double quote and newline escaped.
-void AppendLabelValue(std::string& out, std::string_view value) {
-  for (char c : value) {
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-}
 
 }  // namespace outcome_counters_internal
 namespace oc = outcome_counters_internal;
@@ -156,10 +144,10 @@ std::string OutcomeCounters::RenderPrometheus() const {
       const bool ok_row = r == kRowMet || r == kRowLate;
       if (!k->all_rows && ok_row != answered) continue;
       out += "sloserve_requests_total{model=\"";
-      oc::AppendLabelValue(out, models_[model]);
+      AppendPrometheusLabelValue(out, models_[model]);
       out += std::string("\",outcome=\"") + kRows[r].outcome + "\",reason=\"" + kRows[r].reason +
              "\",variant=\"";
-      oc::AppendLabelValue(out, variant);
+      AppendPrometheusLabelValue(out, variant);
       out += "\",slo_class=\"" + slo_class + "\"} " +
              std::to_string(k->rows[r].load(oc::kRelaxed)) + "\n";
     }

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "sloserve/server/json_util.h"
+#include "sloserve/server/prometheus_text.h"
 
 namespace sloserve {
 namespace {
@@ -39,20 +40,11 @@ size_t RowOf(const InferOutcome& o) {
   }
 }
 
-// Prometheus label values: backslash, double quote and newline escaped.
+// key="value", the value escaped as Prometheus' text format says.
 void AppendLabel(std::string& out, const char* key, std::string_view value) {
   out += key;
   out += "=\"";
-  for (char c : value) {
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
+  AppendPrometheusLabelValue(out, value);
   out += '"';
 }
 
