@@ -885,6 +885,55 @@ TEST_F(HttpServerRobustnessTest, ConcurrentChunkedUploadsAreAdmittedWholeOrRefus
   EXPECT_EQ(StatusLine(*again), "HTTP/1.1 200 OK") << again->substr(0, 300);
 }
 
+// Binary tensor data is charged twice while a request is parsed: its body, and the tensor
+// copied out of it (issue 37's probe: 32 uploads of 16 MiB peaked at 300+ MiB against the
+// 256 MiB budget). A body that fits beside a holder, but not with its tensor, gets 503.
+TEST_F(HttpServerRobustnessTest, BinaryTensorsAreChargedToTheBodyBudget) {
+  HttpServer::Options options;
+  options.max_inflight_body_bytes = 64 * 1024;
+  StartServer({}, options);
+  constexpr int kRows = 1700;  // 20,400 bytes of FP32
+  const std::string json = R"({"inputs":[{"name":"input","shape":[)" + std::to_string(kRows) +
+                           R"(,3],"datatype":"FP32","parameters":{"binary_data_size":)" +
+                           std::to_string(kRows * 12) + "}}]}";
+  std::string body = json;
+  for (int i = 0; i < kRows * 3; ++i) {
+    const float value = 0.5f;
+    body.append(reinterpret_cast<const char*>(&value), sizeof value);
+  }
+  const std::string request =
+      "POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\nInference-Header-Content-Length: " +
+      std::to_string(json.size()) + "\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\nConnection: close\r\n\r\n" + body;
+  // A holder declares 30,000 bytes: the body fits beside it (50 KB), body and tensor not.
+  auto holder = std::make_unique<RawSocket>(port_);
+  ASSERT_TRUE(holder->ok());
+  ASSERT_TRUE(holder->Send(
+      "POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 30000\r\n\r\n{"));
+  std::string raw;
+  for (int i = 0; i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    TestHttpClient other(Seconds(5));
+    ASSERT_TRUE(other.Connect(port_).ok());
+    auto r = other.SendRaw(request);
+    ASSERT_TRUE(r.ok());
+    raw = *r;
+    if (StatusLine(raw) != "HTTP/1.1 200 OK") break;
+  }
+  EXPECT_EQ(StatusLine(raw), "HTTP/1.1 503 Service Unavailable") << raw.substr(0, 300);
+  EXPECT_NE(raw.find("Retry-After: 1\r\n"), std::string::npos);
+  holder.reset();
+  int status = 0;
+  for (int i = 0; i < 100 && status != 200; ++i) {
+    TestHttpClient client(Seconds(5));
+    ASSERT_TRUE(client.Connect(port_).ok());
+    auto r = client.SendRaw(request);
+    status = r.ok() && StatusLine(*r) == "HTTP/1.1 200 OK" ? 200 : 0;
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(status, 200);
+}
+
 // The inference document is checked before it is parsed into a tree: nesting, number of
 // values and string length are bounded, each error naming its limit.
 TEST_F(HttpServerRobustnessTest, JsonDocumentsBeyondTheParseLimitsGet400) {

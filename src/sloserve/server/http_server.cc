@@ -650,10 +650,14 @@ class Session : public std::enable_shared_from_this<Session> {
                               : head_                            ? HttpMethod::kHead
                                                                  : HttpMethod::kOther;
     if (method == HttpMethod::kPost && !req.body().empty()) {
-      // Bounded parse: the document's shape is checked and its tree charged first.
-      StatusOr<JsonShape> shape = ScanJsonShape(JsonPart(req), JsonLimits{});
+      // Bounded parse: the document's shape is checked and its tree charged first, and the
+      // tensors copied out of binary data after the JSON (the binary tensor extension), so
+      // the budget bounds what a request holds while it is parsed, not only its body.
+      const std::string_view json = JsonPart(req);
+      StatusOr<JsonShape> shape = ScanJsonShape(json, JsonLimits{});
       if (!shape.ok()) return Write({400, ErrorJson("request body: " + shape.status().message())});
-      if (!Charge(EstimatedTreeBytes(*shape))) return RefuseBusy();
+      if (!Charge(EstimatedTreeBytes(*shape) + (req.body().size() - json.size())))
+        return RefuseBusy();
     }
     if (req.body().size() >= server_->options.offload_parse_bytes) {
       state_ = State::kParsing;
