@@ -42,6 +42,9 @@ struct Conn {
   std::optional<http::response_parser<http::string_body>> parser;
   size_t current = 0;  // index of the request in flight
   int64_t served = 0;  // responses read on this connection
+  // Taken from the idle pool for the request in flight (opened before the clock started,
+  // or kept alive after a response): the server may have closed it in the meantime.
+  bool was_idle = false;
 };
 using ConnPtr = std::shared_ptr<Conn>;
 
@@ -145,6 +148,7 @@ class LoadRun {
     if (!idle_.empty()) {
       ConnPtr c = std::move(idle_.back());
       idle_.pop_back();
+      c->was_idle = true;
       Send(std::move(c), i);
     } else if (open_ < options_.max_connections) {
       Open(i);
@@ -288,9 +292,11 @@ class LoadRun {
 
  private:
   void Fail(const ConnPtr& c, beast::error_code ec) {
-    // A reused keep-alive connection the server closed while it sat idle: resend once on
-    // another connection (latency still counts from the scheduled time).
-    const bool stale = c->served > 0 && ec != beast::error::timeout && !retried_[c->current] &&
+    // A connection the server closed while it sat idle (kept alive after a response, or
+    // opened ahead and closed by its header timeout): resend once on another connection
+    // (latency still counts from the scheduled time).
+    const bool stale = (c->was_idle || c->served > 0) && ec != beast::error::timeout &&
+                       !retried_[c->current] &&
                        (ec == http::error::end_of_stream || ec == asio::error::eof ||
                         ec == asio::error::connection_reset || ec == asio::error::broken_pipe);
     if (stale) {
