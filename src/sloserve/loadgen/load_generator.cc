@@ -303,7 +303,12 @@ class LoadRun {
       retried_[c->current] = true;
       const size_t i = c->current;
       Drop(c);
-      Assign(i, /*retry=*/true);
+      // On a new connection: another idle one may have been closed the same way.
+      if (open_ < options_.max_connections) {
+        Open(i);
+      } else {
+        queue_.push_front(i);  // retries go first
+      }
       return;
     }
     last_completion_ = Clock::now();
