@@ -352,17 +352,25 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     return OkStatus();
   }
 
-  // Loads the slot's resident variants on the address that joined it (those it does not
-  // hold yet), as at start.
-  Status LoadJoined(WorkerId w, const worker::HealthReply& reply) EXCLUDES(mu) {
+  // The worker's resident variants that the process answering `reply` has not loaded,
+  // and its hardware.
+  std::set<VariantId> ResidentNotLoaded(WorkerId w, const worker::HealthReply& reply,
+                                        HardwareId* hardware) EXCLUDES(mu) {
     std::set<VariantId> load;
-    HardwareId hardware = 0;
     {
       MutexLock lock(mu);
       load = state[w].resident;
-      hardware = state[w].hardware;
+      *hardware = state[w].hardware;
     }
     for (uint32_t v : reply.loaded_variants()) load.erase(v);
+    return load;
+  }
+
+  // Loads the slot's resident variants on the address that joined it (those it does not
+  // hold yet), as at start.
+  Status LoadJoined(WorkerId w, const worker::HealthReply& reply) EXCLUDES(mu) {
+    HardwareId hardware = 0;
+    const std::set<VariantId> load = ResidentNotLoaded(w, reply, &hardware);
     std::string names;
     RETURN_IF_ERROR(LoadNow(w, hardware, load, " (joining)", /*at_start=*/true, &names));
     health->Log("sloserve: " + NameOf(w) + " loaded the slot's " + std::to_string(load.size()) +
@@ -373,14 +381,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // Loads the worker's resident variants on its new process (one Load call each, with the
   // action timeout), those it has not loaded yet.
   Status LoadResidentAgain(WorkerId w, const worker::HealthReply& reply) EXCLUDES(mu) {
-    std::set<VariantId> load;
     HardwareId hardware = 0;
-    {
-      MutexLock lock(mu);
-      load = state[w].resident;
-      hardware = state[w].hardware;
-    }
-    for (uint32_t v : reply.loaded_variants()) load.erase(v);
+    const std::set<VariantId> load = ResidentNotLoaded(w, reply, &hardware);
     std::string names;
     RETURN_IF_ERROR(LoadNow(w, hardware, load, " again", /*at_start=*/false, &names));
     health->Log("sloserve: " + NameOf(w) + " restarted: loaded its " + std::to_string(load.size()) +
