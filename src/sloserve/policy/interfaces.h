@@ -165,6 +165,11 @@ struct PlanningInput {
   // Arrivals per second of every plan interval so far (oldest first, at most the last
   // 3,600), for forecasters; the last entry is observed_qps.
   std::span<const double> rate_history;
+  // Per model (indexed by TaskId; empty when the suite has one task): arrivals per second
+  // of that model over the last plan interval, and of every interval so far (oldest
+  // first, at most the last 3,600; the last entry is model_qps[t]).
+  std::span<const double> model_qps;
+  std::span<const std::vector<double>> model_rate_history;
   const std::vector<WorkerView>* workers = nullptr;
   const std::vector<MachineView>* machines = nullptr;
 };
@@ -180,6 +185,9 @@ struct WorkerPlan {
   MachineId machine = kNoId;    // new workers: kNoId = a machine of its own
   int cores = 0;                // 0 = keep (new workers: the hardware's cores)
   VariantId pinned = kNoId;     // the variant its batches run (kNoId: the policies choose)
+  // The one model it serves (kNoId: keep its dedication; a pinned variant implies its
+  // model). Its selection policy chooses among that model's variants when not pinned.
+  TaskId model = kNoId;
   double quota = 0;             // share of the load for quota dispatchers (0: none)
   std::vector<VariantId> load;  // new workers: variants to load before serving
 };

@@ -46,6 +46,9 @@ struct WorkerView {
   int64_t queued_rows = 0;   // sum of their sizes
   TimePoint busy_until{};    // expected completion of the running batch (if busy)
   VariantId pinned = kNoId;  // a plan pinned the variant it serves (kNoId: any)
+  // The one model (task) it serves: a plan's dedication, or its pinned variant's model.
+  // kNoId: any model its hardware serves. Dispatchers send it no other model's queries.
+  TaskId model = kNoId;
   MachineId machine = 0;
   double quota = 0;                  // its share of the load under a quota plan (0: none)
   int cores = 0;                     // cores given to this worker (a plan may change them)
