@@ -129,6 +129,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   ctx.live = options.live;
   ctx.offline_cancel = options.offline_cancel;
   ctx.degraded = options.degraded;
+  ctx.future_peak_qps = options.future_peak_qps;
   RETURN_IF_ERROR(e->policies_.dispatch->Init(ctx).WithPrefix("dispatch policy"));
   RETURN_IF_ERROR(e->policies_.batching->Init(ctx).WithPrefix("batching policy"));
   for (TaskId t = 0; t < e->policies_.model_batching.size(); ++t) {

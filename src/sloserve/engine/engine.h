@@ -70,6 +70,7 @@ struct EngineOptions {
   std::function<void(OfflineJob)> submit_offline;              // see PolicyContext
   std::function<void(const std::string&, int, int)> progress;  // see PolicyContext
   bool live = false;                                           // see PolicyContext
+  std::function<double(TaskId, TimePoint, TimePoint)> future_peak_qps;  // see PolicyContext
   const std::atomic<bool>* offline_cancel = nullptr;           // see PolicyContext
   std::function<void(const std::string&)> degraded;            // see PolicyContext
   PolicyNames names;

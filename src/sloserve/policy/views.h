@@ -115,6 +115,10 @@ struct PolicyContext {
   // A live policy serving a fallback says why ("" when it no longer does); readiness
   // reports it. Empty = nobody listens.
   std::function<void(const std::string& note)> degraded;
+  // sim only: the largest per-second arrival count of model (task) `t` in [from, to),
+  // from the run's own arrivals: what an oracle that knows the load plans for (the
+  // composed planner's `forecaster: oracle`). Empty in serve, where the future is unknown.
+  std::function<double(TaskId t, TimePoint from, TimePoint to)> future_peak_qps;
 };
 
 }  // namespace sloserve

@@ -11,6 +11,7 @@
 #include "sloserve/engine/engine.h"
 #include "sloserve/exec/profile_executor.h"
 #include "sloserve/profile/exec_time_model.h"
+#include "sloserve/sim/future_load.h"
 #include "sloserve/sim/interval_latency.h"
 #include "sloserve/workload/model_arrivals.h"
 #include "sloserve/workload/query_size_sampler.h"
@@ -60,6 +61,7 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   std::unique_ptr<ArrivalProcess> arrivals;
   std::unique_ptr<ModelArrivals> model_arrivals;
   std::vector<double> model_load(spec.models.size(), 0.0);
+  std::vector<ModelStream> streams;
   double load_qps = 0;
   Duration horizon{};
   if (!multi) {
@@ -67,7 +69,6 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
     ASSIGN_OR_RETURN(load_qps, MeanRateQps(spec.arrival));
     ASSIGN_OR_RETURN(horizon, horizon_of(spec.arrival));
   } else {
-    std::vector<ModelStream> streams;
     bool shared = false;
     for (const ModelSpec& m : spec.models) {
       streams.push_back({m.name, m.share, m.arrival ? &*m.arrival : nullptr});
@@ -103,6 +104,8 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   eopts.task = dep.task;
   eopts.slo = dep.slo;
   eopts.submit_offline = driver.OfflineSubmitter();  // inline, result after offline_delay
+  eopts.future_peak_qps = FuturePeakFunction(
+      std::make_shared<FutureLoad>(&spec.arrival, streams, dep.task, spec.seed));
   RETURN_IF_ERROR(AddModelOverrides(spec, suite, &policies, &eopts));
   // Declared before the engine so it outlives the engine's sink.
   std::optional<IntervalLatencies> interval_latency;
