@@ -63,7 +63,11 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   std::unique_ptr<Engine> e(new Engine(suite, std::move(policies), executor, options));
   e->central_ = ModelQueues(/*by_model=*/e->policies_.dispatch->shared_queue());
   e->checks_ = BatchChecks(*suite);
-  if (num_tasks > 1) e->model_metrics_.resize(num_tasks);
+  if (num_tasks > 1) {
+    e->model_metrics_.resize(num_tasks);
+    e->model_price_per_hour_.assign(num_tasks, 0.0);
+    e->model_cores_.assign(num_tasks, 0);
+  }
   e->admission_ = AdmissionControl(*suite, options.task, options.slo, options.admission,
                                    e->policies_.variant_follows_load);
   const size_t num_variants = suite->variants().size();
@@ -440,6 +444,8 @@ void Engine::AccrueCost(TimePoint now) {
   cost_usd_ += active_price_per_hour_ * dt / 3600.0;
   core_seconds_ += active_cores_ * dt;
   metrics_.OnCoreTime(cost_clock_, now, active_cores_);
+  for (size_t t = 0; t < model_price_per_hour_.size(); ++t)
+    model_metrics_[t].OnCost(model_price_per_hour_[t] * dt / 3600.0, model_cores_[t] * dt);
   cost_clock_ = now;
 }
 
@@ -447,12 +453,18 @@ void Engine::RecomputeActiveCost() {
   // Workers that receive queries or are starting up cost money; drained ones are off.
   active_price_per_hour_ = 0;
   active_cores_ = 0;
+  std::fill(model_price_per_hour_.begin(), model_price_per_hour_.end(), 0.0);
+  std::fill(model_cores_.begin(), model_cores_.end(), 0);
   std::vector<std::pair<WorkerId, HardwareId>> serving;  // admission: workers taking queries
   for (const WorkerView& v : views_) {
     if (v.active) serving.emplace_back(v.id, v.hardware);
     if (!v.active && v.phase != WorkerPhase::kStarting) continue;
     active_price_per_hour_ += suite_->hardware()[v.hardware].price_per_hour;
     active_cores_ += v.cores;
+    if (v.model < model_price_per_hour_.size()) {
+      model_price_per_hour_[v.model] += suite_->hardware()[v.hardware].price_per_hour;
+      model_cores_[v.model] += v.cores;
+    }
   }
   admission_.SetActiveWorkers(serving);
   for (const std::unique_ptr<AdmissionControl>& a : model_admission_) {
@@ -1255,8 +1267,15 @@ std::vector<MetricsSummary> Engine::SummarizeByModel(TimePoint end) const {
     return out;
   }
   out.reserve(model_metrics_.size());
-  for (const ModelMetrics& m : model_metrics_)
-    out.push_back(m.Summarize(end, static_cast<int>(views_.size())));
+  // The cost since the last accrual, as Summarize adds it for the pool.
+  const double dt = end > cost_clock_ ? ToSeconds(end - cost_clock_) : 0;
+  for (size_t t = 0; t < model_metrics_.size(); ++t) {
+    MetricsSummary s = model_metrics_[t].Summarize(end, static_cast<int>(views_.size()));
+    s.cost_usd += model_price_per_hour_[t] * dt / 3600.0;
+    s.core_seconds += model_cores_[t] * dt;
+    s.cost_per_hour = s.elapsed_s > 0 ? s.cost_usd * 3600.0 / s.elapsed_s : 0;
+    out.push_back(s);
+  }
   return out;
 }
 

@@ -67,12 +67,12 @@ struct EngineOptions {
   int max_attempts = 2;
   // Overload protection (admission.h, docs/admission.md); off unless enabled.
   AdmissionOptions admission;
-  std::function<void(OfflineJob)> submit_offline;              // see PolicyContext
-  std::function<void(const std::string&, int, int)> progress;  // see PolicyContext
-  bool live = false;                                           // see PolicyContext
+  std::function<void(OfflineJob)> submit_offline;                       // see PolicyContext
+  std::function<void(const std::string&, int, int)> progress;           // see PolicyContext
+  bool live = false;                                                    // see PolicyContext
   std::function<double(TaskId, TimePoint, TimePoint)> future_peak_qps;  // see PolicyContext
-  const std::atomic<bool>* offline_cancel = nullptr;           // see PolicyContext
-  std::function<void(const std::string&)> degraded;            // see PolicyContext
+  const std::atomic<bool>* offline_cancel = nullptr;                    // see PolicyContext
+  std::function<void(const std::string&)> degraded;                     // see PolicyContext
   PolicyNames names;
   // Outputs of results the engine discards (failed, stale, or not one per query): the
   // owner of the payload store releases them so nothing leaks. Empty = none kept.
@@ -301,6 +301,10 @@ class Engine {
   TimePoint cost_clock_{};
   double cost_usd_ = 0;
   double core_seconds_ = 0;
+  // Multi-model: the part of the above of the workers dedicated to each model
+  // (WorkerView::model), indexed by TaskId; undedicated workers belong to no model.
+  std::vector<double> model_price_per_hour_;
+  std::vector<int> model_cores_;
   int64_t arrivals_since_plan_ = 0;
   TimePoint last_plan_{};
   std::vector<double> rate_history_;

@@ -4,7 +4,8 @@
 // MetricsSummary reports, with the same definitions (metrics.h), in a few KB per model so
 // a thousand models stay cheap. Latency quantiles come from a coarse log histogram (32
 // buckets per octave, relative error of a reported quantile about 1%; exact below 32 µs).
-// Cost and core fields are the pool's (left 0 here); `utilization` is the model's share:
+// Cost and core fields are those of the workers dedicated to the model (WorkerView::model;
+// 0 when none is: a shared pool's cost is the pool's); `utilization` is the model's share:
 // the busy time of its batches / (workers x elapsed), so the models' shares sum to the
 // pool's.
 #include <cstdint>
@@ -26,6 +27,10 @@ class ModelMetrics {
     busy_us_ += busy.count();
   }
   void OnColdStart() { ++cold_starts_; }
+  void OnCost(double usd, double core_seconds) {
+    cost_usd_ += usd;
+    core_seconds_ += core_seconds;
+  }
   MetricsSummary Summarize(TimePoint end, int workers) const;
 
  private:
@@ -37,6 +42,7 @@ class ModelMetrics {
   double accuracy_sum_ = 0;
   int64_t latency_us_sum_ = 0, queue_us_sum_ = 0, max_us_ = 0;
   int64_t batches_ = 0, batch_queries_ = 0, busy_us_ = 0, cold_starts_ = 0;
+  double cost_usd_ = 0, core_seconds_ = 0;
   std::vector<uint32_t> buckets_;  // grown to the largest bucket seen
 };
 
