@@ -257,58 +257,11 @@ Status InfAdapterPlanning::Init(const PolicyContext& ctx) {
   return OkStatus();
 }
 
-WorkerId InfAdapterPlanning::Serving(const Target& t, const std::vector<WorkerView>& workers,
-                                     const std::vector<bool>& taken) {
-  for (size_t i = 0; i < workers.size(); ++i) {
-    const WorkerView& w = workers[i];
-    if (taken[i] || w.pinned != t.variant || w.hardware != t.hardware) continue;
-    if (w.phase == WorkerPhase::kStarting || w.phase == WorkerPhase::kActive)
-      return static_cast<WorkerId>(i);
-  }
-  return kNoId;
-}
-
-void InfAdapterPlanning::Finalize(const std::vector<WorkerView>& workers, DeploymentPlan* out) {
-  std::vector<bool> taken(workers.size(), false);
-  for (const Target& t : targets_) {
-    const WorkerId w = Serving(t, workers, taken);
-    if (w == kNoId) continue;  // its load failed: the next solve replaces it
-    taken[w] = true;
-    WorkerPlan p;
-    p.worker = workers[w].id;
-    p.pinned = t.variant;
-    p.quota = t.quota_rps;
-    out->workers.push_back(p);
-  }
-  for (size_t i = 0; i < workers.size(); ++i) {
-    if (taken[i] || workers[i].phase == WorkerPhase::kRetired) continue;
-    WorkerPlan p;
-    p.worker = workers[i].id;
-    p.remove = true;  // drains its queue, then is retired
-    p.pinned = workers[i].pinned;
-    out->workers.push_back(p);
-  }
-  out->change = true;
-  rolling_out_ = false;
-}
-
 void InfAdapterPlanning::Plan(const PlanningInput& input, DeploymentPlan* out) {
   const std::vector<WorkerView>& workers = *input.workers;
-  if (rolling_out_) {
+  if (rollout_.in_progress()) {
     // Create before delete: the old deployment serves until every new worker is active.
-    std::vector<bool> taken(workers.size(), false);
-    bool all_active = true;
-    for (const Target& t : targets_) {
-      const WorkerId w = Serving(t, workers, taken);
-      if (w == kNoId || workers[w].phase != WorkerPhase::kActive) {
-        all_active = false;
-        break;
-      }
-      taken[w] = true;
-    }
-    if (all_active || input.now - rollout_started_ >= options_.rollout_timeout) {
-      Finalize(workers, out);
-    }
+    rollout_.Continue(input.now, workers, out);
     return;
   }
   if (background_ && background_->in_flight) {
@@ -328,14 +281,7 @@ void InfAdapterPlanning::SolveAndRollOut(const PlanningInput& input, DeploymentP
   const std::vector<WorkerView>& workers = *input.workers;
   // The rate to provision for: the forecast with its margin; scale-down waits for the
   // stabilisation window (the largest such rate within it).
-  const double forecast = forecaster_->Forecast(input.rate_history) * (1 + options_.margin);
-  recent_forecasts_.emplace_back(input.now, forecast);
-  while (!recent_forecasts_.empty() &&
-         recent_forecasts_.front().first < input.now - options_.stabilization) {
-    recent_forecasts_.pop_front();
-  }
-  double lambda = 0;
-  for (const auto& [at, f] : recent_forecasts_) lambda = std::max(lambda, f);
+  double lambda = stabilized_.Next(input.now, forecaster_->Forecast(input.rate_history));
   lambda = std::max(lambda, 1.0);  // always keep a variant deployed (1 rps at least)
 
   std::map<VariantId, std::set<int>> loaded;
@@ -375,43 +321,18 @@ void InfAdapterPlanning::RollOut(TimePoint now, double lambda, const InfAdapterP
                                  const std::vector<WorkerView>& workers, DeploymentPlan* out) {
   solves_.push_back({now, lambda, plan});
 
-  targets_.clear();
+  std::vector<RolloutTarget> targets;
   for (size_t m = 0; m < plan.allocations.size(); ++m) {
     const InfAdapterAllocation& a = plan.allocations[m];
     if (a.cores <= 0) continue;
-    Target t;
-    t.variant = model_.variants[m].variant;
+    RolloutTarget t;
+    t.pinned = model_.variants[m].variant;
     t.cores = a.cores;
     t.hardware = hardware_by_cores_[a.cores];
-    t.quota_rps = a.quota_rps;
-    targets_.push_back(t);
+    t.quota = a.quota_rps;
+    targets.push_back(t);
   }
-  // Workers to add: targets no current worker serves.
-  std::vector<bool> taken(workers.size(), false);
-  bool adding = false;
-  for (const Target& t : targets_) {
-    const WorkerId w = Serving(t, workers, taken);
-    if (w != kNoId) {
-      taken[w] = true;
-      // Still starting (from a rollout that timed out): wait for it like for a new one.
-      adding = adding || workers[w].phase == WorkerPhase::kStarting;
-      continue;
-    }
-    WorkerPlan p;  // worker = kNoId: a new one, serving after its pinned variant loads
-    p.hardware = t.hardware;
-    p.cores = t.cores;
-    p.pinned = t.variant;
-    p.quota = t.quota_rps;
-    out->workers.push_back(p);
-    adding = true;
-  }
-  if (!adding) {
-    Finalize(workers, out);  // only quotas change, or workers go away
-    return;
-  }
-  out->change = true;
-  rolling_out_ = true;
-  rollout_started_ = now;
+  rollout_.Start(now, std::move(targets), workers, out);
 }
 
 StatusOr<InfAdapterProblem> InfAdapterPlanning::ProblemFor(

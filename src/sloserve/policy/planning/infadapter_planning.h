@@ -30,7 +30,6 @@
 //   variant            vpa_plus only: the variant it scales (required)
 // vpa_plus's defaults differ where VPA's do: forecaster last_value, margin 0.15 (VPA's
 // safety margin), stabilization_s 300.
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -42,6 +41,8 @@
 #include "sloserve/infadapter/problem.h"
 #include "sloserve/policy/interfaces.h"
 #include "sloserve/policy/planning/load_forecaster.h"
+#include "sloserve/policy/planning/rollout.h"
+#include "sloserve/policy/planning/stabilized_forecast.h"
 
 namespace sloserve {
 
@@ -81,7 +82,10 @@ class InfAdapterPlanning : public PlanningPolicy {
   static StatusOr<std::unique_ptr<PlanningPolicy>> CreateMsPlus(const PolicyParams& params);
   static StatusOr<std::unique_ptr<PlanningPolicy>> CreateVpaPlus(const PolicyParams& params);
   static StatusOr<Options> ParseOptions(const PolicyParams& params, Method method);
-  explicit InfAdapterPlanning(Options o) : options_(std::move(o)) {}
+  explicit InfAdapterPlanning(Options o)
+      : options_(std::move(o)),
+        stabilized_(options_.margin, options_.stabilization),
+        rollout_(options_.rollout_timeout) {}
   Status Init(const PolicyContext& ctx) override;
   void Plan(const PlanningInput& input, DeploymentPlan* out) override;
 
@@ -100,17 +104,6 @@ class InfAdapterPlanning : public PlanningPolicy {
   const Options& options() const { return options_; }
 
  private:
-  // One worker of the target deployment.
-  struct Target {
-    VariantId variant = kNoId;
-    int cores = 0;
-    HardwareId hardware = 0;
-    double quota_rps = 0;
-  };
-  // The worker of `workers` that serves `t` (pinned to its variant, on its hardware;
-  // starting or active), skipping those in `taken`; kNoId if none.
-  static WorkerId Serving(const Target& t, const std::vector<WorkerView>& workers,
-                          const std::vector<bool>& taken);
   // What decides a plan from a problem: copies of the immutable options, so a solve
   // can run off the engine thread without touching the policy.
   struct Solver {
@@ -129,8 +122,6 @@ class InfAdapterPlanning : public PlanningPolicy {
     std::optional<StatusOr<InfAdapterPlan>> result;
   };
   Solver solver() const { return Solver{options_, vpa_variant_}; }
-  // Sets the targets' quotas and removes every other worker that is not retired.
-  void Finalize(const std::vector<WorkerView>& workers, DeploymentPlan* out);
   // Forecasts and solves: inline, or (live) submits the solve and returns.
   void SolveAndRollOut(const PlanningInput& input, DeploymentPlan* out);
   // Turns a solved plan into the deployment: new workers first (create before delete).
@@ -145,10 +136,8 @@ class InfAdapterPlanning : public PlanningPolicy {
   size_t vpa_variant_ = 0;                     // kVpaPlus: index of `variant` in model_.variants
   std::vector<HardwareId> hardware_by_cores_;  // [k] = hardware with k cores, or kNoId
   TimePoint next_solve_{};
-  std::deque<std::pair<TimePoint, double>> recent_forecasts_;  // for the stabilisation window
-  std::vector<Target> targets_;
-  bool rolling_out_ = false;
-  TimePoint rollout_started_{};
+  StabilizedForecast stabilized_;
+  CreateBeforeDelete rollout_;
   std::vector<Solve> solves_;
 };
 
