@@ -18,6 +18,7 @@
 #include "sloserve/policy/placement/cluster_placement.h"
 #include "sloserve/policy/placement/model_aware_placement.h"
 #include "sloserve/policy/placement/random_placement.h"
+#include "sloserve/policy/planning/composed_planning.h"
 #include "sloserve/policy/planning/infadapter_planning.h"
 #include "sloserve/policy/planning/rate_planning.h"
 #include "sloserve/policy/planning/static_planning.h"
@@ -99,6 +100,10 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
                  InfAdapterPlanning::CreateMsPlus);
   r->AddPlanning("vpa_plus", "InfAdapter's VPA+ baseline: one fixed variant, cores to the rate",
                  InfAdapterPlanning::CreateVpaPlus);
+  r->AddPlanning("composed",
+                 "issue 32: per model the variants, hardware types and workers by Eq. 1 "
+                 "across models under a $/h budget",
+                 ComposedPlanning::Create);
   r->AddPlanning("rate", "keep enough workers active for the observed rate", RatePlanning::Create);
 }
 

@@ -8,16 +8,12 @@
 
 #include "sloserve/infadapter/dp.h"
 #include "sloserve/infadapter/milp.h"
+#include "sloserve/policy/planning/planning_options.h"
 
 namespace sloserve {
 namespace infadapter_options {
-const KeyDecl kIntervalS{.name = "interval_s",
-                         .type = KeyType::kNumber,
-                         .default_value = "30",
-                         .unit = "s",
-                         .min = 1,
-                         .max = 86400,
-                         .help = "time between solves"};
+// Options every pool-rebuilding planner reads alike (planning_options.h), then its own.
+using namespace planning_options;  // NOLINT(google-build-using-namespace)
 const KeyDecl kBudgetCores{.name = "budget_cores",
                            .type = KeyType::kInteger,
                            .default_value = "20",
@@ -48,28 +44,6 @@ const KeyDecl kHeadroom{.name = "headroom",
                         .max = 1,
                         .min_exclusive = true,
                         .help = "fraction of the fitted capacity used"};
-const KeyDecl kBeta{.name = "beta",
-                    .type = KeyType::kNumber,
-                    .default_value = "0.05",
-                    .min = 0,
-                    .max = 1,
-                    .help =
-                        "Eq. 1 weight of the whole budget's cores, as a fraction of accuracy "
-                        "(0.05 = 5 accuracy points)"};
-const KeyDecl kGamma{.name = "gamma",
-                     .type = KeyType::kNumber,
-                     .default_value = "0.001",
-                     .min = 0,
-                     .max = 1,
-                     .help =
-                         "Eq. 1 weight of the largest loading time, as a fraction of "
-                         "accuracy"};
-const KeyDecl kMargin{.name = "margin",
-                      .type = KeyType::kNumber,
-                      .default_value = "0.1",
-                      .min = 0,
-                      .max = 10,
-                      .help = "the forecast is scaled by 1 + margin"};
 const KeyDecl kVpaMargin{.name = "margin",
                          .type = KeyType::kNumber,
                          .default_value = "0.15",
@@ -81,39 +55,10 @@ const KeyDecl kSolver{.name = "solver",
                       .default_value = "milp",
                       .choices = {"milp", "dp"},
                       .help = "Eq. 1 by the GLPK MILP or the exact DP (same optimum)"};
-const KeyDecl kForecaster{.name = "forecaster",
-                          .type = KeyType::kString,
-                          .default_value = "moving_max",
-                          .help = "load forecaster: moving_max, last_value, ewma or lstm"};
 const KeyDecl kVpaForecaster{.name = "forecaster",
                              .type = KeyType::kString,
                              .default_value = "last_value",
                              .help = "load forecaster: moving_max, last_value, ewma or lstm"};
-const KeyDecl kForecastWindowS{.name = "forecast_window_s",
-                               .type = KeyType::kInteger,
-                               .default_value = "60",
-                               .unit = "s",
-                               .min = 1,
-                               .max = 86400,
-                               .help = "moving_max's window"};
-const KeyDecl kEwmaAlpha{.name = "ewma_alpha",
-                         .type = KeyType::kNumber,
-                         .default_value = "0.1",
-                         .min = 0,
-                         .max = 1,
-                         .min_exclusive = true,
-                         .help = "ewma's smoothing"};
-const KeyDecl kLstmModel{.name = "lstm_model",
-                         .type = KeyType::kPath,
-                         .default_value = "models/forecast/twitter_lstm.pt",
-                         .help = "lstm's TorchScript file"};
-const KeyDecl kStabilizationS{.name = "stabilization_s",
-                              .type = KeyType::kNumber,
-                              .default_value = "60",
-                              .unit = "s",
-                              .min = 0,
-                              .max = 86400,
-                              .help = "scale-down delay"};
 const KeyDecl kVpaStabilizationS{.name = "stabilization_s",
                                  .type = KeyType::kNumber,
                                  .default_value = "300",
@@ -121,13 +66,6 @@ const KeyDecl kVpaStabilizationS{.name = "stabilization_s",
                                  .min = 0,
                                  .max = 86400,
                                  .help = "scale-down delay"};
-const KeyDecl kRolloutTimeoutS{.name = "rollout_timeout_s",
-                               .type = KeyType::kNumber,
-                               .default_value = "120",
-                               .unit = "s",
-                               .min = 1,
-                               .max = 86400,
-                               .help = "how long to wait for new workers before switching anyway"};
 }  // namespace infadapter_options
 
 StatusOr<std::unique_ptr<PlanningPolicy>> InfAdapterPlanning::Create(const PolicyParams& p) {

@@ -1,0 +1,415 @@
+#include "sloserve/policy/planning/composed_planning.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "sloserve/composed/milp.h"
+#include "sloserve/policy/planning/planning_options.h"
+#include "sloserve/profile/profile.h"
+
+namespace sloserve {
+namespace composed_options {
+using namespace planning_options;  // NOLINT(google-build-using-namespace)
+const KeyDecl kBudget{.name = "budget_usd_per_h",
+                      .type = KeyType::kNumber,
+                      .unit = "$/h",
+                      .min = 0,
+                      .max = 1e9,
+                      .min_exclusive = true,
+                      .help = "the $/h budget of the whole pool (required)"};
+const KeyDecl kSloFraction{.name = "slo_fraction",
+                           .type = KeyType::kNumber,
+                           .default_value = "0.5",
+                           .min = 0,
+                           .max = 1,
+                           .min_exclusive = true,
+                           .help =
+                               "a worker's capacity counts batches whose p99 is within "
+                               "this fraction of its model's SLO"};
+const KeyDecl kHeadroom{.name = "headroom",
+                        .type = KeyType::kNumber,
+                        .default_value = "0.8",
+                        .min = 0,
+                        .max = 1,
+                        .min_exclusive = true,
+                        .help = "fraction of a worker's capacity its quota may use"};
+const KeyDecl kTimeLimitMs{.name = "time_limit_ms",
+                           .type = KeyType::kInteger,
+                           .default_value = "2000",
+                           .unit = "ms",
+                           .min = 1,
+                           .max = 600000,
+                           .help = "time limit of one GLPK solve (then its best plan)"};
+const KeyDecl kMaxWorkers{.name = "max_workers",
+                          .type = KeyType::kString,
+                          .help =
+                              "most workers per hardware type, \"type=N,...\" (unset: the "
+                              "budget limits)"};
+// kString, as selection policies declare `variants` (a list there).
+const KeyDecl kVariants{.name = "variants",
+                        .type = KeyType::kString,
+                        .default_value = "planned",
+                        .help = "planned | fixed: per model one allowed variant"};
+const KeyDecl kFixedVariants{.name = "fixed_variants",
+                             .type = KeyType::kString,
+                             .help =
+                                 "\"model=variant,...\"; default per model its most "
+                                 "accurate variant"};
+const KeyDecl kHardware{.name = "hardware",
+                        .type = KeyType::kChoice,
+                        .default_value = "planned",
+                        .choices = {"planned", "fixed"},
+                        .help = "fixed: per model one allowed hardware type"};
+const KeyDecl kFixedHardware{.name = "fixed_hardware",
+                             .type = KeyType::kString,
+                             .help =
+                                 "\"model=type,...\"; default the type with the most "
+                                 "capacity per $ for the model's fixed variant"};
+const KeyDecl kSizing{.name = "sizing",
+                      .type = KeyType::kChoice,
+                      .default_value = "planned",
+                      .choices = {"planned", "static"},
+                      .help =
+                          "static: an equal share of the budget per model, fixed variant "
+                          "and type, decided once"};
+const KeyDecl kPin{.name = "pin",
+                   .type = KeyType::kString,
+                   .default_value = "all",
+                   .help =
+                       "all | none | models left unpinned (comma-separated): an unpinned "
+                       "model's workers load its planned variants and its selection "
+                       "policy chooses"};
+}  // namespace composed_options
+
+namespace {
+
+// "a=b,c=d" -> {(a, b), (c, d)}; spaces around items ignored; "" -> {}.
+StatusOr<ComposedPlanning::Assignments> ParseAssignments(const std::string& text,
+                                                         const std::string& option) {
+  ComposedPlanning::Assignments out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const auto trim = [](std::string s) {
+      s.erase(0, s.find_first_not_of(' '));
+      s.erase(s.find_last_not_of(' ') + 1);
+      return s;
+    };
+    item = trim(item);
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      return InvalidArgumentError("composed: option '" + option + "': '" + item +
+                                  "' is not name=value");
+    }
+    out.emplace_back(trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
+  }
+  return out;
+}
+
+// The model (task) named `name`, else an error naming the option.
+StatusOr<TaskId> FindModel(const ProfileSuite& suite, const std::string& name,
+                           const std::string& option) {
+  if (std::optional<TaskId> t = suite.FindTask(name)) return *t;
+  return InvalidArgumentError("composed: option '" + option + "': no model '" + name +
+                              "' in suite " + suite.name());
+}
+
+// Model m's variant `name`: its full name, or its name within the model ("MODEL/name").
+StatusOr<VariantId> FindModelVariant(const ProfileSuite& suite, TaskId m, const std::string& name) {
+  for (const std::string& full : {name, suite.tasks()[m].name + "/" + name}) {
+    std::optional<VariantId> v = suite.FindVariant(full);
+    if (v && suite.variants()[*v].task == m) return *v;
+  }
+  return InvalidArgumentError("composed: option 'fixed_variants': model '" + suite.tasks()[m].name +
+                              "' has no variant '" + name + "'");
+}
+
+StatusOr<HardwareId> FindType(const ProfileSuite& suite, const std::string& name,
+                              const std::string& option) {
+  if (std::optional<HardwareId> h = suite.FindHardware(name)) return *h;
+  return InvalidArgumentError("composed: option '" + option + "': no hardware type '" + name +
+                              "' in suite " + suite.name());
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<PlanningPolicy>> ComposedPlanning::Create(const PolicyParams& p) {
+  ASSIGN_OR_RETURN(Options o, ParseOptions(p));
+  return std::unique_ptr<PlanningPolicy>(new ComposedPlanning(std::move(o)));
+}
+
+StatusOr<ComposedPlanning::Options> ComposedPlanning::ParseOptions(const PolicyParams& p) {
+  namespace opt = composed_options;
+  Options o;
+  // The options are all read before any check: the registry learns them by running this.
+  ASSIGN_OR_RETURN(double interval_s, p.GetDouble(opt::kIntervalS));
+  StatusOr<double> budget = p.GetDouble(opt::kBudget);
+  ASSIGN_OR_RETURN(o.slo_fraction, p.GetDouble(opt::kSloFraction));
+  ASSIGN_OR_RETURN(o.headroom, p.GetDouble(opt::kHeadroom));
+  ASSIGN_OR_RETURN(o.margin, p.GetDouble(opt::kMargin));
+  ASSIGN_OR_RETURN(o.beta, p.GetDouble(opt::kBeta));
+  ASSIGN_OR_RETURN(o.gamma, p.GetDouble(opt::kGamma));
+  ASSIGN_OR_RETURN(o.forecaster.kind, p.GetString(opt::kForecaster));
+  ASSIGN_OR_RETURN(int64_t window, p.GetInt(opt::kForecastWindowS));
+  ASSIGN_OR_RETURN(o.forecaster.ewma_alpha, p.GetDouble(opt::kEwmaAlpha));
+  ASSIGN_OR_RETURN(o.forecaster.model_path, p.GetString(opt::kLstmModel));
+  ASSIGN_OR_RETURN(double stabilization_s, p.GetDouble(opt::kStabilizationS));
+  ASSIGN_OR_RETURN(double timeout_s, p.GetDouble(opt::kRolloutTimeoutS));
+  ASSIGN_OR_RETURN(int64_t time_limit, p.GetInt(opt::kTimeLimitMs));
+  ASSIGN_OR_RETURN(const std::string max_workers, p.GetString(opt::kMaxWorkers));
+  ASSIGN_OR_RETURN(const std::string variants, p.GetString(opt::kVariants));
+  ASSIGN_OR_RETURN(const std::string fixed_variants, p.GetString(opt::kFixedVariants));
+  ASSIGN_OR_RETURN(const std::string hardware, p.GetString(opt::kHardware));
+  ASSIGN_OR_RETURN(const std::string fixed_hardware, p.GetString(opt::kFixedHardware));
+  ASSIGN_OR_RETURN(const std::string sizing, p.GetString(opt::kSizing));
+  ASSIGN_OR_RETURN(const std::string pin, p.GetString(opt::kPin));
+  if (!budget.ok()) return budget.status();
+  o.budget_usd_per_h = *budget;
+  if (variants != "planned" && variants != "fixed") {
+    return InvalidArgumentError("composed: option 'variants' must be planned or fixed, got '" +
+                                variants + "'");
+  }
+  o.interval = SecondsF(interval_s);
+  o.forecaster.window_s = static_cast<int>(window);
+  o.stabilization = SecondsF(stabilization_s);
+  o.rollout_timeout = SecondsF(timeout_s);
+  o.time_limit_ms = static_cast<int>(time_limit);
+  o.static_sizing = sizing == "static";
+  o.fixed_variants = variants == "fixed" || o.static_sizing;
+  o.fixed_hardware = hardware == "fixed" || o.static_sizing;
+  ASSIGN_OR_RETURN(o.max_workers, ParseAssignments(max_workers, "max_workers"));
+  ASSIGN_OR_RETURN(o.fixed_variant, ParseAssignments(fixed_variants, "fixed_variants"));
+  ASSIGN_OR_RETURN(o.fixed_hardware_of, ParseAssignments(fixed_hardware, "fixed_hardware"));
+  if (pin == "none") {
+    o.pin_none = true;
+  } else if (pin != "all") {
+    std::stringstream in(pin);
+    for (std::string model; std::getline(in, model, ',');) {
+      model.erase(0, model.find_first_not_of(' '));
+      model.erase(model.find_last_not_of(' ') + 1);
+      if (!model.empty()) o.unpinned.push_back(model);
+    }
+    if (o.unpinned.empty()) {
+      return InvalidArgumentError("composed: option 'pin' must be all, none or a list of models");
+    }
+  }
+  for (const auto& [type, n] : o.max_workers) {
+    const std::optional<int64_t> count = ParseInteger(n);
+    if (!count || *count < 0 || *count > 1'000'000) {
+      return InvalidArgumentError("composed: option 'max_workers': '" + type + "=" + n +
+                                  "' needs a whole number of workers >= 0");
+    }
+  }
+  auto forecaster = MakeLoadForecaster(o.forecaster);
+  if (!forecaster.ok()) return InvalidArgumentError("composed: " + forecaster.status().message());
+  return o;
+}
+
+Status ComposedPlanning::Init(const PolicyContext& ctx) {
+  suite_ = ctx.suite;
+  const ProfileSuite& suite = *ctx.suite;
+  const size_t models = suite.tasks().size();
+  if (models == 0)
+    return FailedPreconditionError("composed: suite " + suite.name() + " has no model");
+  ASSIGN_OR_RETURN(forecaster_, MakeLoadForecaster(options_.forecaster));
+  stabilized_.assign(models, StabilizedForecast(options_.margin, options_.stabilization));
+  // Each model's SLO: its task's (a composed suite carries the model's SLO there); the
+  // run's SLO for a one-task suite or a task without one.
+  std::vector<Duration> slo(models);
+  for (size_t m = 0; m < models; ++m) {
+    const Duration own = suite.tasks()[m].default_slo;
+    slo[m] = (models == 1 && ctx.slo > Duration::zero()) || own <= Duration::zero() ? ctx.slo : own;
+  }
+  ComposedCapacityOptions co;
+  co.slo_fraction = options_.slo_fraction;
+  auto candidates = BuildComposedCandidates(suite, slo, co);
+  if (!candidates.ok()) return candidates.status().WithPrefix("composed");
+  ComposedProblem all;
+  all.candidates = std::move(*candidates);
+  all.lambda_rps.assign(models, 0);
+  all.budget_usd_per_h = options_.budget_usd_per_h;
+  all.headroom = options_.headroom;
+  all.weights.beta = options_.beta;
+  all.weights.gamma = options_.gamma;
+  all.max_workers.assign(suite.hardware().size(), -1);
+  for (const auto& [type, n] : options_.max_workers) {
+    ASSIGN_OR_RETURN(const HardwareId h, FindType(suite, type, "max_workers"));
+    all.max_workers[h] = static_cast<int>(*ParseInteger(n));
+  }
+  // The restrictions: named variants and types first, then the defaults.
+  ComposedRestrictions r;
+  if (options_.fixed_variants) r.fixed_variant.assign(models, kNoId);
+  if (options_.fixed_hardware) r.fixed_hardware.assign(models, kNoId);
+  for (const auto& [model, variant] : options_.fixed_variant) {
+    ASSIGN_OR_RETURN(const TaskId m, FindModel(suite, model, "fixed_variants"));
+    ASSIGN_OR_RETURN(const VariantId v, FindModelVariant(suite, m, variant));
+    if (options_.fixed_variants) r.fixed_variant[m] = v;
+  }
+  for (const auto& [model, type] : options_.fixed_hardware_of) {
+    ASSIGN_OR_RETURN(const TaskId m, FindModel(suite, model, "fixed_hardware"));
+    ASSIGN_OR_RETURN(const HardwareId h, FindType(suite, type, "fixed_hardware"));
+    if (options_.fixed_hardware) r.fixed_hardware[m] = h;
+  }
+  for (TaskId m = 0; m < models; ++m) {
+    VariantId v = options_.fixed_variants ? r.fixed_variant[m] : kNoId;
+    if (v == kNoId) v = DefaultFixedVariant(all, m);
+    if (options_.fixed_variants) r.fixed_variant[m] = v;
+    if (options_.fixed_hardware && r.fixed_hardware[m] == kNoId) {
+      r.fixed_hardware[m] = DefaultFixedHardware(all, m, v);
+    }
+  }
+  problem_ = RestrictComposedProblem(all, r);
+  std::vector<bool> before(models, false), after(models, false);
+  for (const ComposedCandidate& c : all.candidates) before[c.model] = true;
+  for (const ComposedCandidate& c : problem_.candidates) after[c.model] = true;
+  for (TaskId m = 0; m < models; ++m) {
+    const std::string& name = suite.tasks()[m].name;
+    if (before[m] && !after[m]) {
+      return InvalidArgumentError("composed: model '" + name +
+                                  "': its fixed variant meets its SLO on no allowed hardware "
+                                  "type (fixed_variants / fixed_hardware)");
+    }
+    if (!before[m]) {
+      std::fprintf(stderr,
+                   "sloserve: composed: model '%s' meets its SLO with no variant on any hardware "
+                   "type at slo_fraction %g; it gets no workers\n",
+                   name.c_str(), options_.slo_fraction);
+    }
+  }
+  RETURN_IF_ERROR(ValidateComposedProblem(problem_).WithPrefix("composed"));
+  unpinned_.assign(models, options_.pin_none);
+  for (const std::string& model : options_.unpinned) {
+    ASSIGN_OR_RETURN(const TaskId m, FindModel(suite, model, "pin"));
+    unpinned_[m] = true;
+  }
+  return OkStatus();
+}
+
+std::vector<double> ComposedPlanning::Forecast(const PlanningInput& input) {
+  std::vector<double> lambda(stabilized_.size(), 0);
+  for (size_t m = 0; m < lambda.size(); ++m) {
+    std::span<const double> history;
+    if (m < input.model_rate_history.size()) {
+      history = input.model_rate_history[m];
+    } else if (lambda.size() == 1) {
+      history = input.rate_history;
+    }
+    // At least 1 rps: every model keeps a worker for its next query.
+    lambda[m] = std::max(1.0, stabilized_[m].Next(input.now, forecaster_->Forecast(history)));
+  }
+  return lambda;
+}
+
+ComposedProblem ComposedPlanning::ProblemAt(const std::vector<double>& lambda,
+                                            const std::vector<WorkerView>& workers) const {
+  ComposedProblem p = problem_;
+  p.lambda_rps = lambda;
+  std::map<std::pair<VariantId, HardwareId>, size_t> index;
+  for (size_t i = 0; i < p.candidates.size(); ++i) {
+    index[{p.candidates[i].variant, p.candidates[i].hardware}] = i;
+  }
+  for (const WorkerView& w : workers) {
+    if (w.phase != WorkerPhase::kActive && w.phase != WorkerPhase::kStarting) continue;
+    if (w.pinned != kNoId) {
+      if (auto it = index.find({w.pinned, w.hardware}); it != index.end()) {
+        ++p.candidates[it->second].current;
+      }
+      continue;
+    }
+    // An unpinned worker of an unpinned model runs every variant it holds (an upper
+    // bound: keeping its count loads nothing).
+    if (w.model == kNoId || w.model >= unpinned_.size() || !unpinned_[w.model]) continue;
+    for (VariantId v = 0; v < w.residency.size(); ++v) {
+      if (w.residency[v] != Residency::kReady && w.residency[v] != Residency::kLoading) continue;
+      if (auto it = index.find({v, w.hardware}); it != index.end())
+        ++p.candidates[it->second].current;
+    }
+  }
+  return p;
+}
+
+std::vector<RolloutTarget> ComposedPlanning::Targets(const ComposedProblem& p,
+                                                     const ComposedPlan& plan) const {
+  const size_t models = p.lambda_rps.size();
+  std::vector<int> workers_of(models, 0);
+  std::vector<std::vector<VariantId>> planned(models);  // the variants each model runs
+  for (size_t i = 0; i < p.candidates.size(); ++i) {
+    const ComposedCandidate& c = p.candidates[i];
+    const int k = plan.allocations[i].workers;
+    if (k == 0) continue;
+    workers_of[c.model] += k;
+    std::vector<VariantId>& vs = planned[c.model];
+    if (std::find(vs.begin(), vs.end(), c.variant) == vs.end()) vs.push_back(c.variant);
+  }
+  // A worker's quota: its share of its model's served load (equal shares if none).
+  auto share = [&](TaskId m, double quota_rps, int k) {
+    const double served = plan.served_rps[m];
+    return served > 0 ? quota_rps / (served * k) : 1.0 / workers_of[m];
+  };
+  std::vector<RolloutTarget> out;
+  for (TaskId m = 0; m < models; ++m) {
+    if (!unpinned_[m]) {
+      for (size_t i = 0; i < p.candidates.size(); ++i) {
+        const ComposedCandidate& c = p.candidates[i];
+        const ComposedAllocation& a = plan.allocations[i];
+        if (c.model != m || a.workers == 0) continue;
+        RolloutTarget t;
+        t.hardware = c.hardware;
+        t.pinned = c.variant;
+        t.model = m;
+        t.quota = share(m, a.quota_rps, a.workers);
+        for (int k = 0; k < a.workers; ++k) out.push_back(t);
+      }
+      continue;
+    }
+    // Unpinned: the model's workers per hardware type, each loaded with the planned
+    // variants that meet the SLO there.
+    std::map<HardwareId, std::pair<int, double>> per_type;  // type -> (workers, quota rps)
+    for (size_t i = 0; i < p.candidates.size(); ++i) {
+      const ComposedCandidate& c = p.candidates[i];
+      if (c.model != m || plan.allocations[i].workers == 0) continue;
+      per_type[c.hardware].first += plan.allocations[i].workers;
+      per_type[c.hardware].second += plan.allocations[i].quota_rps;
+    }
+    for (const auto& [h, wq] : per_type) {
+      RolloutTarget t;
+      t.hardware = h;
+      t.model = m;
+      t.quota = share(m, wq.second, wq.first);
+      for (VariantId v : planned[m]) {
+        for (const ComposedCandidate& c : p.candidates) {
+          if (c.variant == v && c.hardware == h) t.load.push_back(v);
+        }
+      }
+      for (int k = 0; k < wq.first; ++k) out.push_back(t);
+    }
+  }
+  return out;
+}
+
+void ComposedPlanning::Plan(const PlanningInput& input, DeploymentPlan* out) {
+  const std::vector<WorkerView>& workers = *input.workers;
+  if (rollout_.in_progress()) {
+    rollout_.Continue(input.now, workers, out);  // create before delete
+    return;
+  }
+  if (static_done_ || input.now < next_solve_) return;
+  next_solve_ = input.now + options_.interval;
+  const std::vector<double> lambda = Forecast(input);
+  const ComposedProblem problem = ProblemAt(lambda, workers);
+  StatusOr<ComposedPlan> plan = options_.static_sizing
+                                    ? ComposedStaticPlan(problem)
+                                    : SolveComposedMilp(problem, {options_.time_limit_ms});
+  if (!plan.ok()) {  // keep the deployment; the next interval tries again
+    std::fprintf(stderr, "sloserve: composed: solve failed: %s\n",
+                 plan.status().ToString().c_str());
+    return;
+  }
+  static_done_ = options_.static_sizing;
+  rollout_.Start(input.now, Targets(problem, *plan), workers, out);
+  solves_.push_back({input.now, lambda, problem.candidates, std::move(*plan)});
+}
+
+}  // namespace sloserve

@@ -1,0 +1,419 @@
+// The composed planning policy on a hand-built suite of two models on two hardware types:
+// the first plan replaces the initial pool (create before delete), a load rise adds
+// workers of the right model and type before any is removed, scale-down waits for the
+// stabilisation window, the plan stays within the $/h budget, each model's quotas sum
+// to 1, `pin: none` emits dedicated unpinned workers with load sets, the fixed and
+// static baselines, and bad options.
+#include "sloserve/policy/planning/composed_planning.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "sloserve/policy/params.h"
+#include "sloserve/policy/registry.h"
+#include "sloserve/profile/profile.h"
+
+namespace sloserve {
+namespace {
+
+// Model "img" (SLO 100 ms): img_small (70%) and img_big (80%) on cpu ($1/h) and gpu
+// ($3/h); model "txt" (SLO 400 ms): txt (90%) on cpu only. Per worker at slo_fraction
+// 0.5 (batch 1..8, constant latencies): img_small 333 rps on cpu (8 in 24 ms), 1455 on
+// gpu (8 in 5.5 ms); img_big 100 on cpu (5 in 50 ms), 667 on gpu (8 in 12 ms); txt 30
+// on cpu (6 in 200 ms).
+const ProfileSuite& TwoModelsTwoTypes() {
+  static const ProfileSuite suite = [] {
+    ProfileSuite s;
+    s.set_name("two-models-two-types");
+    TaskSpec img;
+    img.name = "img";
+    img.default_slo = Millis(100);
+    TaskSpec txt = img;
+    txt.name = "txt";
+    txt.default_slo = Millis(400);
+    const TaskId i = s.AddTask(img);
+    const TaskId t = s.AddTask(txt);
+    const HardwareId cpu = s.AddHardware(HardwareSpec{"cpu", 1.0, 4, 16});
+    const HardwareId gpu = s.AddHardware(HardwareSpec{"gpu", 3.0, 8, 32});
+    const VariantId small = s.AddVariant(VariantSpec{"img_small", i, 70.0, 100, Seconds(1)});
+    const VariantId big = s.AddVariant(VariantSpec{"img_big", i, 80.0, 400, Seconds(2)});
+    const VariantId text = s.AddVariant(VariantSpec{"txt", t, 90.0, 200, Seconds(1)});
+    auto constant = [](double ms) {
+      return LatencyDistribution(std::vector<int64_t>(5, static_cast<int64_t>(ms * 1000)));
+    };
+    for (int b = 1; b <= 8; ++b) {
+      s.AddLatency(cpu, small, b, constant(10 + 2 * (b - 1)));
+      s.AddLatency(cpu, big, b, constant(30 + 5 * (b - 1)));
+      s.AddLatency(gpu, small, b, constant(2 + 0.5 * (b - 1)));
+      s.AddLatency(gpu, big, b, constant(5 + 1 * (b - 1)));
+      s.AddLatency(cpu, text, b, constant(100 + 20 * (b - 1)));
+    }
+    return s;
+  }();
+  return suite;
+}
+
+constexpr HardwareId kCpu = 0, kGpu = 1;
+constexpr TaskId kImg = 0, kTxt = 1;
+
+std::unique_ptr<ComposedPlanning> Planner(std::map<std::string, std::string> options,
+                                          const std::vector<WorkerView>& workers) {
+  auto p = ComposedPlanning::Create(PolicyParams("composed", std::move(options)));
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  PolicyContext ctx;
+  ctx.suite = &TwoModelsTwoTypes();
+  ctx.slo = Millis(100);
+  ctx.workers = workers;
+  const Status st = (*p)->Init(ctx);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return std::unique_ptr<ComposedPlanning>(static_cast<ComposedPlanning*>(p->release()));
+}
+
+// What the engine does with a plan, as far as a planner can see: new workers start (or
+// are active at once, `start_active`), named ones take their settings, removed ones
+// retire (their queues are empty here).
+void Apply(const DeploymentPlan& plan, std::vector<WorkerView>& workers, bool start_active) {
+  for (const WorkerPlan& p : plan.workers) {
+    if (p.worker == kNoId) {
+      WorkerView w;
+      w.id = static_cast<WorkerId>(workers.size());
+      w.hardware = p.hardware;
+      w.pinned = p.pinned;
+      w.model = p.pinned != kNoId ? TwoModelsTwoTypes().variants()[p.pinned].task : p.model;
+      w.quota = p.quota;
+      w.phase = start_active ? WorkerPhase::kActive : WorkerPhase::kStarting;
+      w.active = start_active;
+      w.residency.assign(TwoModelsTwoTypes().variants().size(), Residency::kAbsent);
+      for (VariantId v : p.load) w.residency[v] = Residency::kReady;
+      if (p.pinned != kNoId) w.residency[p.pinned] = Residency::kReady;
+      workers.push_back(w);
+      continue;
+    }
+    WorkerView& w = workers[p.worker];
+    if (p.remove) {
+      w.phase = WorkerPhase::kRetired;
+      w.active = false;
+      continue;
+    }
+    w.pinned = p.pinned;
+    if (p.model != kNoId) w.model = p.model;
+    w.quota = p.quota;
+  }
+}
+
+void Activate(std::vector<WorkerView>& workers) {
+  for (WorkerView& w : workers) {
+    if (w.phase != WorkerPhase::kStarting) continue;
+    w.phase = WorkerPhase::kActive;
+    w.active = true;
+  }
+}
+
+// One plan tick with per-model rates: `img_rps` and `txt_rps` for the last `seconds`.
+DeploymentPlan Tick(ComposedPlanning& p, int64_t at_s, double img_rps, double txt_rps,
+                    const std::vector<WorkerView>& workers, int seconds = 60) {
+  const std::vector<std::vector<double>> history = {std::vector<double>(seconds, img_rps),
+                                                    std::vector<double>(seconds, txt_rps)};
+  const std::vector<double> qps = {img_rps, txt_rps};
+  PlanningInput in;
+  in.now = kTimeZero + Seconds(at_s);
+  in.observed_qps = img_rps + txt_rps;
+  in.model_qps = qps;
+  in.model_rate_history = history;
+  in.workers = &workers;
+  DeploymentPlan plan;
+  p.Plan(in, &plan);
+  return plan;
+}
+
+std::vector<WorkerView> InitialPool() {
+  std::vector<WorkerView> workers(2);
+  for (WorkerId i = 0; i < 2; ++i) {
+    workers[i].id = i;
+    workers[i].hardware = i == 0 ? kCpu : kGpu;
+    workers[i].residency.assign(TwoModelsTwoTypes().variants().size(), Residency::kAbsent);
+  }
+  return workers;
+}
+
+int Added(const DeploymentPlan& plan) {
+  int n = 0;
+  for (const WorkerPlan& p : plan.workers) n += p.worker == kNoId;
+  return n;
+}
+
+int Removed(const DeploymentPlan& plan) {
+  int n = 0;
+  for (const WorkerPlan& p : plan.workers) n += p.remove;
+  return n;
+}
+
+// The workers that serve (active, not retired), their cost and per-model quota sums.
+struct Pool {
+  double cost = 0;
+  std::map<TaskId, double> quota;
+  std::map<TaskId, int> workers;
+};
+Pool Serving(const std::vector<WorkerView>& workers) {
+  Pool pool;
+  for (const WorkerView& w : workers) {
+    if (w.phase != WorkerPhase::kActive) continue;
+    pool.cost += TwoModelsTwoTypes().hardware()[w.hardware].price_per_hour;
+    pool.quota[w.model] += w.quota;
+    ++pool.workers[w.model];
+  }
+  return pool;
+}
+
+const std::map<std::string, std::string> kBase = {{"budget_usd_per_h", "10"},
+                                                  {"forecaster", "last_value"},
+                                                  {"margin", "0"},
+                                                  {"stabilization_s", "0"}};
+
+TEST(ComposedPlanningTest, FirstPlanReplacesTheInitialPool) {
+  std::vector<WorkerView> workers = InitialPool();
+  auto p = Planner(kBase, workers);
+  DeploymentPlan plan = Tick(*p, 0, 200, 20, workers);
+  ASSERT_TRUE(plan.change);
+  ASSERT_EQ(p->solves().size(), 1u);
+  EXPECT_GT(Added(plan), 0);
+  EXPECT_EQ(Removed(plan), 0);  // create before delete
+  for (const WorkerPlan& w : plan.workers) {
+    ASSERT_EQ(w.worker, kNoId);
+    ASSERT_NE(w.pinned, kNoId);
+    EXPECT_EQ(w.model, TwoModelsTwoTypes().variants()[w.pinned].task);
+    if (w.model == kTxt) {
+      EXPECT_EQ(w.hardware, kCpu);  // txt runs on cpu only
+    }
+  }
+  Apply(plan, workers, /*start_active=*/false);
+  plan = Tick(*p, 1, 200, 20, workers);  // still starting: nothing moves
+  EXPECT_FALSE(plan.change);
+  Activate(workers);
+  plan = Tick(*p, 2, 200, 20, workers);
+  ASSERT_TRUE(plan.change);
+  EXPECT_EQ(Removed(plan), 2);  // the initial pool goes
+  Apply(plan, workers, false);
+  EXPECT_EQ(workers[0].phase, WorkerPhase::kRetired);
+  EXPECT_EQ(workers[1].phase, WorkerPhase::kRetired);
+  const Pool pool = Serving(workers);
+  EXPECT_LE(pool.cost, 10);
+  EXPECT_NEAR(pool.quota.at(kImg), 1, 1e-9);
+  EXPECT_NEAR(pool.quota.at(kTxt), 1, 1e-9);
+  // txt needs 20 / (0.8 x 30) -> one worker.
+  EXPECT_EQ(pool.workers.at(kTxt), 1);
+  EXPECT_NEAR(p->solves()[0].forecast_rps[kImg], 200, 1e-9);
+  EXPECT_NEAR(p->solves()[0].forecast_rps[kTxt], 20, 1e-9);
+  EXPECT_NEAR(p->solves()[0].plan.cost_usd_per_h, pool.cost, 1e-9);
+}
+
+TEST(ComposedPlanningTest, ScaleUpAddsBeforeItRemoves) {
+  std::vector<WorkerView> workers = InitialPool();
+  auto p = Planner(kBase, workers);
+  Apply(Tick(*p, 0, 100, 10, workers), workers, true);
+  Apply(Tick(*p, 1, 100, 10, workers), workers, true);  // rollout done
+  const Pool before = Serving(workers);
+  EXPECT_EQ(before.workers.at(kTxt), 1);
+  // txt triples: 60 rps needs ceil(60 / 24) = 3 txt workers on cpu.
+  DeploymentPlan plan = Tick(*p, 30, 100, 60, workers);
+  ASSERT_TRUE(plan.change);
+  EXPECT_EQ(Removed(plan), 0);
+  int txt_added = 0;
+  for (const WorkerPlan& w : plan.workers) {
+    if (w.worker != kNoId || w.model != kTxt) continue;
+    ++txt_added;
+    EXPECT_EQ(w.hardware, kCpu);
+    EXPECT_EQ(w.pinned, TwoModelsTwoTypes().FindVariant("txt").value());
+  }
+  EXPECT_EQ(txt_added, 2);  // the one it has is kept
+  Apply(plan, workers, false);
+  Activate(workers);
+  plan = Tick(*p, 31, 100, 60, workers);
+  Apply(plan, workers, false);
+  const Pool after = Serving(workers);
+  EXPECT_EQ(after.workers.at(kTxt), 3);
+  EXPECT_NEAR(after.quota.at(kTxt), 1, 1e-9);
+  EXPECT_LE(after.cost, 10);
+}
+
+TEST(ComposedPlanningTest, ScaleDownWaitsForTheStabilisationWindow) {
+  std::map<std::string, std::string> options = kBase;
+  options["stabilization_s"] = "60";
+  std::vector<WorkerView> workers = InitialPool();
+  auto p = Planner(options, workers);
+  Apply(Tick(*p, 0, 100, 60, workers), workers, true);
+  Apply(Tick(*p, 1, 100, 60, workers), workers, true);
+  Tick(*p, 30, 100, 10, workers);  // 30 s later: the 60 rps forecast is in the window
+  ASSERT_EQ(p->solves().size(), 2u);
+  EXPECT_NEAR(p->solves()[1].forecast_rps[kTxt], 60, 1e-9);
+  Tick(*p, 61, 100, 10, workers);  // the high forecast (t = 0) has left the window
+  ASSERT_EQ(p->solves().size(), 3u);
+  EXPECT_NEAR(p->solves()[2].forecast_rps[kTxt], 10, 1e-9);
+}
+
+TEST(ComposedPlanningTest, PlansStayWithinTheBudgetEvenWhenOverloaded) {
+  std::vector<WorkerView> workers = InitialPool();
+  auto p = Planner(kBase, workers);
+  int t = 0;
+  for (double txt : {10.0, 200.0, 5.0, 1000.0}) {
+    Apply(Tick(*p, t, 3000, txt, workers), workers, true);
+    Apply(Tick(*p, t + 1, 3000, txt, workers), workers, true);
+    t += 30;
+    const Pool pool = Serving(workers);
+    EXPECT_LE(pool.cost, 10 + 1e-9) << "txt " << txt;
+    EXPECT_NEAR(pool.quota.at(kImg), 1, 1e-9);
+    EXPECT_NEAR(pool.quota.at(kTxt), 1, 1e-9);
+    EXPECT_GE(pool.workers.at(kImg), 1);
+    EXPECT_GE(pool.workers.at(kTxt), 1);
+  }
+  ASSERT_EQ(p->solves().size(), 4u);
+  EXPECT_TRUE(p->solves()[3].plan.overloaded);  // 1000 txt rps do not fit $10/h
+  for (const ComposedPlanning::Solve& s : p->solves()) EXPECT_LE(s.plan.cost_usd_per_h, 10);
+}
+
+TEST(ComposedPlanningTest, PinNoneDedicatesWorkersWithTheirLoadSets) {
+  std::map<std::string, std::string> options = kBase;
+  options["pin"] = "none";
+  options["beta"] = "0";  // cost no object: both img variants are worth running
+  std::vector<WorkerView> workers = InitialPool();
+  auto p = Planner(options, workers);
+  const DeploymentPlan plan = Tick(*p, 0, 800, 20, workers);
+  ASSERT_GT(Added(plan), 0);
+  for (const WorkerPlan& w : plan.workers) {
+    EXPECT_EQ(w.pinned, kNoId);
+    ASSERT_NE(w.model, kNoId);
+    ASSERT_FALSE(w.load.empty());
+    for (VariantId v : w.load) {
+      EXPECT_EQ(TwoModelsTwoTypes().variants()[v].task, w.model);
+      EXPECT_GT(TwoModelsTwoTypes().MaxBatch(w.hardware, v), 0);
+    }
+  }
+  // The load set is what the solve planned for the model.
+  const ComposedPlanning::Solve& s = p->solves()[0];
+  std::set<VariantId> planned;
+  for (size_t i = 0; i < s.candidates.size(); ++i) {
+    if (s.plan.allocations[i].workers > 0 && s.candidates[i].model == kImg) {
+      planned.insert(s.candidates[i].variant);
+    }
+  }
+  for (const WorkerPlan& w : plan.workers) {
+    if (w.model == kImg) {
+      EXPECT_EQ(std::set<VariantId>(w.load.begin(), w.load.end()), planned);
+    }
+  }
+  // Kept as they are at the next solve (matched by model and type).
+  Apply(plan, workers, true);
+  Apply(Tick(*p, 1, 800, 20, workers), workers, true);
+  const DeploymentPlan again = Tick(*p, 30, 800, 20, workers);
+  EXPECT_EQ(Added(again), 0);
+  EXPECT_EQ(Removed(again), 0);
+}
+
+TEST(ComposedPlanningTest, PinAListLeavesOnlyThoseModelsUnpinned) {
+  std::map<std::string, std::string> options = kBase;
+  options["pin"] = "txt";
+  std::vector<WorkerView> workers = InitialPool();
+  auto p = Planner(options, workers);
+  for (const WorkerPlan& w : Tick(*p, 0, 200, 20, workers).workers) {
+    EXPECT_EQ(w.pinned == kNoId, w.model == kTxt);
+  }
+}
+
+TEST(ComposedPlanningTest, FixedVariantsAndHardware) {
+  std::map<std::string, std::string> options = kBase;
+  options["variants"] = "fixed";
+  options["fixed_variants"] = "img=img_small";
+  options["hardware"] = "fixed";
+  options["fixed_hardware"] = "img=cpu";
+  std::vector<WorkerView> workers = InitialPool();
+  auto p = Planner(options, workers);
+  const VariantId small = TwoModelsTwoTypes().FindVariant("img_small").value();
+  for (const WorkerPlan& w : Tick(*p, 0, 500, 20, workers).workers) {
+    if (w.model != kImg) continue;
+    EXPECT_EQ(w.pinned, small);
+    EXPECT_EQ(w.hardware, kCpu);
+  }
+  // The defaults: the most accurate variant (img_big), on the type with the most
+  // capacity per $ for it (gpu: 667 / 3 > 100 / 1).
+  auto d =
+      Planner({{"budget_usd_per_h", "10"}, {"variants", "fixed"}, {"hardware", "fixed"}}, workers);
+  ASSERT_EQ(d->problem().candidates.size(), 2u);
+  EXPECT_EQ(d->problem().candidates[0].name, "img_big@gpu");
+  EXPECT_EQ(d->problem().candidates[1].name, "txt@cpu");
+}
+
+TEST(ComposedPlanningTest, StaticSizingIsDecidedOnce) {
+  std::map<std::string, std::string> options = kBase;
+  options["sizing"] = "static";
+  std::vector<WorkerView> workers = InitialPool();
+  auto p = Planner(options, workers);
+  const DeploymentPlan plan = Tick(*p, 0, 100, 10, workers);
+  // $5/h per model: one $3/h gpu worker of img_big, five $1/h cpu workers of txt.
+  int img = 0, txt = 0;
+  for (const WorkerPlan& w : plan.workers) {
+    img += w.model == kImg;
+    txt += w.model == kTxt;
+  }
+  EXPECT_EQ(img, 1);
+  EXPECT_EQ(txt, 5);
+  Apply(plan, workers, true);
+  Apply(Tick(*p, 1, 100, 10, workers), workers, true);
+  EXPECT_FALSE(Tick(*p, 30, 2000, 100, workers).change);  // never re-decided
+  EXPECT_EQ(p->solves().size(), 1u);
+}
+
+TEST(ComposedPlanningTest, RefusesBadOptions) {
+  auto create = [](std::map<std::string, std::string> o) {
+    return ComposedPlanning::Create(PolicyParams("composed", std::move(o))).status();
+  };
+  EXPECT_FALSE(create({}).ok());  // budget_usd_per_h is required
+  EXPECT_FALSE(create({{"budget_usd_per_h", "0"}}).ok());
+  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"headroom", "1.5"}}).ok());
+  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"slo_fraction", "0"}}).ok());
+  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"variants", "some"}}).ok());
+  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"max_workers", "cpu"}}).ok());
+  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"max_workers", "cpu=-1"}}).ok());
+  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"forecaster", "oracle"}}).ok());
+  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"pin", ","}}).ok());
+  // Names are checked against the suite at Init.
+  for (const auto& [key, value] :
+       std::map<std::string, std::string>{{"fixed_variants", "nope=img_small"},
+                                          {"max_workers", "tpu=2"},
+                                          {"fixed_hardware", "img=tpu"},
+                                          {"pin", "nope"}}) {
+    auto p = ComposedPlanning::Create(
+        PolicyParams("composed", {{"budget_usd_per_h", "10"}, {key, value}}));
+    ASSERT_TRUE(p.ok());
+    PolicyContext ctx;
+    ctx.suite = &TwoModelsTwoTypes();
+    EXPECT_FALSE((*p)->Init(ctx).ok()) << key;
+  }
+  // A fixed variant the fixed type cannot run within the SLO.
+  auto p = ComposedPlanning::Create(PolicyParams("composed", {{"budget_usd_per_h", "10"},
+                                                              {"variants", "fixed"},
+                                                              {"hardware", "fixed"},
+                                                              {"fixed_hardware", "txt=gpu"}}));
+  ASSERT_TRUE(p.ok());
+  PolicyContext ctx;
+  ctx.suite = &TwoModelsTwoTypes();
+  EXPECT_FALSE((*p)->Init(ctx).ok());
+}
+
+TEST(ComposedPlanningTest, RegisteredWithItsOptions) {
+  const PolicyRegistry& reg = PolicyRegistry::Builtin();
+  EXPECT_EQ(reg.KindOf("composed"), "planning");
+  std::set<std::string> names;
+  for (const KeyDecl& k : reg.OptionsOf("composed")) names.insert(k.name);
+  for (const char* key :
+       {"budget_usd_per_h", "interval_s", "slo_fraction", "headroom", "margin", "beta", "gamma",
+        "forecaster", "stabilization_s", "rollout_timeout_s", "max_workers", "variants",
+        "fixed_variants", "hardware", "fixed_hardware", "sizing", "pin"}) {
+    EXPECT_TRUE(names.count(key)) << key;
+  }
+}
+
+}  // namespace
+}  // namespace sloserve
