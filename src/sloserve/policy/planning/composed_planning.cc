@@ -28,13 +28,6 @@ const KeyDecl kSloFraction{.name = "slo_fraction",
                            .help =
                                "a worker's capacity counts batches whose p99 is within "
                                "this fraction of its model's SLO"};
-const KeyDecl kHeadroom{.name = "headroom",
-                        .type = KeyType::kNumber,
-                        .default_value = "0.8",
-                        .min = 0,
-                        .max = 1,
-                        .min_exclusive = true,
-                        .help = "fraction of a worker's capacity its quota may use"};
 const KeyDecl kTimeLimitMs{.name = "time_limit_ms",
                            .type = KeyType::kInteger,
                            .default_value = "2000",

@@ -37,13 +37,6 @@ const KeyDecl kMaxCores{.name = "max_cores",
                         .help =
                             "largest core count of a variant (0 = the budget; else >= "
                             "min_cores)"};
-const KeyDecl kHeadroom{.name = "headroom",
-                        .type = KeyType::kNumber,
-                        .default_value = "0.8",
-                        .min = 0,
-                        .max = 1,
-                        .min_exclusive = true,
-                        .help = "fraction of the fitted capacity used"};
 const KeyDecl kVpaMargin{.name = "margin",
                          .type = KeyType::kNumber,
                          .default_value = "0.15",

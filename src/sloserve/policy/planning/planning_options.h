@@ -13,6 +13,14 @@ inline const KeyDecl kIntervalS{.name = "interval_s",
                                 .min = 1,
                                 .max = 86400,
                                 .help = "time between solves"};
+inline const KeyDecl kHeadroom{
+    .name = "headroom",
+    .type = KeyType::kNumber,
+    .default_value = "0.8",
+    .min = 0,
+    .max = 1,
+    .min_exclusive = true,
+    .help = "fraction of a worker's measured capacity its quota may use"};
 inline const KeyDecl kBeta{
     .name = "beta",
     .type = KeyType::kNumber,
