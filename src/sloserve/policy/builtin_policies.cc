@@ -100,10 +100,10 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
                  InfAdapterPlanning::CreateMsPlus);
   r->AddPlanning("vpa_plus", "InfAdapter's VPA+ baseline: one fixed variant, cores to the rate",
                  InfAdapterPlanning::CreateVpaPlus);
-  r->AddPlanning("composed",
-                 "issue 32: per model the variants, hardware types and workers by Eq. 1 "
-                 "across models under a $/h budget",
-                 ComposedPlanning::Create);
+  r->AddPlanning(
+      "composed",
+      "issue 32: variants, hardware types and workers per model, Eq. 1 under a $/h budget",
+      ComposedPlanning::Create);
   r->AddPlanning("rate", "keep enough workers active for the observed rate", RatePlanning::Create);
 }
 

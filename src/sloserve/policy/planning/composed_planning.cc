@@ -44,7 +44,9 @@ const KeyDecl kMaxWorkers{.name = "max_workers",
 const KeyDecl kVariants{.name = "variants",
                         .type = KeyType::kString,
                         .default_value = "planned",
-                        .help = "planned | fixed: per model one allowed variant"};
+                        .help =
+                            "composed: planned | fixed (one allowed variant per model); selection "
+                            "policies: a comma-separated variant list"};
 const KeyDecl kFixedVariants{.name = "fixed_variants",
                              .type = KeyType::kString,
                              .help =
