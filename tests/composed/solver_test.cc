@@ -193,5 +193,35 @@ TEST(ComposedSolverTest, RefusesBadInput) {
   EXPECT_FALSE(SolveComposedExhaustive(bad).ok());
 }
 
+// A pool the size of issue 32's scenario (5 models x 4 variants x 3 types, loads of
+// hundreds of rps, a budget of tens of workers): the MILP proves its plan optimal and the
+// plan is valid (here in about 0.3 s).
+TEST(ComposedSolverTest, SolvesAScenarioSizedInstance) {
+  std::mt19937 rng(32);
+  std::uniform_real_distribution<double> u(0, 1);
+  ComposedProblem p;
+  const double price[] = {0.19, 0.5, 1.2};
+  VariantId next = 0;
+  for (TaskId m = 0; m < 5; ++m) {
+    p.lambda_rps.push_back(50 + std::round(u(rng) * 400));
+    for (int v = 0; v < 4; ++v, ++next) {
+      const double acc = 60 + 8 * v + std::round(u(rng) * 4);
+      for (HardwareId h = 0; h < 3; ++h) {
+        const double cap = (10 + 20 * h) * (4 - v) * (0.5 + u(rng));
+        p.candidates.push_back(Candidate(m, next, h, acc, cap, price[h], 1 + v));
+      }
+    }
+  }
+  p.budget_usd_per_h = 30;
+  ComposedMilpOptions o;
+  o.time_limit_ms = 60'000;
+  auto plan = SolveComposedMilp(p, o);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ExpectValidPlan(p, *plan);
+  EXPECT_FALSE(plan->overloaded);
+  EXPECT_TRUE(plan->optimal);
+  EXPECT_GT(plan->workers, 5);
+}
+
 }  // namespace
 }  // namespace sloserve
