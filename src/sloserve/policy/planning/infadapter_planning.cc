@@ -143,9 +143,8 @@ Status InfAdapterPlanning::Init(const PolicyContext& ctx) {
   ASSIGN_OR_RETURN(forecaster_, MakeLoadForecaster(options_.forecaster));
   // A live server solves off the engine thread; sim solves inline (a solve takes no
   // virtual time, and the results must not depend on how long it takes).
-  submit_offline_ = ctx.submit_offline;
   background_.reset();
-  if (ctx.live && submit_offline_) background_ = std::make_shared<Background>();
+  if (ctx.live && ctx.submit_offline) background_.emplace(ctx.submit_offline);
   InfAdapterCapacityOptions co;
   co.slo = ctx.slo;
   co.headroom = options_.headroom;
@@ -195,12 +194,10 @@ void InfAdapterPlanning::Plan(const PlanningInput& input, DeploymentPlan* out) {
     rollout_.Continue(input.now, workers, out);
     return;
   }
-  if (background_ && background_->in_flight) {
-    if (!background_->result) return;  // the solver still runs off the engine thread
-    background_->in_flight = false;
-    StatusOr<InfAdapterPlan> plan = std::move(*background_->result);
-    background_->result.reset();
-    if (plan.ok()) RollOut(input.now, background_->lambda, *plan, workers, out);
+  if (background_ && background_->busy()) {
+    std::optional<StatusOr<InfAdapterPlan>> plan = background_->TakeResult();
+    if (!plan) return;  // the solver still runs off the engine thread
+    if (plan->ok()) RollOut(input.now, background_lambda_, **plan, workers, out);
     return;
   }
   if (input.now < next_solve_) return;
@@ -229,18 +226,10 @@ void InfAdapterPlanning::SolveAndRollOut(const PlanningInput& input, DeploymentP
     // Live: the solve runs off the engine thread (PolicyContext::submit_offline); its plan
     // is rolled out at the first Plan call after it is published. The job reads only
     // its own copies, so it may outlive this policy (the publish step then does nothing).
-    background_->in_flight = true;
-    background_->lambda = lambda;
-    OfflineJob job;
-    job.what = "InfAdapter solve for " + std::to_string(lambda) + " rps";
-    job.work = [solver = Solver{options_, vpa_variant_}, problem = std::move(*problem),
-                state = std::weak_ptr<Background>(background_)]() -> std::function<void()> {
-      auto plan = std::make_shared<StatusOr<InfAdapterPlan>>(solver.Decide(problem));
-      return [plan, state] {
-        if (auto live = state.lock()) live->result = std::move(*plan);
-      };
-    };
-    submit_offline_(std::move(job));
+    background_lambda_ = lambda;
+    background_->Submit(
+        "InfAdapter solve for " + std::to_string(lambda) + " rps",
+        [solver = solver(), problem = std::move(*problem)] { return solver.Decide(problem); });
     return;
   }
   auto plan = solver().Decide(*problem);

@@ -40,6 +40,7 @@
 #include "sloserve/infadapter/capacity.h"
 #include "sloserve/infadapter/problem.h"
 #include "sloserve/policy/interfaces.h"
+#include "sloserve/policy/planning/background_solve.h"
 #include "sloserve/policy/planning/load_forecaster.h"
 #include "sloserve/policy/planning/rollout.h"
 #include "sloserve/policy/planning/stabilized_forecast.h"
@@ -114,13 +115,6 @@ class InfAdapterPlanning : public PlanningPolicy {
     // Eq. 1 by the configured solver.
     StatusOr<InfAdapterPlan> SolveEq1(const InfAdapterProblem& problem) const;
   };
-  // A solve running off the engine thread (live only). Touched on the engine thread only:
-  // the job's publish step, an engine-thread event, sets `result`.
-  struct Background {
-    bool in_flight = false;
-    double lambda = 0;
-    std::optional<StatusOr<InfAdapterPlan>> result;
-  };
   Solver solver() const { return Solver{options_, vpa_variant_}; }
   // Forecasts and solves: inline, or (live) submits the solve and returns.
   void SolveAndRollOut(const PlanningInput& input, DeploymentPlan* out);
@@ -129,8 +123,9 @@ class InfAdapterPlanning : public PlanningPolicy {
                const std::vector<WorkerView>& workers, DeploymentPlan* out);
 
   Options options_;
-  std::function<void(OfflineJob)> submit_offline_;
-  std::shared_ptr<Background> background_;  // set when solves run off the engine thread
+  // Set when solves run off the engine thread (live), with the rate being solved for.
+  std::optional<BackgroundSolve<InfAdapterPlan>> background_;
+  double background_lambda_ = 0;
   std::unique_ptr<LoadForecaster> forecaster_;
   InfAdapterCapacityModel model_;
   size_t vpa_variant_ = 0;                     // kVpaPlus: index of `variant` in model_.variants
