@@ -365,6 +365,40 @@ TEST(ComposedPlanningTest, StaticSizingIsDecidedOnce) {
   EXPECT_EQ(p->solves().size(), 1u);
 }
 
+// Live (serve): the solve is an offline job; its plan is rolled out at the first Plan
+// call after it is published, the same plan as inline.
+TEST(ComposedPlanningTest, LiveSolvesRunOffTheEngineThread) {
+  std::vector<WorkerView> workers = InitialPool();
+  auto created = ComposedPlanning::Create(PolicyParams("composed", kBase));
+  ASSERT_TRUE(created.ok());
+  std::vector<OfflineJob> jobs;
+  PolicyContext ctx;
+  ctx.suite = &TwoModelsTwoTypes();
+  ctx.live = true;
+  ctx.submit_offline = [&](OfflineJob job) { jobs.push_back(std::move(job)); };
+  ASSERT_TRUE((*created)->Init(ctx).ok());
+  auto& live = static_cast<ComposedPlanning&>(**created);
+  EXPECT_FALSE(Tick(live, 0, 200, 20, workers).change);  // submitted, not solved
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_FALSE(Tick(live, 1, 200, 20, workers).change);  // still running
+  EXPECT_EQ(jobs.size(), 1u);
+  jobs[0].work()();  // the pool's thread, then the publish step on the engine thread
+  const DeploymentPlan plan = Tick(live, 2, 200, 20, workers);
+  ASSERT_TRUE(plan.change);
+  ASSERT_EQ(live.solves().size(), 1u);
+  auto inline_planner = Planner(kBase, workers);
+  const DeploymentPlan inline_plan = Tick(*inline_planner, 0, 200, 20, workers);
+  EXPECT_EQ(live.solves()[0].plan.objective, inline_planner->solves()[0].plan.objective);
+  EXPECT_EQ(Added(plan), Added(inline_plan));
+  // A job that finishes after its policy is gone publishes nothing.
+  Apply(plan, workers, true);
+  Tick(live, 3, 200, 20, workers);   // the rollout finishes
+  Tick(live, 40, 200, 20, workers);  // the next solve is submitted
+  ASSERT_EQ(jobs.size(), 2u);
+  created->reset();
+  jobs[1].work()();
+}
+
 TEST(ComposedPlanningTest, RefusesBadOptions) {
   auto create = [](std::map<std::string, std::string> o) {
     return ComposedPlanning::Create(PolicyParams("composed", std::move(o))).status();

@@ -209,6 +209,10 @@ Status ComposedPlanning::Init(const PolicyContext& ctx) {
   if (models == 0)
     return FailedPreconditionError("composed: suite " + suite.name() + " has no model");
   ASSIGN_OR_RETURN(forecaster_, MakeLoadForecaster(options_.forecaster));
+  // A live server solves off the engine thread; sim inline (a solve takes no virtual
+  // time, and results must not depend on how long it takes).
+  background_.reset();
+  if (ctx.live && ctx.submit_offline) background_.emplace(ctx.submit_offline);
   stabilized_.assign(models, StabilizedForecast(options_.margin, options_.stabilization));
   // Each model's SLO: its task's (a composed suite carries the model's SLO there); the
   // run's SLO for a one-task suite or a task without one.
@@ -390,21 +394,54 @@ void ComposedPlanning::Plan(const PlanningInput& input, DeploymentPlan* out) {
     rollout_.Continue(input.now, workers, out);  // create before delete
     return;
   }
+  if (background_ && background_->busy()) {
+    std::optional<StatusOr<ComposedPlan>> plan = background_->TakeResult();
+    if (!plan) return;  // the solver still runs off the engine thread
+    if (!plan->ok()) {
+      std::fprintf(stderr, "sloserve: composed: solve failed: %s\n",
+                   plan->status().ToString().c_str());
+      return;
+    }
+    RollOut(input.now, std::move(background_lambda_), background_problem_, std::move(**plan),
+            workers, out);
+    return;
+  }
   if (static_done_ || input.now < next_solve_) return;
   next_solve_ = input.now + options_.interval;
-  const std::vector<double> lambda = Forecast(input);
-  const ComposedProblem problem = ProblemAt(lambda, workers);
-  StatusOr<ComposedPlan> plan = options_.static_sizing
-                                    ? ComposedStaticPlan(problem)
-                                    : SolveComposedMilp(problem, {options_.time_limit_ms});
+  std::vector<double> lambda = Forecast(input);
+  ComposedProblem problem = ProblemAt(lambda, workers);
+  SolveAndRollOut(input.now, std::move(lambda), std::move(problem), workers, out);
+}
+
+void ComposedPlanning::SolveAndRollOut(TimePoint now, std::vector<double> lambda,
+                                       ComposedProblem problem,
+                                       const std::vector<WorkerView>& workers,
+                                       DeploymentPlan* out) {
+  // Reads only its own copies: a live job may outlive the policy.
+  auto solve = [problem, fixed = options_.static_sizing, limit = options_.time_limit_ms] {
+    return fixed ? ComposedStaticPlan(problem) : SolveComposedMilp(problem, {limit});
+  };
+  if (background_) {
+    background_lambda_ = std::move(lambda);
+    background_problem_ = std::move(problem);
+    background_->Submit("composed solve", std::move(solve));
+    return;
+  }
+  StatusOr<ComposedPlan> plan = solve();
   if (!plan.ok()) {  // keep the deployment; the next interval tries again
     std::fprintf(stderr, "sloserve: composed: solve failed: %s\n",
                  plan.status().ToString().c_str());
     return;
   }
+  RollOut(now, std::move(lambda), problem, std::move(*plan), workers, out);
+}
+
+void ComposedPlanning::RollOut(TimePoint now, std::vector<double> lambda,
+                               const ComposedProblem& problem, ComposedPlan plan,
+                               const std::vector<WorkerView>& workers, DeploymentPlan* out) {
   static_done_ = options_.static_sizing;
-  rollout_.Start(input.now, Targets(problem, *plan), workers, out);
-  solves_.push_back({input.now, lambda, problem.candidates, std::move(*plan)});
+  rollout_.Start(now, Targets(problem, plan), workers, out);
+  solves_.push_back({now, std::move(lambda), problem.candidates, std::move(plan)});
 }
 
 }  // namespace sloserve

@@ -35,8 +35,9 @@
 //                       budget as workers of its fixed variant on its fixed type, decided
 //                       at the first plan and never changed (implies both fixed)
 //   pin                 all | none | models left unpinned, comma-separated (all)
-// Solves run inline (a solve of this size takes milliseconds; see docs/composed.md).
+// Solves run inline in sim and off the engine thread in serve (background_solve.h).
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,7 @@
 #include "sloserve/composed/capacity.h"
 #include "sloserve/composed/problem.h"
 #include "sloserve/policy/interfaces.h"
+#include "sloserve/policy/planning/background_solve.h"
 #include "sloserve/policy/planning/load_forecaster.h"
 #include "sloserve/policy/planning/rollout.h"
 #include "sloserve/policy/planning/stabilized_forecast.h"
@@ -102,6 +104,12 @@ class ComposedPlanning : public PlanningPolicy {
   // problem_ with `lambda` and the counts of candidates `workers` run now.
   ComposedProblem ProblemAt(const std::vector<double>& lambda,
                             const std::vector<WorkerView>& workers) const;
+  // Solves `problem` inline, or (live) submits the solve and returns.
+  void SolveAndRollOut(TimePoint now, std::vector<double> lambda, ComposedProblem problem,
+                       const std::vector<WorkerView>& workers, DeploymentPlan* out);
+  // Records the solve and starts the rollout of its plan.
+  void RollOut(TimePoint now, std::vector<double> lambda, const ComposedProblem& problem,
+               ComposedPlan plan, const std::vector<WorkerView>& workers, DeploymentPlan* out);
   // The workers of a plan: per model, pinned ones per candidate or unpinned ones per type.
   std::vector<RolloutTarget> Targets(const ComposedProblem& problem,
                                      const ComposedPlan& plan) const;
@@ -113,6 +121,10 @@ class ComposedPlanning : public PlanningPolicy {
   std::vector<bool> unpinned_;                  // per model
   ComposedProblem problem_;
   CreateBeforeDelete rollout_;
+  // Set when solves run off the engine thread (live), with what the solve is for.
+  std::optional<BackgroundSolve<ComposedPlan>> background_;
+  std::vector<double> background_lambda_;
+  ComposedProblem background_problem_;
   TimePoint next_solve_{};
   bool static_done_ = false;
   std::vector<Solve> solves_;
