@@ -325,7 +325,7 @@ TEST(ComposedPlanningTest, PinAListLeavesOnlyThoseModelsUnpinned) {
 TEST(ComposedPlanningTest, FixedVariantsAndHardware) {
   std::map<std::string, std::string> options = kBase;
   options["variants"] = "fixed";
-  options["fixed_variants"] = "img=img_small";
+  options["fixed_variants"] = " img = img_small ,";  // spaces and empty items are fine
   options["hardware"] = "fixed";
   options["fixed_hardware"] = "img=cpu";
   std::vector<WorkerView> workers = InitialPool();
@@ -409,6 +409,7 @@ TEST(ComposedPlanningTest, RefusesBadOptions) {
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"slo_fraction", "0"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"variants", "some"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"max_workers", "cpu"}}).ok());
+  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"max_workers", "cpu= "}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"max_workers", "cpu=-1"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"forecaster", "oracle"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"pin", ","}}).ok());

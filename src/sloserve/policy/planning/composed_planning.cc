@@ -80,25 +80,34 @@ const KeyDecl kPin{.name = "pin",
 
 namespace {
 
-// "a=b,c=d" -> {(a, b), (c, d)}; spaces around items ignored; "" -> {}.
+// The comma-separated items of `text`, spaces around each dropped, empty ones skipped.
+std::vector<std::string> ListItems(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const size_t first = item.find_first_not_of(' ');
+    if (first == std::string::npos) continue;
+    out.push_back(item.substr(first, item.find_last_not_of(' ') + 1 - first));
+  }
+  return out;
+}
+
+// "a=b,c=d" -> {(a, b), (c, d)}; "" -> {}.
 StatusOr<ComposedPlanning::Assignments> ParseAssignments(const std::string& text,
                                                          const std::string& option) {
   ComposedPlanning::Assignments out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    const auto trim = [](std::string s) {
-      s.erase(0, s.find_first_not_of(' '));
-      s.erase(s.find_last_not_of(' ') + 1);
-      return s;
-    };
-    item = trim(item);
-    if (item.empty()) continue;
+  for (const std::string& item : ListItems(text)) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
       return InvalidArgumentError("composed: option '" + option + "': '" + item +
                                   "' is not name=value");
     }
-    out.emplace_back(trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
+    std::vector<std::string> sides = ListItems(item.substr(0, eq) + "," + item.substr(eq + 1));
+    if (sides.size() != 2) {
+      return InvalidArgumentError("composed: option '" + option + "': '" + item +
+                                  "' is not name=value");
+    }
+    out.emplace_back(sides[0], sides[1]);
   }
   return out;
 }
@@ -180,12 +189,7 @@ StatusOr<ComposedPlanning::Options> ComposedPlanning::ParseOptions(const PolicyP
   if (pin == "none") {
     o.pin_none = true;
   } else if (pin != "all") {
-    std::stringstream in(pin);
-    for (std::string model; std::getline(in, model, ',');) {
-      model.erase(0, model.find_first_not_of(' '));
-      model.erase(model.find_last_not_of(' ') + 1);
-      if (!model.empty()) o.unpinned.push_back(model);
-    }
+    o.unpinned = ListItems(pin);
     if (o.unpinned.empty()) {
       return InvalidArgumentError("composed: option 'pin' must be all, none or a list of models");
     }
