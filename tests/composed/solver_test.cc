@@ -62,6 +62,7 @@ ComposedProblem RandomProblem(std::mt19937& rng) {
   p.headroom = u(rng) < 0.5 ? 0.8 : 1.0;
   if (u(rng) < 0.3) p.max_workers.assign(types, 1 + static_cast<int>(u(rng) * 3));
   p.weights.beta = u(rng) < 0.5 ? 0.05 : 0.3;
+  p.min_one_worker = u(rng) < 0.8;
   return p;
 }
 
@@ -171,6 +172,18 @@ TEST(ComposedSolverTest, OverloadServesWhatTheBudgetCan) {
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->workers, 1);
   EXPECT_EQ(plan->allocations[1].workers, 1);  // 50% of model 1 beats 20% of model 0
+  // $2/h: one worker each (shortfall 80% + 50%); without the minimum both go to model 1
+  // (100% + 0%).
+  p.budget_usd_per_h = 2;
+  plan = SolveComposedMilp(p);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->allocations[0].workers, 1);
+  EXPECT_EQ(plan->allocations[1].workers, 1);
+  p.min_one_worker = false;
+  plan = SolveComposedMilp(p);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->allocations[0].workers, 0);
+  EXPECT_EQ(plan->allocations[1].workers, 2);
 }
 
 TEST(ComposedSolverTest, RefusesBadInput) {

@@ -27,7 +27,8 @@ Tier TierOf(const ComposedProblem& p, const std::vector<int>& workers) {
     serves_all = serves_all && capacity[m] >= p.lambda_rps[m] * (1 - 1e-9);
     one_each = one_each && count[m] >= 1;
   }
-  return serves_all ? Tier::kServesAll : one_each ? Tier::kOneWorkerEach : Tier::kAny;
+  if (serves_all) return Tier::kServesAll;
+  return one_each && p.min_one_worker ? Tier::kOneWorkerEach : Tier::kAny;
 }
 
 }  // namespace

@@ -144,6 +144,7 @@ StatusOr<Outcome> Solve(const ComposedProblem& p, Form form, const ComposedMilpO
 StatusOr<ComposedPlan> SolveComposedMilp(const ComposedProblem& p, const ComposedMilpOptions& o) {
   RETURN_IF_ERROR(ValidateComposedProblem(p));
   for (Form form : {Form::kExact, Form::kPenalised, Form::kPenalisedNoMinimum}) {
+    if (form == Form::kPenalised && !p.min_one_worker) continue;
     ASSIGN_OR_RETURN(Outcome r, Solve(p, form, o));
     if (!r.feasible) continue;
     if (r.workers.empty()) r.workers.assign(p.candidates.size(), 0);

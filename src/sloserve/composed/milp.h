@@ -14,8 +14,8 @@
 // (z_c = 1 when c gets more workers than it has now: they must load, LC = L.)
 // Overload: if no integer plan serves every lambda_m, a second solve with a shortfall
 // column s_m per model (sum lambda_c + s_m = lambda_m, cost shortfall_penalty / lambda_m
-// per request/s) and at least one worker per model with load (dropped in a third solve
-// when even that does not fit the budget).
+// per request/s) and at least one worker per model with load (min_one_worker; dropped in
+// a third solve when even that does not fit the budget).
 //
 // The returned quotas and objective are recomputed from the chosen worker counts
 // (EvaluateComposedChoice), so they carry no solver tolerance.

@@ -67,6 +67,9 @@ struct ComposedProblem {
   // Per hardware type (HardwareId): the most workers of that type; empty or a negative
   // entry = no limit (the budget limits).
   std::vector<int> max_workers;
+  // Overload only (when every model is served it holds anyway): each model with load and
+  // candidates keeps at least one worker, as long as the budget allows that.
+  bool min_one_worker = true;
   ComposedWeights weights;
 };
 
