@@ -40,6 +40,25 @@ TEST(ComposedCapacityTest, OneCandidatePerFeasibleVariantAndType) {
   EXPECT_EQ((*c)[1].current, 0);
 }
 
+TEST(ComposedCapacityTest, AVariantLargerThanTheMachineHasNoCandidate) {
+  ProfileSuite s = testing::MultiModelSuite();
+  HardwareSpec small{"small", 0.5, 2, 1};  // 1 GB
+  const HardwareId h = s.AddHardware(small);
+  const VariantId big = s.AddVariant(VariantSpec{"img_huge", 0, 95.0, 2048, Duration(0)});
+  for (int b = 1; b <= 2; ++b) {
+    s.AddLatency(h, 0, b, LatencyDistribution(std::vector<int64_t>(3, 10000)));
+    s.AddLatency(h, big, b, LatencyDistribution(std::vector<int64_t>(3, 10000)));
+  }
+  auto c = BuildComposedCandidates(s, {Millis(100), Millis(400)});
+  ASSERT_TRUE(c.ok());
+  bool fast_on_small = false;
+  for (const ComposedCandidate& x : *c) {
+    EXPECT_NE(x.variant, big);  // 2 GB on a 1 GB machine
+    fast_on_small = fast_on_small || (x.variant == 0 && x.hardware == h);
+  }
+  EXPECT_TRUE(fast_on_small);
+}
+
 TEST(ComposedCapacityTest, RefusesBadInput) {
   const ProfileSuite s = testing::MultiModelSuite();
   EXPECT_FALSE(BuildComposedCandidates(s, {Millis(100)}).ok());  // one SLO per model

@@ -24,35 +24,37 @@ namespace {
 // 0.5 (batch 1..8, constant latencies): img_small 333 rps on cpu (8 in 24 ms), 1455 on
 // gpu (8 in 5.5 ms); img_big 100 on cpu (5 in 50 ms), 667 on gpu (8 in 12 ms); txt 30
 // on cpu (6 in 200 ms).
+ProfileSuite MakeSuite(double cpu_memory_gb) {
+  ProfileSuite s;
+  s.set_name("two-models-two-types");
+  TaskSpec img;
+  img.name = "img";
+  img.default_slo = Millis(100);
+  TaskSpec txt = img;
+  txt.name = "txt";
+  txt.default_slo = Millis(400);
+  const TaskId i = s.AddTask(img);
+  const TaskId t = s.AddTask(txt);
+  const HardwareId cpu = s.AddHardware(HardwareSpec{"cpu", 1.0, 4, cpu_memory_gb});
+  const HardwareId gpu = s.AddHardware(HardwareSpec{"gpu", 3.0, 8, 32});
+  const VariantId small = s.AddVariant(VariantSpec{"img_small", i, 70.0, 100, Seconds(1)});
+  const VariantId big = s.AddVariant(VariantSpec{"img_big", i, 80.0, 400, Seconds(2)});
+  const VariantId text = s.AddVariant(VariantSpec{"txt", t, 90.0, 200, Seconds(1)});
+  auto constant = [](double ms) {
+    return LatencyDistribution(std::vector<int64_t>(5, static_cast<int64_t>(ms * 1000)));
+  };
+  for (int b = 1; b <= 8; ++b) {
+    s.AddLatency(cpu, small, b, constant(10 + 2 * (b - 1)));
+    s.AddLatency(cpu, big, b, constant(30 + 5 * (b - 1)));
+    s.AddLatency(gpu, small, b, constant(2 + 0.5 * (b - 1)));
+    s.AddLatency(gpu, big, b, constant(5 + 1 * (b - 1)));
+    s.AddLatency(cpu, text, b, constant(100 + 20 * (b - 1)));
+  }
+  return s;
+}
+
 const ProfileSuite& TwoModelsTwoTypes() {
-  static const ProfileSuite suite = [] {
-    ProfileSuite s;
-    s.set_name("two-models-two-types");
-    TaskSpec img;
-    img.name = "img";
-    img.default_slo = Millis(100);
-    TaskSpec txt = img;
-    txt.name = "txt";
-    txt.default_slo = Millis(400);
-    const TaskId i = s.AddTask(img);
-    const TaskId t = s.AddTask(txt);
-    const HardwareId cpu = s.AddHardware(HardwareSpec{"cpu", 1.0, 4, 16});
-    const HardwareId gpu = s.AddHardware(HardwareSpec{"gpu", 3.0, 8, 32});
-    const VariantId small = s.AddVariant(VariantSpec{"img_small", i, 70.0, 100, Seconds(1)});
-    const VariantId big = s.AddVariant(VariantSpec{"img_big", i, 80.0, 400, Seconds(2)});
-    const VariantId text = s.AddVariant(VariantSpec{"txt", t, 90.0, 200, Seconds(1)});
-    auto constant = [](double ms) {
-      return LatencyDistribution(std::vector<int64_t>(5, static_cast<int64_t>(ms * 1000)));
-    };
-    for (int b = 1; b <= 8; ++b) {
-      s.AddLatency(cpu, small, b, constant(10 + 2 * (b - 1)));
-      s.AddLatency(cpu, big, b, constant(30 + 5 * (b - 1)));
-      s.AddLatency(gpu, small, b, constant(2 + 0.5 * (b - 1)));
-      s.AddLatency(gpu, big, b, constant(5 + 1 * (b - 1)));
-      s.AddLatency(cpu, text, b, constant(100 + 20 * (b - 1)));
-    }
-    return s;
-  }();
+  static const ProfileSuite suite = MakeSuite(16);
   return suite;
 }
 
@@ -310,6 +312,43 @@ TEST(ComposedPlanningTest, PinNoneDedicatesWorkersWithTheirLoadSets) {
   const DeploymentPlan again = Tick(*p, 30, 800, 20, workers);
   EXPECT_EQ(Added(again), 0);
   EXPECT_EQ(Removed(again), 0);
+}
+
+// An unpinned worker loads only the planned variants its machine holds, those with the
+// most quota on its type first.
+TEST(ComposedPlanningTest, LoadSetsFitTheMachine) {
+  const ProfileSuite small_cpu = MakeSuite(0.45);  // 460.8 MB: img_small or img_big
+  auto created = ComposedPlanning::Create(PolicyParams("composed", {{"budget_usd_per_h", "10"},
+                                                                    {"pin", "none"},
+                                                                    {"beta", "0"},
+                                                                    {"max_workers", "gpu=1"},
+                                                                    {"forecaster", "last_value"},
+                                                                    {"margin", "0"}}));
+  ASSERT_TRUE(created.ok());
+  PolicyContext ctx;
+  ctx.suite = &small_cpu;
+  ASSERT_TRUE((*created)->Init(ctx).ok());
+  auto& p = static_cast<ComposedPlanning&>(**created);
+  const std::vector<WorkerView> workers = InitialPool();
+  const DeploymentPlan plan = Tick(p, 0, 2000, 20, workers);
+  // One gpu worker runs img_big (and holds img_small); the rest of img is img_small on
+  // cpu, whose 460.8 MB take img_small (100 MB, all of the quota there) but not img_big
+  // too (400 MB more).
+  const VariantId small = small_cpu.FindVariant("img_small").value();
+  const VariantId big = small_cpu.FindVariant("img_big").value();
+  int cpu_img = 0, gpu_img = 0;
+  for (const WorkerPlan& w : plan.workers) {
+    if (w.model != kImg) continue;
+    if (w.hardware == kCpu) {
+      ++cpu_img;
+      EXPECT_EQ(w.load, std::vector<VariantId>{small});
+    } else {
+      ++gpu_img;
+      EXPECT_EQ(w.load, (std::vector<VariantId>{big, small}));
+    }
+  }
+  EXPECT_GT(cpu_img, 0);
+  EXPECT_EQ(gpu_img, 1);
 }
 
 TEST(ComposedPlanningTest, PinAListLeavesOnlyThoseModelsUnpinned) {

@@ -38,6 +38,9 @@ StatusOr<std::vector<ComposedCandidate>> BuildComposedCandidates(
   for (VariantId v = 0; v < suite.variants().size(); ++v) {
     const VariantSpec& spec = suite.variants()[v];
     for (HardwareId h = 0; h < suite.hardware().size(); ++h) {
+      // A worker has a machine of its type's size: a variant larger than it cannot load.
+      const double machine_mb = suite.hardware()[h].memory_gb * 1024.0;
+      if (machine_mb > 0 && spec.memory_mb > machine_mb) continue;
       const double cap = ComposedWorkerCapacity(suite, h, v, slo_by_model[spec.task], o);
       if (cap <= 0) continue;
       ComposedCandidate c;

@@ -5,7 +5,8 @@
 //
 // A worker's capacity: the highest throughput b / L_q(b) over the profiled batch sizes b
 // whose latency quantile L_q(b) (q = 0.99 of the service-time samples, as the simulator
-// replays them) is within slo_fraction * SLO. The rest of the SLO is left for queueing:
+// replays them) is within slo_fraction * SLO, and whose variant fits the memory of a
+// machine of that type (memory_gb; 0 = unlimited). The rest of the SLO is left for queueing:
 // a batch of b waits for up to b arrivals and for the batch ahead of it, so a batch that
 // takes the whole SLO misses it. A candidate with no such batch gets no column.
 //

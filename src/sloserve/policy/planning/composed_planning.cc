@@ -368,7 +368,8 @@ std::vector<RolloutTarget> ComposedPlanning::Targets(const ComposedProblem& p,
       continue;
     }
     // Unpinned: the model's workers per hardware type, each loaded with the planned
-    // variants that meet the SLO there.
+    // variants that meet the SLO there, as many as its machine's memory holds (those
+    // with the most quota there first).
     std::map<HardwareId, std::pair<int, double>> per_type;  // type -> (workers, quota rps)
     for (size_t i = 0; i < p.candidates.size(); ++i) {
       const ComposedCandidate& c = p.candidates[i];
@@ -381,10 +382,23 @@ std::vector<RolloutTarget> ComposedPlanning::Targets(const ComposedProblem& p,
       t.hardware = h;
       t.model = m;
       t.quota = share(m, wq.second, wq.first);
-      for (VariantId v : planned[m]) {
-        for (const ComposedCandidate& c : p.candidates) {
-          if (c.variant == v && c.hardware == h) t.load.push_back(v);
-        }
+      std::vector<size_t> here;  // candidates of m on h with a planned variant
+      for (size_t i = 0; i < p.candidates.size(); ++i) {
+        const ComposedCandidate& c = p.candidates[i];
+        const std::vector<VariantId>& vs = planned[m];
+        if (c.model == m && c.hardware == h &&
+            std::find(vs.begin(), vs.end(), c.variant) != vs.end())
+          here.push_back(i);
+      }
+      std::stable_sort(here.begin(), here.end(), [&](size_t a, size_t b) {
+        return plan.allocations[a].quota_rps > plan.allocations[b].quota_rps;
+      });
+      const double machine_mb = suite_->hardware()[h].memory_gb * 1024.0;
+      double used_mb = 0;
+      for (size_t i : here) {
+        if (machine_mb > 0 && used_mb + p.candidates[i].memory_mb > machine_mb) continue;
+        used_mb += p.candidates[i].memory_mb;
+        t.load.push_back(p.candidates[i].variant);
       }
       for (int k = 0; k < wq.first; ++k) out.push_back(t);
     }
