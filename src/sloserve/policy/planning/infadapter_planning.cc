@@ -8,6 +8,7 @@
 
 #include "sloserve/infadapter/dp.h"
 #include "sloserve/infadapter/milp.h"
+#include "sloserve/policy/common_options.h"
 #include "sloserve/policy/planning/planning_options.h"
 
 namespace sloserve {
