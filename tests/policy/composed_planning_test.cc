@@ -452,6 +452,14 @@ TEST(ComposedPlanningTest, RefusesBadOptions) {
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"max_workers", "cpu=-1"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"forecaster", "oracle"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"pin", ","}}).ok());
+  // Dependent options, refused without what they depend on.
+  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"fixed_variants", "img=img_small"}}).ok());
+  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"fixed_hardware", "img=cpu"}}).ok());
+  EXPECT_TRUE(create({{"budget_usd_per_h", "10"},
+                      {"sizing", "static"},
+                      {"fixed_variants", "img=img_small"},
+                      {"fixed_hardware", "img=cpu"}})
+                  .ok());
   // Names are checked against the suite at Init.
   for (const auto& [key, value] :
        std::map<std::string, std::string>{{"fixed_variants", "nope=img_small"},
@@ -459,8 +467,8 @@ TEST(ComposedPlanningTest, RefusesBadOptions) {
                                           {"fixed_hardware", "img=tpu"},
                                           {"pin", "nope"}}) {
     auto p = ComposedPlanning::Create(
-        PolicyParams("composed", {{"budget_usd_per_h", "10"}, {key, value}}));
-    ASSERT_TRUE(p.ok());
+        PolicyParams("composed", {{"budget_usd_per_h", "10"}, {"sizing", "static"}, {key, value}}));
+    ASSERT_TRUE(p.ok()) << key;
     PolicyContext ctx;
     ctx.suite = &TwoModelsTwoTypes();
     EXPECT_FALSE((*p)->Init(ctx).ok()) << key;

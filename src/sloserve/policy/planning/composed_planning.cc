@@ -183,6 +183,15 @@ StatusOr<ComposedPlanning::Options> ComposedPlanning::ParseOptions(const PolicyP
   o.static_sizing = sizing == "static";
   o.fixed_variants = variants == "fixed" || o.static_sizing;
   o.fixed_hardware = hardware == "fixed" || o.static_sizing;
+  // A dependent option without what it depends on would be silently ignored.
+  if (!fixed_variants.empty() && !o.fixed_variants) {
+    return InvalidArgumentError(
+        "composed: option 'fixed_variants' needs variants: fixed (or sizing: static)");
+  }
+  if (!fixed_hardware.empty() && !o.fixed_hardware) {
+    return InvalidArgumentError(
+        "composed: option 'fixed_hardware' needs hardware: fixed (or sizing: static)");
+  }
   ASSIGN_OR_RETURN(o.max_workers, ParseAssignments(max_workers, "max_workers"));
   ASSIGN_OR_RETURN(o.fixed_variant, ParseAssignments(fixed_variants, "fixed_variants"));
   ASSIGN_OR_RETURN(o.fixed_hardware_of, ParseAssignments(fixed_hardware, "fixed_hardware"));
@@ -248,12 +257,12 @@ Status ComposedPlanning::Init(const PolicyContext& ctx) {
   for (const auto& [model, variant] : options_.fixed_variant) {
     ASSIGN_OR_RETURN(const TaskId m, FindModel(suite, model, "fixed_variants"));
     ASSIGN_OR_RETURN(const VariantId v, FindModelVariant(suite, m, variant));
-    if (options_.fixed_variants) r.fixed_variant[m] = v;
+    r.fixed_variant[m] = v;
   }
   for (const auto& [model, type] : options_.fixed_hardware_of) {
     ASSIGN_OR_RETURN(const TaskId m, FindModel(suite, model, "fixed_hardware"));
     ASSIGN_OR_RETURN(const HardwareId h, FindType(suite, type, "fixed_hardware"));
-    if (options_.fixed_hardware) r.fixed_hardware[m] = h;
+    r.fixed_hardware[m] = h;
   }
   for (TaskId m = 0; m < models; ++m) {
     VariantId v = options_.fixed_variants ? r.fixed_variant[m] : kNoId;
