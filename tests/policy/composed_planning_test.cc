@@ -438,6 +438,32 @@ TEST(ComposedPlanningTest, LiveSolvesRunOffTheEngineThread) {
   jobs[1].work()();
 }
 
+// The oracle plans each model for the peak of its own arrivals in the next interval.
+TEST(ComposedPlanningTest, OracleForecastsTheNextIntervalsPeak) {
+  std::map<std::string, std::string> options = kBase;
+  options["forecaster"] = "oracle";
+  auto created = ComposedPlanning::Create(PolicyParams("composed", options));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  PolicyContext ctx;
+  ctx.suite = &TwoModelsTwoTypes();
+  EXPECT_FALSE((*created)->Init(ctx).ok());  // serve: no future to know
+  std::vector<std::pair<TimePoint, TimePoint>> asked;
+  ctx.future_peak_qps = [&](TaskId t, TimePoint from, TimePoint to) {
+    asked.emplace_back(from, to);
+    return t == kImg ? 300.0 : 7.0;
+  };
+  ASSERT_TRUE((*created)->Init(ctx).ok());
+  auto& p = static_cast<ComposedPlanning&>(**created);
+  const std::vector<WorkerView> workers = InitialPool();
+  Tick(p, 10, 100, 1, workers);  // the observed rates do not matter
+  ASSERT_EQ(p.solves().size(), 1u);
+  EXPECT_DOUBLE_EQ(p.solves()[0].forecast_rps[kImg], 300);
+  EXPECT_DOUBLE_EQ(p.solves()[0].forecast_rps[kTxt], 7);
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked[0].first, kTimeZero + Seconds(10));
+  EXPECT_EQ(asked[0].second, kTimeZero + Seconds(40));  // interval_s 30
+}
+
 TEST(ComposedPlanningTest, RefusesBadOptions) {
   auto create = [](std::map<std::string, std::string> o) {
     return ComposedPlanning::Create(PolicyParams("composed", std::move(o))).status();
@@ -450,7 +476,7 @@ TEST(ComposedPlanningTest, RefusesBadOptions) {
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"max_workers", "cpu"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"max_workers", "cpu= "}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"max_workers", "cpu=-1"}}).ok());
-  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"forecaster", "oracle"}}).ok());
+  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"forecaster", "psychic"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"pin", ","}}).ok());
   // Dependent options, refused without what they depend on.
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"fixed_variants", "img=img_small"}}).ok());

@@ -210,8 +210,14 @@ StatusOr<ComposedPlanning::Options> ComposedPlanning::ParseOptions(const PolicyP
                                   "' needs a whole number of workers >= 0");
     }
   }
-  auto forecaster = MakeLoadForecaster(o.forecaster);
-  if (!forecaster.ok()) return InvalidArgumentError("composed: " + forecaster.status().message());
+  o.oracle = o.forecaster.kind == "oracle";
+  if (!o.oracle) {
+    auto forecaster = MakeLoadForecaster(o.forecaster);
+    if (!forecaster.ok()) {
+      return InvalidArgumentError("composed: " + forecaster.status().message() +
+                                  " (or oracle, in sim)");
+    }
+  }
   return o;
 }
 
@@ -221,7 +227,17 @@ Status ComposedPlanning::Init(const PolicyContext& ctx) {
   const size_t models = suite.tasks().size();
   if (models == 0)
     return FailedPreconditionError("composed: suite " + suite.name() + " has no model");
-  ASSIGN_OR_RETURN(forecaster_, MakeLoadForecaster(options_.forecaster));
+  forecaster_.reset();
+  future_peak_qps_ = ctx.future_peak_qps;
+  if (options_.oracle) {
+    if (!future_peak_qps_) {
+      return FailedPreconditionError(
+          "composed: forecaster oracle needs the run's own future arrivals, which only sim "
+          "knows");
+    }
+  } else {
+    ASSIGN_OR_RETURN(forecaster_, MakeLoadForecaster(options_.forecaster));
+  }
   // A live server solves off the engine thread; sim inline (a solve takes no virtual
   // time, and results must not depend on how long it takes).
   background_.reset();
@@ -308,8 +324,11 @@ std::vector<double> ComposedPlanning::Forecast(const PlanningInput& input) {
     } else if (lambda.size() == 1) {
       history = input.rate_history;
     }
+    const double forecast = options_.oracle ? future_peak_qps_(static_cast<TaskId>(m), input.now,
+                                                               input.now + options_.interval)
+                                            : forecaster_->Forecast(history);
     // At least 1 rps: every model keeps a worker for its next query.
-    lambda[m] = std::max(1.0, stabilized_[m].Next(input.now, forecaster_->Forecast(history)));
+    lambda[m] = std::max(1.0, stabilized_[m].Next(input.now, forecast));
   }
   return lambda;
 }

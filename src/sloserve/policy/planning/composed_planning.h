@@ -21,7 +21,9 @@
 //   headroom            fraction of that capacity a quota may use (0.8)
 //   margin              forecasts are scaled by 1 + margin (0.1)
 //   beta, gamma         Eq. 1's weights of cost (per budget) and loading time (0.05, 0.001)
-//   forecaster, forecast_window_s, ewma_alpha, lstm_model   as infadapter's (moving_max)
+//   forecaster, forecast_window_s, ewma_alpha, lstm_model   as infadapter's (moving_max),
+//                       and `oracle` (sim only): the peak of each model's own arrivals
+//                       over the next interval (PolicyContext::future_peak_qps)
 //   stabilization_s     scale-down delay (60)
 //   rollout_timeout_s   give up waiting for new workers after this (120)
 //   time_limit_ms       per GLPK solve (2000)
@@ -36,6 +38,7 @@
 //                       at the first plan and never changed (implies both fixed)
 //   pin                 all | none | models left unpinned, comma-separated (all)
 // Solves run inline in sim and off the engine thread in serve (background_solve.h).
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +68,7 @@ class ComposedPlanning : public PlanningPolicy {
     double beta = 0.05;
     double gamma = 0.001;
     ForecasterOptions forecaster;
+    bool oracle = false;  // forecaster: oracle
     Duration stabilization = Seconds(60);
     Duration rollout_timeout = Seconds(120);
     int time_limit_ms = 2000;
@@ -116,9 +120,10 @@ class ComposedPlanning : public PlanningPolicy {
 
   Options options_;
   const ProfileSuite* suite_ = nullptr;
-  std::unique_ptr<LoadForecaster> forecaster_;
-  std::vector<StabilizedForecast> stabilized_;  // per model
-  std::vector<bool> unpinned_;                  // per model
+  std::unique_ptr<LoadForecaster> forecaster_;                           // null for the oracle
+  std::function<double(TaskId, TimePoint, TimePoint)> future_peak_qps_;  // the oracle's
+  std::vector<StabilizedForecast> stabilized_;                           // per model
+  std::vector<bool> unpinned_;                                           // per model
   ComposedProblem problem_;
   CreateBeforeDelete rollout_;
   // Set when solves run off the engine thread (live), with what the solve is for.

@@ -44,10 +44,13 @@ inline const KeyDecl kMargin{.name = "margin",
                              .min = 0,
                              .max = 10,
                              .help = "the forecast is scaled by 1 + margin"};
-inline const KeyDecl kForecaster{.name = "forecaster",
-                                 .type = KeyType::kString,
-                                 .default_value = "moving_max",
-                                 .help = "load forecaster: moving_max, last_value, ewma or lstm"};
+inline const KeyDecl kForecaster{
+    .name = "forecaster",
+    .type = KeyType::kString,
+    .default_value = "moving_max",
+    .help =
+        "load forecaster: moving_max, last_value, ewma or lstm (composed "
+        "also oracle: the run's own future load, sim only)"};
 inline const KeyDecl kForecastWindowS{.name = "forecast_window_s",
                                       .type = KeyType::kInteger,
                                       .default_value = "60",
