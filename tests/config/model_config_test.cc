@@ -261,7 +261,8 @@ TEST(ModelConfigTest, ASuiteOfAModelIsNamedInItsErrors) {
     std::string model;
     std::string expected;
   } cases[] = {
-      {"{name: a, suite: kairos-recsis}", "'models[1].suite': unknown suite 'kairos-recsis'"},
+      {"{name: a, suite: kairos-recsis}",
+       "'models[1].suite': unknown suite 'kairos-recsis' (did you mean 'kairos-recsys'?"},
       {"{name: a, suite: kairos-recsys, task: rm3}",
        "models[1].task: 'rm3' is not a task of suite kairos-recsys (did you mean 'rm2'?"},
       // ramsis-text is profiled on n1-4cpu only: not on this pool.

@@ -13,8 +13,8 @@ const KeyDecl& HardwarePriceKey() {
                            .min = 0,
                            .max = 1e6,
                            .help =
-                               "the price of hardware type <type>, a stated assumption "
-                               "replacing the suite's (cost accounting reads it)"};
+                               "the price of the hardware type named after the dot, a "
+                               "stated assumption replacing the suite's (cost reads it)"};
   return key;
 }
 

@@ -53,7 +53,7 @@ const KeyDecl kWorkersPerMachine{
     .max = kMaxWorkers,
     .help =
         "consecutive workers of one hardware type grouped on one machine, sharing its "
-        "memory (at most `workers`)"};
+        "memory (at most the pool's workers)"};
 const KeyDecl kPreload{.name = "preload",
                        .default_value = "all",
                        .help =
