@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "progress_bar.h"
 #include "sloserve/config/experiment_config.h"
+#include "sloserve/config/hardware_prices.h"
 #include "sloserve/core/declared_key.h"
 #include "sloserve/planner/config_search.h"
 #include "sloserve/planner/kairos_config_pick.h"
@@ -519,11 +520,15 @@ Status Run(const Args& args) {
   }
   const RunSpec& first = runs.front();
   ASSIGN_OR_RETURN(ProfileSuite suite, LoadSuite(first.suite));
+  // The budget is in $/h: a config's stated prices are the ones it ranks mixes by.
+  RETURN_IF_ERROR(ApplyHardwarePrices(first.hardware_prices, {&suite}));
 
   ASSIGN_OR_RETURN(PlanOptions o, ParsePlanOptions(args, config));
   for (const RunSpec& r : runs) {
-    if (r.suite != first.suite || r.task != first.task || r.sizes != first.sizes)
-      return InvalidArgumentError("plan: every policy must share the suite, task and sizes");
+    if (r.suite != first.suite || r.task != first.task || r.sizes != first.sizes ||
+        r.hardware_prices != first.hardware_prices)
+      return InvalidArgumentError(
+          "plan: every policy must share the suite, task, sizes and hardware_prices");
   }
   ASSIGN_OR_RETURN(BoundPlan b, RankConfigurations(first, suite, o));
   std::vector<PolicyPlan> plans;

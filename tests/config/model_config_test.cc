@@ -192,6 +192,98 @@ TEST(ModelConfigTest, SuiteErrorsNameTheModel) {
   }
 }
 
+// Three models from three suites (issue 32): an embedded image suite (the run's), the
+// embedded recommendation suite, and an ORLOJ suite by a path relative to the config.
+const char kThreeSuites[] = R"(
+suite: ramsis-image
+hardware: "n1-4cpu:2,r5n.large:2,v100:2"
+workers_per_machine: 2
+workload: {load_qps: 10}
+models:
+  - {name: rec, suite: kairos-recsys, task: rm2, slo_ms: 400}
+  - {name: image, variants: resnet18, slo_ms: 300}
+  - {name: dyn, suite: profiles/modes1.prof}
+  - {name: image2, suite: ramsis-image, variants: resnet50}
+)";
+
+StatusOr<std::vector<RunSpec>> OrlojRuns(const std::string& yaml) {
+  // Parsed as a config in experiments/orloj/, whose profiles/ holds the ORLOJ suites.
+  ASSIGN_OR_RETURN(ExperimentConfig cfg,
+                   ParseExperimentConfig(yaml, std::string(SLOSERVE_SOURCE_DIR) +
+                                                   "/experiments/orloj/composed.yaml"));
+  return ExpandRuns(cfg);
+}
+
+TEST(ModelConfigTest, ModelsFromThreeSuites) {
+  auto runs = OrlojRuns(kThreeSuites);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  const RunSpec& run = (*runs)[0];
+  const std::string orloj =
+      std::string(SLOSERVE_SOURCE_DIR) + "/experiments/orloj/profiles/modes1.prof";
+  EXPECT_EQ(run.models[0].suite, "kairos-recsys");
+  EXPECT_EQ(run.models[1].suite, "");
+  EXPECT_EQ(run.models[2].suite, orloj);
+  // The run's suite first (a model takes it), then the others as first named; a model
+  // naming the run's suite shares it.
+  EXPECT_EQ(RunSuiteNames(run), (std::vector<std::string>{"ramsis-image", "kairos-recsys", orloj}));
+  const std::vector<ComposedModel> composed = ComposedModelsOf(run);
+  EXPECT_EQ(composed[0].suite, 1u);
+  EXPECT_EQ(composed[1].suite, 0u);
+  EXPECT_EQ(composed[2].suite, 2u);
+  EXPECT_EQ(composed[3].suite, 0u);
+  auto suite = ResolveRunSuite(run);
+  ASSERT_TRUE(suite.ok()) << suite.status().ToString();
+  std::vector<std::string> types;
+  for (const HardwareSpec& h : suite->hardware()) types.push_back(h.name);
+  EXPECT_EQ(types, (std::vector<std::string>{"n1-4cpu", "g4dn.xlarge", "c5n.2xlarge", "r5n.large",
+                                             "t3.xlarge", "v100"}));
+  EXPECT_EQ(suite->tasks()[0].default_slo, Millis(400));
+  EXPECT_EQ(suite->tasks()[2].default_slo, Seconds(1));  // the ORLOJ suite's task
+  const HardwareId n1 = 0, r5n = *suite->FindHardware("r5n.large"), v100 = 5;
+  const VariantId rec = *suite->FindVariant("rec/rm2");
+  const VariantId image = *suite->FindVariant("image/resnet18");
+  const VariantId dyn = *suite->FindVariant("dyn/dyn");
+  EXPECT_NE(suite->Latency(r5n, rec, 1), nullptr);
+  EXPECT_EQ(suite->Latency(n1, rec, 1), nullptr);
+  EXPECT_NE(suite->Latency(n1, image, 1), nullptr);
+  EXPECT_EQ(suite->Latency(v100, image, 1), nullptr);
+  EXPECT_NE(suite->Latency(v100, dyn, 1), nullptr);
+  ASSERT_EQ(suite->exec_histograms().size(), 1u);  // modes1's one app, on dyn/dyn
+  EXPECT_EQ(suite->exec_histograms()[0].variant, dyn);
+  // A sweep over the same models shares the suite; another suite for a model does not.
+  RunSpec other = run;
+  other.models[2].suite = "t5-translation";
+  EXPECT_NE(RunSuiteKey(run), RunSuiteKey(other));
+}
+
+TEST(ModelConfigTest, ASuiteOfAModelIsNamedInItsErrors) {
+  struct Case {
+    std::string model;
+    std::string expected;
+  } cases[] = {
+      {"{name: a, suite: kairos-recsis}",
+       "'models[1].suite': unknown suite 'kairos-recsis' (did you mean 'kairos-recsys'?"},
+      {"{name: a, suite: kairos-recsys, task: rm3}",
+       "models[1].task: 'rm3' is not a task of suite kairos-recsys (did you mean 'rm2'?"},
+      // ramsis-text is profiled on n1-4cpu only: not on this pool.
+      {"{name: a, suite: ramsis-text}",
+       "'models[1]' (model a): task 'a' has no profiled variant on hardware 'r5n.large:2'"},
+      {"{name: a, suite: kairos-recsys, task: ncf, slo_ms: 0.01}",
+       "'models[1]' (model a): slo_ms: impossible SLO 0.010 ms"},
+  };
+  for (const Case& c : cases) {
+    auto runs = OrlojRuns(
+        "suite: kairos-recsys\nhardware: \"r5n.large:2\"\nworkload: {load_qps: 1}\n"
+        "models:\n  - {name: rec, task: rm2}\n  - " +
+        c.model + "\n");
+    ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+    auto suite = ResolveRunSuite((*runs)[0]);
+    ASSERT_FALSE(suite.ok()) << c.model;
+    EXPECT_NE(suite.status().message().find(c.expected), std::string::npos)
+        << suite.status().message() << "\n  expected: " << c.expected;
+  }
+}
+
 TEST(ModelConfigTest, ConfigCheckPlacesModelErrors) {
   const auto d = CheckConfigText(
       "suite: t5-translation\nworkload: {load_qps: 1}\nmodels:\n  - name: a\n    coppies: 2\n"
@@ -218,8 +310,9 @@ TEST(ModelConfigTest, SchemaAndReferenceDeclareTheModelKeys) {
   EXPECT_NE(schema.find("\"model\""), std::string::npos);
   EXPECT_NE(schema.find("zipf_s"), std::string::npos);
   const std::string reference = ConfigReferenceMarkdown();
-  for (const char* key : {"`models[].name`", "`models[].copies`", "`models[].share`",
-                          "`models[].workload.load_qps`", "`popularity.zipf_s`"})
+  for (const char* key :
+       {"`models[].name`", "`models[].suite`", "`models[].copies`", "`models[].share`",
+        "`models[].workload.load_qps`", "`popularity.zipf_s`"})
     EXPECT_NE(reference.find(key), std::string::npos) << key;
 }
 

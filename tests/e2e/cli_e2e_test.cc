@@ -96,6 +96,13 @@ TEST(CliE2eTest, PlanKairosRanksEveryConfigurationWithoutSimulating) {
   EXPECT_GE(j["pick"]["rank"].get<int>(), 1);
   EXPECT_LE(j["pick"]["rank"].get<int>(), 10);
   for (const auto& p : j["policies"]) EXPECT_EQ(p["simulated_configs"], 0);
+  // A stated price (hardware_prices:) is the one the budget ranks mixes by: at 1 $/h a
+  // g4dn.xlarge leaves room for fewer mixes.
+  r = RunProcess({kBin, "plan", "kairos", cfg, "--json", "--set", "hardware_prices.g4dn.xlarge=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["configurations"], 113);
+  EXPECT_DOUBLE_EQ(j["top"][0]["cost_per_hour"].get<double>(), 2.49);  // 1 + 10 x 0.149
   // Bad input: a budget below every instance, a QoS no instance meets, unknown types, a
   // search that needs the optimum without simulating the space.
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {

@@ -6,6 +6,7 @@
 // asserted, never times.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -14,6 +15,7 @@
 #include "support/http_get.h"
 #include "support/listen_port.h"
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace sloserve {
 // Named, not anonymous: e2e_test compiles its files as one unity batch.
@@ -109,6 +111,51 @@ TEST(MultiModelCliE2eTest, ServeAnswersEveryModelAndLoadgenDrivesSeveral) {
   auto bad = RunProcess({kBin, "loadgen", "--port", std::to_string(port), "--models", "rm2:x"});
   EXPECT_EQ(bad.exit_code, 1) << bad.err;
   EXPECT_NE(bad.err.find("expected MODEL:SHARE"), std::string::npos) << bad.err;
+}
+
+// Issue 32: `sloserve sim --json` of models from three suites — the run's embedded image
+// suite, the embedded recommendation suite and an ORLOJ suite by a path next to the
+// config — on a pool of their three hardware types, with stated prices: a total row and
+// one row per model, each naming its suite.
+TEST(MultiModelCliE2eTest, SimOfModelsFromThreeSuitesHasARowPerModel) {
+  testing::ScopedTempDir dir("three-suites");
+  std::filesystem::copy_file(testing::kRoot + "/experiments/orloj/profiles/modes1.prof",
+                             dir.File("modes1.prof"));
+  const std::string config = dir.File("three.yaml");
+  std::ofstream(config) << "name: three-suites\n"
+                           "suite: ramsis-image\n"
+                           "hardware: \"n1-4cpu:2,r5n.large:2,v100:2\"\n"
+                           "workers_per_machine: 2\n"
+                           "duration_s: 5\n"
+                           "workload: {arrival: poisson, load_qps: 12}\n"
+                           "hardware_prices: {v100: 3.06}\n"
+                           "policy: {dispatch: shared}\n"
+                           "models:\n"
+                           "  - {name: image, variants: resnet18, slo_ms: 300}\n"
+                           "  - {name: rec, suite: kairos-recsys, task: rm2, slo_ms: 400}\n"
+                           "  - {name: dyn, suite: modes1.prof, slo_ms: 2000}\n";
+  auto r = RunProcess({kBin, "sim", config, "--json", "--no-progress"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json out = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(out.is_object()) << r.out;
+  const json& rows = out["rows"];
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  EXPECT_EQ(rows[0]["model"], "all");
+  EXPECT_EQ(rows[0]["suite"], "ramsis-image+kairos-recsys+" + dir.File("modes1.prof"));
+  EXPECT_NEAR(rows[0]["cost_per_hour"].get<double>(), 2 * 0.19 + 2 * 0.149 + 2 * 3.06, 1e-9);
+  const std::vector<std::pair<std::string, std::string>> models = {
+      {"image", "ramsis-image"}, {"rec", "kairos-recsys"}, {"dyn", dir.File("modes1.prof")}};
+  int64_t arrived = 0;
+  for (size_t i = 0; i < models.size(); ++i) {
+    const json& row = rows[i + 1];
+    SCOPED_TRACE(models[i].first);
+    EXPECT_EQ(row["model"], models[i].first);
+    EXPECT_EQ(row["suite"], models[i].second);
+    EXPECT_GT(row["arrived"].get<int64_t>(), 0);
+    EXPECT_EQ(row["completed"], row["arrived"]);
+    arrived += row["arrived"].get<int64_t>();
+  }
+  EXPECT_EQ(rows[0]["arrived"].get<int64_t>(), arrived);
 }
 
 }  // namespace multi_model_cli_e2e_test

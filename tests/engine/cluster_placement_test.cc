@@ -225,5 +225,22 @@ TEST(ClusterPlacementEngineTest, WorkersPerMachineGroupsConsecutiveWorkers) {
   EXPECT_EQ(machines, (std::vector<std::string>{"m0", "m0", "m1", "m1", "m2"}));
 }
 
+// In a mix a machine holds one hardware type (the engine refuses a machine of two), so
+// each type's workers are grouped apart and a type's last machine may hold fewer.
+TEST(ClusterPlacementEngineTest, WorkersPerMachineNeverMixesHardwareTypes) {
+  const ProfileSuite& suite = testing::EmbeddedSuite("kairos-recsys");
+  DeploymentSpec spec;
+  spec.task = "rm2";
+  spec.hardware = "r5n.large:3,g4dn.xlarge:2,t3.xlarge:1";
+  spec.workers_per_machine = 2;
+  auto d = ResolveDeployment(suite, spec);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  std::vector<std::string> machines;
+  for (const WorkerSpec& w : d->workers) machines.push_back(w.machine);
+  EXPECT_EQ(machines, (std::vector<std::string>{"m0", "m0", "m1", "m2", "m2", "m3"}));
+  EXPECT_EQ(d->workers[2].hardware, *suite.FindHardware("r5n.large"));
+  EXPECT_EQ(d->workers[3].hardware, *suite.FindHardware("g4dn.xlarge"));
+}
+
 }  // namespace
 }  // namespace sloserve

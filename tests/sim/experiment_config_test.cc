@@ -193,7 +193,7 @@ TEST(ExperimentConfigTest, UnknownKeysSuggestAndListTheValidKeys) {
   ASSERT_FALSE(cfg.ok());
   const std::string top = cfg.status().message();
   EXPECT_EQ(top.rfind("x.yaml:1:1: unknown key 'wrokers' (did you mean 'workers'? top-level keys "
-                      "and sections: name, suite, task, hardware, workers, ",
+                      "and sections: name, suite, task, hardware, hardware_prices, workers, ",
                       0),
             0u)
       << top;

@@ -2,6 +2,8 @@
 // determinism, Zipf popularity, and a one-model deployment against the single-model run.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "sloserve/config/experiment_config.h"
 #include "sloserve/config/suite_resolver.h"
 #include "sloserve/report/model_table.h"
@@ -166,6 +168,83 @@ TEST(MultiModelSimTest, JsonRowsCarryTheModel) {
   EXPECT_FALSE(plain[0].contains("model"));
   EXPECT_NE(ModelTables({*r}).find("small#1"), std::string::npos);
   EXPECT_EQ(ModelTables({*single}), "");
+}
+
+// Issue 32's pool: five models from five suites (two embedded image and text suites, the
+// recommendation suite, an ORLOJ suite by a path next to the config, T5) on five hardware
+// types with stated prices, two workers to a machine. The shared queue hands each worker
+// only models its hardware serves.
+const char kFiveSuites[] = R"(
+suite: ramsis-image
+hardware: "n1-4cpu:6,g4dn.xlarge:2,r5n.large:4,v100:2,c220g5:2"
+workers_per_machine: 2
+duration_s: 10
+workload: {arrival: poisson, load_qps: 20}
+hardware_prices: {v100: 3.06, c220g5: 1.53}
+policy: {dispatch: shared, batching: edf}
+models:
+  - {name: image, variants: resnet18, slo_ms: 300}
+  - {name: text, suite: ramsis-text, slo_ms: 500}
+  - {name: rec, suite: kairos-recsys, task: rm2, slo_ms: 400}
+  - {name: dyn, suite: profiles/modes1.prof, slo_ms: 2000}
+  - {name: t5, suite: t5-translation, variants: t5-small, share: 0.02}
+)";
+
+TEST(MultiModelSimTest, ModelsFromFiveSuitesRunOnlyOnTheirSuitesHardware) {
+  // Read as a config in experiments/orloj/, next to the ORLOJ suites.
+  auto cfg = ParseExperimentConfig(
+      kFiveSuites, std::string(SLOSERVE_SOURCE_DIR) + "/experiments/orloj/composed.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  auto runs = ExpandRuns(*cfg);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  auto suite = ResolveRunSuite((*runs)[0]);
+  ASSERT_TRUE(suite.ok()) << suite.status().ToString();
+  // The types each model's queries ran on, and the machines (one type each).
+  std::vector<std::set<std::string>> ran_on(5);
+  const Engine* engine = nullptr;
+  std::vector<std::pair<std::string, double>> machines;
+  SimHooks hooks;
+  hooks.on_engine = [&](const Engine& e) {
+    engine = &e;
+    for (const MachineView& m : e.machines())
+      machines.emplace_back(suite->hardware()[m.hardware].name, m.memory_mb);
+  };
+  hooks.on_record = [&](const QueryRecord& q) {
+    if (!q.dropped)
+      ran_on[q.task].insert(suite->hardware()[engine->workers()[q.worker].hardware].name);
+  };
+  auto r = RunSimulation((*runs)[0], *suite, hooks);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->models.size(), 5u);
+  for (const ModelResult& m : r->models) {
+    EXPECT_GT(m.summary.arrived, 0) << m.name;
+    EXPECT_EQ(m.summary.completed, m.summary.arrived) << m.name;
+  }
+  EXPECT_EQ(ran_on[0], (std::set<std::string>{"n1-4cpu"}));
+  EXPECT_EQ(ran_on[1], (std::set<std::string>{"n1-4cpu"}));
+  EXPECT_FALSE(ran_on[2].empty());
+  for (const std::string& type : ran_on[2])
+    EXPECT_TRUE(type == "g4dn.xlarge" || type == "r5n.large") << type;
+  EXPECT_EQ(ran_on[3], (std::set<std::string>{"v100"}));
+  EXPECT_EQ(ran_on[4], (std::set<std::string>{"c220g5"}));
+  // The stated prices where the suites had none (c220g5) or another (v100).
+  EXPECT_NEAR(r->summary.cost_per_hour, 6 * 0.19 + 2 * 0.526 + 4 * 0.149 + 2 * 3.06 + 2 * 1.53,
+              1e-9);
+  const std::vector<std::pair<std::string, double>> expected = {
+      {"n1-4cpu", 15 * 1024.0},     {"n1-4cpu", 15 * 1024.0},   {"n1-4cpu", 15 * 1024.0},
+      {"g4dn.xlarge", 16 * 1024.0}, {"r5n.large", 16 * 1024.0}, {"r5n.large", 16 * 1024.0},
+      {"v100", 16 * 1024.0},        {"c220g5", 192 * 1024.0}};
+  EXPECT_EQ(machines, expected);
+  // The rows name each model's suite; the total all of them.
+  const std::vector<nlohmann::json> rows = RunRowsJson(*r, 0);
+  ASSERT_EQ(rows.size(), 6u);
+  const std::string orloj =
+      std::string(SLOSERVE_SOURCE_DIR) + "/experiments/orloj/profiles/modes1.prof";
+  EXPECT_EQ(rows[0]["suite"],
+            "ramsis-image+ramsis-text+kairos-recsys+" + orloj + "+t5-translation");
+  EXPECT_EQ(rows[1]["suite"], "ramsis-image");
+  EXPECT_EQ(rows[3]["suite"], "kairos-recsys");
+  EXPECT_EQ(rows[4]["suite"], orloj);
 }
 
 }  // namespace

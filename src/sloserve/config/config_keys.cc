@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "sloserve/config/hardware_prices.h"
 #include "sloserve/config/model_config.h"
 #include "sloserve/config/run_config.h"
 #include "sloserve/config/server_config.h"
@@ -88,7 +89,8 @@ const KeyDecl* FindConfigKey(const std::string& key) {
       }
     return m;
   }();
-  auto it = index.find(key);
+  // Every hardware_prices.TYPE shares one declaration: the types are the suite's.
+  auto it = index.find(IsHardwarePriceKey(key) ? HardwarePriceKey().name : key);
   return it == index.end() ? nullptr : it->second;
 }
 

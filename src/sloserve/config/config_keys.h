@@ -21,7 +21,8 @@ struct KeySection {
 inline constexpr char kModelEntryPrefix[] = "models[].";
 bool IsModelEntryKeyName(const std::string& name);
 const std::vector<KeySection>& ConfigSections();
-// The declaration of a dotted key ("workload.load_qps", "policy.variant"), or null.
+// The declaration of a dotted key ("workload.load_qps", "policy.variant",
+// "hardware_prices.v100": every type's price shares one), or null.
 const KeyDecl* FindConfigKey(const std::string& key);
 // Every dotted key name, in section order (for did-you-mean).
 const std::vector<std::string>& ConfigKeyNames();

@@ -5,6 +5,7 @@
 
 #include "sloserve/cluster/cluster_experiment.h"
 #include "sloserve/config/config_keys.h"
+#include "sloserve/config/hardware_prices.h"
 #include "sloserve/config/model_config.h"
 #include "sloserve/policy/registry.h"
 
@@ -174,6 +175,16 @@ std::string ConfigJsonSchema() {
       Json axis;
       axis["anyOf"] =
           Json::array({Json{{"type", "array"}, {"minItems", 1}, {"items", value}}, value});
+      if (&k == FindConfigKey(HardwarePriceKey().name)) {
+        // A mapping of hardware type names, whatever the suite calls them.
+        sweep["patternProperties"]["^hardware_prices\\..+$"] = axis;
+        Json prices = ObjectSchema();
+        prices.erase("properties");
+        prices["description"] = "$/h by hardware type, replacing the suite's prices";
+        prices["additionalProperties"] = value;
+        root["properties"]["hardware_prices"] = std::move(prices);
+        continue;
+      }
       sweep["properties"][k.name] = axis;
       if (k.name == "workload.load_qps") sweep["properties"]["load_qps"] = axis;
       if (k.name.rfind("policy.", 0) == 0) continue;

@@ -20,8 +20,12 @@ using T = KeyType;
 
 const KeyDecl kModelName{.name = "name",
                          .help = "the served model name, unique (copies add #1..#N)"};
+const KeyDecl kModelSuite{.name = "suite",
+                          .help =
+                              "the profile suite it comes from, named like the config's "
+                              "suite: (default: the config's suite)"};
 const KeyDecl kModelTask{.name = "task",
-                         .help = "the task of the config's suite it deploys (default: the first)"};
+                         .help = "the task of its suite it deploys (default: the first)"};
 const KeyDecl kModelVariants{.name = "variants",
                              .help =
                                  "the task's variants it deploys, v1,v2 (default: all); named "
@@ -118,8 +122,8 @@ StatusOr<PolicySpec> ModelPolicy(const FlatConfig& entry, const PolicySpec& pool
 
 const std::vector<const KeyDecl*>& ModelEntryKeys() {
   static const std::vector<const KeyDecl*> keys = [] {
-    std::vector<const KeyDecl*> k = {&kModelName,  &kModelTask,  &kModelVariants, &kModelCopies,
-                                     &kModelSloMs, &kModelShare, &kModelPriority};
+    std::vector<const KeyDecl*> k = {&kModelName,   &kModelSuite, &kModelTask,  &kModelVariants,
+                                     &kModelCopies, &kModelSloMs, &kModelShare, &kModelPriority};
     for (const KeyDecl* a : ArrivalKeys()) k.push_back(a);
     k.push_back(&kModelBatching);
     k.push_back(&kModelSelection);
@@ -189,6 +193,7 @@ StatusOr<std::vector<ModelSpec>> ModelsFromFlat(const std::vector<FlatConfig>& e
     const std::string name = TextOf(entry, kModelName);
     if (name.empty())
       return InvalidArgumentError(Quoted(origin, "name") + ": a model needs a name");
+    if (IsSet(entry, kModelSuite)) m.suite = SuiteOfConfig(TextOf(entry, kModelSuite), base);
     m.task = TextOf(entry, kModelTask);
     m.variants = SplitList(TextOf(entry, kModelVariants));
     ASSIGN_OR_RETURN(int64_t copies, IntegerOf(entry, kModelCopies));

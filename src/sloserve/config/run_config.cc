@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "sloserve/config/hardware_prices.h"
 #include "sloserve/core/embedded_files.h"
 #include "sloserve/engine/admission.h"
 #include "sloserve/profile/profile.h"
@@ -31,7 +32,8 @@ const KeyDecl kSuite{.name = "suite",
                      .default_value = "ramsis-image",
                      .help =
                          "profile suite: an embedded name (ramsis-image, ramsis-text, "
-                         "kairos-recsys, infadapter-resnet) or a path to a .prof file"};
+                         "kairos-recsys, infadapter-resnet, t5-translation) or a path to a "
+                         ".prof file"};
 const KeyDecl kTask{.name = "task", .help = "task to serve (default: the suite's first)"};
 const KeyDecl kHardware{.name = "hardware",
                         .help =
@@ -49,7 +51,9 @@ const KeyDecl kWorkersPerMachine{
     .default_value = "1",
     .min = 1,
     .max = kMaxWorkers,
-    .help = "workers grouped on one machine, sharing its memory (at most `workers`)"};
+    .help =
+        "consecutive workers of one hardware type grouped on one machine, sharing its "
+        "memory (at most the pool's workers)"};
 const KeyDecl kPreload{.name = "preload",
                        .default_value = "all",
                        .help =
@@ -279,6 +283,21 @@ std::string ResolveTrace(const std::string& trace, const std::string& config_dir
   return trace;  // the arrival factory reports it missing
 }
 
+// The workers of a mix "type:n,type:n" (n summed); none for one type without a count or
+// a mix ResolveDeployment will refuse.
+std::optional<int64_t> MixWorkerCount(const std::string& hardware) {
+  int64_t total = 0;
+  std::stringstream ss(hardware);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) return std::nullopt;
+    const std::optional<int64_t> n = ParseInteger(std::string_view(item).substr(colon + 1));
+    if (!n || *n < 1 || *n > kMaxWorkers) return std::nullopt;
+    total += *n;
+  }
+  return total > 0 ? std::optional<int64_t>(total) : std::nullopt;
+}
+
 std::string ConfigDir(const FlatConfig& f) {
   auto it = f.find("__config_dir");
   return it == f.end() ? "" : it->second;
@@ -321,6 +340,7 @@ const std::vector<const KeyDecl*>& RunKeys() {
                                                    &kSuite,
                                                    &kTask,
                                                    &kHardware,
+                                                   &HardwarePriceKey(),
                                                    &kWorkers,
                                                    &kWorkersPerMachine,
                                                    &kPreload,
@@ -375,6 +395,11 @@ const std::vector<const KeyDecl*>& PlanKeys() {
   return keys;
 }
 
+std::string SuiteOfConfig(const std::string& suite, const FlatConfig& flat) {
+  if (suite.find('/') == std::string::npos && !suite.ends_with(kProfileExtension)) return suite;
+  return ResolveRelative(suite, ConfigDir(flat));
+}
+
 PolicySpec PolicyNamesFromFlat(const FlatConfig& f) {
   PolicySpec p;
   p.name = TextOf(f, kPolicyName);
@@ -414,19 +439,19 @@ StatusOr<ArrivalSpec> ArrivalSpecFromFlat(const FlatConfig& f) {
 StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   RunSpec r;
   const std::string config_dir = ConfigDir(f);
-  r.suite = TextOf(f, kSuite);
-  if (r.suite.find('/') != std::string::npos || r.suite.ends_with(".prof")) {
-    r.suite = ResolveRelative(r.suite, config_dir);
-  }
+  r.suite = SuiteOfConfig(TextOf(f, kSuite), f);
   r.task = TextOf(f, kTask);
   r.hardware = TextOf(f, kHardware);
+  ASSIGN_OR_RETURN(r.hardware_prices, HardwarePricesFromFlat(f));
   ASSIGN_OR_RETURN(int64_t workers, IntegerOf(f, kWorkers));
   r.workers = static_cast<int>(workers);
   r.preload = TextOf(f, kPreload);
   ASSIGN_OR_RETURN(int64_t per_machine, IntegerOf(f, kWorkersPerMachine));
-  if (per_machine > workers) {
+  // A mix "type:n,type:n" sets the worker count itself.
+  const int64_t pool = MixWorkerCount(r.hardware).value_or(workers);
+  if (per_machine > pool) {
     return InvalidArgumentError("'workers_per_machine': must be between 1 and workers (" +
-                                std::to_string(workers) + ") (got " + std::to_string(per_machine) +
+                                std::to_string(pool) + ") (got " + std::to_string(per_machine) +
                                 ")");
   }
   r.workers_per_machine = static_cast<int>(per_machine);

@@ -24,6 +24,10 @@ const std::vector<const KeyDecl*>& PlanKeys();
 extern const KeyDecl kPlanBudgetKey;
 extern const KeyDecl kPlanMaxInstancesKey;
 
+// A suite as a config names it (`suite:`, `models[i].suite`): a path (it has a '/' or
+// ends in .prof) relative to the config's folder, else an embedded or synthetic name as is.
+std::string SuiteOfConfig(const std::string& suite, const FlatConfig& flat);
+
 // The policy's names (policy.dispatch, ...) of `flat`, without options.
 PolicySpec PolicyNamesFromFlat(const FlatConfig& flat);
 

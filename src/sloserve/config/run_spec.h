@@ -15,11 +15,14 @@
 namespace sloserve {
 
 // One model of a multi-model deployment (`models:` in a config, docs/multi-model.md),
-// after `copies:` expanded it: a task of the run's suite served under its own name, with
+// after `copies:` expanded it: a task of its suite served under its own name, with
 // its own variants, SLO, load, priority and (optionally) batching and selection policies.
 struct ModelSpec {
-  std::string name;                   // the served model name, unique in the run
-  std::string task;                   // a task of the run's `suite:`
+  std::string name;  // the served model name, unique in the run
+  // The suite it comes from, as the run's `suite:` is named (a path resolved against the
+  // config's folder); "" = the run's `suite:`.
+  std::string suite;
+  std::string task;                   // a task of its suite
   std::vector<std::string> variants;  // the task's variants it deploys; empty = all
   Duration slo{};                     // 0 = the task's default SLO
   // Its own arrival process, or none: it takes `share` of the run's `workload:`.
@@ -37,6 +40,8 @@ struct RunSpec {
   std::string suite = "ramsis-image";
   std::string task;      // default: the suite's first task
   std::string hardware;  // default: the suite's first hardware type
+  // Stated prices ($/h) by hardware type, replacing the suite's (`hardware_prices:`).
+  std::map<std::string, double> hardware_prices;
   int workers = 1;
   std::string preload = "all";  // variants resident at start: all | none | v1,v2,...
   int workers_per_machine = 1;  // consecutive workers sharing a machine (its memory)
@@ -70,7 +75,8 @@ struct RunSpec {
   // result reaches the policy; 0 = at once.
   Duration offline_delay{};
   // Multi-model deployments: the models the pool serves (docs/multi-model.md); empty = the
-  // one `task`. The run's suite is then composed from them (ComposeSuite), one task each.
+  // one `task`. The run's suite is then composed from them (ComposeSuite), one task each,
+  // from the suites they come from.
   std::vector<ModelSpec> models;
   // Swept / labelled parameters echoed into the result row (name -> value as text).
   std::map<std::string, std::string> labels;

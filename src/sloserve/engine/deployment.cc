@@ -120,14 +120,22 @@ StatusOr<Deployment> ResolveDeployment(const ProfileSuite& suite, const Deployme
   } else {
     types.assign(static_cast<size_t>(workers), d.hardware);
   }
+  // Machines of workers_per_machine consecutive workers of one type: a machine is one
+  // hardware type (its memory), so a type's last machine may hold fewer.
+  size_t machine = 0;
+  int on_machine = 0;
   for (size_t i = 0; i < types.size(); ++i) {
+    if (i > 0 && (on_machine == spec.workers_per_machine || types[i] != types[i - 1])) {
+      ++machine;
+      on_machine = 0;
+    }
+    ++on_machine;
     WorkerSpec w;
     w.name = "w" + std::to_string(i);
     w.hardware = types[i];
     w.preload = preload;
     w.preload_none = none;
-    if (spec.workers_per_machine > 1)
-      w.machine = "m" + std::to_string(i / static_cast<size_t>(spec.workers_per_machine));
+    if (spec.workers_per_machine > 1) w.machine = "m" + std::to_string(machine);
     d.workers.push_back(std::move(w));
   }
   return d;

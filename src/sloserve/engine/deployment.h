@@ -17,7 +17,8 @@ struct DeploymentSpec {
   Duration slo{};                   // 0 = the task's default SLO
   double slo_check_quantile = 0.5;  // the SLO must exceed this quantile of the fastest variant
   std::string preload = "all";      // resident at start: all | none | comma-separated variants
-  int workers_per_machine = 1;      // consecutive workers share a machine (its memory)
+  // Consecutive workers of one type share a machine (its memory); a mix's types never do.
+  int workers_per_machine = 1;
 };
 
 struct Deployment {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sloserve/core/did_you_mean.h"
 #include "sloserve/core/embedded_files.h"
 #include "sloserve/profile/suite_cache.h"
 
@@ -230,10 +231,10 @@ StatusOr<ProfileSuite> LoadSuite(const std::string& name_or_path) {
     return ParseProfileTextCached(f->data, std::string(kEmbeddedPrefix) + file,
                                   DefaultProfileCacheDir());
   }
-  std::string known;
-  for (const std::string& n : EmbeddedSuiteNames()) known += (known.empty() ? "" : ", ") + n;
-  return NotFoundError("unknown suite '" + name_or_path + "' (embedded suites: " + known +
-                       "; or give the path of a " + kProfileExtension + " file)");
+  const std::vector<std::string> known = EmbeddedSuiteNames();
+  return NotFoundError("unknown suite '" + name_or_path + "' (" + DidYouMean(name_or_path, known) +
+                       "embedded suites: " + JoinNames(known) + "; or give the path of a " +
+                       kProfileExtension + " file)");
 }
 
 }  // namespace sloserve

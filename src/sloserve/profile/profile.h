@@ -104,6 +104,10 @@ class ProfileSuite {
   TaskId AddTask(TaskSpec t);
   VariantId AddVariant(VariantSpec v);
   HardwareId AddHardware(HardwareSpec h);
+  // A stated price replacing the measured one (a config's `hardware_prices:`).
+  void SetHardwarePrice(HardwareId hw, double price_per_hour) {
+    hardware_[hw].price_per_hour = price_per_hour;
+  }
   void AddLatency(HardwareId hw, VariantId v, int rows, LatencyDistribution d);
   void AddLoadLatency(HardwareId hw, VariantId v, int rows, LatencyDistribution d);
   void AddExecHistogram(ExecHistogram h) { exec_histograms_.push_back(std::move(h)); }

@@ -1,5 +1,6 @@
 #include "sloserve/report/model_table.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -12,10 +13,28 @@ std::vector<nlohmann::json> RunRowsJson(const RunResult& r, size_t index) {
   if (r.models.empty()) return {total};
   total["model"] = "all";
   total["run"] = index;
+  // The suite each model comes from (docs/multi-model.md): its own or the run's. The
+  // total names each once, "a+b", the run's first when a model takes it.
+  std::vector<std::string> suites;
+  std::vector<std::string> distinct;
+  for (const ModelSpec& m : r.spec.models) {
+    suites.push_back(m.suite.empty() ? r.spec.suite : m.suite);
+    if (m.suite.empty() && distinct.empty()) distinct.push_back(r.spec.suite);
+  }
+  for (const std::string& s : suites) {
+    if (std::find(distinct.begin(), distinct.end(), s) == distinct.end()) distinct.push_back(s);
+  }
+  if (!distinct.empty()) {
+    std::string all = distinct[0];
+    for (size_t i = 1; i < distinct.size(); ++i) all += "+" + distinct[i];
+    total["suite"] = all;
+  }
   std::vector<nlohmann::json> rows = {total};
-  for (const ModelResult& m : r.models) {
+  for (size_t i = 0; i < r.models.size(); ++i) {
+    const ModelResult& m = r.models[i];
     nlohmann::json row = total;
     row.update(SummaryJson(m.summary));
+    if (i < suites.size()) row["suite"] = suites[i];
     row["model"] = m.name;
     row["task"] = m.task;
     row["load_qps"] = m.load_qps;
