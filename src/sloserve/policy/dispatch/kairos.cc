@@ -48,13 +48,12 @@ void KairosDispatch::ObserveLaunches(const std::vector<WorkerView>& workers) {
 
 bool KairosDispatch::BetterWhenBusyFrees(const Query& q, const std::vector<WorkerView>& workers,
                                          TimePoint now) const {
-  const VariantId v =
-      q.task < deployment_.variant_of_task.size() ? deployment_.variant_of_task[q.task] : kNoId;
-  if (v == kNoId) return false;
   const Duration left = q.deadline - now;
   for (size_t c = 0; c < cols_.size(); ++c) {
     const WorkerView& w = workers[cols_[c]];
     if (!w.busy && w.queue_length == 0) continue;
+    const VariantId v = deployment_.VariantFor(q.task, w.hardware);
+    if (v == kNoId || !deployment_.eligibility.Serves(w, q.task)) continue;
     if (remaining_[c] + predictor_.Predict(w.hardware, v, q.size) <= left) return true;
   }
   return false;
@@ -88,11 +87,14 @@ void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
       static_cast<int>(std::min<size_t>(pending.size(), static_cast<size_t>(options_.window)));
   cost_.resize(static_cast<size_t>(m) * static_cast<size_t>(n));
   penalized_.resize(cost_.size());
+  excluded_.assign(cost_.size(), 0);
+  const bool uniform = deployment_.eligibility.uniform();
+  // Above any cost of an allowed pair (coefficients are at most 1), so the matching
+  // leaves as few queries as it can on instances that cannot serve them.
+  double excluded_cost = 0;
   // Prediction per (query, hardware type): one noise draw per pair of this decision.
   for (int i = 0; i < m; ++i) {
     const Query& q = pending.at(static_cast<size_t>(i));
-    const VariantId v =
-        q.task < deployment_.variant_of_task.size() ? deployment_.variant_of_task[q.task] : kNoId;
     const double slo = static_cast<double>(q.slo().count());
     const double budget =
         options_.qos_factor * slo - static_cast<double>((now - q.arrival).count());
@@ -100,6 +102,12 @@ void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
     for (int j = 0; j < n; ++j) {
       const size_t idx = static_cast<size_t>(i) * static_cast<size_t>(n) + static_cast<size_t>(j);
       const WorkerView& w = workers[cols_[static_cast<size_t>(j)]];
+      const VariantId v = deployment_.VariantFor(q.task, w.hardware);
+      if (!uniform && (v == kNoId || !deployment_.eligibility.Serves(w, q.task))) {
+        excluded_[idx] = 1;
+        penalized_[idx] = 1;
+        continue;  // its cost is set below, once the largest allowed cost is known
+      }
       double l;
       if (v == kNoId) {
         l = penalty;
@@ -110,7 +118,14 @@ void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
       }
       const bool violates = v == kNoId || l > budget;
       penalized_[idx] = violates ? 1 : 0;
-      cost_[idx] = deployment_.coefficient[w.hardware] * (violates ? penalty : l);
+      cost_[idx] = deployment_.CoefficientFor(q.task, w.hardware) * (violates ? penalty : l);
+      excluded_cost = std::max(excluded_cost, cost_[idx]);
+    }
+  }
+  if (!uniform) {
+    excluded_cost = 2 * excluded_cost * static_cast<double>(m + 1) + 1;
+    for (size_t idx = 0; idx < cost_.size(); ++idx) {
+      if (excluded_[idx]) cost_[idx] = excluded_cost;
     }
   }
   ++solves_;
@@ -122,6 +137,7 @@ void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
     if (w.busy || w.queue_length > 0) continue;  // wait for that instance: stay central
     const Query& q = pending.at(static_cast<size_t>(i));
     const size_t idx = static_cast<size_t>(i) * static_cast<size_t>(n) + static_cast<size_t>(j);
+    if (excluded_[idx]) continue;  // no instance serving its model was left: stays central
     if (penalized_[idx] && BetterWhenBusyFrees(q, workers, now)) {
       // A QoS-violating match to an idle instance waits in the central queue while a
       // busy instance would still finish the query by its deadline: that instance's
@@ -134,8 +150,7 @@ void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
     f.dispatched = now;
     f.prev_busy_until = w.busy_until;
     f.rows = q.size;
-    f.variant =
-        q.task < deployment_.variant_of_task.size() ? deployment_.variant_of_task[q.task] : kNoId;
+    f.variant = deployment_.VariantFor(q.task, w.hardware);
     f.pending = f.variant != kNoId;
   }
 }
