@@ -425,5 +425,36 @@ TEST(KairosMultiModelTest, AQueryIsMatchedOnlyToInstancesServingItsModel) {
   }
 }
 
+// Queries of a model no active instance serves (its cpu drains) fill the head of the
+// queue: they do not count against the window, so the gpu still gets the y query.
+TEST(KairosMultiModelTest, QueriesNoActiveInstanceServesDoNotFillTheWindow) {
+  const ProfileSuite s = DisjointSuite();
+  for (const char* name : {"kairos", "drs"}) {
+    SCOPED_TRACE(name);
+    auto w = testing::MakeWorkers(2, s.variants().size());
+    w[0].hardware = 0;
+    w[1].hardware = 1;
+    PolicyContext c;
+    c.suite = &s;
+    c.workers = w;
+    c.seed = 5;
+    PolicyParams p("t", {{"kairos_window", "2"}});
+    auto d = name == std::string("kairos") ? KairosDispatch::Create(p) : DrsDispatch::Create(p);
+    ASSERT_TRUE(d.ok());
+    ASSERT_TRUE((*d)->Init(c).ok());
+    w[0].active = false;
+    QueueFixture q;
+    for (int i = 0; i < 3; ++i) {
+      q.Add(900 + i, 100);
+      q.table.back().task = i < 2 ? 0 : 1;
+    }
+    std::vector<Assignment> out;
+    (*d)->Assign(q.View(), w, kNow, &out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].position, 2u);
+    EXPECT_EQ(out[0].worker, 1u);
+  }
+}
+
 }  // namespace
 }  // namespace sloserve

@@ -43,21 +43,28 @@ void DrsDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>
                          TimePoint, std::vector<Assignment>* out) {
   deployment_.IdleFastestFirst(workers, &idle_);
   if (idle_.empty() || pending.empty()) return;
-  const size_t m = std::min(pending.size(), static_cast<size_t>(options_.window));
-  taken_.assign(m, 0);
   const bool uniform = deployment_.eligibility.uniform();
+  // On a multi-model pool an instance's window is the first `window` queries it serves,
+  // so queries of a model it cannot run do not hide the others.
+  const size_t m =
+      uniform ? std::min(pending.size(), static_cast<size_t>(options_.window)) : pending.size();
+  taken_.assign(m, 0);
   for (size_t j : idle_) {
     const HardwareId hw = workers[j].hardware;
     const bool base = deployment_.IsBase(hw);
+    size_t seen = 0;
     for (size_t i = 0; i < m; ++i) {
-      if (taken_[i]) continue;
       const Query& q = pending.at(i);
+      if (!uniform) {
+        if (!deployment_.eligibility.Serves(workers[j], q.task)) continue;
+        if (seen++ == static_cast<size_t>(options_.window)) break;
+      }
+      if (taken_[i]) continue;
       const bool large = q.size > options_.threshold;
       if (uniform) {
         // Without auxiliary instances every class goes to the base type.
         if (has_aux_ && large != base) continue;
       } else {
-        if (!deployment_.eligibility.Serves(workers[j], q.task)) continue;
         const bool base_for = deployment_.CoefficientFor(q.task, hw) >= 1.0;
         if (q.task < task_has_aux_.size() && task_has_aux_[q.task] && large != base_for) continue;
       }

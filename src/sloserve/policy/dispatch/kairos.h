@@ -82,6 +82,9 @@ class KairosDispatch : public DispatchPolicy {
   bool BetterWhenBusyFrees(const Query& q, const std::vector<WorkerView>& workers,
                            TimePoint now) const;
 
+  // Whether some instance of the current columns serves model `task` (this decision).
+  bool Servable(TaskId task, const std::vector<WorkerView>& workers);
+
   Options options_;
   LatencyPredictor predictor_;
   HeteroDeployment deployment_;
@@ -95,6 +98,10 @@ class KairosDispatch : public DispatchPolicy {
   std::vector<uint8_t> penalized_;
   std::vector<uint8_t> excluded_;  // the pair's instance does not serve the query's model
   std::vector<int> match_;
+  std::vector<uint32_t> rows_;   // pending position per row
+  std::vector<uint8_t> served_;  // by TaskId: Servable's answer, valid when stamped
+  std::vector<uint64_t> served_stamp_;
+  uint64_t decision_ = 0;  // Assign calls so far
   int64_t solves_ = 0;
 };
 
