@@ -110,6 +110,40 @@ TEST(ComposedPoolTest, EveryDispatcherServesEachModelOnlyWhereItsHardwareServesI
   }
 }
 
+TEST(ComposedPoolTest, EveryPlacementPicksOnlyWorkersServingTheQueriesModel) {
+  const Disjoint d = DisjointSuite();
+  for (const char* placement : {"random", "model_aware", "colocation", "colocation_queue",
+                                "registry", "adaptive", "prefetch", "multiplexed"}) {
+    SCOPED_TRACE(placement);
+    PolicySpec spec;
+    spec.dispatch = "jsq";
+    spec.batching = "edf";
+    spec.placement = placement;
+    auto set = MakePolicySet(spec);
+    ASSERT_TRUE(set.ok()) << set.status().ToString();
+    testing::VirtualRun run;
+    ASSERT_TRUE(
+        run.Start(&d.suite, Pool({d.gpu, d.cpu, d.gpu, d.cpu}), std::move(set).value()).ok());
+    Engine& e = run.engine();
+    testing::RecordLog log;
+    e.set_sink(log.Sink());
+    std::mt19937 rng(3);
+    TimePoint now = kTimeZero;
+    const int n = 1000;
+    for (int i = 0; i < n; ++i) {
+      now += Micros(static_cast<int64_t>(rng() % 4000));
+      run.Submit(Of(rng() % 2 == 0 ? d.x : d.y, now, Seconds(1)), now);
+    }
+    run.RunToEnd();
+    e.DropAllQueued(run.now());
+    ASSERT_TRUE(log.EachEndedOnce(n));
+    EXPECT_EQ(log.Count(DropReason::kInternal), 0);
+    EXPECT_EQ(log.Count(DropReason::kUnservable), 0);
+    EXPECT_EQ(log.Count(DropReason::kShutdown), 0);
+    EXPECT_EQ(e.counters().invalid_decisions, 0);
+  }
+}
+
 TEST(ComposedPoolTest, AQueryOfAModelNoWorkersHardwareServesEndsUnservableAtArrival) {
   const Disjoint d = DisjointSuite();
   PuppetExecutor exec;
