@@ -5,7 +5,7 @@
 namespace sloserve {
 
 void WorkerEligibility::Init(const ProfileSuite* suite) {
-  uniform_ = true;
+  uniform_ = every_type_ = true;
   if (suite == nullptr) return;
   hardware_ = suite->hardware().size();
   tasks_ = suite->tasks().size();
@@ -16,8 +16,9 @@ void WorkerEligibility::Init(const ProfileSuite* suite) {
       if (t < tasks_ && !suite->BatchSizes(h, v).empty()) servable_[h * tasks_ + t] = 1;
     }
   }
-  uniform_ = tasks_ <= 1;
-  for (uint8_t s : servable_) uniform_ = uniform_ && s != 0;
+  every_type_ = true;
+  for (uint8_t s : servable_) every_type_ = every_type_ && s != 0;
+  uniform_ = tasks_ <= 1 && every_type_;
 }
 
 }  // namespace sloserve

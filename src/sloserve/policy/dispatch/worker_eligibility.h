@@ -25,7 +25,7 @@ class WorkerEligibility {
   bool uniform() const { return uniform_; }
   // Whether hardware `h` has a profiled variant of model `t`.
   bool HardwareServes(HardwareId h, TaskId t) const {
-    return uniform_ || (h < hardware_ && t < tasks_ && servable_[h * tasks_ + t] != 0);
+    return every_type_ || (h < hardware_ && t < tasks_ && servable_[h * tasks_ + t] != 0);
   }
   // Whether `w` serves model `t` (when active): its dedication and its hardware allow it.
   bool Serves(const WorkerView& w, TaskId t) const {
@@ -36,6 +36,7 @@ class WorkerEligibility {
 
  private:
   bool uniform_ = true;
+  bool every_type_ = true;  // every hardware type serves every task: only dedication counts
   size_t hardware_ = 0;
   size_t tasks_ = 0;
   std::vector<uint8_t> servable_;  // [h * tasks_ + t]
