@@ -23,7 +23,7 @@ void QuotaDispatch::Sync(Lane& l, TaskId task, const std::vector<WorkerView>& wo
   for (size_t w = 0; w < n; ++w) {
     const bool ok = eligibility_.Eligible(workers[w], task);
     const double q = ok && workers[w].quota > 0 ? workers[w].quota : 0.0;
-    changed = changed || q != l.weights[w] || ok != (l.eligible[w] != 0);
+    changed = changed || q != l.weights[w];
     l.weights[w] = q;
     l.eligible[w] = ok ? 1 : 0;
     l.total += q;
@@ -55,9 +55,13 @@ size_t QuotaDispatch::Pick(Lane& l, const std::vector<WorkerView>& workers) {
 void QuotaDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
                            TimePoint, std::vector<Assignment>* out) {
   const size_t n = workers.size();
-  if (n == 0 || pending.empty()) return;
+  if (n == 0) return;
   ++call_;
   const bool uniform = eligibility_.uniform();
+  if (uniform) {  // one lane, synced at every call (a plan's change starts it afresh)
+    if (lanes_.empty()) lanes_.resize(1);
+    Sync(lanes_[0], 0, workers);
+  }
   for (size_t i = 0; i < pending.size(); ++i) {
     const TaskId task = uniform ? 0 : pending.at(i).task;
     if (lanes_.size() <= task) lanes_.resize(static_cast<size_t>(task) + 1);

@@ -28,8 +28,8 @@ class QuotaDispatch : public DispatchPolicy {
  private:
   // The smooth round robin over the workers of one model (every worker when uniform).
   struct Lane {
-    // The credit of each worker position; reset whenever the quotas or the eligible set
-    // change, so a new plan starts from an even footing.
+    // The credit of each worker position; reset whenever the quotas of its eligible
+    // workers change, so a new plan starts from an even footing.
     std::vector<double> credit;
     std::vector<double> weights;  // the quotas credit was built for (0: not eligible)
     std::vector<uint8_t> eligible;
