@@ -199,7 +199,9 @@ struct WorkerPlan {
   // naming another model beside a pin is refused). Its selection policy chooses among that
   // model's variants when not pinned. Unpinning (pinned = kNoId) keeps the dedication.
   TaskId model = kNoId;
-  double quota = 0;             // share of the load for quota dispatchers (0: none)
+  // Share of the load for quota dispatchers (0: none); on several models, relative to the
+  // other workers serving the same model (a model's workers' quotas sum to 1).
+  double quota = 0;
   std::vector<VariantId> load;  // new workers: variants to load before serving
 };
 
