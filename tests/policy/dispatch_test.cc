@@ -8,6 +8,7 @@
 #include "sloserve/policy/dispatch/quota.h"
 #include "sloserve/policy/dispatch/round_robin.h"
 #include "sloserve/policy/dispatch/slo_partition.h"
+#include "support/multi_model_suite.h"
 
 namespace sloserve {
 namespace {
@@ -119,6 +120,45 @@ TEST(QuotaDispatchTest, WithoutQuotasItIsRoundRobinOverActiveWorkers) {
   EXPECT_EQ(Dispatched(*p, workers, 4), (std::vector<WorkerId>{0, 2, 0, 2}));
   for (WorkerView& w : workers) w.active = false;
   EXPECT_TRUE(Dispatched(*p, workers, 2).empty());  // nobody active: they stay central
+}
+
+// Two models on one pool: `image` on w0, w1 (quotas 3:1), `text` on w2, w3 (1:1); each
+// model's queries go to its workers by their quotas among them.
+TEST(QuotaDispatchTest, EachModelSharesItsQueriesAmongItsWorkersByTheirQuotas) {
+  const ProfileSuite suite = testing::MultiModelSuite();
+  const TaskId image = 0, text = 1;
+  auto p = QuotaDispatch::Create({}).value();
+  auto workers = MakeWorkers(4, suite.variants().size());
+  PolicyContext ctx;
+  ctx.suite = &suite;
+  ctx.workers = workers;
+  ASSERT_TRUE(p->Init(ctx).ok());
+  const double quota[4] = {0.75, 0.25, 0.5, 0.5};
+  const TaskId model[4] = {image, image, text, text};
+  for (size_t w = 0; w < 4; ++w) {
+    workers[w].quota = quota[w];
+    workers[w].model = model[w];
+  }
+  QueueFixture q;
+  for (int i = 0; i < 40; ++i) {
+    q.Add(i, 100);
+    q.table.back().task = i % 2 == 0 ? image : text;
+  }
+  std::vector<Assignment> out;
+  p->Assign(q.View(), workers, kTimeZero, &out);
+  ASSERT_EQ(out.size(), 40u);
+  std::map<WorkerId, int> count;
+  for (const Assignment& a : out) {
+    EXPECT_EQ(workers[a.worker].model, q.View().at(a.position).task) << a.position;
+    ++count[a.worker];
+  }
+  EXPECT_EQ(count, (std::map<WorkerId, int>{{0, 15}, {1, 5}, {2, 10}, {3, 10}}));
+  // Without the model's workers active its queries stay central; the other's still go.
+  workers[2].active = workers[3].active = false;
+  out.clear();
+  p->Assign(q.View(), workers, kTimeZero, &out);
+  ASSERT_EQ(out.size(), 20u);
+  for (const Assignment& a : out) EXPECT_EQ(q.View().at(a.position).task, image);
 }
 
 TEST(CentralQueueTest, OnlyIdleEmptyActiveWorkersGrabInDeadlineOrder) {

@@ -364,3 +364,97 @@ TEST(OracleTest, BaseTakesLargestAuxiliaryTakesSmallestNoQosViolation) {
 
 }  // namespace
 }  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+// Two models on disjoint types: "x" only on cpu, "y" only on gpu.
+ProfileSuite DisjointSuite() {
+  ProfileSuite s;
+  const TaskId x = s.AddTask(TaskSpec{"x", Millis(100)});
+  const TaskId y = s.AddTask(TaskSpec{"y", Millis(100)});
+  const HardwareId cpu = s.AddHardware(HardwareSpec{"cpu", 1.0, 4, 0});
+  const HardwareId gpu = s.AddHardware(HardwareSpec{"gpu", 3.0, 8, 0});
+  const VariantId x1 = s.AddVariant(VariantSpec{"x1", x, 70, 100, Millis(10)});
+  const VariantId y1 = s.AddVariant(VariantSpec{"y1", y, 70, 100, Millis(10)});
+  for (int k = 1; k <= 4; ++k) {
+    s.AddLatency(cpu, x1, k, LatencyDistribution(std::vector<int64_t>(3, 1000 * k)));
+    s.AddLatency(gpu, y1, k, LatencyDistribution(std::vector<int64_t>(3, 500 * k)));
+  }
+  return s;
+}
+
+TEST(KairosMultiModelTest, AQueryIsMatchedOnlyToInstancesServingItsModel) {
+  const ProfileSuite s = DisjointSuite();
+  for (const char* name : {"kairos", "ribbon", "drs", "clkwrk"}) {
+    SCOPED_TRACE(name);
+    auto w = testing::MakeWorkers(2, s.variants().size());
+    w[0].hardware = 0;  // cpu: x only
+    w[1].hardware = 1;  // gpu: y only
+    PolicyContext c;
+    c.suite = &s;
+    c.workers = w;
+    c.seed = 5;
+    auto d = name == std::string("kairos")   ? KairosDispatch::Create(PolicyParams("t", {}))
+             : name == std::string("ribbon") ? RibbonDispatch::Create(PolicyParams("t", {}))
+             : name == std::string("drs")    ? DrsDispatch::Create(PolicyParams("t", {}))
+                                             : ClkwrkDispatch::Create(PolicyParams("t", {}));
+    ASSERT_TRUE(d.ok());
+    ASSERT_TRUE((*d)->Init(c).ok());  // a type without the first model's variant is fine
+    QueueFixture q;
+    q.Add(900, 100);
+    q.table.back().task = 1;  // y: the gpu serves it, though the cpu comes first
+    q.Add(901, 100);
+    q.table.back().task = 0;  // x: the cpu
+    std::vector<Assignment> out;
+    (*d)->Assign(q.View(), w, kNow, &out);
+    ASSERT_EQ(out.size(), 2u);
+    for (const Assignment& a : out) {
+      EXPECT_EQ(w[a.worker].hardware, q.View().at(a.position).task) << a.position;
+    }
+    // Only the gpu idle: the x query never goes there (kairos, ribbon and drs keep it
+    // central; clkwrk queues it at the busy cpu, as it routes every arrival at once).
+    QueueFixture only_x;
+    only_x.Add(950, 100);
+    w[0].busy = true;
+    w[0].busy_until = kNow + Millis(1);
+    out.clear();
+    (*d)->Assign(only_x.View(), w, kNow, &out);
+    for (const Assignment& a : out) EXPECT_EQ(a.worker, 0u);
+    EXPECT_EQ(out.empty(), name != std::string("clkwrk"));
+  }
+}
+
+// Queries of a model no active instance serves (its cpu drains) fill the head of the
+// queue: they do not count against the window, so the gpu still gets the y query.
+TEST(KairosMultiModelTest, QueriesNoActiveInstanceServesDoNotFillTheWindow) {
+  const ProfileSuite s = DisjointSuite();
+  for (const char* name : {"kairos", "drs"}) {
+    SCOPED_TRACE(name);
+    auto w = testing::MakeWorkers(2, s.variants().size());
+    w[0].hardware = 0;
+    w[1].hardware = 1;
+    PolicyContext c;
+    c.suite = &s;
+    c.workers = w;
+    c.seed = 5;
+    PolicyParams p("t", {{"kairos_window", "2"}});
+    auto d = name == std::string("kairos") ? KairosDispatch::Create(p) : DrsDispatch::Create(p);
+    ASSERT_TRUE(d.ok());
+    ASSERT_TRUE((*d)->Init(c).ok());
+    w[0].active = false;
+    QueueFixture q;
+    for (int i = 0; i < 3; ++i) {
+      q.Add(900 + i, 100);
+      q.table.back().task = i < 2 ? 0 : 1;
+    }
+    std::vector<Assignment> out;
+    (*d)->Assign(q.View(), w, kNow, &out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].position, 2u);
+    EXPECT_EQ(out[0].worker, 1u);
+  }
+}
+
+}  // namespace
+}  // namespace sloserve

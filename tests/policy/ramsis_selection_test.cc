@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/multi_model_suite.h"
 #include "support/test_suite.h"
 
 #include <filesystem>
@@ -148,6 +149,63 @@ TEST(RamsisSelectionTest, WorkersAddedAfterInitServeTheFirstClass) {
   EXPECT_EQ(on_added.variant, on_first.variant);  // the first class's policy, same state
   EXPECT_EQ(on_added.max_rows, on_first.max_rows);
   EXPECT_TRUE(offline.empty());
+}
+
+// A plan leaving 5 of the 10 workers the MDP was generated for: the measured load is
+// looked up as twice as much per worker, so 60 qps (inside the 50-100 qps set) reads as
+// 120 qps, beyond it: a generation is asked for and the fastest variant serves meanwhile.
+TEST(RamsisSelectionTest, TheLoadIsScaledToTheWorkersTheMdpWasGeneratedFor) {
+  static const ProfileSuite* suite = &testing::EmbeddedSuite("ramsis-image");
+  const testing::ScopedTempDir temp("ramsis-scaled");
+  std::vector<OfflineJob> offline;
+  PolicyContext ctx;
+  auto policy = SmallRamsis(suite, temp.File("cache"), 10, &offline, &ctx);
+  auto* ramsis = static_cast<RamsisSelection*>(policy.get());
+  EXPECT_EQ(ramsis->mdp_workers(), 10);
+  std::vector<WorkerView> workers = ctx.workers;
+  ramsis->OnWorkersChanged(workers);
+  EXPECT_DOUBLE_EQ(ramsis->load_scale(), 1.0);
+  TimePoint t = kTimeZero;
+  for (int i = 0; i < 120; ++i) ramsis->OnArrival(Query{}, t += Micros(16667));  // 60 qps
+  QueueFixture q;
+  q.Add(0, 150);
+  ramsis->Choose(workers[0], q.View(), q.View().at(0), t);
+  EXPECT_TRUE(offline.empty());  // covered
+  for (size_t w = 5; w < 10; ++w) workers[w].active = false;
+  ramsis->OnWorkersChanged(workers);
+  EXPECT_DOUBLE_EQ(ramsis->load_scale(), 2.0);
+  const SelectionDecision d = ramsis->Choose(workers[0], q.View(), q.View().at(0), t);
+  EXPECT_EQ(suite->variants()[d.variant].name, "shufflenet_v2_x0_5");  // the fastest
+  ASSERT_EQ(offline.size(), 1u);
+  // Back to all ten: covered again, nothing more asked for.
+  for (WorkerView& w : workers) w.active = true;
+  ramsis->OnWorkersChanged(workers);
+  EXPECT_DOUBLE_EQ(ramsis->load_scale(), 1.0);
+  ramsis->Choose(workers[0], q.View(), q.View().at(0), t);
+  EXPECT_EQ(offline.size(), 1u);
+}
+
+// On a multi-model pool the MDP is generated for the workers serving the model: one of the
+// four is dedicated to the other model. Dedicating another later scales the load by 3 / 2.
+TEST(RamsisSelectionTest, OnAMultiModelPoolTheMdpIsForTheWorkersServingItsModel) {
+  const ProfileSuite suite = testing::MultiModelSuite();
+  const testing::ScopedTempDir temp("ramsis-multi");
+  auto created = RamsisSelection::Create(PolicyParams(
+      "t", {{"load_qps", "20"}, {"d", "10"}, {"max_queue", "4"}, {"cache_dir", temp.File("c")}}));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  auto* ramsis = static_cast<RamsisSelection*>(created->get());
+  PolicyContext ctx;
+  ctx.suite = &suite;
+  ctx.task = 0;  // image
+  ctx.slo = Millis(100);
+  ctx.workers = MakeWorkers(4, suite.variants().size());
+  ctx.workers[0].model = 1;  // text
+  ASSERT_TRUE(ramsis->Init(ctx).ok());
+  EXPECT_EQ(ramsis->mdp_workers(), 3);
+  std::vector<WorkerView> workers = ctx.workers;
+  workers[1].model = 1;
+  ramsis->OnWorkersChanged(workers);
+  EXPECT_DOUBLE_EQ(ramsis->load_scale(), 1.5);
 }
 
 }  // namespace

@@ -67,6 +67,9 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
     e->model_metrics_.resize(num_tasks);
     e->model_price_per_hour_.assign(num_tasks, 0.0);
     e->model_cores_.assign(num_tasks, 0);
+    e->model_arrivals_.assign(num_tasks, 0);
+    e->model_qps_.assign(num_tasks, 0.0);
+    e->model_rate_history_.assign(num_tasks, {});
   }
   e->admission_ = AdmissionControl(*suite, options.task, options.slo, options.admission,
                                    e->policies_.variant_follows_load);
@@ -144,6 +147,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
     RETURN_IF_ERROR(e->policies_.model_batching[t]->Init(model_ctx).WithPrefix(
         "batching policy of model '" + suite->tasks()[t].name + "'"));
   }
+  e->RecountServing();
+  e->NotifyWorkersChanged();
   if (e->policies_.placement) {
     RETURN_IF_ERROR(e->policies_.placement->Init(ctx).WithPrefix("placement policy"));
   }
@@ -221,6 +226,7 @@ void Engine::SetWorkerReachable(WorkerId w, bool reachable, TimePoint now) {
     for (uint32_t s : scratch_slots_) RequeueCentral(s);
     SyncQueueView(w);
   }
+  NotifyWorkersChanged();
   Redispatch(now);
 }
 
@@ -283,6 +289,10 @@ QueryId Engine::Submit(Query q, TimePoint now) {
     return q.id;
   }
   if (!model_metrics_.empty()) model_metrics_[q.task].OnArrival();
+  if (serving_[q.task] == 0) {  // no worker's hardware serves its model (until a plan adds one)
+    DropSlot(slot, DropReason::kUnservable, now);
+    return q.id;
+  }
   if (admission_.enabled() && !AdmissionFor(q.task).Admit(system_rows_ - running_rows_ - q.size,
                                                           q.size, now, q.deadline, q.priority)) {
     DropSlot(slot, DropReason::kShed, now);
@@ -294,6 +304,7 @@ QueryId Engine::Submit(Query q, TimePoint now) {
   }
   BatchingFor(q.task).OnArrival(q, now);
   ++arrivals_since_plan_;
+  if (!model_arrivals_.empty()) ++model_arrivals_[q.task];
   if (policies_.placement) {
     const PlacementDecision d = policies_.placement->Place(q, views_, machines_, now);
     if (d.prefetch_worker != kNoId) {
@@ -424,11 +435,11 @@ bool Engine::EnqueueOnWorker(uint32_t slot, WorkerId w, const std::string& by, T
     DropSlot(slot, DropReason::kQueueFull, now);
     return false;
   }
-  // A worker pinned to a variant serves that variant's model only.
-  const VariantId pin = views_[w].pinned;
-  if (pin != kNoId && checks_.task_of(pin) != table_[slot].task) {
+  // A worker dedicated to a model (or pinned to one of its variants) serves it only.
+  const TaskId model = views_[w].model;
+  if (model != kNoId && model != table_[slot].task) {
     Invalid(by, "query " + std::to_string(table_[slot].id) + " sent to " + views_[w].name +
-                    ", pinned to variant '" + suite_->variants()[pin].name + "' of another model");
+                    ", dedicated to model '" + suite_->tasks()[model].name + "'");
     DropSlot(slot, DropReason::kInternal, now);
     return false;
   }
@@ -481,6 +492,15 @@ void Engine::OnPlanTick(TimePoint now) {
   if (rate_history_.size() >= 3600) rate_history_.erase(rate_history_.begin());
   rate_history_.push_back(in.observed_qps);
   in.rate_history = rate_history_;
+  for (TaskId t = 0; t < model_arrivals_.size(); ++t) {
+    model_qps_[t] = window > 0 ? static_cast<double>(model_arrivals_[t]) / window : 0;
+    model_arrivals_[t] = 0;
+    std::vector<double>& history = model_rate_history_[t];
+    if (history.size() >= 3600) history.erase(history.begin());
+    history.push_back(model_qps_[t]);
+  }
+  in.model_qps = model_qps_;
+  in.model_rate_history = model_rate_history_;
   in.workers = &views_;
   in.machines = &machines_;
   arrivals_since_plan_ = 0;
@@ -515,6 +535,7 @@ void Engine::ApplyPlan(TimePoint now) {
                                            views_[p.worker].name);
       continue;
     }
+    if (!ValidPlanModel(p, views_[p.worker].name)) continue;
     WorkerView& v = views_[p.worker];
     WorkerState& st = states_[p.worker];
     if (p.remove) st.removing = true;
@@ -525,8 +546,9 @@ void Engine::ApplyPlan(TimePoint now) {
     }
     if (p.cores > 0) v.cores = p.cores;
     v.pinned = p.pinned;
+    v.model = PlannedModel(p, v.model);
     v.quota = p.quota;
-    if (v.pinned != kNoId) UnqueueOtherModels(p.worker);
+    if (v.model != kNoId) UnqueueOtherModels(p.worker);
   }
   // A deployment keeps at least one worker receiving queries.
   bool any = false;
@@ -542,13 +564,64 @@ void Engine::ApplyPlan(TimePoint now) {
   }
   for (WorkerId w = 0; w < views_.size(); ++w) MaybeRetire(w, now);
   RecomputeActiveCost();
+  RecountServing();
+  NotifyWorkersChanged();
   // Queries waiting centrally may now have a worker.
   Redispatch(now);
 }
 
+bool Engine::ValidPlanModel(const WorkerPlan& p, const std::string& worker) {
+  if (p.model == kNoId || p.model == kAnyModel) {
+    if (p.model == kAnyModel && p.pinned != kNoId) {
+      Invalid(options_.names.planning,
+              "plan for " + worker + " pins a variant and undoes its model's dedication");
+      return false;
+    }
+    return true;
+  }
+  if (p.model >= suite_->tasks().size()) {
+    Invalid(options_.names.planning,
+            "plan for " + worker + " dedicates it to unknown model " + std::to_string(p.model));
+    return false;
+  }
+  if (p.pinned != kNoId && p.pinned < suite_->variants().size() &&
+      checks_.task_of(p.pinned) != p.model) {
+    Invalid(options_.names.planning, "plan for " + worker + " pins variant '" +
+                                         suite_->variants()[p.pinned].name +
+                                         "' of another model than the one it names ('" +
+                                         suite_->tasks()[p.model].name + "')");
+    return false;
+  }
+  return true;
+}
+
+TaskId Engine::PlannedModel(const WorkerPlan& p, TaskId current) const {
+  if (p.pinned != kNoId) return checks_.task_of(p.pinned);  // a pin implies its model
+  if (p.model == kAnyModel) return kNoId;
+  return p.model != kNoId ? p.model : current;
+}
+
+void Engine::RecountServing() {
+  // Per model, the workers not retired whose hardware has a profiled variant of it.
+  serving_.assign(suite_->tasks().size(), 0);
+  for (const WorkerView& v : views_) {
+    if (v.phase == WorkerPhase::kRetired) continue;
+    const uint8_t* servable = checks_.servable(v.hardware);
+    if (!servable) continue;
+    for (TaskId t = 0; t < serving_.size(); ++t) serving_[t] += servable[t];
+  }
+}
+
+void Engine::NotifyWorkersChanged() {
+  policies_.batching->OnWorkersChanged(views_);
+  for (const std::unique_ptr<BatchingPolicy>& b : policies_.model_batching) {
+    if (b) b->OnWorkersChanged(views_);
+  }
+}
+
 void Engine::UnqueueOtherModels(WorkerId w) {
   WorkerState& st = states_[w];
-  const TaskId model = checks_.task_of(views_[w].pinned);
+  const TaskId model = views_[w].model;
   bool moved = false;
   scratch_slots_.clear();
   st.queue.ForEach([&](const ModelQueues::Queue& q) { moved = moved || q.task != model; });
@@ -583,6 +656,7 @@ WorkerId Engine::AddWorker(const WorkerPlan& p, TimePoint now) {
             "new worker of unknown hardware " + std::to_string(p.hardware));
     return kNoId;
   }
+  if (!ValidPlanModel(p, "a new worker")) return kNoId;
   const HardwareSpec& hw = suite_->hardware()[p.hardware];
   WorkerView v;
   v.id = static_cast<WorkerId>(views_.size());
@@ -604,6 +678,9 @@ WorkerId Engine::AddWorker(const WorkerPlan& p, TimePoint now) {
                                          "', not profiled on its hardware");
     v.pinned = kNoId;
   }
+  WorkerPlan dedication = p;
+  dedication.pinned = v.pinned;
+  v.model = PlannedModel(dedication, kNoId);
   v.quota = p.quota;
   v.phase = WorkerPhase::kStarting;
   v.active = false;
@@ -636,6 +713,7 @@ void Engine::MaybeRetire(WorkerId w, TimePoint now) {
     return;
   v.phase = WorkerPhase::kRetired;
   v.active = false;
+  RecountServing();
   // Its memory goes back to the machine (the executor is told to unload).
   for (VariantId var = 0; var < v.residency.size(); ++var) {
     if (v.residency[var] == Residency::kReady) SendUnload(w, var, now);
@@ -745,8 +823,8 @@ void Engine::TryStart(WorkerId w, TimePoint now) {
   const bool shared = policies_.dispatch->shared_queue();
   if (shared && !view.active) return;  // retired: takes nothing more from the central queue
   ModelQueues& queues = shared ? central_ : st.queue;
-  // A worker pinned to a variant serves that variant's model only.
-  const TaskId only = view.pinned != kNoId ? checks_.task_of(view.pinned) : kNoId;
+  // A worker dedicated to a model (or pinned to one of its variants) serves it only.
+  const TaskId only = view.model;
   const uint8_t* servable = checks_.servable(view.hardware);
   // One round: the models in EDF order of their queues' heads until one starts a batch. A
   // model whose policy waits, idles or errs is skipped for the rest of the round (its
@@ -1005,6 +1083,7 @@ void Engine::OnLifecycleResult(WorkerId w, const PendingLifecycle& p, const Acti
     AccrueCost(now);
     RecomputeActiveCost();
     MaybeRetire(w, now);
+    NotifyWorkersChanged();
     Redispatch(now);
   }
   if (st.awaiting_load == p.variant) {

@@ -227,8 +227,16 @@ class Engine {
   // with the dropped and rejected ones' slots in drop_slots_ / reject_slots_.
   const std::vector<uint32_t>& PositionsToRemove(const std::deque<uint32_t>& queue,
                                                  BatchDecision& d);
-  // A plan pinned `w` to a variant of one model: other models' queries go back centrally.
+  // A plan dedicated `w` to one model: other models' queries go back centrally.
   void UnqueueOtherModels(WorkerId w);
+  // Whether plan `p`'s model is valid beside its pin (warned about, naming `worker`, if not).
+  bool ValidPlanModel(const WorkerPlan& p, const std::string& worker);
+  // The model a worker dedicated to `current` serves after plan `p` (WorkerPlan::model).
+  TaskId PlannedModel(const WorkerPlan& p, TaskId current) const;
+  // serving_: per model, the workers not retired whose hardware serves it.
+  void RecountServing();
+  // Tells the batching (and so selection) policies the workers changed.
+  void NotifyWorkersChanged();
   void Redispatch(TimePoint now);
   void RunDispatch(TimePoint now);
   // True when every worker not retired is unreachable (and at least one is).
@@ -308,6 +316,11 @@ class Engine {
   int64_t arrivals_since_plan_ = 0;
   TimePoint last_plan_{};
   std::vector<double> rate_history_;
+  // Per model when the suite has several (PlanningInput::model_qps, model_rate_history).
+  std::vector<int64_t> model_arrivals_;
+  std::vector<double> model_qps_;
+  std::vector<std::vector<double>> model_rate_history_;
+  std::vector<int> serving_;  // RecountServing
   DeploymentPlan plan_;
 
   QueryId next_query_id_ = 1;

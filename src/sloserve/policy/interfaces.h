@@ -42,6 +42,10 @@ class SelectionPolicy {
   // with what the deployment clears at its fastest, not with the batches it formed at
   // the lighter load before (which would shed the very step up it exists to absorb).
   virtual bool follows_load() const { return false; }
+  // The pool's workers, at Init and whenever a plan (or a worker starting, leaving or
+  // coming back) changes which of them are active or which model they serve; for
+  // selections that plan for a worker count (RAMSIS). Default: ignored.
+  virtual void OnWorkersChanged(const std::vector<WorkerView>& workers) { (void)workers; }
 };
 
 // --- batching: which queued queries form the next batch on a worker ---
@@ -100,6 +104,8 @@ class BatchingPolicy {
   // reported and before the worker's next NextBatch. Default: ignored. Like a decision,
   // it must not block; costly work belongs at a cadence, not in every call.
   virtual void OnBatchComplete(const BatchCompletion& c) { (void)c; }
+  // See SelectionPolicy::OnWorkersChanged; a batching policy with a selection forwards it.
+  virtual void OnWorkersChanged(const std::vector<WorkerView>& workers) { (void)workers; }
 };
 
 // --- dispatch: which pending query goes to which worker ---
@@ -174,21 +180,28 @@ struct PlanningInput {
   const std::vector<MachineView>* machines = nullptr;
 };
 
+// WorkerPlan::model: undo a worker's dedication to one model.
+inline constexpr TaskId kAnyModel = kNoId - 1;
+
 // One worker's part of a plan. An existing worker (`worker` = its id) takes the fields
 // as its new settings; `worker` = kNoId adds a worker, which serves only after the
 // results of loading `load` (default: its pinned variant) have come back.
 struct WorkerPlan {
   WorkerId worker = kNoId;
-  bool active = true;           // false: drains (no new queries) and can be reactivated
-  bool remove = false;          // drains, then is retired for good (ids are never reused)
-  HardwareId hardware = 0;      // new workers
-  MachineId machine = kNoId;    // new workers: kNoId = a machine of its own
-  int cores = 0;                // 0 = keep (new workers: the hardware's cores)
-  VariantId pinned = kNoId;     // the variant its batches run (kNoId: the policies choose)
-  // The one model it serves (kNoId: keep its dedication; a pinned variant implies its
-  // model). Its selection policy chooses among that model's variants when not pinned.
+  bool active = true;         // false: drains (no new queries) and can be reactivated
+  bool remove = false;        // drains, then is retired for good (ids are never reused)
+  HardwareId hardware = 0;    // new workers
+  MachineId machine = kNoId;  // new workers: kNoId = a machine of its own
+  int cores = 0;              // 0 = keep (new workers: the hardware's cores)
+  VariantId pinned = kNoId;   // the variant its batches run (kNoId: the policies choose)
+  // The one model it serves (kNoId: keep its dedication; kAnyModel: undo it, the worker
+  // serves every model its hardware does; a pinned variant implies its model, and a plan
+  // naming another model beside a pin is refused). Its selection policy chooses among that
+  // model's variants when not pinned. Unpinning (pinned = kNoId) keeps the dedication.
   TaskId model = kNoId;
-  double quota = 0;             // share of the load for quota dispatchers (0: none)
+  // Share of the load for quota dispatchers (0: none); on several models, relative to the
+  // other workers serving the same model (a model's workers' quotas sum to 1).
+  double quota = 0;
   std::vector<VariantId> load;  // new workers: variants to load before serving
 };
 

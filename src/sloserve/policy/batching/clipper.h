@@ -29,6 +29,9 @@ class ClipperBatching : public BatchingPolicy {
   void NextBatch(const WorkerView& worker, const QueueView& queue, TimePoint now,
                  BatchDecision* out) override;
   void OnArrival(const Query& q, TimePoint now) override { selection_->OnArrival(q, now); }
+  void OnWorkersChanged(const std::vector<WorkerView>& workers) override {
+    selection_->OnWorkersChanged(workers);
+  }
   double cap(WorkerId w) const { return w < state_.size() ? state_[w].cap : 1; }
 
  private:

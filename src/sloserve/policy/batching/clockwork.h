@@ -32,6 +32,9 @@ class ClockworkBatching : public BatchingPolicy {
   void NextBatch(const WorkerView& worker, const QueueView& queue, TimePoint now,
                  BatchDecision* out) override;
   void OnArrival(const Query& q, TimePoint now) override { selection_->OnArrival(q, now); }
+  void OnWorkersChanged(const std::vector<WorkerView>& workers) override {
+    selection_->OnWorkersChanged(workers);
+  }
 
  private:
   Options options_;

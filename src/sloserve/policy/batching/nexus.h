@@ -34,6 +34,9 @@ class NexusBatching : public BatchingPolicy {
   void NextBatch(const WorkerView& worker, const QueueView& queue, TimePoint now,
                  BatchDecision* out) override;
   void OnArrival(const Query& q, TimePoint now) override;
+  void OnWorkersChanged(const std::vector<WorkerView>& workers) override {
+    selection_->OnWorkersChanged(workers);
+  }
   // The batch size planned for (hw, variant, slo) at the current rate estimate.
   int PlannedBatch(HardwareId hw, VariantId v, int max_rows, Duration slo);
 

@@ -74,6 +74,9 @@ class OrlojBatching : public BatchingPolicy {
   void NextBatch(const WorkerView& worker, const QueueView& queue, TimePoint now,
                  BatchDecision* out) override;
   void OnArrival(const Query& q, TimePoint now) override;
+  void OnWorkersChanged(const std::vector<WorkerView>& workers) override {
+    selection_->OnWorkersChanged(workers);
+  }
   void OnBatchComplete(const BatchCompletion& c) override;
 
   // Diagnostics (also for tests): queries whose app had no histogram, and requests

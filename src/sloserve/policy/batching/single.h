@@ -21,6 +21,9 @@ class SingleBatching : public BatchingPolicy {
   void NextBatch(const WorkerView& worker, const QueueView& queue, TimePoint now,
                  BatchDecision* out) override;
   void OnArrival(const Query& q, TimePoint now) override { selection_->OnArrival(q, now); }
+  void OnWorkersChanged(const std::vector<WorkerView>& workers) override {
+    selection_->OnWorkersChanged(workers);
+  }
 
  private:
   std::unique_ptr<SelectionPolicy> selection_;

@@ -16,8 +16,28 @@ StatusOr<std::unique_ptr<DispatchPolicy>> CentralQueueDispatch::Create(const Pol
   return std::unique_ptr<DispatchPolicy>(new CentralQueueDispatch(static_cast<int>(max_batch)));
 }
 
+Status CentralQueueDispatch::Init(const PolicyContext& ctx) {
+  eligibility_.Init(ctx.suite);
+  return OkStatus();
+}
+
 void CentralQueueDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
                                   TimePoint, std::vector<Assignment>* out) {
+  if (!eligibility_.uniform()) {
+    // Each idle worker takes the earliest queries it serves that no other took.
+    taken_.assign(pending.size(), 0);
+    for (const WorkerView& w : workers) {
+      if (!w.active || w.busy || w.queue_length > 0) continue;
+      int given = 0;
+      for (size_t i = 0; i < pending.size() && given < max_batch_; ++i) {
+        if (taken_[i] || !eligibility_.Serves(w, pending.at(i).task)) continue;
+        taken_[i] = 1;
+        ++given;
+        out->push_back({static_cast<uint32_t>(i), w.id});
+      }
+    }
+    return;
+  }
   size_t next = 0;  // pending is in deadline order: hand out from the front
   for (const WorkerView& w : workers) {
     if (next >= pending.size()) break;

@@ -31,7 +31,7 @@ void ClkwrkDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
   for (const WorkerView& w : workers) {
     Lane& l = PerWorker(lanes_, w.id);
     if (l.observing && w.busy_until != l.prev_busy_until) {
-      predictor_.Observe(w.hardware, deployment_.variant, l.rows, w.busy_until - l.started);
+      predictor_.Observe(w.hardware, l.variant, l.rows, w.busy_until - l.started);
       l.observing = false;
     }
     while (l.queued.size() > w.queue_length) {
@@ -39,7 +39,7 @@ void ClkwrkDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
       l.queued.pop_front();
     }
   }
-  const VariantId v = deployment_.variant;
+  const bool uniform = deployment_.eligibility.uniform();
   for (size_t i = 0; i < pending.size(); ++i) {
     const Query& q = pending.at(i);
     const TimePoint deadline_ok =
@@ -54,6 +54,9 @@ void ClkwrkDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
           deployment_.coefficient[w.hardware] <= 0) {
         continue;
       }
+      const VariantId v =
+          uniform ? deployment_.variant : deployment_.VariantFor(q.task, w.hardware);
+      if (!uniform && (v == kNoId || !deployment_.eligibility.Serves(w, q.task))) continue;
       const Lane& l = lanes_[w.id];
       TimePoint free = w.busy ? std::max(now, w.busy_until) : now;
       free += l.queued_sum;
@@ -71,7 +74,10 @@ void ClkwrkDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
       }
     }
     const size_t j = best_ok < workers.size() ? best_ok : best_any;
-    if (j >= workers.size()) return;  // no usable worker
+    if (j >= workers.size()) {  // no usable worker
+      if (uniform) return;
+      continue;
+    }
     const Duration pred = best_ok < workers.size() ? pred_ok : pred_any;
     const WorkerView& w = workers[j];
     Lane& l = lanes_[w.id];
@@ -83,6 +89,7 @@ void ClkwrkDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
       l.started = now;
       l.prev_busy_until = w.busy_until;
       l.rows = q.size;
+      l.variant = uniform ? deployment_.variant : deployment_.VariantFor(q.task, w.hardware);
     }
     l.queued.push_back(pred);
     l.queued_sum += pred;

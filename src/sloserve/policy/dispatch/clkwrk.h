@@ -10,6 +10,8 @@
 // weigh instance types against each other (no heterogeneity coefficient).
 // With `predict: online` the service time of each query that found its instance idle is
 // read back as busy_until - routing time and fed to the predictor.
+// On a multi-model pool a query is routed only to instances serving its model, with its
+// model's latency on the instance's type (kairos_common.h).
 // Options: qos_factor (0.98), variant, and the LatencyPredictor's predict /
 // prediction_noise / online_* options (latency_learning/latency_predictor.h).
 #include <deque>
@@ -45,6 +47,7 @@ class ClkwrkDispatch : public DispatchPolicy {
     TimePoint started{};
     TimePoint prev_busy_until{};
     int rows = 0;
+    VariantId variant = kNoId;  // of the observed query
   };
   Options options_;
   LatencyPredictor predictor_;

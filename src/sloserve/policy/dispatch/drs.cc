@@ -30,6 +30,12 @@ StatusOr<std::unique_ptr<DispatchPolicy>> DrsDispatch::Create(const PolicyParams
 Status DrsDispatch::Init(const PolicyContext& ctx) {
   RETURN_IF_ERROR(deployment_.Init(ctx, options_.variant).WithPrefix("drs: "));
   has_aux_ = deployment_.types.size() > 1;
+  task_has_aux_.assign(deployment_.task_coefficient.size(), 0);
+  for (size_t t = 0; t < deployment_.task_coefficient.size(); ++t) {
+    int types = 0;
+    for (double c : deployment_.task_coefficient[t]) types += c > 0 ? 1 : 0;
+    task_has_aux_[t] = types > 1 ? 1 : 0;
+  }
   return OkStatus();
 }
 
@@ -37,15 +43,31 @@ void DrsDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>
                          TimePoint, std::vector<Assignment>* out) {
   deployment_.IdleFastestFirst(workers, &idle_);
   if (idle_.empty() || pending.empty()) return;
-  const size_t m = std::min(pending.size(), static_cast<size_t>(options_.window));
+  const bool uniform = deployment_.eligibility.uniform();
+  // On a multi-model pool an instance's window is the first `window` queries it serves,
+  // so queries of a model it cannot run do not hide the others.
+  const size_t m =
+      uniform ? std::min(pending.size(), static_cast<size_t>(options_.window)) : pending.size();
   taken_.assign(m, 0);
   for (size_t j : idle_) {
-    const bool base = deployment_.IsBase(workers[j].hardware);
+    const HardwareId hw = workers[j].hardware;
+    const bool base = deployment_.IsBase(hw);
+    size_t seen = 0;
     for (size_t i = 0; i < m; ++i) {
+      const Query& q = pending.at(i);
+      if (!uniform) {
+        if (!deployment_.eligibility.Serves(workers[j], q.task)) continue;
+        if (seen++ == static_cast<size_t>(options_.window)) break;
+      }
       if (taken_[i]) continue;
-      const bool large = pending.at(i).size > options_.threshold;
-      // Without auxiliary instances every class goes to the base type.
-      if (has_aux_ && large != base) continue;
+      const bool large = q.size > options_.threshold;
+      if (uniform) {
+        // Without auxiliary instances every class goes to the base type.
+        if (has_aux_ && large != base) continue;
+      } else {
+        const bool base_for = deployment_.CoefficientFor(q.task, hw) >= 1.0;
+        if (q.task < task_has_aux_.size() && task_has_aux_[q.task] && large != base_for) continue;
+      }
       taken_[i] = 1;
       out->push_back({static_cast<uint32_t>(i), workers[j].id});
       break;

@@ -8,6 +8,8 @@
 // configurations), that class is served by any instance, so no query is stranded.
 // The threshold is found by hill climbing on allowable throughput, outside the policy:
 // `sloserve kairos throughput --tune drs_threshold=...` (docs/kairos.md).
+// On a multi-model pool an instance takes only queries of models it serves, and base and
+// auxiliary are by the query's model's coefficients (kairos_common.h).
 // Options: drs_threshold (rows, default 100), kairos_window (pending queries scanned per
 // decision, default 100), variant.
 #include <memory>
@@ -35,6 +37,7 @@ class DrsDispatch : public DispatchPolicy {
   Options options_;
   HeteroDeployment deployment_;
   bool has_aux_ = false;
+  std::vector<uint8_t> task_has_aux_;  // by TaskId: its model is served by several types
   std::vector<size_t> idle_;
   std::vector<uint8_t> taken_;
 };

@@ -28,7 +28,10 @@
 //    is a decision point. Otherwise waiting cannot help, and with no further arrival
 //    nothing would ever dispatch it, so it goes where matched now (served late, or
 //    within QoS if only the safety factor penalised it);
-//  - no solve happens when no active instance is idle with an empty queue.
+//  - no solve happens when no active instance is idle with an empty queue;
+//  - on a multi-model pool (kairos_common.h) a pair of a query and an instance that does
+//    not serve its model is excluded from the matching (a cost above any other, and never
+//    acted on); a query's latency and coefficient are its model's on the instance's type.
 // Online learning (`predict: online`): the service time of each dispatched query is
 // read back as busy_until - dispatch time at the next decision point (the executor's own
 // duration, as Clipper batching does) and fed to the predictor.
@@ -79,6 +82,9 @@ class KairosDispatch : public DispatchPolicy {
   bool BetterWhenBusyFrees(const Query& q, const std::vector<WorkerView>& workers,
                            TimePoint now) const;
 
+  // Whether some instance of the current columns serves model `task` (this decision).
+  bool Servable(TaskId task, const std::vector<WorkerView>& workers);
+
   Options options_;
   LatencyPredictor predictor_;
   HeteroDeployment deployment_;
@@ -90,7 +96,12 @@ class KairosDispatch : public DispatchPolicy {
   std::vector<Duration> remaining_;
   std::vector<double> cost_;
   std::vector<uint8_t> penalized_;
+  std::vector<uint8_t> excluded_;  // the pair's instance does not serve the query's model
   std::vector<int> match_;
+  std::vector<uint32_t> rows_;   // pending position per row
+  std::vector<uint8_t> served_;  // by TaskId: Servable's answer, valid when stamped
+  std::vector<uint64_t> served_stamp_;
+  uint64_t decision_ = 0;  // Assign calls so far
   int64_t solves_ = 0;
 };
 

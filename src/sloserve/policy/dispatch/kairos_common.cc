@@ -45,37 +45,70 @@ Status HeteroDeployment::Init(const PolicyContext& ctx, const std::string& varia
   }
   const VariantId v = variant_of_task[ctx.task];
   variant = v;
-  std::vector<bool> present(suite.hardware().size(), false);
+  const size_t num_hw = suite.hardware().size();
+  std::vector<bool> present(num_hw, false);
+  bool any = false;
   for (const WorkerView& w : ctx.workers) {
-    if (w.hardware < present.size()) present[w.hardware] = true;
+    if (w.hardware < present.size()) present[w.hardware] = any = true;
   }
-  largest_query = std::numeric_limits<int>::max();
-  for (HardwareId h = 0; h < present.size(); ++h) {
-    if (!present[h]) continue;
-    const int mb = suite.MaxBatch(h, v);
-    if (mb <= 0) {
-      return InvalidArgumentError("hardware '" + suite.hardware()[h].name +
-                                  "' has no latency profile for variant '" +
-                                  suite.variants()[v].name + "'");
+  if (!any) return InvalidArgumentError("no workers");
+  if (suite.tasks().size() == 1) {  // one model: every present type must serve it
+    for (HardwareId h = 0; h < num_hw; ++h) {
+      if (present[h] && suite.MaxBatch(h, v) <= 0) {
+        return InvalidArgumentError("hardware '" + suite.hardware()[h].name +
+                                    "' has no latency profile for variant '" +
+                                    suite.variants()[v].name + "'");
+      }
     }
-    largest_query = std::min(largest_query, mb);
   }
-  if (largest_query == std::numeric_limits<int>::max()) return InvalidArgumentError("no workers");
-  coefficient.assign(suite.hardware().size(), 0.0);
-  std::vector<double> lat(suite.hardware().size(), 0.0);
-  double best = std::numeric_limits<double>::infinity();
+  eligibility.Init(&suite);
+  task_coefficient.assign(suite.tasks().size(), std::vector<double>(num_hw, 0.0));
+  task_variant.assign(suite.tasks().size(), std::vector<VariantId>(num_hw, kNoId));
+  coefficient.assign(num_hw, 0.0);
+  for (TaskId t = 0; t < suite.tasks().size(); ++t) {
+    if (variant_of_task[t] == kNoId) continue;
+    std::vector<VariantId>& tv = task_variant[t];
+    int largest = std::numeric_limits<int>::max();
+    for (HardwareId h = 0; h < num_hw; ++h) {
+      if (!present[h]) continue;
+      if (suite.MaxBatch(h, variant_of_task[t]) > 0) {
+        tv[h] = variant_of_task[t];
+      } else {  // the task's most accurate variant profiled on this type
+        for (VariantId x : suite.VariantsOfTask(t)) {
+          if (suite.MaxBatch(h, x) > 0 &&
+              (tv[h] == kNoId || suite.variants()[x].accuracy > suite.variants()[tv[h]].accuracy))
+            tv[h] = x;
+        }
+      }
+      if (tv[h] != kNoId) largest = std::min(largest, suite.MaxBatch(h, tv[h]));
+    }
+    if (largest == std::numeric_limits<int>::max()) continue;  // no present type serves it
+    std::vector<double> lat(num_hw, 0.0);
+    double best = std::numeric_limits<double>::infinity();
+    HardwareId task_base = 0;
+    for (HardwareId h = 0; h < num_hw; ++h) {
+      if (tv[h] == kNoId) continue;
+      const LatencyDistribution* d = suite.ServiceLatency(h, tv[h], largest);
+      lat[h] = d ? static_cast<double>(std::max<int64_t>(1, d->Mean().count())) : 1.0;
+      if (lat[h] < best) {
+        best = lat[h];
+        task_base = h;
+      }
+    }
+    for (HardwareId h = 0; h < num_hw; ++h) {
+      if (tv[h] == kNoId) continue;
+      task_coefficient[t][h] = h == task_base ? 1.0 : best / lat[h];
+      coefficient[h] = std::max(coefficient[h], task_coefficient[t][h]);
+    }
+    if (t == ctx.task) {
+      base = task_base;
+      largest_query = largest;
+    }
+  }
   types.clear();
-  for (HardwareId h = 0; h < present.size(); ++h) {
-    if (!present[h]) continue;
-    const LatencyDistribution* d = suite.ServiceLatency(h, v, largest_query);
-    lat[h] = d ? static_cast<double>(std::max<int64_t>(1, d->Mean().count())) : 1.0;
-    if (lat[h] < best) {
-      best = lat[h];
-      base = h;
-    }
-    types.push_back(h);
+  for (HardwareId h = 0; h < num_hw; ++h) {
+    if (coefficient[h] > 0) types.push_back(h);
   }
-  for (HardwareId h : types) coefficient[h] = h == base ? 1.0 : best / lat[h];
   std::stable_sort(types.begin(), types.end(),
                    [&](HardwareId a, HardwareId b) { return coefficient[a] > coefficient[b]; });
   return OkStatus();

@@ -19,6 +19,18 @@ void RibbonDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
                             TimePoint, std::vector<Assignment>* out) {
   deployment_.IdleFastestFirst(workers, &idle_);
   if (idle_.empty() || pending.empty()) return;
+  if (!deployment_.eligibility.uniform()) {
+    taken_.assign(pending.size(), 0);
+    for (size_t j : idle_) {
+      for (size_t i = 0; i < pending.size(); ++i) {
+        if (taken_[i] || !deployment_.eligibility.Serves(workers[j], pending.at(i).task)) continue;
+        taken_[i] = 1;
+        out->push_back({static_cast<uint32_t>(i), workers[j].id});
+        break;
+      }
+    }
+    return;
+  }
   const size_t k = std::min(idle_.size(), pending.size());
   for (size_t i = 0; i < k; ++i) out->push_back({static_cast<uint32_t>(i), workers[idle_[i]].id});
 }

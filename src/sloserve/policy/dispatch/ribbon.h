@@ -6,7 +6,9 @@
 // query; idle instances are filled fastest type first (largest heterogeneity
 // coefficient, kairos_common.h), ties by worker id. No latency prediction, no QoS check.
 // Ribbon's Bayesian-optimisation configuration search is not part of this policy.
-// Options: variant (the task's most accurate). Use with batching `single`.
+// On a multi-model pool an idle instance takes the oldest query of a model it serves
+// (kairos_common.h). Options: variant (the task's most accurate). Use with batching
+// `single`.
 #include <memory>
 #include <vector>
 
@@ -27,6 +29,7 @@ class RibbonDispatch : public DispatchPolicy {
   std::string variant_;
   HeteroDeployment deployment_;
   std::vector<size_t> idle_;
+  std::vector<uint8_t> taken_;
 };
 
 }  // namespace sloserve

@@ -15,6 +15,7 @@ StatusOr<std::unique_ptr<DispatchPolicy>> SloPartitionDispatch::Create(const Pol
 
 Status SloPartitionDispatch::Init(const PolicyContext& ctx) {
   ASSIGN_OR_RETURN(classes_, ParseSloClasses(spec_, ctx.workers.size()));
+  eligibility_.Init(ctx.suite);
   next_.assign(classes_.size(), 0);
   members_.assign(classes_.size(), {});
   known_.assign(ctx.workers.size(), 1);
@@ -39,13 +40,14 @@ Status SloPartitionDispatch::Init(const PolicyContext& ctx) {
   return OkStatus();
 }
 
-WorkerId SloPartitionDispatch::NextActive(size_t c, const std::vector<WorkerView>& workers) {
+WorkerId SloPartitionDispatch::NextActive(size_t c, TaskId task,
+                                          const std::vector<WorkerView>& workers) {
   const std::vector<WorkerId>& members = members_[c];
   for (size_t tries = 0; tries < members.size(); ++tries) {
     const WorkerId id = members[next_[c] % members.size()];
     next_[c] = (next_[c] + 1) % members.size();
     const size_t pos = id < position_.size() ? position_[id] : workers.size();
-    if (pos < workers.size() && workers[pos].active) return id;
+    if (pos < workers.size() && eligibility_.Eligible(workers[pos], task)) return id;
   }
   return kNoId;
 }
@@ -68,13 +70,14 @@ void SloPartitionDispatch::Assign(const QueueView& pending, const std::vector<Wo
     }
   }
   for (size_t i = 0; i < pending.size(); ++i) {
-    const size_t c = NearestSloClass(classes_, pending.at(i).slo());
+    const Query& q = pending.at(i);
+    const size_t c = NearestSloClass(classes_, q.slo());
     // Next active worker of the class, in turn; if the whole class is inactive, the
     // nearest class with an active worker serves it (the engine refuses assignments to
     // inactive workers, and waiting could strand it). No active worker at all: stays.
-    WorkerId w = NextActive(c, workers);
+    WorkerId w = NextActive(c, q.task, workers);
     for (size_t k = 0; w == kNoId && k < fallback_[c].size(); ++k) {
-      w = NextActive(fallback_[c][k], workers);
+      w = NextActive(fallback_[c][k], q.task, workers);
     }
     if (w != kNoId) out->push_back({static_cast<uint32_t>(i), w});
   }

@@ -4,7 +4,9 @@
 // matches). Options: slo_workers (required, e.g. "150:30,300:30"; see slo_classes.h).
 // Workers a plan adds after the start join the first class (as in ramsis selection). A
 // query whose class has no active worker goes to an active worker of the nearest class
-// that has one.
+// that has one. On a multi-model pool only workers serving the query's model count
+// (worker_eligibility.h).
+#include "sloserve/policy/dispatch/worker_eligibility.h"
 #include "sloserve/policy/interfaces.h"
 #include "sloserve/policy/slo_classes.h"
 
@@ -19,8 +21,9 @@ class SloPartitionDispatch : public DispatchPolicy {
               std::vector<Assignment>* out) override;
 
  private:
-  // The next active worker of class c in turn (advancing its turn), or kNoId.
-  WorkerId NextActive(size_t c, const std::vector<WorkerView>& workers);
+  // The next eligible worker for model `task` of class c in turn (advancing its turn), or
+  // kNoId.
+  WorkerId NextActive(size_t c, TaskId task, const std::vector<WorkerView>& workers);
 
   std::string spec_;
   std::vector<SloClass> classes_;
@@ -29,6 +32,7 @@ class SloPartitionDispatch : public DispatchPolicy {
   std::vector<size_t> next_;                    // per class: offset of the next worker
   std::vector<char> known_;                     // per worker id: in a class
   std::vector<size_t> position_;                // per worker id: position in the view
+  WorkerEligibility eligibility_;
 };
 
 }  // namespace sloserve

@@ -124,11 +124,16 @@ Status ClusterPlacement::Init(const PolicyContext& ctx) {
   }
   rng_ = MakeRng(ctx.seed, std::string("placement/") + name);
   window_ = PopularityWindow(opt_.prefetch_window);
-  const HardwareId hw = ctx.workers.empty() ? 0 : ctx.workers.front().hardware;
+  eligibility_.Init(suite_);
+  const HardwareId first = ctx.workers.empty() ? 0 : ctx.workers.front().hardware;
   const size_t nv = suite_->variants().size();
   infer_.assign(nv, {});
   load_.assign(nv, {});
   for (VariantId v = 0; v < nv; ++v) {
+    // The first worker's type, or (mixed pools) the first worker's type that profiles it.
+    HardwareId hw = first;
+    for (size_t i = 0; i < ctx.workers.size() && suite_->MaxBatch(hw, v) <= 0; ++i)
+      hw = ctx.workers[i].hardware;
     const LatencyDistribution* l = suite_->Latency(hw, v, 1);
     infer_[v].Add(l && !l->empty() ? ToSeconds(l->Quantile(0.5)) : 0);
     load_[v].Add(ToSeconds(suite_->variants()[v].load_time));
@@ -192,7 +197,7 @@ ModelTimes ClusterPlacement::TimesOf(VariantId v) const {
   return {infer_[v].Mean(), 0, 0, load_[v].Mean()};
 }
 
-std::vector<ProxyState> ClusterPlacement::Proxies(VariantId model,
+std::vector<ProxyState> ClusterPlacement::Proxies(VariantId model, TaskId task,
                                                   const std::vector<WorkerView>& workers,
                                                   const std::vector<MachineView>& machines,
                                                   TimePoint now) {
@@ -204,7 +209,7 @@ std::vector<ProxyState> ClusterPlacement::Proxies(VariantId model,
     std::vector<uint64_t>& pending = Row(&pending_, w.id);
     // Queries dropped at a worker (expired, shed) never complete: an empty worker has none.
     if (!w.busy && w.queue_length == 0) std::fill(pending.begin(), pending.end(), 0);
-    if (!w.active) continue;  // never a target
+    if (!eligibility_.Eligible(w, task)) continue;  // never a target
     ProxyState& p = out[i];
     const double cache = CacheMb(w, machines);
     const bool resident = HeldOn(w, model);
@@ -269,7 +274,7 @@ PlacementDecision ClusterPlacement::Place(const Query& q, const std::vector<Work
   PlacementDecision d;
   const VariantId model = ModelOf(q);
   if (model == kNoId || workers.empty()) return d;
-  std::vector<ProxyState> proxies = Proxies(model, workers, machines, now);
+  std::vector<ProxyState> proxies = Proxies(model, q.task, workers, machines, now);
   if (policy_ == ClusterPolicy::kPrefetch) {
     const double share = window_.Add(static_cast<int>(model));
     const int target = PickPrefetchProxy(proxies, share, opt_.prefetch_min_share);
@@ -293,7 +298,7 @@ PlacementDecision ClusterPlacement::Place(const Query& q, const std::vector<Work
     double best = 0;
     for (int i = 0; i < static_cast<int>(proxies.size()); ++i) {
       const ProxyState& p = proxies[i];
-      if (!workers[i].active || !p.can_hold) continue;
+      if (!eligibility_.Eligible(workers[i], q.task) || !p.can_hold) continue;
       const double wait =
           (p.holds ? 0 : 1e12) + p.remaining_load + p.ongoing * TimesOf(model).infer;
       if (pick < 0 || wait < best) {

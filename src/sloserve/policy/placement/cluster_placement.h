@@ -4,10 +4,13 @@
 // adaptive, prefetch, multiplexed (docs/policies/colocation.md, docs/model-aware.md). Each
 // worker is a proxy with a model cache; the decisions are the cluster simulator's
 // (cluster/placement_rules.h), fed with the workers' residency, queues and live estimates
-// learned from completed loads and batches.
+// learned from completed loads and batches. On a multi-model pool only workers serving the
+// query's model are targets (dispatch/worker_eligibility.h), and a variant's inference
+// time is first estimated on the first worker's type that profiles it.
 #include <vector>
 
 #include "sloserve/cluster/placement_rules.h"
+#include "sloserve/policy/dispatch/worker_eligibility.h"
 #include "sloserve/policy/interfaces.h"
 
 namespace sloserve {
@@ -56,7 +59,8 @@ class ClusterPlacement : public PlacementPolicy {
   VariantId ModelOf(const Query& q) const;
   double CacheMb(const WorkerView& w, const std::vector<MachineView>& machines) const;
   double HeldMb(const WorkerView& w) const;
-  std::vector<ProxyState> Proxies(VariantId model, const std::vector<WorkerView>& workers,
+  std::vector<ProxyState> Proxies(VariantId model, TaskId task,
+                                  const std::vector<WorkerView>& workers,
                                   const std::vector<MachineView>& machines, TimePoint now);
   // LRU evictions that make room for `model` on `w` (cache bound, multiplexed's K models).
   std::vector<VariantId> Evictions(const WorkerView& w, VariantId model,
@@ -76,6 +80,7 @@ class ClusterPlacement : public PlacementPolicy {
   std::vector<TimePoint> load_done_;  // per worker: the last load's completion
   uint64_t clock_ = 0;
   PlacementChoice last_;
+  WorkerEligibility eligibility_;
 };
 
 }  // namespace sloserve

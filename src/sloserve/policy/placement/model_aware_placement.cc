@@ -16,6 +16,7 @@ Status ModelAwarePlacement::Init(const PolicyContext& ctx) {
     if (!v) return NotFoundError("model_aware: unknown variant '" + variant_name_ + "'");
     variant_ = *v;
   }
+  eligibility_.Init(ctx.suite);
   task_variants_.assign(ctx.suite->tasks().size(), {});
   for (TaskId t = 0; t < ctx.suite->tasks().size(); ++t) {
     task_variants_[t] = ctx.suite->VariantsOfTask(t);
@@ -55,7 +56,7 @@ PlacementDecision ModelAwarePlacement::Place(const Query& q, const std::vector<W
   ++rotate_;
   for (size_t k = 0; k < n; ++k) {
     const WorkerView& w = workers[(rotate_ + k) % n];
-    if (!w.active) continue;
+    if (!eligibility_.Eligible(w, q.task)) continue;
     size_t load = w.queue_length + (w.busy ? 1 : 0);
     bool holds = false;
     if (variant_ != kNoId) {

@@ -5,8 +5,11 @@
 // worker overall (which then pays the load). This is the "model colocation with queuing"
 // idea of model-aware scheduling; the paper's full policy family lands with the placement
 // issue. It never asks for a prefetch (see Place).
+// On a multi-model pool only workers serving the query's model count
+// (dispatch/worker_eligibility.h).
 // Options:
 //   warm_variant  only count workers holding this variant (default: any variant of the task)
+#include "sloserve/policy/dispatch/worker_eligibility.h"
 #include "sloserve/policy/interfaces.h"
 
 namespace sloserve {
@@ -24,6 +27,7 @@ class ModelAwarePlacement : public PlacementPolicy {
   VariantId variant_ = kNoId;
   std::vector<std::vector<VariantId>> task_variants_;  // task -> variants
   size_t rotate_ = 0;                                  // breaks ties in turn
+  WorkerEligibility eligibility_;
 };
 
 }  // namespace sloserve

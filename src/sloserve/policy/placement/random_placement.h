@@ -1,8 +1,10 @@
 #pragma once
 // Random placement: each query goes to a uniformly random active worker, whatever it
 // holds. The default baseline of model-aware scheduling (SigmaOS-style placement
-// compares against it). Options: none (randomness from the run's seed).
+// compares against it). On a multi-model pool only workers serving the query's model
+// count (dispatch/worker_eligibility.h). Options: none (randomness from the run's seed).
 #include "sloserve/core/rng.h"
+#include "sloserve/policy/dispatch/worker_eligibility.h"
 #include "sloserve/policy/interfaces.h"
 
 namespace sloserve {
@@ -16,6 +18,7 @@ class RandomPlacement : public PlacementPolicy {
 
  private:
   Rng rng_;
+  WorkerEligibility eligibility_;
 };
 
 }  // namespace sloserve

@@ -203,7 +203,17 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
   degraded_ = ctx.degraded;
   failed_.clear();
   background_.clear();
-  const HardwareId hw = ctx.workers.front().hardware;
+  task_ = ctx.task;
+  eligibility_.Init(ctx.suite);
+  // The workers that serve this model (all of them on a single-model pool); none: all.
+  size_t serving = 0;
+  HardwareId hw = ctx.workers.front().hardware;
+  for (const WorkerView& w : ctx.workers) {
+    if (!eligibility_.Serves(w, ctx.task)) continue;
+    if (serving++ == 0) hw = w.hardware;
+  }
+  if (serving == 0) serving = ctx.workers.size();
+  load_scale_ = 1;
   mdp::MdpOptions m = options_.mdp;
   m.task = suite.tasks()[ctx.task].name;
   m.hardware = suite.hardware()[hw].name;
@@ -214,11 +224,13 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
   }
   const Duration slo = ctx.slo.count() > 0 ? ctx.slo : suite.tasks()[ctx.task].default_slo;
   if (options_.slo_workers.empty()) {
-    slo_classes_ = {{slo, 0, ctx.workers.size()}};
+    slo_classes_ = {{slo, 0, serving}};
   } else {
-    ASSIGN_OR_RETURN(slo_classes_, ParseSloClasses(options_.slo_workers, ctx.workers.size()));
+    serving = ctx.workers.size();
+    ASSIGN_OR_RETURN(slo_classes_, ParseSloClasses(options_.slo_workers, serving));
   }
-  m.workers = static_cast<int>(ctx.workers.size());
+  mdp_workers_ = static_cast<int>(serving);
+  m.workers = static_cast<int>(serving);
 
   // The fastest variant (at batch 1) and the deployment's peak throughput with it.
   double peak_qps = 0;
@@ -230,7 +242,7 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
     int b = std::min(suite.MaxBatch(hw, v), m.max_queue);
     const LatencyDistribution* big = suite.Latency(hw, v, b);
     double tput = big ? b / ToSeconds(big->Quantile(m.latency_quantile)) : 0;
-    peak_qps = std::max(peak_qps, tput * static_cast<double>(ctx.workers.size()));
+    peak_qps = std::max(peak_qps, tput * static_cast<double>(serving));
     if (l1 < best) {
       best = l1;
       fastest_ = {v, b};
@@ -247,7 +259,7 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
     m.slo = cls.slo;
     m.workers = static_cast<int>(cls.workers);
     mdp::PolicySetOptions set = options_.set;
-    const double class_peak = peak_qps * static_cast<double>(cls.workers) / ctx.workers.size();
+    const double class_peak = peak_qps * static_cast<double>(cls.workers) / serving;
     if (set.max_qps <= 0) set.max_qps = class_peak;
     if (set.min_qps <= 0) set.min_qps = std::max(1.0, set.max_qps * 0.01);
     if (set.min_qps >= set.max_qps)
@@ -371,6 +383,14 @@ void RamsisSelection::Extend(size_t c, double qps) {
   submit_offline_(std::move(job));
 }
 
+void RamsisSelection::OnWorkersChanged(const std::vector<WorkerView>& workers) {
+  if (slo_classes_.size() != 1 || mdp_workers_ <= 0) return;
+  int active = 0;
+  for (const WorkerView& w : workers) active += eligibility_.Eligible(w, task_) ? 1 : 0;
+  // No active worker serving the model: nothing is chosen for it until one is.
+  load_scale_ = active > 0 ? static_cast<double>(mdp_workers_) / active : 1.0;
+}
+
 void RamsisSelection::OnArrival(const Query& q, TimePoint now) {
   size_t c = classes_->size() == 1 ? 0 : NearestSloClass(slo_classes_, q.slo());
   (*classes_)[c].monitor.Record(now);
@@ -381,7 +401,8 @@ SelectionDecision RamsisSelection::Choose(const WorkerView& worker, const QueueV
   // Workers added by a plan after Init (ids beyond worker_class_) serve the first class.
   const size_t c = worker.id < worker_class_.size() ? worker_class_[worker.id] : 0;
   ClassState& cls = (*classes_)[c];
-  const double qps = cls.monitor.RateQps(now);
+  // The load per worker the MDP assumed (OnWorkersChanged).
+  const double qps = cls.monitor.RateQps(now) * load_scale_;
   if (options_.fixed_load_qps <= 0) Extend(c, qps);
   const mdp::Policy* policy =
       options_.fixed_load_qps > 0 ? &cls.policies.front() : mdp::SelectPolicy(cls.policies, qps);

@@ -14,6 +14,13 @@
 // same way, as an offline job, while the fastest variant serves every query; readiness
 // says so (PolicyContext::degraded) until the set is published. sim generates it at Init.
 // Workers added by a plan after Init belong to the first SLO class.
+// Multi-model pools (docs/composed.md, "Selection"): the MDP is generated for the workers
+// that serve the model at Init (dedicated to it, or undedicated with hardware that
+// profiles one of its variants; dispatch/worker_eligibility.h), on the first one's
+// hardware. When a plan changes how many of them are active (OnWorkersChanged), the load
+// measured is scaled by (MDP workers / active serving workers) before a policy is looked
+// up, so the lookup sees the per-worker load the MDP assumed (one SLO class only; with
+// slo_workers the classes keep their sizes).
 // Options: min_qps (default 1% of max), max_qps, accuracy_step (0.01), discretization
 //   (fld|md), d (100), mdp_batching (maximal|variable; the
 //   MDP's batching, distinct from the engine's policy.batching), max_queue (32), quantile (0.95),
@@ -29,6 +36,7 @@
 #include <vector>
 
 #include "sloserve/mdp/policy_set.h"
+#include "sloserve/policy/dispatch/worker_eligibility.h"
 #include "sloserve/policy/interfaces.h"
 #include "sloserve/policy/slo_classes.h"
 #include "sloserve/workload/load_monitor.h"
@@ -51,10 +59,15 @@ class RamsisSelection : public SelectionPolicy {
   Status Init(const PolicyContext& ctx) override;
   void OnArrival(const Query& q, TimePoint now) override;
   bool follows_load() const override { return true; }
+  void OnWorkersChanged(const std::vector<WorkerView>& workers) override;
   SelectionDecision Choose(const WorkerView& worker, const QueueView& queue, const Query& head,
                            TimePoint now) override;
   // The policy set of SLO class `c` (0 when there is one SLO).
   const std::vector<mdp::Policy>& policies(size_t c = 0) const { return (*classes_)[c].policies; }
+  // The workers the MDP was generated for, and the factor the measured load is scaled by
+  // (MDP workers / active workers serving the model; 1 until they differ).
+  int mdp_workers() const { return mdp_workers_; }
+  double load_scale() const { return load_scale_; }
 
  private:
   // All of it is touched on the engine thread only (decisions, and the publish steps of
@@ -88,6 +101,10 @@ class RamsisSelection : public SelectionPolicy {
   std::vector<OfflineJob> background_;  // Init: set generations to submit, by class
   std::function<void(const std::string&)> degraded_;
   std::string failed_;  // why a background generation failed (engine thread)
+  TaskId task_ = 0;
+  WorkerEligibility eligibility_;
+  int mdp_workers_ = 0;
+  double load_scale_ = 1;
 };
 
 }  // namespace sloserve

@@ -20,6 +20,9 @@ class RowFitSelection : public SelectionPolicy {
   SelectionDecision Choose(const WorkerView& worker, const QueueView& queue, const Query& head,
                            TimePoint now) override;
   void OnArrival(const Query& q, TimePoint now) override { inner_->OnArrival(q, now); }
+  void OnWorkersChanged(const std::vector<WorkerView>& workers) override {
+    inner_->OnWorkersChanged(workers);
+  }
   bool follows_load() const override { return inner_->follows_load(); }
 
  private:

@@ -1,0 +1,376 @@
+// A multi-model pool of mixed hardware with dedicated workers (docs/composed.md, issue 32):
+// every dispatcher sends a query only to workers serving its model, a plan dedicates a
+// worker to one model, and the planner sees each model's arrival rate.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sloserve/engine/engine.h"
+#include "support/engine_fixtures.h"
+#include "support/multi_model_suite.h"
+#include "support/puppet_executor.h"
+#include "support/test_policies.h"
+#include "support/virtual_run.h"
+
+namespace sloserve {
+namespace {
+
+using testing::PuppetExecutor;
+
+// Two models profiled on disjoint hardware: "x" (x1, x2) on cpu only, "y" (y1, y2) on gpu
+// only; batches of 1..4 rows, constant latencies.
+struct Disjoint {
+  ProfileSuite suite;
+  TaskId x = 0, y = 0;
+  HardwareId cpu = 0, gpu = 0;
+};
+
+Disjoint DisjointSuite() {
+  Disjoint d;
+  ProfileSuite& s = d.suite;
+  s.set_name("disjoint");
+  d.x = s.AddTask(TaskSpec{"x", Seconds(1)});
+  d.y = s.AddTask(TaskSpec{"y", Seconds(1)});
+  d.cpu = s.AddHardware(HardwareSpec{"cpu", 1.0, 4, 0});
+  d.gpu = s.AddHardware(HardwareSpec{"gpu", 3.0, 8, 0});
+  const VariantId x1 = s.AddVariant(VariantSpec{"x1", d.x, 70, 100, Millis(10)});
+  const VariantId x2 = s.AddVariant(VariantSpec{"x2", d.x, 80, 100, Millis(10)});
+  const VariantId y1 = s.AddVariant(VariantSpec{"y1", d.y, 60, 100, Millis(10)});
+  const VariantId y2 = s.AddVariant(VariantSpec{"y2", d.y, 75, 100, Millis(10)});
+  auto lat = [](int64_t us) { return LatencyDistribution(std::vector<int64_t>(3, us)); };
+  for (int k = 1; k <= 4; ++k) {
+    s.AddLatency(d.cpu, x1, k, lat(1000 + 300 * k));
+    s.AddLatency(d.cpu, x2, k, lat(1500 + 400 * k));
+    s.AddLatency(d.gpu, y1, k, lat(800 + 200 * k));
+    s.AddLatency(d.gpu, y2, k, lat(1200 + 300 * k));
+  }
+  return d;
+}
+
+std::vector<WorkerSpec> Pool(const std::vector<HardwareId>& types) {
+  std::vector<WorkerSpec> w;
+  for (size_t i = 0; i < types.size(); ++i) {
+    WorkerSpec s;
+    s.name = "w" + std::to_string(i);
+    s.hardware = types[i];
+    w.push_back(s);
+  }
+  return w;
+}
+
+Query Of(TaskId task, TimePoint now, Duration slo) {
+  Query q;
+  q.task = task;
+  q.deadline = now + slo;
+  return q;
+}
+
+TEST(ComposedPoolTest, EveryDispatcherServesEachModelOnlyWhereItsHardwareServesIt) {
+  const Disjoint d = DisjointSuite();
+  const std::map<std::string, std::map<std::string, std::string>> dispatchers = {
+      {"round_robin", {}}, {"jsq", {}},
+      {"quota", {}},       {"central", {}},
+      {"shared", {}},      {"kairos", {}},
+      {"ribbon", {}},      {"drs", {}},
+      {"clkwrk", {}},      {"slo_partition", {{"slo_workers", "1000:4"}}}};
+  for (const auto& [dispatch, options] : dispatchers) {
+    SCOPED_TRACE(dispatch);
+    testing::VirtualRun run;
+    ASSERT_TRUE(run.Start(&d.suite, Pool({d.cpu, d.gpu, d.cpu, d.gpu}),
+                          testing::Policies(dispatch, "edf", options))
+                    .ok());
+    Engine& e = run.engine();
+    testing::RecordLog log;
+    e.set_sink(log.Sink());
+    std::mt19937 rng(7);
+    TimePoint now = kTimeZero;
+    const int n = 2000;
+    for (int i = 0; i < n; ++i) {
+      now += Micros(static_cast<int64_t>(rng() % 4000));
+      run.Submit(Of(rng() % 2 == 0 ? d.x : d.y, now, Seconds(1)), now);
+    }
+    run.RunToEnd();
+    e.DropAllQueued(run.now());
+    ASSERT_TRUE(log.EachEndedOnce(n));
+    EXPECT_EQ(log.Count(DropReason::kInternal), 0);
+    EXPECT_EQ(log.Count(DropReason::kUnservable), 0);
+    EXPECT_EQ(log.Count(DropReason::kShutdown), 0);
+    EXPECT_EQ(e.counters().invalid_decisions, 0);
+    int64_t completed = 0;
+    for (const QueryRecord& r : log.records) {
+      if (r.dropped) continue;
+      ++completed;
+      EXPECT_EQ(e.workers()[r.worker].hardware, r.task == d.x ? d.cpu : d.gpu) << r.id;
+    }
+    EXPECT_EQ(completed, n);
+  }
+}
+
+TEST(ComposedPoolTest, EveryPlacementPicksOnlyWorkersServingTheQueriesModel) {
+  const Disjoint d = DisjointSuite();
+  for (const char* placement : {"random", "model_aware", "colocation", "colocation_queue",
+                                "registry", "adaptive", "prefetch", "multiplexed"}) {
+    SCOPED_TRACE(placement);
+    PolicySpec spec;
+    spec.dispatch = "jsq";
+    spec.batching = "edf";
+    spec.placement = placement;
+    auto set = MakePolicySet(spec);
+    ASSERT_TRUE(set.ok()) << set.status().ToString();
+    testing::VirtualRun run;
+    ASSERT_TRUE(
+        run.Start(&d.suite, Pool({d.gpu, d.cpu, d.gpu, d.cpu}), std::move(set).value()).ok());
+    Engine& e = run.engine();
+    testing::RecordLog log;
+    e.set_sink(log.Sink());
+    std::mt19937 rng(3);
+    TimePoint now = kTimeZero;
+    const int n = 1000;
+    for (int i = 0; i < n; ++i) {
+      now += Micros(static_cast<int64_t>(rng() % 4000));
+      run.Submit(Of(rng() % 2 == 0 ? d.x : d.y, now, Seconds(1)), now);
+    }
+    run.RunToEnd();
+    e.DropAllQueued(run.now());
+    ASSERT_TRUE(log.EachEndedOnce(n));
+    EXPECT_EQ(log.Count(DropReason::kInternal), 0);
+    EXPECT_EQ(log.Count(DropReason::kUnservable), 0);
+    EXPECT_EQ(log.Count(DropReason::kShutdown), 0);
+    EXPECT_EQ(e.counters().invalid_decisions, 0);
+  }
+}
+
+TEST(ComposedPoolTest, AQueryOfAModelNoWorkersHardwareServesEndsUnservableAtArrival) {
+  const Disjoint d = DisjointSuite();
+  PuppetExecutor exec;
+  auto engine =
+      Engine::Create(&d.suite, Pool({d.cpu, d.cpu}), testing::Policies("jsq", "edf"), &exec, {}, 1);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  testing::RecordLog log;
+  e.set_sink(log.Sink());
+  e.Submit(Of(d.y, kTimeZero, Seconds(1)), kTimeZero);
+  EXPECT_EQ(log.Count(DropReason::kUnservable), 1);
+  e.Submit(Of(d.x, kTimeZero, Seconds(1)), kTimeZero);
+  EXPECT_EQ(exec.Runs().size(), 1u);
+  EXPECT_EQ(e.counters().invalid_decisions, 0);
+}
+
+TEST(ComposedPoolTest, ADedicatedWorkerGetsOnlyItsModelsQueriesAndRunsItsVariants) {
+  const ProfileSuite suite = testing::MultiModelSuite();  // image, text on one hardware type
+  const TaskId image = 0, text = 1;
+  for (const char* dispatch : {"round_robin", "jsq", "quota", "central", "shared"}) {
+    SCOPED_TRACE(dispatch);
+    PolicySet set = testing::Policies(dispatch, "edf");
+    bool planned = false;
+    set.planning =
+        std::make_unique<testing::FnPlanning>([&](const PlanningInput&, DeploymentPlan* out) {
+          if (planned) return;
+          planned = true;
+          WorkerPlan p;
+          p.worker = 0;
+          p.model = image;  // not pinned: its selection chooses among image's variants
+          out->workers.push_back(p);
+          out->change = true;
+        });
+    testing::VirtualRun run;
+    ASSERT_TRUE(run.Start(&suite, testing::Workers(3), std::move(set)).ok());
+    Engine& e = run.engine();
+    e.OnPlanTick(run.now());
+    ASSERT_EQ(e.workers()[0].model, image);
+    EXPECT_EQ(e.workers()[0].pinned, kNoId);
+    EXPECT_EQ(e.workers()[1].model, kNoId);
+    testing::RecordLog log;
+    e.set_sink(log.Sink());
+    TimePoint now = run.now();
+    const int n = 600;
+    for (int i = 0; i < n; ++i) {
+      now += Millis(10);
+      const TaskId t = i % 3 == 0 ? text : image;
+      run.Submit(Of(t, now, suite.tasks()[t].default_slo * 20), now);
+    }
+    run.RunToEnd();
+    e.DropAllQueued(run.now());
+    ASSERT_TRUE(log.EachEndedOnce(n));
+    EXPECT_EQ(log.Count(DropReason::kInternal), 0);
+    EXPECT_EQ(e.counters().invalid_decisions, 0);
+    int on_dedicated = 0, text_elsewhere = 0;
+    for (const QueryRecord& r : log.records) {
+      if (r.dropped) continue;
+      if (r.worker == 0) {
+        ++on_dedicated;
+        EXPECT_EQ(r.task, image) << r.id;
+        EXPECT_EQ(suite.variants()[r.variant].task, image) << r.id;
+      } else {
+        text_elsewhere += r.task == text ? 1 : 0;
+      }
+    }
+    EXPECT_GT(on_dedicated, 0);
+    EXPECT_EQ(text_elsewhere, n / 3);
+  }
+}
+
+TEST(ComposedPoolTest, APlansModelIsCheckedAgainstItsPinAndKeptUntilUndone) {
+  const ProfileSuite suite = testing::MultiModelSuite();
+  const TaskId image = 0, text = 1;
+  const VariantId img_fast = *suite.FindVariant("img_fast");
+  std::vector<WorkerPlan> next;
+  PolicySet set = testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(8, img_fast),
+                                   [&](const PlanningInput&, DeploymentPlan* out) {
+                                     out->workers = next;
+                                     out->change = true;
+                                   });
+  PuppetExecutor exec;
+  std::vector<std::string> warnings;
+  EngineOptions opts;
+  opts.log = [&](const std::string& line) { warnings.push_back(line); };
+  auto engine = Engine::Create(&suite, testing::Workers(3), std::move(set), &exec, opts, 1);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  WorkerPlan mismatch;  // a pin of image's variant beside model text: refused
+  mismatch.worker = 0;
+  mismatch.pinned = img_fast;
+  mismatch.model = text;
+  WorkerPlan unknown;  // no such model: refused
+  unknown.worker = 1;
+  unknown.model = 7;
+  WorkerPlan pin;  // the pin implies its model
+  pin.worker = 2;
+  pin.pinned = img_fast;
+  next = {mismatch, unknown, pin};
+  e.OnPlanTick(kTimeZero);
+  EXPECT_EQ(e.counters().invalid_decisions, 2);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("another model"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[1].find("unknown model"), std::string::npos) << warnings[1];
+  EXPECT_EQ(e.workers()[0].pinned, kNoId);
+  EXPECT_EQ(e.workers()[0].model, kNoId);
+  EXPECT_EQ(e.workers()[1].model, kNoId);
+  EXPECT_EQ(e.workers()[2].model, image);
+
+  WorkerPlan unpin;  // unpinned, no model named: the dedication stays
+  unpin.worker = 2;
+  next = {unpin};
+  e.OnPlanTick(kTimeZero + Seconds(1));
+  EXPECT_EQ(e.workers()[2].pinned, kNoId);
+  EXPECT_EQ(e.workers()[2].model, image);
+
+  WorkerPlan undo;  // kAnyModel: every model again
+  undo.worker = 2;
+  undo.model = kAnyModel;
+  WorkerPlan added;  // a new worker takes its plan's model
+  added.model = text;
+  next = {undo, added};
+  e.OnPlanTick(kTimeZero + Seconds(2));
+  EXPECT_EQ(e.workers()[2].model, kNoId);
+  ASSERT_EQ(e.workers().size(), 4u);
+  EXPECT_EQ(e.workers()[3].model, text);
+  EXPECT_EQ(e.counters().invalid_decisions, 2);
+}
+
+TEST(ComposedPoolTest, DedicatingABusyWorkerSendsItsOtherModelsQueriesBackToThePool) {
+  const ProfileSuite suite = testing::MultiModelSuite();
+  const TaskId image = 0, text = 1;
+  bool plan = false;
+  PolicySet set = testing::Policies("jsq", "edf");
+  set.planning =
+      std::make_unique<testing::FnPlanning>([&](const PlanningInput&, DeploymentPlan* out) {
+        if (!plan) return;
+        WorkerPlan p;
+        p.worker = 0;
+        p.model = image;
+        out->workers.push_back(p);
+        out->change = true;
+      });
+  PuppetExecutor exec;
+  auto engine = Engine::Create(&suite, testing::Workers(2), std::move(set), &exec, {}, 1);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  testing::RecordLog log;
+  e.set_sink(log.Sink());
+  // Both workers busy, then a text query queued on each.
+  e.Submit(Of(image, kTimeZero, Seconds(5)), kTimeZero);
+  e.Submit(Of(image, kTimeZero, Seconds(5)), kTimeZero);
+  e.Submit(Of(text, kTimeZero, Seconds(5)), kTimeZero);
+  e.Submit(Of(text, kTimeZero, Seconds(5)), kTimeZero);
+  ASSERT_EQ(exec.Runs().size(), 2u);
+  ASSERT_EQ(e.workers()[0].queue_length, 1u);
+  plan = true;
+  e.OnPlanTick(kTimeZero + Millis(1));
+  // Worker 0's text query went back and on to worker 1, the one serving text.
+  EXPECT_EQ(e.workers()[0].queue_length, 0u);
+  EXPECT_EQ(e.workers()[1].queue_length, 2u);
+  for (size_t i = 0; i < 2; ++i) exec.Answer(e, exec.Runs()[i], kTimeZero + Millis(300));
+  while (exec.Runs().size() > 2 && e.in_system() > 0) {
+    exec.Answer(e, exec.Runs().back(), kTimeZero + Millis(900));
+  }
+  EXPECT_TRUE(log.EachEndedOnce(4));
+  EXPECT_EQ(log.Count(DropReason::kInternal), 0);
+  EXPECT_EQ(e.counters().invalid_decisions, 0);
+}
+
+TEST(ComposedPoolTest, ThePlannerSeesEachModelsArrivalRate) {
+  const ProfileSuite suite = testing::MultiModelSuite();
+  const TaskId image = 0, text = 1;
+  std::vector<std::vector<double>> qps, last_history;
+  std::vector<size_t> history_sizes;
+  const VariantId img = *suite.FindVariant("img_fast"), txt = *suite.FindVariant("txt_only");
+  PolicySet set = testing::MakeSet(
+      testing::RoundRobinActive(),
+      testing::TakeFront(1, [&](const Query& q) { return q.task == image ? img : txt; }),
+      [&](const PlanningInput& in, DeploymentPlan*) {
+        qps.emplace_back(in.model_qps.begin(), in.model_qps.end());
+        ASSERT_EQ(in.model_rate_history.size(), 2u);
+        history_sizes.push_back(in.model_rate_history[0].size());
+        last_history.push_back({in.model_rate_history[0].back(), in.model_rate_history[1].back()});
+      });
+  PuppetExecutor exec;
+  auto engine = Engine::Create(&suite, testing::Workers(1), std::move(set), &exec, {}, 1);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  // 30 image and 10 text queries in the first 10 s, 5 text in the next 5 s.
+  for (int i = 0; i < 40; ++i) {
+    const TimePoint at = kTimeZero + Millis(250 * i);
+    e.Submit(Of(i % 4 == 3 ? text : image, at, Seconds(100)), at);
+  }
+  e.OnPlanTick(kTimeZero + Seconds(10));
+  for (int i = 0; i < 5; ++i) {
+    const TimePoint at = kTimeZero + Seconds(10) + Millis(500 * i);
+    e.Submit(Of(text, at, Seconds(100)), at);
+  }
+  e.OnPlanTick(kTimeZero + Seconds(15));
+  ASSERT_EQ(qps.size(), 2u);
+  EXPECT_EQ(qps[0], (std::vector<double>{3.0, 1.0}));
+  EXPECT_EQ(qps[1], (std::vector<double>{0.0, 1.0}));
+  EXPECT_EQ(history_sizes, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(last_history[1], qps[1]);
+}
+
+TEST(ComposedPoolTest, OneTaskLeavesThePerModelRatesEmpty) {
+  ProfileSuite suite;
+  const TaskId t = suite.AddTask(TaskSpec{"t", Seconds(1)});
+  const HardwareId h = suite.AddHardware(HardwareSpec{"hw", 1.0, 4, 0});
+  const VariantId v = suite.AddVariant(VariantSpec{"v", t, 70, 100, Millis(10)});
+  suite.AddLatency(h, v, 1, LatencyDistribution(std::vector<int64_t>(3, 1000)));
+  bool called = false;
+  PolicySet set = testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(1, v),
+                                   [&](const PlanningInput& in, DeploymentPlan*) {
+                                     called = true;
+                                     EXPECT_TRUE(in.model_qps.empty());
+                                     EXPECT_TRUE(in.model_rate_history.empty());
+                                     EXPECT_DOUBLE_EQ(in.observed_qps, 0.5);
+                                   });
+  PuppetExecutor exec;
+  auto engine = Engine::Create(&suite, testing::Workers(1), std::move(set), &exec, {}, 1);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  (*engine)->Submit(Of(t, kTimeZero, Seconds(1)), kTimeZero);
+  (*engine)->OnPlanTick(kTimeZero + Seconds(2));
+  EXPECT_TRUE(called);
+}
+
+}  // namespace
+}  // namespace sloserve
