@@ -363,9 +363,9 @@ TEST(ComposedPlanningTest, PinAListLeavesOnlyThoseModelsUnpinned) {
 
 TEST(ComposedPlanningTest, FixedVariantsAndHardware) {
   std::map<std::string, std::string> options = kBase;
-  options["variants"] = "fixed";
+  options["variant_mode"] = "fixed";
   options["fixed_variants"] = " img = img_small ,";  // spaces and empty items are fine
-  options["hardware"] = "fixed";
+  options["hardware_mode"] = "fixed";
   options["fixed_hardware"] = "img=cpu";
   std::vector<WorkerView> workers = InitialPool();
   auto p = Planner(options, workers);
@@ -378,7 +378,7 @@ TEST(ComposedPlanningTest, FixedVariantsAndHardware) {
   // The defaults: the most accurate variant (img_big), on the type with the most
   // capacity per $ for it (gpu: 667 / 3 > 100 / 1).
   auto d =
-      Planner({{"budget_usd_per_h", "10"}, {"variants", "fixed"}, {"hardware", "fixed"}}, workers);
+      Planner({{"budget_usd_per_h", "10"}, {"variant_mode", "fixed"}, {"hardware_mode", "fixed"}}, workers);
   ASSERT_EQ(d->problem().candidates.size(), 2u);
   EXPECT_EQ(d->problem().candidates[0].name, "img_big@gpu");
   EXPECT_EQ(d->problem().candidates[1].name, "txt@cpu");
@@ -472,7 +472,7 @@ TEST(ComposedPlanningTest, RefusesBadOptions) {
   EXPECT_FALSE(create({{"budget_usd_per_h", "0"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"headroom", "1.5"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"slo_fraction", "0"}}).ok());
-  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"variants", "some"}}).ok());
+  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"variant_mode", "some"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"max_workers", "cpu"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"max_workers", "cpu= "}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"max_workers", "cpu=-1"}}).ok());
@@ -501,8 +501,8 @@ TEST(ComposedPlanningTest, RefusesBadOptions) {
   }
   // A fixed variant the fixed type cannot run within the SLO.
   auto p = ComposedPlanning::Create(PolicyParams("composed", {{"budget_usd_per_h", "10"},
-                                                              {"variants", "fixed"},
-                                                              {"hardware", "fixed"},
+                                                              {"variant_mode", "fixed"},
+                                                              {"hardware_mode", "fixed"},
                                                               {"fixed_hardware", "txt=gpu"}}));
   ASSERT_TRUE(p.ok());
   PolicyContext ctx;
@@ -517,8 +517,8 @@ TEST(ComposedPlanningTest, RegisteredWithItsOptions) {
   for (const KeyDecl& k : reg.OptionsOf("composed")) names.insert(k.name);
   for (const char* key :
        {"budget_usd_per_h", "interval_s", "slo_fraction", "headroom", "margin", "beta", "gamma",
-        "forecaster", "stabilization_s", "rollout_timeout_s", "max_workers", "variants",
-        "fixed_variants", "hardware", "fixed_hardware", "sizing", "pin"}) {
+        "forecaster", "stabilization_s", "rollout_timeout_s", "max_workers", "variant_mode",
+        "fixed_variants", "hardware_mode", "fixed_hardware", "sizing", "pin"}) {
     EXPECT_TRUE(names.count(key)) << key;
   }
 }

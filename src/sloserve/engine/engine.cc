@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 namespace sloserve {
 namespace {
@@ -372,20 +373,33 @@ void Engine::Redispatch(TimePoint now) {
 }
 
 void Engine::RunDispatch(TimePoint now) {
+  // A worker whose batching policy dropped what it was just given (ORLOJ's timeouts) is
+  // idle again with an empty queue, and a dispatcher that waits for idle instances (kairos)
+  // would wait for an event that never comes: ask again. Bounded: every round dispatches.
+  while (DispatchOnce(now)) {
+  }
+}
+
+bool Engine::Drained(WorkerId w) const {
+  return !views_[w].busy && states_[w].queue.empty() && !central_.empty();
+}
+
+bool Engine::DispatchOnce(TimePoint now) {
   // Under the shared-queue topology workers batch from the central queue themselves.
-  if (central_.empty() || central_.by_model()) return;
+  if (central_.empty() || central_.by_model()) return false;
   ModelQueues::Queue& pending = central_.All();
   assignments_.clear();
   policies_.dispatch->Assign(QueueView(&pending.slots, &table_), views_, now, &assignments_);
-  if (assignments_.empty()) return;
+  if (assignments_.empty()) return false;
   if (assignments_.size() == 1 && assignments_[0].position == 0) {
     // The usual case (one arrival, dispatched at once): the queue's head to one worker,
     // without the general path's sort, checks and position lists.
     const WorkerId w = assignments_[0].worker;
     if (w < states_.size() && views_[w].active) {
       const uint32_t slot = central_.PopFront(pending);
-      if (EnqueueOnWorker(slot, w, options_.names.dispatch, now)) TryStart(w, now);
-      return;
+      if (!EnqueueOnWorker(slot, w, options_.names.dispatch, now)) return false;
+      TryStart(w, now);
+      return Drained(w);
     }
   }
   std::sort(assignments_.begin(), assignments_.end(),
@@ -408,7 +422,7 @@ void Engine::RunDispatch(TimePoint now) {
     assignments_[kept++] = a;
   }
   assignments_.resize(kept);
-  if (assignments_.empty()) return;
+  if (assignments_.empty()) return false;
   positions_.clear();
   for (const Assignment& a : assignments_) positions_.push_back(a.position);
   central_.Remove(pending, positions_, &removed_);
@@ -427,6 +441,10 @@ void Engine::RunDispatch(TimePoint now) {
     if (EnqueueOnWorker(slot, w, options_.names.dispatch, now)) touched_.push_back(w);
   }
   for (WorkerId w : touched_) TryStart(w, now);
+  for (WorkerId w : touched_) {
+    if (Drained(w)) return true;
+  }
+  return false;
 }
 
 bool Engine::EnqueueOnWorker(uint32_t slot, WorkerId w, const std::string& by, TimePoint now) {
@@ -1185,6 +1203,14 @@ void Engine::OnRunResult(WorkerId w, const ActionResult& r, TimePoint now) {
   MaybeRetire(w, now);
   RunDispatch(now);
   TryStart(w, now);
+  RedispatchIfDrained(w, now);
+}
+
+void Engine::RedispatchIfDrained(WorkerId w, TimePoint now) {
+  // The worker's policy dropped what it held instead of running it (ORLOJ's timeouts): it
+  // is idle now, and a dispatcher that waits for idle instances (kairos) was asked while
+  // it still held them; with no further event the central queue would wait for ever.
+  if (Drained(w)) RunDispatch(now);
 }
 
 void Engine::OnTimer(TimePoint now) {
@@ -1195,6 +1221,7 @@ void Engine::OnTimer(TimePoint now) {
     if (st.wake != wk.at) continue;  // superseded
     st.wake = kTimeInfinite;
     TryStart(wk.worker, now);
+    RedispatchIfDrained(wk.worker, now);
   }
 }
 
@@ -1354,6 +1381,29 @@ std::vector<MetricsSummary> Engine::SummarizeByModel(TimePoint end) const {
     s.core_seconds += model_cores_[t] * dt;
     s.cost_per_hour = s.elapsed_s > 0 ? s.cost_usd * 3600.0 / s.elapsed_s : 0;
     out.push_back(s);
+  }
+  return out;
+}
+
+std::string Engine::DescribeBacklog() const {
+  static constexpr const char* kPhase[] = {"starting", "active", "draining", "retired"};
+  std::string out = "central queue " + std::to_string(central_.size());
+  std::map<std::string, size_t> central_by_model;
+  central_.ForEach([&](const ModelQueues::Queue& q) {
+    for (uint32_t slot : q.slots) ++central_by_model[suite_->tasks()[table_[slot].task].name];
+  });
+  for (const auto& [model, n] : central_by_model) out += " " + model + ":" + std::to_string(n);
+  size_t active = 0;
+  for (const WorkerView& v : views_) active += v.active ? 1 : 0;
+  out += "; " + std::to_string(active) + " of " + std::to_string(views_.size()) + " workers active";
+  for (size_t w = 0; w < views_.size(); ++w) {
+    const WorkerView& v = views_[w];
+    if (states_[w].queue.empty()) continue;
+    out += "; " + v.name + " (" + suite_->hardware()[v.hardware].name + ", " +
+           kPhase[static_cast<int>(v.phase)] + (v.busy ? ", busy" : "") +
+           (v.model < suite_->tasks().size() ? ", model " + suite_->tasks()[v.model].name : "") +
+           (v.pinned != kNoId ? ", pinned " + suite_->variants()[v.pinned].name : "") + ") " +
+           std::to_string(states_[w].queue.size());
   }
   return out;
 }

@@ -130,6 +130,9 @@ class Engine {
 
   void set_sink(QuerySink sink) { sink_ = std::move(sink); }
   size_t in_system() const { return in_system_; }
+  // Where the queries in the system wait (the central queue, each worker's queue with the
+  // worker's phase, model and pin), for errors such as a run that ends with a backlog.
+  std::string DescribeBacklog() const;
   // Rows waiting for a batch (in the system, not running): what admission weighs.
   int64_t queued_rows() const { return system_rows_ - running_rows_; }
   // Actions sent whose results have not come back.
@@ -245,6 +248,12 @@ class Engine {
   // dropped) when full, or refused when `w` is pinned to a variant of another model.
   bool EnqueueOnWorker(uint32_t slot, WorkerId w, const std::string& by, TimePoint now);
   void TryStart(WorkerId w, TimePoint now);
+  // After TryStart: a worker it left idle with an empty queue takes from the central queue.
+  void RedispatchIfDrained(WorkerId w, TimePoint now);
+  // Idle with an empty queue while queries wait centrally.
+  bool Drained(WorkerId w) const;
+  // One dispatch round; true when a worker it gave queries to is drained again.
+  bool DispatchOnce(TimePoint now);
   // Shared-queue dispatch: idle workers, in turn, form batches from the central queue.
   void StartIdleOnSharedQueue(TimePoint now);
   void SendRun(WorkerId w, TimePoint now);

@@ -195,7 +195,8 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   const TimePoint now = clock.Now();
   if (engine->in_system() != 0) {
     return InternalError("simulation ended with " + std::to_string(engine->in_system()) +
-                         " queries neither completed nor dropped");
+                         " queries neither completed nor dropped (" + engine->DescribeBacklog() +
+                         ")");
   }
   // Elapsed = the arrival horizon, or later if the backlog drained after it.
   TimePoint end = std::max(now, TimePoint(horizon));

@@ -25,6 +25,7 @@ Status ClkwrkDispatch::Init(const PolicyContext& ctx) {
 
 void ClkwrkDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
                             TimePoint now, std::vector<Assignment>* out) {
+  deployment_.Observe(workers);  // a plan may have added a hardware type
   // Sync each lane with the engine: queries that left the local queue have started. A
   // worker seen for the first time (added by a plan) gets a fresh lane here, so the
   // lookups below stay in range.

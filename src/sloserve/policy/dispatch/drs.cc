@@ -41,6 +41,7 @@ Status DrsDispatch::Init(const PolicyContext& ctx) {
 
 void DrsDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
                          TimePoint, std::vector<Assignment>* out) {
+  deployment_.Observe(workers);  // a plan may have added a hardware type
   deployment_.IdleFastestFirst(workers, &idle_);
   if (idle_.empty() || pending.empty()) return;
   const bool uniform = deployment_.eligibility.uniform();

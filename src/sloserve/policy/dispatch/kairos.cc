@@ -82,6 +82,7 @@ void KairosDispatch::Assign(const QueueView& pending, const std::vector<WorkerVi
                             TimePoint now, std::vector<Assignment>* out) {
   ++decision_;
   ObserveLaunches(workers);
+  deployment_.Observe(workers);  // a plan may have added a hardware type
   // Columns: every active worker. Nothing to do unless one can start a query now.
   cols_.clear();
   remaining_.clear();

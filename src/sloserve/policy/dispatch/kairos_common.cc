@@ -62,6 +62,27 @@ Status HeteroDeployment::Init(const PolicyContext& ctx, const std::string& varia
     }
   }
   eligibility.Init(&suite);
+  suite_ = &suite;
+  task_ = ctx.task;
+  present_ = std::move(present);
+  Compute();
+  return OkStatus();
+}
+
+void HeteroDeployment::Observe(const std::vector<WorkerView>& workers) {
+  bool added = false;
+  for (const WorkerView& w : workers) {
+    if (w.phase == WorkerPhase::kRetired || w.hardware >= present_.size() || present_[w.hardware])
+      continue;
+    present_[w.hardware] = added = true;
+  }
+  if (added) Compute();
+}
+
+void HeteroDeployment::Compute() {
+  const ProfileSuite& suite = *suite_;
+  const std::vector<bool>& present = present_;
+  const size_t num_hw = suite.hardware().size();
   task_coefficient.assign(suite.tasks().size(), std::vector<double>(num_hw, 0.0));
   task_variant.assign(suite.tasks().size(), std::vector<VariantId>(num_hw, kNoId));
   coefficient.assign(num_hw, 0.0);
@@ -100,7 +121,7 @@ Status HeteroDeployment::Init(const PolicyContext& ctx, const std::string& varia
       task_coefficient[t][h] = h == task_base ? 1.0 : best / lat[h];
       coefficient[h] = std::max(coefficient[h], task_coefficient[t][h]);
     }
-    if (t == ctx.task) {
+    if (t == task_) {
       base = task_base;
       largest_query = largest;
     }
@@ -111,7 +132,6 @@ Status HeteroDeployment::Init(const PolicyContext& ctx, const std::string& varia
   }
   std::stable_sort(types.begin(), types.end(),
                    [&](HardwareId a, HardwareId b) { return coefficient[a] > coefficient[b]; });
-  return OkStatus();
 }
 
 void HeteroDeployment::IdleFastestFirst(const std::vector<WorkerView>& workers,

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "sloserve/core/ids.h"
+
 #include "sloserve/core/status.h"
 #include "sloserve/policy/dispatch/worker_eligibility.h"
 #include "sloserve/policy/views.h"
@@ -25,6 +27,7 @@
 namespace sloserve {
 
 class PolicyParams;
+class ProfileSuite;
 
 // The `qos_factor` option of the QoS-aware heterogeneous dispatchers (kairos, clkwrk): the
 // safety factor on the QoS target, default 0.98 (Kairos section 5.1), in (0, 2].
@@ -47,6 +50,9 @@ struct HeteroDeployment {
   // The variant of each task is the `variant` option when given, else the task's most
   // accurate (ties: first) variant, as the `fixed` selection picks it.
   Status Init(const PolicyContext& ctx, const std::string& variant_option);
+  // Types a plan added since (a worker of a type not present before): their coefficients
+  // are computed as if present at Init. Cheap when nothing is new; call before deciding.
+  void Observe(const std::vector<WorkerView>& workers);
   bool IsBase(HardwareId hw) const { return coefficient[hw] >= 1.0; }
   double CoefficientFor(TaskId t, HardwareId hw) const {
     return t < task_coefficient.size() && hw < task_coefficient[t].size() ? task_coefficient[t][hw]
@@ -58,6 +64,12 @@ struct HeteroDeployment {
   // Indices of active, idle instances with an empty queue, fastest type (largest C)
   // first, in worker order within a type.
   void IdleFastestFirst(const std::vector<WorkerView>& workers, std::vector<size_t>* idle) const;
+
+ private:
+  void Compute();  // everything above from the present types
+  const ProfileSuite* suite_ = nullptr;
+  TaskId task_ = 0;
+  std::vector<bool> present_;  // by HardwareId
 };
 
 }  // namespace sloserve

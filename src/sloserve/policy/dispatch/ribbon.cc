@@ -17,6 +17,7 @@ Status RibbonDispatch::Init(const PolicyContext& ctx) {
 
 void RibbonDispatch::Assign(const QueueView& pending, const std::vector<WorkerView>& workers,
                             TimePoint, std::vector<Assignment>* out) {
+  deployment_.Observe(workers);  // a plan may have added a hardware type
   deployment_.IdleFastestFirst(workers, &idle_);
   if (idle_.empty() || pending.empty()) return;
   if (!deployment_.eligibility.uniform()) {

@@ -40,19 +40,19 @@ const KeyDecl kMaxWorkers{.name = "max_workers",
                           .help =
                               "most workers per hardware type, \"type=N,...\" (unset: the "
                               "budget limits)"};
-// kString, as selection policies declare `variants` (a list there).
-const KeyDecl kVariants{.name = "variants",
-                        .type = KeyType::kString,
+// Not `variants`: selection policies take a variant list of that name, and a spec that
+// combines one with `composed` would share the key.
+const KeyDecl kVariants{.name = "variant_mode",
+                        .type = KeyType::kChoice,
                         .default_value = "planned",
-                        .help =
-                            "composed: planned | fixed (one allowed variant per model); selection "
-                            "policies: a comma-separated variant list"};
+                        .choices = {"planned", "fixed"},
+                        .help = "fixed: per model one allowed variant"};
 const KeyDecl kFixedVariants{.name = "fixed_variants",
                              .type = KeyType::kString,
                              .help =
                                  "\"model=variant,...\"; default per model its most "
                                  "accurate variant"};
-const KeyDecl kHardware{.name = "hardware",
+const KeyDecl kHardware{.name = "hardware_mode",
                         .type = KeyType::kChoice,
                         .default_value = "planned",
                         .choices = {"planned", "fixed"},
@@ -171,10 +171,6 @@ StatusOr<ComposedPlanning::Options> ComposedPlanning::ParseOptions(const PolicyP
   ASSIGN_OR_RETURN(const std::string pin, p.GetString(opt::kPin));
   if (!budget.ok()) return budget.status();
   o.budget_usd_per_h = *budget;
-  if (variants != "planned" && variants != "fixed") {
-    return InvalidArgumentError("composed: option 'variants' must be planned or fixed, got '" +
-                                variants + "'");
-  }
   o.interval = SecondsF(interval_s);
   o.forecaster.window_s = static_cast<int>(window);
   o.stabilization = SecondsF(stabilization_s);
@@ -186,11 +182,11 @@ StatusOr<ComposedPlanning::Options> ComposedPlanning::ParseOptions(const PolicyP
   // A dependent option without what it depends on would be silently ignored.
   if (!fixed_variants.empty() && !o.fixed_variants) {
     return InvalidArgumentError(
-        "composed: option 'fixed_variants' needs variants: fixed (or sizing: static)");
+        "composed: option 'fixed_variants' needs variant_mode: fixed (or sizing: static)");
   }
   if (!fixed_hardware.empty() && !o.fixed_hardware) {
     return InvalidArgumentError(
-        "composed: option 'fixed_hardware' needs hardware: fixed (or sizing: static)");
+        "composed: option 'fixed_hardware' needs hardware_mode: fixed (or sizing: static)");
   }
   ASSIGN_OR_RETURN(o.max_workers, ParseAssignments(max_workers, "max_workers"));
   ASSIGN_OR_RETURN(o.fixed_variant, ParseAssignments(fixed_variants, "fixed_variants"));

@@ -4,7 +4,8 @@
 // (RAMSIS: 1 when the queue is short), which is not a limit on one request's rows
 // (the Open Inference Protocol's batched requests, docs/protocol.md "Batched requests").
 // A head of several rows gets the chosen variant if it takes them within the head's SLO,
-// else the most accurate variant that does (RowCapacity::Fit).
+// else the most accurate variant that does (RowCapacity::Fit). On a worker a plan pinned,
+// the decision names the pinned variant, sized for it: the engine runs that variant.
 #include <memory>
 
 #include "sloserve/policy/interfaces.h"

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Tables of the composed scenario (docs/composed.md) from `sloserve sim --json` rows.
+
+    experiments/composed/tables.py RESULTS.json [--derived OUT.json]
+
+Prints, as Markdown: one row per method (and budget, when swept) with the pool's totals;
+one row per method and model; and the target check of issue 32: at SLO attainment >= 99%,
+is the composition ahead of the best single method (>= 1 accuracy point more at the same
+cost, or >= 20% less cost at the same accuracy)? With --derived it also writes the
+per-method points (cost $/h, accuracy, attainment) as rows `sloserve report` plots.
+
+Accuracy: the profiles give accuracies only for the image and text models (RAMSIS'
+suites); the other models record none (0). "accuracy" below is the mean accuracy of the
+met queries of the models that have one, so the models without do not dilute it.
+Attainment is met / arrived over every model (a shed or dropped query is a miss).
+Python 3 standard library only.
+"""
+import argparse
+import json
+import sys
+
+ATTAINMENT_BAR = 0.99
+ACCURACY_POINTS = 1.0
+COST_SAVING = 0.20
+
+
+def budget_of(row):
+    for key in ("policy.budget_usd_per_h", "budget_usd_per_h"):
+        if key in row:
+            return float(row[key])
+    return None
+
+
+def group(rows):
+    """(policy, budget) -> {"all": total row, model: row}."""
+    runs = {}
+    for r in rows:
+        runs.setdefault((r["policy"], budget_of(r)), {})[r.get("model", "all")] = r
+    return runs
+
+
+def point(models):
+    total = models["all"]
+    scored = [r for m, r in models.items() if m != "all" and r["accuracy"] > 0]
+    met = sum(r["met"] for r in scored)
+    acc = sum(r["accuracy"] * r["met"] for r in scored) / met if met else 0.0
+    hours = total["elapsed_s"] / 3600.0 if total["elapsed_s"] > 0 else 1.0
+    return {
+        "accuracy": acc,
+        "attainment": total["met"] / total["arrived"] if total["arrived"] else 0.0,
+        "p99_ms": total["p99_ms"],
+        "cost_usd": total["cost_usd"],
+        "cost_per_hour": total["cost_usd"] / hours,
+        "core_seconds": total["core_seconds"],
+        "cold_starts": total["cold_starts"],
+        "loads": total.get("loads", 0),
+    }
+
+
+def fmt_budget(b):
+    return "" if b is None else "%g" % b
+
+
+def methods_table(runs):
+    out = ["| method | budget ($/h) | accuracy (%) | SLO attainment | p99 (ms) | cost ($) | "
+           "mean $/h | core-seconds | cold starts | loads |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for (policy, budget), models in runs.items():
+        p = point(models)
+        out.append("| %s | %s | %.2f | %.4f | %.0f | %.2f | %.2f | %.0f | %d | %d |" % (
+            policy, fmt_budget(budget), p["accuracy"], p["attainment"], p["p99_ms"],
+            p["cost_usd"], p["cost_per_hour"], p["core_seconds"], p["cold_starts"],
+            p["loads"]))
+    return "\n".join(out)
+
+
+def models_table(runs):
+    out = ["| method | budget ($/h) | model | arrived | accuracy (%) | SLO attainment | "
+           "p99 (ms) | cost ($) | cold starts | loads |",
+           "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for (policy, budget), models in runs.items():
+        for name, r in models.items():
+            if name == "all":
+                continue
+            att = r["met"] / r["arrived"] if r["arrived"] else 0.0
+            acc = "%.2f" % r["accuracy"] if r["accuracy"] > 0 else "n/a"
+            out.append("| %s | %s | %s | %d | %s | %.4f | %.0f | %.2f | %d | %d |" % (
+                policy, fmt_budget(budget), name, r["arrived"], acc, att, r["p99_ms"],
+                r.get("cost_usd", 0.0), r["cold_starts"], r.get("loads", 0)))
+    return "\n".join(out)
+
+
+def target_check(runs, composed="composed", exclude=("oracle",)):
+    """Per budget: the composition against the best single method, both at >= 99%."""
+    budgets = sorted({b for (_, b) in runs}, key=lambda b: -1 if b is None else b)
+    lines = []
+    for b in budgets:
+        if (composed, b) not in runs:
+            continue
+        c = point(runs[(composed, b)])
+        singles = [(name, point(m)) for (name, bb), m in runs.items()
+                   if bb == b and name != composed and name not in exclude]
+        ok = [(n, p) for n, p in singles if p["attainment"] >= ATTAINMENT_BAR]
+        where = "budget %s $/h" % fmt_budget(b) if b is not None else "the run"
+        if c["attainment"] < ATTAINMENT_BAR:
+            lines.append("- %s: the composition's attainment is %.4f, below %.2f: not comparable."
+                         % (where, c["attainment"], ATTAINMENT_BAR))
+            continue
+        if not ok:
+            lines.append("- %s: no single method reaches %.2f attainment; the composition does "
+                         "(%.4f, accuracy %.2f%%, %.2f $/h)."
+                         % (where, ATTAINMENT_BAR, c["attainment"], c["accuracy"],
+                            c["cost_per_hour"]))
+            continue
+        name, best = max(ok, key=lambda np: (np[1]["accuracy"], -np[1]["cost_per_hour"]))
+        d_acc = c["accuracy"] - best["accuracy"]
+        saving = 1 - c["cost_per_hour"] / best["cost_per_hour"] if best["cost_per_hour"] else 0
+        met = (d_acc >= ACCURACY_POINTS and saving >= -0.02) or \
+              (saving >= COST_SAVING and d_acc >= -0.1)
+        lines.append("- %s: best single method at >= %.2f attainment is **%s** (accuracy %.2f%%, "
+                     "%.2f $/h); the composition: accuracy %+.2f points, cost %+.1f%% -> "
+                     "target %s." % (where, ATTAINMENT_BAR, name, best["accuracy"],
+                                     best["cost_per_hour"], d_acc, -100 * saving,
+                                     "met" if met else "NOT met"))
+    return "\n".join(lines) if lines else "- no composed row in the results"
+
+
+def derived_rows(runs, experiment):
+    rows = []
+    for (policy, budget), models in runs.items():
+        p = point(models)
+        row = {"policy": policy, "model": "all"}
+        if budget is not None:
+            row["budget_usd_per_h"] = budget
+        row.update(p)
+        rows.append(row)
+    return {"experiment": experiment, "rows": rows}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results")
+    ap.add_argument("--derived", help="write per-method points here (for sloserve report)")
+    args = ap.parse_args()
+    with open(args.results) as f:
+        data = json.load(f)
+    runs = group(data["rows"])
+    print("### Per method\n")
+    print(methods_table(runs))
+    print("\n### Per model\n")
+    print(models_table(runs))
+    print("\n### Target (issue 32)\n")
+    print(target_check(runs))
+    if args.derived:
+        with open(args.derived, "w") as f:
+            json.dump(derived_rows(runs, data.get("experiment", "composed")), f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
