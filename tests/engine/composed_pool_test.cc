@@ -372,5 +372,124 @@ TEST(ComposedPoolTest, OneTaskLeavesThePerModelRatesEmpty) {
   EXPECT_TRUE(called);
 }
 
+// The composed planner adds workers of types the pool did not start with: Kairos' family
+// computes their coefficients when they appear, for a multi-model and a one-model suite
+// alike (before, their queries waited centrally for ever).
+TEST(ComposedPoolTest, KairosDispatchersServeOnATypeAPlanAddsAfterInit) {
+  const Disjoint d = DisjointSuite();
+  for (const char* dispatch : {"kairos", "ribbon", "drs", "clkwrk"}) {
+    SCOPED_TRACE(dispatch);
+    PolicySet set = testing::Policies(dispatch, "edf");
+    bool planned = false;
+    set.planning =
+        std::make_unique<testing::FnPlanning>([&](const PlanningInput&, DeploymentPlan* out) {
+          if (planned) return;
+          planned = true;
+          WorkerPlan p;  // a new gpu worker for y; the pool had cpu only
+          p.hardware = d.gpu;
+          p.pinned = d.suite.FindVariant("y2").value();
+          out->workers.push_back(p);
+          out->change = true;
+        });
+    testing::VirtualRun run;
+    ASSERT_TRUE(run.Start(&d.suite, Pool({d.cpu}), std::move(set)).ok());
+    Engine& e = run.engine();
+    e.OnPlanTick(run.now());
+    run.RunToEnd();  // the new worker loads its variant
+    ASSERT_EQ(e.workers().size(), 2u);
+    ASSERT_TRUE(e.workers()[1].active);
+    testing::RecordLog log;
+    e.set_sink(log.Sink());
+    TimePoint now = run.now();
+    const int n = 200;
+    for (int i = 0; i < n; ++i) {
+      now += Millis(3);
+      run.Submit(Of(i % 2 == 0 ? d.x : d.y, now, Seconds(1)), now);
+    }
+    run.RunToEnd();
+    e.DropAllQueued(run.now());
+    EXPECT_EQ(log.Count(DropReason::kShutdown), 0);
+    EXPECT_EQ(log.Completed(), n);
+    EXPECT_EQ(e.counters().invalid_decisions, 0);
+  }
+}
+
+// A dispatcher that gives queries only to idle workers with an empty queue (Kairos) and a
+// batching policy that drops what it is given (ORLOJ's timeouts): the worker is idle again
+// at once, and the central queue must not wait for an event that never comes.
+TEST(ComposedPoolTest, AWorkerThatDropsWhatItIsGivenIsOfferedTheNextQuery) {
+  const ProfileSuite suite = testing::MultiModelSuite();
+  auto idle_only = [](const QueueView& q, const std::vector<WorkerView>& w, TimePoint,
+                      std::vector<Assignment>* out) {
+    if (!q.empty() && w[0].active && !w[0].busy && w[0].queue_length == 0)
+      out->push_back({0, w[0].id});
+  };
+  auto drop_odd = [](const WorkerView&, const QueueView& q, TimePoint, BatchDecision* d) {
+    if (q.empty()) return;
+    if (q.front().id % 2 == 1) {
+      d->drop.push_back(0);
+      return;
+    }
+    d->kind = BatchDecision::Kind::kRun;
+    d->variant = 0;
+    d->take.push_back(0);
+  };
+  testing::VirtualRun run;
+  ASSERT_TRUE(run.Start(&suite, testing::Workers(1), testing::MakeSet(idle_only, drop_odd)).ok());
+  Engine& e = run.engine();
+  testing::RecordLog log;
+  e.set_sink(log.Sink());
+  const int n = 9;  // all at once: one runs, the rest wait centrally
+  for (int i = 0; i < n; ++i) run.Submit(Of(0, run.now(), Seconds(10)), run.now());
+  run.RunToEnd();
+  EXPECT_EQ(e.in_system(), 0u) << e.DescribeBacklog();
+  e.DropAllQueued(run.now());
+  EXPECT_EQ(log.Count(DropReason::kShutdown), 0);
+  EXPECT_EQ(log.Count(DropReason::kPolicy), (n + 1) / 2);
+  EXPECT_EQ(log.Completed(), n / 2);
+}
+
+// A pinned worker runs its pin whatever the selection chose, so the batching policy must
+// size its batches for the pin: ORLOJ, handed the selection's slow variant, dropped every
+// query as one that could not finish in time.
+TEST(ComposedPoolTest, BatchingOnAPinnedWorkerPlansForThePinnedVariant) {
+  const ProfileSuite suite = testing::MultiModelSuite();  // img_fast 10 ms, img_slow 30 ms
+  const VariantId fast = suite.FindVariant("img_fast").value();
+  for (const char* batching : {"orloj", "edf"}) {
+    SCOPED_TRACE(batching);
+    PolicySet set = testing::Policies("round_robin", batching);  // fixed: img_slow, 80%
+    bool planned = false;
+    set.planning =
+        std::make_unique<testing::FnPlanning>([&](const PlanningInput&, DeploymentPlan* out) {
+          if (planned) return;
+          planned = true;
+          WorkerPlan p;
+          p.worker = 0;
+          p.pinned = fast;
+          out->workers.push_back(p);
+          out->change = true;
+        });
+    testing::VirtualRun run;
+    ASSERT_TRUE(run.Start(&suite, testing::Workers(1), std::move(set)).ok());
+    Engine& e = run.engine();
+    e.OnPlanTick(run.now());
+    ASSERT_EQ(e.workers()[0].pinned, fast);
+    testing::RecordLog log;
+    e.set_sink(log.Sink());
+    TimePoint now = run.now();
+    const int n = 50;
+    for (int i = 0; i < n; ++i) {
+      now += Millis(20);
+      run.Submit(Of(0, now, Millis(25)), now);  // img_slow cannot make 25 ms, img_fast can
+    }
+    run.RunToEnd();
+    e.DropAllQueued(run.now());
+    EXPECT_EQ(log.Count(DropReason::kPolicy), 0);
+    int met = 0;
+    for (const QueryRecord& r : log.records) met += r.met_slo ? 1 : 0;
+    EXPECT_EQ(met, n);
+  }
+}
+
 }  // namespace
 }  // namespace sloserve
