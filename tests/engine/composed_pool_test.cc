@@ -491,5 +491,58 @@ TEST(ComposedPoolTest, BatchingOnAPinnedWorkerPlansForThePinnedVariant) {
   }
 }
 
+// per_model: each model's queries decided by its own dispatcher. Kairos gives one query at
+// a time to an idle instance; y's queries under it never share a batch, x's (jsq) do.
+TEST(ComposedPoolTest, PerModelDispatchHandsEachModelToItsOwnDispatcher) {
+  const Disjoint d = DisjointSuite();
+  testing::VirtualRun run;
+  ASSERT_TRUE(run.Start(&d.suite, Pool({d.cpu, d.gpu, d.cpu, d.gpu}),
+                        testing::Policies("per_model", "edf", {{"model_dispatch", "y=kairos"}}))
+                  .ok());
+  Engine& e = run.engine();
+  testing::RecordLog log;
+  e.set_sink(log.Sink());
+  TimePoint now = kTimeZero;
+  const int n = 400;
+  for (int i = 0; i < n; ++i) {
+    if (i % 8 == 0) now += Millis(2);  // bursts of 8: batches form where the dispatcher lets them
+    run.Submit(Of(i % 2 == 0 ? d.x : d.y, now, Seconds(1)), now);
+  }
+  run.RunToEnd();
+  e.DropAllQueued(run.now());
+  ASSERT_TRUE(log.EachEndedOnce(n));
+  EXPECT_EQ(log.Completed(), n);
+  EXPECT_EQ(e.counters().invalid_decisions, 0);
+  int max_x = 0, max_y = 0;
+  for (const QueryRecord& r : log.records) {
+    EXPECT_EQ(e.workers()[r.worker].hardware, r.task == d.x ? d.cpu : d.gpu) << r.id;
+    (r.task == d.x ? max_x : max_y) = std::max(r.task == d.x ? max_x : max_y, r.batch_size);
+  }
+  EXPECT_GT(max_x, 1);  // jsq queues several on a worker: EDF batches them
+  EXPECT_EQ(max_y, 1);  // Kairos: one query per idle instance
+}
+
+TEST(ComposedPoolTest, PerModelDispatchNamesAnUnknownModelOrDispatcher) {
+  const Disjoint d = DisjointSuite();
+  for (const auto& [option, expected] :
+       std::vector<std::pair<std::string, std::string>>{{"z=kairos", "no model 'z'"},
+                                                        {"y=kairoz", "kairoz"},
+                                                        {"y=shared", "shared queue"},
+                                                        {"y", "not name=value"}}) {
+    SCOPED_TRACE(option);
+    PolicySpec spec;
+    spec.dispatch = "per_model";
+    spec.options = {{"model_dispatch", option}};
+    StatusOr<PolicySet> set = MakePolicySet(spec);
+    Status st = set.status();
+    if (set.ok()) {
+      testing::VirtualRun run;
+      st = run.Start(&d.suite, Pool({d.cpu, d.gpu}), std::move(set).value());
+    }
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.message().find(expected), std::string::npos) << st.message();
+  }
+}
+
 }  // namespace
 }  // namespace sloserve

@@ -10,6 +10,7 @@
 #include "sloserve/policy/dispatch/drs.h"
 #include "sloserve/policy/dispatch/join_shortest_queue.h"
 #include "sloserve/policy/dispatch/kairos.h"
+#include "sloserve/policy/dispatch/per_model_dispatch.h"
 #include "sloserve/policy/dispatch/quota.h"
 #include "sloserve/policy/dispatch/ribbon.h"
 #include "sloserve/policy/dispatch/round_robin.h"
@@ -63,6 +64,10 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
                  JoinShortestQueueDispatch::Create);
   r->AddDispatch("quota", "arrivals in proportion to the workers' plan quotas (smooth WRR)",
                  QuotaDispatch::Create);
+  r->AddDispatch("per_model",
+                 "each model's queries to its own dispatcher (model_dispatch), the rest to "
+                 "default_dispatch",
+                 PerModelDispatch::Create);
   r->AddDispatch("central", "queries wait centrally; idle workers take up to central_batch",
                  CentralQueueDispatch::Create);
   r->AddDispatch("shared", "queries stay central; idle workers batch straight from it",

@@ -1,5 +1,7 @@
 #include "sloserve/policy/planning/composed_planning.h"
 
+#include "sloserve/policy/name_value_list.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -80,38 +82,6 @@ const KeyDecl kPin{.name = "pin",
 
 namespace {
 
-// The comma-separated items of `text`, spaces around each dropped, empty ones skipped.
-std::vector<std::string> ListItems(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    const size_t first = item.find_first_not_of(' ');
-    if (first == std::string::npos) continue;
-    out.push_back(item.substr(first, item.find_last_not_of(' ') + 1 - first));
-  }
-  return out;
-}
-
-// "a=b,c=d" -> {(a, b), (c, d)}; "" -> {}.
-StatusOr<ComposedPlanning::Assignments> ParseAssignments(const std::string& text,
-                                                         const std::string& option) {
-  ComposedPlanning::Assignments out;
-  for (const std::string& item : ListItems(text)) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
-      return InvalidArgumentError("composed: option '" + option + "': '" + item +
-                                  "' is not name=value");
-    }
-    std::vector<std::string> sides = ListItems(item.substr(0, eq) + "," + item.substr(eq + 1));
-    if (sides.size() != 2) {
-      return InvalidArgumentError("composed: option '" + option + "': '" + item +
-                                  "' is not name=value");
-    }
-    out.emplace_back(sides[0], sides[1]);
-  }
-  return out;
-}
-
 // The model (task) named `name`, else an error naming the option.
 StatusOr<TaskId> FindModel(const ProfileSuite& suite, const std::string& name,
                            const std::string& option) {
@@ -188,9 +158,12 @@ StatusOr<ComposedPlanning::Options> ComposedPlanning::ParseOptions(const PolicyP
     return InvalidArgumentError(
         "composed: option 'fixed_hardware' needs hardware_mode: fixed (or sizing: static)");
   }
-  ASSIGN_OR_RETURN(o.max_workers, ParseAssignments(max_workers, "max_workers"));
-  ASSIGN_OR_RETURN(o.fixed_variant, ParseAssignments(fixed_variants, "fixed_variants"));
-  ASSIGN_OR_RETURN(o.fixed_hardware_of, ParseAssignments(fixed_hardware, "fixed_hardware"));
+  ASSIGN_OR_RETURN(o.max_workers,
+                   ParseNameValueList(max_workers, "composed: option 'max_workers'"));
+  ASSIGN_OR_RETURN(o.fixed_variant,
+                   ParseNameValueList(fixed_variants, "composed: option 'fixed_variants'"));
+  ASSIGN_OR_RETURN(o.fixed_hardware_of,
+                   ParseNameValueList(fixed_hardware, "composed: option 'fixed_hardware'"));
   if (pin == "none") {
     o.pin_none = true;
   } else if (pin != "all") {
