@@ -99,7 +99,7 @@ double ComposedLoadScale(const ComposedProblem& problem);
 // The most workers of candidate c any optimal plan uses: enough for all of lambda_m
 // (more add cost and serve nothing), within the budget and its type's limit.
 int ComposedMaxWorkers(const ComposedProblem& problem, size_t c);
-// Σ lambda_m: the denominator of the accuracy term.
+// Σ lambda_m over the models with accuracies (else over all): the denominator of AA.
 double ComposedTotalLoad(const ComposedProblem& problem);
 // True when `workers` (per candidate) is within the budget and the per-type limits.
 bool ComposedWithinLimits(const ComposedProblem& problem, const std::vector<int>& workers);
