@@ -12,7 +12,10 @@ per-method points (cost $/h, accuracy, attainment) as rows `sloserve report` plo
 Accuracy: the profiles give accuracies only for the image and text models (RAMSIS'
 suites); the other models record none (0). "accuracy" below is the mean accuracy of the
 met queries of the models that have one, so the models without do not dilute it.
-Attainment is met / arrived over every model (a shed or dropped query is a miss).
+Attainment is met / arrived (a shed or dropped query is a miss), over every query and
+for the worst model: the recommendation model's queries are three quarters of all, so a
+pool-wide 99% can hide a model served at 40%. The target asks every model for 99%.
+"cold starts" counts every variant load (a plan's new worker loading its variant, too).
 Python 3 standard library only.
 """
 import argparse
@@ -48,12 +51,13 @@ def point(models):
     return {
         "accuracy": acc,
         "attainment": total["met"] / total["arrived"] if total["arrived"] else 0.0,
+        "worst_attainment": min((r["met"] / r["arrived"] for m, r in models.items()
+                                 if m != "all" and r["arrived"]), default=0.0),
         "p99_ms": total["p99_ms"],
         "cost_usd": total["cost_usd"],
         "cost_per_hour": total["cost_usd"] / hours,
         "core_seconds": total["core_seconds"],
         "cold_starts": total["cold_starts"],
-        "loads": total.get("loads", 0),
     }
 
 
@@ -62,39 +66,39 @@ def fmt_budget(b):
 
 
 def methods_table(runs):
-    out = ["| method | budget ($/h) | accuracy (%) | SLO attainment | p99 (ms) | cost ($) | "
-           "mean $/h | core-seconds | cold starts | loads |",
+    out = ["| method | budget ($/h) | accuracy (%) | SLO attainment | worst model's | p99 (ms) | "
+           "cost ($) | mean $/h | core-seconds | cold starts |",
            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for (policy, budget), models in runs.items():
         p = point(models)
-        out.append("| %s | %s | %.2f | %.4f | %.0f | %.2f | %.2f | %.0f | %d | %d |" % (
-            policy, fmt_budget(budget), p["accuracy"], p["attainment"], p["p99_ms"],
-            p["cost_usd"], p["cost_per_hour"], p["core_seconds"], p["cold_starts"],
-            p["loads"]))
+        out.append("| %s | %s | %.2f | %.4f | %.4f | %.0f | %.2f | %.2f | %.0f | %d |" % (
+            policy, fmt_budget(budget), p["accuracy"], p["attainment"], p["worst_attainment"],
+            p["p99_ms"], p["cost_usd"], p["cost_per_hour"], p["core_seconds"],
+            p["cold_starts"]))
     return "\n".join(out)
 
 
 def models_table(runs):
     out = ["| method | budget ($/h) | model | arrived | accuracy (%) | SLO attainment | "
-           "p99 (ms) | cost ($) | cold starts | loads |",
-           "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "p99 (ms) | cost ($) | cold starts |",
+           "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for (policy, budget), models in runs.items():
         for name, r in models.items():
             if name == "all":
                 continue
             att = r["met"] / r["arrived"] if r["arrived"] else 0.0
             acc = "%.2f" % r["accuracy"] if r["accuracy"] > 0 else "n/a"
-            out.append("| %s | %s | %s | %d | %s | %.4f | %.0f | %.2f | %d | %d |" % (
+            out.append("| %s | %s | %s | %d | %s | %.4f | %.0f | %.2f | %d |" % (
                 policy, fmt_budget(budget), name, r["arrived"], acc, att, r["p99_ms"],
-                r.get("cost_usd", 0.0), r["cold_starts"], r.get("loads", 0)))
+                r.get("cost_usd", 0.0), r["cold_starts"]))
     return "\n".join(out)
 
 
 def target_check(runs, composed="composed", exclude=("oracle",)):
     """Per budget: the composition against the best single method, both at >= 99%."""
     budgets = sorted({b for (_, b) in runs}, key=lambda b: -1 if b is None else b)
-    out = ["| budget ($/h) | best single method at >= 99% | its accuracy (%) | its $/h | "
-           "composed: attainment | accuracy (%) | $/h | accuracy diff (points) | "
+    out = ["| budget ($/h) | best single method, every model at >= 99% | its accuracy (%) | its $/h | "
+           "composed: worst model's attainment | accuracy (%) | $/h | accuracy diff (points) | "
            "cost diff | target |",
            "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for b in budgets:
@@ -103,18 +107,19 @@ def target_check(runs, composed="composed", exclude=("oracle",)):
         c = point(runs[(composed, b)])
         singles = [(name, point(m)) for (name, bb), m in runs.items()
                    if bb == b and name != composed and name not in exclude]
-        ok = [(n, p) for n, p in singles if p["attainment"] >= ATTAINMENT_BAR]
-        mine = "%.4f | %.2f | %.2f" % (c["attainment"], c["accuracy"], c["cost_per_hour"])
+        ok = [(n, p) for n, p in singles if p["worst_attainment"] >= ATTAINMENT_BAR]
+        mine = "%.4f | %.2f | %.2f" % (c["worst_attainment"], c["accuracy"],
+                                       c["cost_per_hour"])
         if not ok:
             out.append("| %s | none | | | %s | | | %s |" % (
                 fmt_budget(b), mine,
-                "composed alone at >= 99%" if c["attainment"] >= ATTAINMENT_BAR
+                "composed alone at >= 99%" if c["worst_attainment"] >= ATTAINMENT_BAR
                 else "none at >= 99%"))
             continue
         name, best = max(ok, key=lambda np: (np[1]["accuracy"], -np[1]["cost_per_hour"]))
         d_acc = c["accuracy"] - best["accuracy"]
         saving = 1 - c["cost_per_hour"] / best["cost_per_hour"] if best["cost_per_hour"] else 0
-        if c["attainment"] < ATTAINMENT_BAR:
+        if c["worst_attainment"] < ATTAINMENT_BAR:
             verdict = "not met: composed below 99% attainment"
         elif (d_acc >= ACCURACY_POINTS and saving >= -0.02) or \
                 (saving >= COST_SAVING and d_acc >= -0.1):
