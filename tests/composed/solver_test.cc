@@ -98,7 +98,7 @@ TEST(ComposedSolverTest, TradesAccuracyAgainstCost) {
   p.candidates = {Candidate(0, 0, 0, 70, 40, 1),  // cheap, less accurate
                   Candidate(0, 1, 1, 80, 20, 2),  // 2 workers needed, $4/h
                   Candidate(1, 2, 0, 0, 10, 1)};  // accuracy unknown: cost only
-  p.weights.beta = 0.05;  // $3/h more buys 8 points on 80% of the load: worth it
+  p.weights.beta = 0.05;  // $3/h more buys 10 points of AA (model 1 has no accuracy)
   auto plan = SolveComposedMilp(p);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->allocations[0].workers, 0);
@@ -107,12 +107,34 @@ TEST(ComposedSolverTest, TradesAccuracyAgainstCost) {
   EXPECT_DOUBLE_EQ(plan->cost_usd_per_h, 5);
   EXPECT_NEAR(plan->served_rps[0], 40, 1e-9);
   EXPECT_NEAR(plan->average_accuracy, (80 * 40 + 0 * 10) / 50.0, 1e-9);
-  p.weights.beta = 0.5;  // now $3/h costs 0.15 against 0.08 of accuracy
+  p.weights.beta = 0.5;  // now $3/h costs 0.15 against 0.10 of accuracy
   plan = SolveComposedMilp(p);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->allocations[0].workers, 1);
   EXPECT_EQ(plan->allocations[1].workers, 0);
   EXPECT_DOUBLE_EQ(plan->cost_usd_per_h, 2);
+}
+
+// AA averages over the models that have accuracies: a busy model without any (here ten
+// times the load) does not dilute accuracy's weight against cost.
+TEST(ComposedSolverTest, AModelWithoutAccuraciesDoesNotDiluteTheAccuracyTerm) {
+  ComposedProblem p;
+  p.lambda_rps = {40, 400};
+  p.budget_usd_per_h = 10;
+  p.headroom = 1;
+  p.candidates = {Candidate(0, 0, 0, 70, 40, 1), Candidate(0, 1, 1, 80, 20, 2),
+                  Candidate(1, 2, 0, 0, 1000, 1)};
+  EXPECT_DOUBLE_EQ(ComposedTotalLoad(p), 40);
+  // 10 points of AA (0.10) against $3/h more (0.06): the accurate variant. Averaged over
+  // all 440 queries/s the gain would be 0.009 and the cheap one would win.
+  p.weights.beta = 0.2;
+  auto plan = SolveComposedMilp(p);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->allocations[1].workers, 2);
+  EXPECT_EQ(plan->allocations[0].workers, 0);
+  p.candidates[0].accuracy = 0;  // no model with accuracies: every model's load
+  p.candidates[1].accuracy = 0;
+  EXPECT_DOUBLE_EQ(ComposedTotalLoad(p), 440);
 }
 
 TEST(ComposedSolverTest, BudgetAndTypeLimitsHold) {
