@@ -4,7 +4,7 @@
 # seven hardware types with prices), every method at three $/h budgets. Writes the JSON
 # rows to $OUT/hour.json, the per-method points to $OUT/points.json, the accuracy-cost
 # plot to $OUT/plots/ (points at SLO attainment >= 99%), and prints the markdown tables of
-# docs/composed.md. About 10 minutes on 2 cores.
+# docs/composed.md. About 3 minutes on 2 cores.
 #   experiments/composed/run.sh
 # Env: SLOSERVE (binary, default build/apps/sloserve/sloserve), OUT (default
 # experiments/composed/results), JOBS (runs in parallel, default 2).
