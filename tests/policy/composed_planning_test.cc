@@ -377,8 +377,8 @@ TEST(ComposedPlanningTest, FixedVariantsAndHardware) {
   }
   // The defaults: the most accurate variant (img_big), on the type with the most
   // capacity per $ for it (gpu: 667 / 3 > 100 / 1).
-  auto d =
-      Planner({{"budget_usd_per_h", "10"}, {"variant_mode", "fixed"}, {"hardware_mode", "fixed"}}, workers);
+  auto d = Planner(
+      {{"budget_usd_per_h", "10"}, {"variant_mode", "fixed"}, {"hardware_mode", "fixed"}}, workers);
   ASSERT_EQ(d->problem().candidates.size(), 2u);
   EXPECT_EQ(d->problem().candidates[0].name, "img_big@gpu");
   EXPECT_EQ(d->problem().candidates[1].name, "txt@cpu");

@@ -104,8 +104,8 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
   eopts.task = dep.task;
   eopts.slo = dep.slo;
   eopts.submit_offline = driver.OfflineSubmitter();  // inline, result after offline_delay
-  eopts.future_peak_qps = FuturePeakFunction(
-      std::make_shared<FutureLoad>(&spec.arrival, streams, dep.task, spec.seed));
+  eopts.future_peak_qps =
+      FuturePeakFunction(std::make_shared<FutureLoad>(&spec.arrival, streams, dep.task, spec.seed));
   RETURN_IF_ERROR(AddModelOverrides(spec, suite, &policies, &eopts));
   // Declared before the engine so it outlives the engine's sink.
   std::optional<IntervalLatencies> interval_latency;
