@@ -1202,15 +1202,18 @@ void Engine::OnRunResult(WorkerId w, const ActionResult& r, TimePoint now) {
   if (policies_.placement) policies_.placement->OnBatchComplete(done);
   MaybeRetire(w, now);
   RunDispatch(now);
-  TryStart(w, now);
-  RedispatchIfDrained(w, now);
+  StartThenRedispatch(w, now);
 }
 
-void Engine::RedispatchIfDrained(WorkerId w, TimePoint now) {
-  // The worker's policy dropped what it held instead of running it (ORLOJ's timeouts): it
-  // is idle now, and a dispatcher that waits for idle instances (kairos) was asked while
-  // it still held them; with no further event the central queue would wait for ever.
-  if (Drained(w)) RunDispatch(now);
+void Engine::StartThenRedispatch(WorkerId w, TimePoint now) {
+  // The worker's policy may drop what it holds instead of running it (ORLOJ's timeouts):
+  // then it is idle, and a dispatcher that waits for idle instances (kairos) was asked
+  // while it still held them; with no further event the central queue would wait for
+  // ever. Asked again only then: a worker that held nothing changed nothing, and a second
+  // call would draw a noisy dispatcher's random numbers for the same decision.
+  const bool held = !states_[w].queue.empty();
+  TryStart(w, now);
+  if (held && Drained(w)) RunDispatch(now);
 }
 
 void Engine::OnTimer(TimePoint now) {
@@ -1220,8 +1223,7 @@ void Engine::OnTimer(TimePoint now) {
     WorkerState& st = states_[wk.worker];
     if (st.wake != wk.at) continue;  // superseded
     st.wake = kTimeInfinite;
-    TryStart(wk.worker, now);
-    RedispatchIfDrained(wk.worker, now);
+    StartThenRedispatch(wk.worker, now);
   }
 }
 

@@ -248,8 +248,8 @@ class Engine {
   // dropped) when full, or refused when `w` is pinned to a variant of another model.
   bool EnqueueOnWorker(uint32_t slot, WorkerId w, const std::string& by, TimePoint now);
   void TryStart(WorkerId w, TimePoint now);
-  // After TryStart: a worker it left idle with an empty queue takes from the central queue.
-  void RedispatchIfDrained(WorkerId w, TimePoint now);
+  // TryStart, then the central queue again if the worker dropped all it held.
+  void StartThenRedispatch(WorkerId w, TimePoint now);
   // Idle with an empty queue while queries wait centrally.
   bool Drained(WorkerId w) const;
   // One dispatch round; true when a worker it gave queries to is drained again.
