@@ -33,7 +33,8 @@ trap stop_server EXIT
 for method in $METHODS; do
   echo "== $method" >&2
   # One configuration of the sweep: the method's row as the policy, the budget fixed.
-  python3 experiments/composed/one_method.py "$CONFIG" "$method" "$BUDGET" > "$OUT/$method.yaml"
+  python3 experiments/composed/one_method.py "$CONFIG" "$method" "$BUDGET" "$OUT" \
+    > "$OUT/$method.yaml"
   "$BIN" sim "$OUT/$method.yaml" --set duration_s="$WINDOW" --json --no-progress \
     > "$OUT/sim_$method.json"
   # Admission control off, as in sim (serve's default is on: it answers 429 to a request
