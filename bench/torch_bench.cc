@@ -146,6 +146,10 @@ BENCHMARK(BM_Direct)
 // Direct-call throughput on two cores (one thread and module each), the ceiling `serve`
 // with two 1-core workers is compared against (docs/torch.md): pooled_linear, cnn_large.
 BENCHMARK(BM_Direct)->Args({5, 1})->Args({0, 1})->Threads(2)->UseRealTime();
+// Issue 35's row: the >= 1 ms batches of cnn_large (and its batch 1), one thread, against
+// which bench/torch_serve.sh puts `serve` with one 1-core worker (--benchmark_filter=
+// 'BM_Direct/0/[148]/real_time$').
+BENCHMARK(BM_Direct)->Args({0, 1})->Args({0, 4})->Args({0, 8})->UseRealTime();
 BENCHMARK(BM_Executor)
     ->Apply(ExecutorOverheadArgs)
     ->ComputeStatistics("min", Min)

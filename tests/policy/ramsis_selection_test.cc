@@ -124,6 +124,46 @@ TEST(RamsisSelectionTest, AStalePublishStepIsHarmless) {
   orphan();
 }
 
+// A default range starts at 1% of the deployment's peak; a load well below it gets a
+// policy of its own (the range's lowest assumes a load the deployment does not have),
+// and an explicit min_qps is kept as given.
+TEST(RamsisSelectionTest, ADefaultRangeGrowsDownwardToALoadFarBelowIt) {
+  static const ProfileSuite* suite = &testing::EmbeddedSuite("ramsis-image");
+  const testing::ScopedTempDir temp("ramsis-below");
+  for (const char* min_qps : {"0", "20"}) {
+    SCOPED_TRACE(std::string("min_qps ") + min_qps);
+    std::vector<OfflineJob> offline;
+    PolicyContext ctx;
+    auto policy = SmallRamsis(suite, temp.File("cache"), 10, &offline, &ctx,
+                              {{"min_qps", min_qps}, {"max_qps", "2000"}, {"window_ms", "2000"}});
+    auto* ramsis = static_cast<RamsisSelection*>(policy.get());
+    const size_t initial = ramsis->policies().size();
+    ASSERT_GE(initial, 1u);
+    EXPECT_NEAR(ramsis->policies().front().load_qps(), 20.0, 1e-9);  // 1% of 2,000 either way
+    // 5 qps for 4 s: a quarter of the lowest policy's load.
+    TimePoint t = kTimeZero;
+    for (int i = 0; i < 20; ++i) ramsis->OnArrival(Query{}, t += Millis(200));
+    QueueFixture q;
+    q.Add(0, 150);
+    ramsis->Choose(ctx.workers[0], q.View(), q.View().at(0), t);
+    if (std::string(min_qps) == "20") {
+      EXPECT_TRUE(offline.empty());
+      continue;
+    }
+    ASSERT_EQ(offline.size(), 1u);
+    offline[0].work()();
+    ASSERT_EQ(ramsis->policies().size(), initial + 1);
+    EXPECT_NEAR(ramsis->policies().front().load_qps(), 5.5, 1e-9);  // the load, 10% headroom
+    // Covered now (5.5 >= 5, not more than 2x): nothing more is asked for.
+    ramsis->Choose(ctx.workers[0], q.View(), q.View().at(0), t);
+    EXPECT_EQ(offline.size(), 1u);
+    // 12 qps: the 20-qps policy covers it within 2x: nothing either.
+    for (int i = 0; i < 24; ++i) ramsis->OnArrival(Query{}, t += Micros(83'333));
+    ramsis->Choose(ctx.workers[0], q.View(), q.View().at(0), t);
+    EXPECT_EQ(offline.size(), 1u);
+  }
+}
+
 TEST(RamsisSelectionTest, WorkersAddedAfterInitServeTheFirstClass) {
   static const ProfileSuite* suite = &testing::EmbeddedSuite("ramsis-image");
   const testing::ScopedTempDir temp("ramsis-added");

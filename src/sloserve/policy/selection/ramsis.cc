@@ -261,10 +261,12 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
     mdp::PolicySetOptions set = options_.set;
     const double class_peak = peak_qps * static_cast<double>(cls.workers) / serving;
     if (set.max_qps <= 0) set.max_qps = class_peak;
-    if (set.min_qps <= 0) set.min_qps = std::max(1.0, set.max_qps * 0.01);
+    const bool defaulted_min = set.min_qps <= 0;
+    if (defaulted_min) set.min_qps = std::max(1.0, set.max_qps * 0.01);
     if (set.min_qps >= set.max_qps)
       return InvalidArgumentError("ramsis: min_qps must be below max_qps");
     ClassState state{cls, LoadMonitor(LoadMonitor::Options{options_.window, kTimeZero}), {}, m};
+    if (defaulted_min) state.extend_below_qps = set.min_qps;
     if (options_.fixed_load_qps > 0) {
       m.load_qps = options_.fixed_load_qps;
       ASSIGN_OR_RETURN(mdp::Policy only, mdp::GeneratePolicy(suite, m));
@@ -350,10 +352,13 @@ void RamsisSelection::GenerateInBackground(size_t c, const mdp::MdpOptions& m,
 
 void RamsisSelection::Extend(size_t c, double qps) {
   ClassState& cls = (*classes_)[c];
-  if (!submit_offline_ || cls.in_flight || cls.policies.empty() ||
-      cls.policies.back().load_qps() >= qps) {
-    return;
-  }
+  if (!submit_offline_ || cls.in_flight || cls.policies.empty()) return;
+  const bool above = cls.policies.back().load_qps() < qps;
+  // Below the default range: only from 1 qps (the range's own floor), and only when the
+  // covering policy is too pessimistic by more than 2x, so a ramp adds log2-many.
+  const bool below = !above && qps >= 1 && qps < cls.extend_below_qps &&
+                     mdp::SelectPolicy(cls.policies, qps)->load_qps() > 2 * qps;
+  if (!above && !below) return;
   cls.in_flight = true;
   // 10% headroom so the new policy covers the load for a while.
   mdp::MdpOptions m = cls.mdp;

@@ -78,9 +78,15 @@ class RamsisSelection : public SelectionPolicy {
     std::vector<mdp::Policy> policies;  // sorted by load
     mdp::MdpOptions mdp;                // this class's MDP (SLO, workers)
     bool in_flight = false;             // a generation for this class is submitted
+    // Below this load (the set's defaulted lower end) policies are added on demand.
+    double extend_below_qps = 0;
   };
-  // Submits an offline job generating a policy for `qps` if none covers it and none is
-  // in flight for the class; the job's publish step inserts it into the class's set.
+  // Submits an offline job generating a policy for `qps`, if none is in flight for the
+  // class, when no policy covers it, or when it is below a defaulted set's lower end and
+  // the policy covering it assumes more than twice the load (a set's default range starts
+  // at 1% of the deployment's peak, which for fast real models is far above the loads
+  // they serve: its lowest policy then picks for a load the deployment does not have).
+  // The job's publish step inserts the policy into the class's set.
   void Extend(size_t c, double qps);
   // Live only (PolicyContext::live): prepares the offline job generating class c's set
   // (submitted at the end of Init); its publish step replaces the fallback, the fastest
