@@ -71,7 +71,10 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
     e->model_arrivals_.assign(num_tasks, 0);
     e->model_qps_.assign(num_tasks, 0.0);
     e->model_rate_history_.assign(num_tasks, {});
+    e->model_system_rows_.assign(num_tasks, 0);
+    e->model_running_rows_.assign(num_tasks, 0);
   }
+  e->eligibility_.Init(suite);
   e->admission_ = AdmissionControl(*suite, options.task, options.slo, options.admission,
                                    e->policies_.variant_follows_load);
   const size_t num_variants = suite->variants().size();
@@ -202,13 +205,27 @@ AdmissionControl& Engine::AdmissionFor(TaskId task) {
   if (!a) {
     a = std::make_unique<AdmissionControl>(*suite_, task, ModelSlo(task), options_.admission,
                                            policies_.variant_follows_load);
-    std::vector<std::pair<WorkerId, HardwareId>> serving;
-    for (const WorkerView& v : views_) {
-      if (v.active) serving.emplace_back(v.id, v.hardware);
-    }
-    a->SetActiveWorkers(serving);
+    a->SetActiveWorkers(ServingWorkers(task));
   }
   return *a;
+}
+
+std::vector<std::pair<WorkerId, HardwareId>> Engine::ServingWorkers(TaskId task) const {
+  std::vector<std::pair<WorkerId, HardwareId>> serving;
+  for (const WorkerView& v : views_) {
+    if (eligibility_.Eligible(v, task)) serving.emplace_back(v.id, v.hardware);
+  }
+  return serving;
+}
+
+int64_t Engine::QueuedRowsOf(TaskId task) const {
+  if (task >= model_system_rows_.size()) return system_rows_ - running_rows_;
+  return model_system_rows_[task] - model_running_rows_[task];
+}
+
+void Engine::AddRunningRows(TaskId task, int64_t rows) {
+  running_rows_ += rows;
+  if (task < model_running_rows_.size()) model_running_rows_[task] += rows;
 }
 
 void Engine::SetWorkerReachable(WorkerId w, bool reachable, TimePoint now) {
@@ -284,6 +301,7 @@ QueryId Engine::Submit(Query q, TimePoint now) {
   metrics_.OnArrival(now);
   ++in_system_;
   system_rows_ += q.size;
+  if (q.task < model_system_rows_.size()) model_system_rows_[q.task] += q.size;
   uint32_t slot = AllocSlot(q);
   if (q.task >= suite_->tasks().size()) {
     DropSlot(slot, DropReason::kUnservable, now);
@@ -294,8 +312,8 @@ QueryId Engine::Submit(Query q, TimePoint now) {
     DropSlot(slot, DropReason::kUnservable, now);
     return q.id;
   }
-  if (admission_.enabled() && !AdmissionFor(q.task).Admit(system_rows_ - running_rows_ - q.size,
-                                                          q.size, now, q.deadline, q.priority)) {
+  if (admission_.enabled() && !AdmissionFor(q.task).Admit(QueuedRowsOf(q.task) - q.size, q.size,
+                                                          now, q.deadline, q.priority)) {
     DropSlot(slot, DropReason::kShed, now);
     return q.id;
   }
@@ -495,9 +513,9 @@ void Engine::RecomputeActiveCost() {
       model_cores_[v.model] += v.cores;
     }
   }
-  admission_.SetActiveWorkers(serving);
-  for (const std::unique_ptr<AdmissionControl>& a : model_admission_) {
-    if (a) a->SetActiveWorkers(serving);
+  admission_.SetActiveWorkers(eligibility_.uniform() ? serving : ServingWorkers(options_.task));
+  for (TaskId t = 0; t < model_admission_.size(); ++t) {
+    if (model_admission_[t]) model_admission_[t]->SetActiveWorkers(ServingWorkers(t));
   }
 }
 
@@ -968,7 +986,7 @@ void Engine::StartBatch(WorkerId w, VariantId v, TaskId task, std::vector<uint32
   WorkerView& view = views_[w];
   WorkerState& st = states_[w];
   st.batch_slots.swap(take_slots);  // take_slots is scratch: no copy needed
-  running_rows_ += rows;
+  AddRunningRows(task, rows);
   st.batch_variant = v;
   st.batch_task = task;
   st.batch_formed = now;
@@ -1128,7 +1146,7 @@ void Engine::FailBatch(WorkerId w, const Status& status, TimePoint now) {
   WorkerState& st = states_[w];
   std::vector<uint32_t> slots;
   slots.swap(st.batch_slots);
-  running_rows_ -= RowsOf(slots);
+  AddRunningRows(st.batch_task, -RowsOf(slots));
   BecomeIdle(w, now);
   Warn("engine: batch on " + views_[w].name + " failed (" + status.ToString() + "); " +
        std::to_string(slots.size()) + " queries re-queued or dropped");
@@ -1166,7 +1184,7 @@ void Engine::OnRunResult(WorkerId w, const ActionResult& r, TimePoint now) {
   if (!model_metrics_.empty()) model_metrics_[st.batch_task].OnBatch(n, now - st.batch_formed);
   std::vector<uint32_t> slots;
   slots.swap(st.batch_slots);
-  running_rows_ -= RowsOf(slots);
+  AddRunningRows(st.batch_task, -RowsOf(slots));
   // The policy's view of the batch, taken before Finish frees the slots.
   const bool have_solo = r.solo.size() == slots.size();
   const bool have_outputs = r.outputs.size() == slots.size();
@@ -1351,6 +1369,7 @@ void Engine::Finish(uint32_t slot, QueryRecord& r) {
     model_metrics_[r.task].OnDone(r, acc);
   --in_system_;
   system_rows_ -= r.size;
+  if (r.task < model_system_rows_.size()) model_system_rows_[r.task] -= r.size;
   FreeSlot(slot);
   if (sink_) sink_(r);
 }

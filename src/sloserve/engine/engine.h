@@ -26,6 +26,7 @@
 #include "sloserve/engine/model_queues.h"
 #include "sloserve/engine/query_record.h"
 #include "sloserve/engine/worker_protocol.h"
+#include "sloserve/policy/dispatch/worker_eligibility.h"
 #include "sloserve/policy/interfaces.h"
 #include "sloserve/policy/policy_spec.h"
 #include "sloserve/profile/profile.h"
@@ -340,6 +341,17 @@ class Engine {
   AdmissionControl admission_;
   int64_t system_rows_ = 0;
   int64_t running_rows_ = 0;
+  // The same per model (TaskId; several models only): each model's admission judges the
+  // wait behind its own queue, not behind every model's.
+  std::vector<int64_t> model_system_rows_;
+  std::vector<int64_t> model_running_rows_;
+  // Rows of model `task` waiting (in the system, not in a formed batch).
+  int64_t QueuedRowsOf(TaskId task) const;
+  void AddRunningRows(TaskId task, int64_t rows);
+  // The workers taking queries, for the admission of model `task`: only those that serve
+  // it (worker_eligibility.h), so a model's capacity is not its neighbours'.
+  std::vector<std::pair<WorkerId, HardwareId>> ServingWorkers(TaskId task) const;
+  WorkerEligibility eligibility_;
   // Drops the queue's head while its deadline can no longer be met (admission).
   bool DropExpiredHead(ModelQueues& queues, ModelQueues::Queue& queue, WorkerId w, bool shared,
                        TimePoint now);
