@@ -12,7 +12,9 @@
 //
 //   LoadVariant    torch::jit::load, torch::jit::optimize_for_inference (freezes the
 //                  module; oneDNN convolutions at every batch size) + `warmup_runs` forward
-//                  calls on a one-row zero input; begin/end bracket all, so end - begin is
+//                  calls on a one-row zero input, and two at each other batch size the
+//                  profile has for the worker's hardware (TorchScript's first calls at a new
+//                  shape are slow); begin/end bracket all, so end - begin is
 //                  the measured cold start. The module's parameter and buffer bytes are
 //                  accounted as resident on the worker until UnloadVariant.
 //   RunBatch       stacks the queries' input tensors along the batch dimension, runs
