@@ -69,6 +69,43 @@ Query Of(TaskId task, TimePoint now, Duration slo) {
   return q;
 }
 
+// Admission per model on workers that serve only their model: the wait is the model's own
+// queue on its own workers, so a burst of x (cpu) that fills x's queue sheds x's excess and
+// none of y's queries (gpu). Before, the pool's queued rows counted for every model, and
+// every active worker's capacity.
+TEST(ComposedPoolTest, AdmissionOfAModelOnItsOwnWorkersIgnoresTheOthersQueues) {
+  Disjoint d = DisjointSuite();
+  testing::VirtualRun run;
+  EngineOptions opts;
+  opts.admission.enabled = true;
+  opts.slo = Millis(100);  // x's, the engine's task
+  opts.model_slo = {Millis(100), Millis(50)};
+  ASSERT_TRUE(
+      run.Start(&d.suite, Pool({d.cpu, d.gpu}), testing::Policies("jsq", "edf"), nullptr, opts)
+          .ok());
+  Engine& e = run.engine();
+  testing::RecordLog log;
+  e.set_sink(log.Sink());
+  // x's cpu worker clears ~1,700 rows/s (4 rows in 2.3 ms): ~130 rows fit 75 ms of x's SLO.
+  for (int i = 0; i < 400; ++i) run.Submit(Of(d.x, kTimeZero, Millis(100)), kTimeZero);
+  ASSERT_GT(e.queued_rows(), 100);
+  // y's gpu worker clears ~2,500 rows/s: x's queue would take y past 75% of its 50 ms.
+  for (int i = 0; i < 5; ++i) run.Submit(Of(d.y, kTimeZero, Millis(50)), kTimeZero);
+  run.RunToEnd();
+  e.DropAllQueued(run.now());
+  ASSERT_TRUE(log.EachEndedOnce(405));
+  int x_shed = 0, y_done = 0;
+  for (const QueryRecord& r : log.records) {
+    x_shed += r.task == d.x && r.drop_reason == DropReason::kShed;
+    if (r.task == d.y) {
+      EXPECT_FALSE(r.dropped) << DropReasonName(r.drop_reason);
+      y_done += !r.dropped;
+    }
+  }
+  EXPECT_GT(x_shed, 0);
+  EXPECT_EQ(y_done, 5);
+}
+
 TEST(ComposedPoolTest, EveryDispatcherServesEachModelOnlyWhereItsHardwareServesIt) {
   const Disjoint d = DisjointSuite();
   const std::map<std::string, std::map<std::string, std::string>> dispatchers = {

@@ -73,6 +73,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
     e->model_rate_history_.assign(num_tasks, {});
     e->model_system_rows_.assign(num_tasks, 0);
     e->model_running_rows_.assign(num_tasks, 0);
+    e->model_shares_workers_.assign(num_tasks, 0);
   }
   e->eligibility_.Init(suite);
   e->admission_ = AdmissionControl(*suite, options.task, options.slo, options.admission,
@@ -218,8 +219,14 @@ std::vector<std::pair<WorkerId, HardwareId>> Engine::ServingWorkers(TaskId task)
   return serving;
 }
 
+bool Engine::WouldShed(TaskId task, Duration slo, int32_t level, TimePoint now) {
+  return admission_.enabled() &&
+         !AdmissionFor(task).Admit(QueuedRowsOf(task), 1, now, now + slo, level);
+}
+
 int64_t Engine::QueuedRowsOf(TaskId task) const {
-  if (task >= model_system_rows_.size()) return system_rows_ - running_rows_;
+  if (task >= model_system_rows_.size() || model_shares_workers_[task])
+    return system_rows_ - running_rows_;
   return model_system_rows_[task] - model_running_rows_[task];
 }
 
@@ -511,6 +518,20 @@ void Engine::RecomputeActiveCost() {
     if (v.model < model_price_per_hour_.size()) {
       model_price_per_hour_[v.model] += suite_->hardware()[v.hardware].price_per_hour;
       model_cores_[v.model] += v.cores;
+    }
+  }
+  if (!model_shares_workers_.empty()) {
+    // An undedicated worker serves every model its hardware has a variant of.
+    std::fill(model_shares_workers_.begin(), model_shares_workers_.end(), 0);
+    std::vector<uint8_t> seen_type(suite_->hardware().size(), 0);
+    for (const WorkerView& v : views_) {
+      if (!v.active || v.model != kNoId || seen_type[v.hardware]) continue;
+      seen_type[v.hardware] = 1;
+      std::vector<TaskId> served;
+      for (TaskId t = 0; t < model_shares_workers_.size(); ++t)
+        if (eligibility_.HardwareServes(v.hardware, t)) served.push_back(t);
+      if (served.size() > 1)
+        for (TaskId t : served) model_shares_workers_[t] = 1;
     }
   }
   admission_.SetActiveWorkers(eligibility_.uniform() ? serving : ServingWorkers(options_.task));

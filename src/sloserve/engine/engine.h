@@ -142,6 +142,9 @@ class Engine {
   const std::vector<MachineView>& machines() const { return machines_; }
   const MetricsCollector& metrics() const { return metrics_; }
   const AdmissionControl& admission() const { return admission_; }
+  // Whether admission (when enabled) would refuse one row of model `task` with `slo` at
+  // resolved priority `level` now: that model's admission, its own waiting rows.
+  bool WouldShed(TaskId task, Duration slo, int32_t level, TimePoint now);
   // Drops query `id` if it is still queued (its client went away): true if it was.
   bool Cancel(QueryId id, TimePoint now);
   // The executor lost contact with worker `w` (reachable = false) or regained it (remote
@@ -345,8 +348,14 @@ class Engine {
   // wait behind its own queue, not behind every model's.
   std::vector<int64_t> model_system_rows_;
   std::vector<int64_t> model_running_rows_;
-  // Rows of model `task` waiting (in the system, not in a formed batch).
+  // Rows a query of model `task` waits behind: its model's own waiting rows (in the
+  // system, not in a formed batch) when every active worker serving it serves only it
+  // (dedicated, or hardware profiled for it alone), else every model's (the workers it
+  // shares run the other models' queries too, EDF across models).
   int64_t QueuedRowsOf(TaskId task) const;
+  // By TaskId (several models only): some active worker serving the model serves another
+  // one too. Recomputed with the active workers.
+  std::vector<uint8_t> model_shares_workers_;
   void AddRunningRows(TaskId task, int64_t rows);
   // The workers taking queries, for the admission of model `task`: only those that serve
   // it (worker_eligibility.h), so a model's capacity is not its neighbours'.

@@ -7,13 +7,10 @@ namespace sloserve {
 std::vector<size_t> EarlyShed::SetSlos(const std::vector<Duration>& by_model) {
   std::vector<size_t> probes;
   probes.reserve(by_model.size());
-  for (Duration slo : by_model) {
-    const auto it = std::find(slos_.begin(), slos_.end(), slo);
-    if (it != slos_.end()) {
-      probes.push_back(static_cast<size_t>(it - slos_.begin()));
-    } else if (slos_.size() < kMaxSlos && slo > Duration::zero()) {
-      probes.push_back(slos_.size());
-      slos_.push_back(slo);
+  for (size_t t = 0; t < by_model.size(); ++t) {
+    if (probes_.size() < kMaxSlos && by_model[t] > Duration::zero()) {
+      probes.push_back(probes_.size());
+      probes_.push_back(Probe{static_cast<TaskId>(t), by_model[t]});
     } else {
       probes.push_back(kNoProbe);
     }
@@ -21,12 +18,11 @@ std::vector<size_t> EarlyShed::SetSlos(const std::vector<Duration>& by_model) {
   return probes;
 }
 
-void EarlyShed::Publish(const AdmissionControl& admission, int64_t queued_rows, TimePoint now) {
-  const int32_t levels = std::clamp(admission.priority_levels(), 1, kMaxPriorityLevels);
-  for (size_t p = 0; p < slos_.size(); ++p) {
+void EarlyShed::Publish(const WouldShed& would_shed, int32_t levels) {
+  levels = std::clamp(levels, 1, kMaxPriorityLevels);
+  for (size_t p = 0; p < probes_.size(); ++p) {
     for (int32_t level = 1; level <= levels; ++level) {
-      const bool shed =
-          admission.enabled() && !admission.Admit(queued_rows, 1, now, now + slos_[p], level);
+      const bool shed = would_shed(probes_[p].model, probes_[p].slo, level);
       shedding_[p][static_cast<size_t>(level)].store(shed, std::memory_order_relaxed);
     }
   }

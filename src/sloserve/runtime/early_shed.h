@@ -11,15 +11,19 @@
 // are reported the same wherever they were refused. The state is at most one engine
 // step old: the engine thread steps at every arrival it sees and every batch completion.
 //
-// Several models (issue 31): each served model's SLO is a probe (SetSlos, once, before
-// serving); models sharing an SLO share its probe. At most kMaxSlos distinct SLOs are
-// probed (each probe is one admission check per level per engine step); the models of
-// other SLOs are not shed early, their requests go to the engine, which sheds them there.
+// Several models (issue 31): each served model is a probe of its own (SetSlos, once,
+// before serving), judged by that model's admission (its SLO, its own waiting rows and
+// the workers that serve it: Engine::WouldShed). At most kMaxSlos models are probed; the
+// others are not shed early, their requests go to the engine, which sheds them there.
+// (Until 2026-11-29 models sharing an SLO shared a probe judged by the pool's admission,
+// i.e. the engine's first model's capacity against every model's queue.)
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "sloserve/core/ids.h"
 #include "sloserve/core/time.h"
 #include "sloserve/engine/admission.h"
 #include "sloserve/engine/metrics.h"
@@ -31,11 +35,13 @@ class EarlyShed {
   static constexpr size_t kMaxSlos = 16;
   static constexpr size_t kNoProbe = kMaxSlos;
 
-  // Before serving: the SLO of every model, by TaskId. Returns each model's probe (an
-  // index into the distinct SLOs, in order of first appearance), kNoProbe beyond kMaxSlos.
+  // Before serving: the SLO of every model, by TaskId (zero: not served). Returns each
+  // model's probe, kNoProbe for models not served and beyond kMaxSlos probes.
   std::vector<size_t> SetSlos(const std::vector<Duration>& by_model);
-  // Engine thread: `queued_rows` wait in the engine now.
-  void Publish(const AdmissionControl& admission, int64_t queued_rows, TimePoint now);
+  // Whether admission would refuse one row of `model` with `slo` at priority `level` now.
+  using WouldShed = std::function<bool(TaskId model, Duration slo, int32_t level)>;
+  // Engine thread, after each step: `levels` priority levels (AdmissionOptions).
+  void Publish(const WouldShed& would_shed, int32_t levels);
   // Caller's thread: whether a request of resolved `level` (1..levels) of a model whose
   // probe is `probe` is refused now (counted if so). `cheapest` = its rows and SLO are no
   // cheaper than the probe's.
@@ -48,7 +54,11 @@ class EarlyShed {
   void AddTo(MetricsSummary& m, std::vector<PriorityStats>& levels) const;
 
  private:
-  std::vector<Duration> slos_;  // the probes' SLOs; fixed before serving
+  struct Probe {
+    TaskId model = 0;
+    Duration slo{};
+  };
+  std::vector<Probe> probes_;  // fixed before serving
   // [probe][level]
   std::array<std::array<std::atomic<bool>, kMaxPriorityLevels + 1>, kMaxSlos> shedding_{};
   std::array<std::atomic<int64_t>, kMaxPriorityLevels + 1> refused_{};

@@ -83,7 +83,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   ASSIGN_OR_RETURN(rt->served_,
                    ServedModels::Build(*suite, rt->hardware_types_, rt->row_capacity_, models));
   eopts.model_slo = rt->served_.engine_model_slo();
-  // Each model is shed early against its own SLO (models sharing one share its probe).
+  // Each model is shed early by its own admission (early_shed.h).
   {
     std::vector<Duration> slos(suite->tasks().size(), Duration::zero());  // zero: no probe
     for (const TaskInfo& info : rt->served_.infos()) {
@@ -381,7 +381,13 @@ void EngineRuntime::SubmitAll(std::vector<Submission>& batch) {
 
 void EngineRuntime::StepLocked(TimePoint now, bool force_publish) {
   driver_->Step(now);
-  early_shed_.Publish(engine_->admission(), engine_->queued_rows(), now);
+  if (engine_->admission().enabled()) {
+    early_shed_.Publish(
+        [this, now](TaskId model, Duration slo, int32_t level) {
+          return engine_->WouldShed(model, slo, level, now);
+        },
+        engine_->admission().priority_levels());
+  }
   if (active_model_ops_ > 0) AdvanceModelOps(now);
   // After the step and what it published (admission's state), like a lock taken now.
   PublishAndAnswer(now, force_publish);
