@@ -32,6 +32,15 @@ def main():
                 method, model, r["arrived"], sent, r["met"] / r["arrived"] if r["arrived"] else 0,
                 met / sent if sent else 0, r["p50_ms"], lat.get("p50", 0), r["p99_ms"],
                 lat.get("p99", 0), sent - d["ok"]))
+    # Models sent real labelled inputs (loadgen --dataset): the accuracy of their answers.
+    for method in methods:
+        for name in sorted(os.listdir(out)):
+            prefix = "live_%s_" % method
+            if name.startswith(prefix) and name.endswith(".json"):
+                d = json.load(open(os.path.join(out, name)))
+                if d.get("labelled"):
+                    print("\n%s %s: accuracy measured from %d labelled answers: %.2f%%" % (
+                        method, name[len(prefix):-5], d["labelled"], d["accuracy_measured"]))
     return 0
 
 
