@@ -10,8 +10,9 @@ runs one configuration), or the models' trace windows (for loadgen).
         one line per model: name, trace path, first second, rate scale, and for a model
         from a model repository its held-out set (REPOSITORY/TASK/heldout.json), if any
 
---add FILE: also the models of FILE (live_digits.yaml), its hardware_prices, and its
-policy: keys other than planning and budget_usd_per_h as options of every method.
+--add FILE: also the models of FILE (live_digits.yaml), its starting pool (hardware:)
+and hardware_prices, and its policy: keys other than planning and budget_usd_per_h as
+options of every method.
 
 Reads the YAML subset hour.yaml is written in (flow mappings on one line); Python 3
 standard library only.
@@ -116,6 +117,11 @@ def main():
             merged.update(flow_items(prices.group(1)))
             line = "hardware_prices: {%s}" % ", ".join("%s: %s" % kv for kv in merged.items())
             head = head[:ours.start()] + line + head[ours.end():] if ours else head + "\n" + line
+        # FILE's starting pool joins the config's (every model needs a worker to start with).
+        pool = re.search(r'^hardware: "(.*)"', add_text, re.M)
+        if pool:
+            head = re.sub(r'^hardware: "(.*)"', lambda m: 'hardware: "%s,%s"' % (
+                m.group(1), pool.group(1)), head, count=1, flags=re.M)
         head = head.rstrip("\n") + "\n" + rebase(block(add_text, "models"), add_folder,
                                                  target).rstrip("\n")
         options += policy_options(add_text)
