@@ -147,8 +147,8 @@ Status StartRepositoryModels(const RepositoryModels& models, const ProfileSuite&
       any = any || !spec.preload_none;
     }
     if (any) {
-      RETURN_IF_ERROR(PreloadTorchWorkers(r.torch, *r.profile, theirs)
-                          .WithPrefix("model '" + r.model + "'"));
+      RETURN_IF_ERROR(
+          PreloadTorchWorkers(r.torch, *r.profile, theirs).WithPrefix("model '" + r.model + "'"));
     }
   }
   return OkStatus();

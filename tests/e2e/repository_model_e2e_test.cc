@@ -48,16 +48,14 @@ nlohmann::json Heldout() {
 
 std::string DigitsRequest(const nlohmann::json& sample) {
   nlohmann::json request;
-  request["inputs"] = {{{"name", "input"},
-                        {"shape", {1, 1, 8, 8}},
-                        {"datatype", "FP32"},
-                        {"data", sample["data"]}}};
+  request["inputs"] = {
+      {{"name", "input"}, {"shape", {1, 1, 8, 8}}, {"datatype", "FP32"}, {"data", sample["data"]}}};
   return request.dump();
 }
 
 nlohmann::json Post(uint16_t port, const std::string& model, const std::string& body) {
-  return nlohmann::json::parse(
-      testing::HttpPostBody(port, "/v2/models/" + model + "/infer", body), nullptr, false);
+  return nlohmann::json::parse(testing::HttpPostBody(port, "/v2/models/" + model + "/infer", body),
+                               nullptr, false);
 }
 
 // The measured accuracy of a variant in the committed profile (`variant NAME TASK ACC ...`).
@@ -126,9 +124,9 @@ TEST(RepositoryModelE2eTest, AnEmulatedModelAndTheDigitsModelServeFromOnePool) {
   // Every held-out sample once (constant arrivals, one per sample): the accuracy measured
   // from the answers is the one `profile measure` measured for the variant.
   const size_t samples = heldout["samples"].size();
-  auto labelled = RunProcess({kBin, "loadgen", "--port", std::to_string(port), "--model",
-                              "digits", "--dataset", kRoot + "/models/digits/heldout.json",
-                              "--arrival", "constant", "--qps", "270", "--duration",
+  auto labelled = RunProcess({kBin, "loadgen", "--port", std::to_string(port), "--model", "digits",
+                              "--dataset", kRoot + "/models/digits/heldout.json", "--arrival",
+                              "constant", "--qps", "270", "--duration",
                               std::to_string((samples + 0.5) / 270), "--timeout", "60", "--json"});
   ASSERT_EQ(labelled.exit_code, 0) << labelled.err;
   const auto report = nlohmann::json::parse(labelled.out);
@@ -173,9 +171,9 @@ TEST(RepositoryModelE2eTest, BadCombinationsAreNamed) {
   expect_error({kBin, "config", "check", missing_path}, "has no task 'digitz'");
   expect_error({kBin, "serve", missing_path, "--port", "0"}, "has no task 'digitz'");
   // A repository beside a suite, and copies of one.
-  expect_error({kBin, "config", "check",
-                Write(dir, "suite.yaml", MixedConfig(", suite: ramsis-image"))},
-               "takes its suite from it");
+  expect_error(
+      {kBin, "config", "check", Write(dir, "suite.yaml", MixedConfig(", suite: ramsis-image"))},
+      "takes its suite from it");
   expect_error({kBin, "config", "check", Write(dir, "copies.yaml", MixedConfig(", copies: 2"))},
                "copies must be 1");
   // --model-repository replaces the suite; with models: it is refused, naming the key.

@@ -131,9 +131,9 @@ StatusOr<PolicySpec> ModelPolicy(const FlatConfig& entry, const PolicySpec& pool
 
 const std::vector<const KeyDecl*>& ModelEntryKeys() {
   static const std::vector<const KeyDecl*> keys = [] {
-    std::vector<const KeyDecl*> k = {&kModelName,     &kModelSuite,  &kModelRepository,
-                                     &kModelTask,     &kModelVariants, &kModelCopies,
-                                     &kModelSloMs,    &kModelShare,  &kModelPriority};
+    std::vector<const KeyDecl*> k = {&kModelName,  &kModelSuite,    &kModelRepository,
+                                     &kModelTask,  &kModelVariants, &kModelCopies,
+                                     &kModelSloMs, &kModelShare,    &kModelPriority};
     for (const KeyDecl* a : ArrivalKeys()) k.push_back(a);
     k.push_back(&kModelBatching);
     k.push_back(&kModelSelection);
@@ -219,7 +219,8 @@ StatusOr<std::vector<ModelSpec>> ModelsFromFlat(const std::vector<FlatConfig>& e
                                     "loaded once per worker); copies must be 1");
       m.repository = PathOfConfig(TextOf(entry, kModelRepository), base);
       if (m.task.empty()) m.task = name;
-      ASSIGN_OR_RETURN(m.suite, RepositoryProfilePath(m.repository, m.task, origin + ".repository"));
+      ASSIGN_OR_RETURN(m.suite,
+                       RepositoryProfilePath(m.repository, m.task, origin + ".repository"));
     }
     ASSIGN_OR_RETURN(double slo_ms, NumberOf(entry, kModelSloMs));
     m.slo = slo_ms > 0 ? MillisF(slo_ms) : run.slo;

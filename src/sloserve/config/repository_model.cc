@@ -23,7 +23,8 @@ StatusOr<std::string> RepositoryProfilePath(const std::string& dir, const std::s
     return NotFoundError("'" + origin + "': " + dir + " has no task '" + task +
                          "' (its directories: " + (list.empty() ? "none" : list) + ")");
   }
-  for (const fs::path& p : {fs::path(dir) / task / "profile.prof", fs::path(dir) / "profile.prof"}) {
+  for (const fs::path& p :
+       {fs::path(dir) / task / "profile.prof", fs::path(dir) / "profile.prof"}) {
     if (fs::is_regular_file(p, ec)) return p.string();
   }
   return FailedPreconditionError("'" + origin + "': " + dir + "/" + task +
