@@ -88,6 +88,11 @@ StatusOr<RunResult> RunRamp(const std::string& name, const std::string& config,
                             double step_seconds, uint64_t seed, bool json) {
   sets.push_back("server.port=0");  // any free port: the demo never collides
   ASSIGN_OR_RETURN(ServeSetup setup, BuildServeSetup(config, sets, /*deferred_init=*/true));
+  if (setup.repository_models) {  // their workers would need the real loads serve does
+    return InvalidArgumentError(
+        "the demo serves emulated models only; serve a config with models[i].repository "
+        "with `sloserve serve`");
+  }
   ASSIGN_OR_RETURN(auto server, HttpServer::Create(setup.http, setup.runtime.get()));
   ASSIGN_OR_RETURN(uint16_t port, server->Start());
   setup.runtime->Start();

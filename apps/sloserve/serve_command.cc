@@ -40,10 +40,11 @@ const std::vector<FlagSpec> kFlags = {
      "execute the repository's TorchScript variants with LibTorch (docs/torch.md); schedules "
      "with DIR/<task>/profile.prof"},
     {"oversubscribe", "",
-     "with --model-repository: allow more workers' cores than the machine has"},
+     "with --model-repository or a config's repository models: allow more workers' cores than "
+     "the machine has"},
     {"allow-stale-profile", "",
-     "with --model-repository: serve even when a model file changed since `profile measure` "
-     "(a warning instead of a refusal)"},
+     "with --model-repository or a config's repository models: serve even when a model file "
+     "changed since `profile measure` (a warning instead of a refusal)"},
     {"log-format", "text|json",
      "json: log lines as JSON objects (ts, level, msg, ...) and one line per inference "
      "request with its request id, model, status, variant, worker and times (default text: "
@@ -138,7 +139,9 @@ Status Run(const Args& args) {
   // and --set's keys still win; its input shape replaces any declared one.
   TorchServing torch;
   if (args.Has("model-repository")) {
-    ASSIGN_OR_RETURN(torch, PrepareTorchServing(args.Get("model-repository")));
+    StatusOr<TorchServing> prepared = PrepareTorchServing(args.Get("model-repository"));
+    if (!prepared.ok()) return prepared.status().WithPrefix("--model-repository");
+    torch = std::move(*prepared);
     std::vector<std::string> first = {"suite=" + torch.profile_path, "task=" + torch.task,
                                       "server.input_shape="};
     if (args.positionals().empty()) {
@@ -147,14 +150,23 @@ Status Run(const Args& args) {
       first.insert(first.end(), {"hardware=", "workers=1", "slo_ms="});
     }
     sets.insert(sets.begin(), first.begin(), first.end());
-  } else if (args.Has("oversubscribe") || args.Has("allow-stale-profile")) {
-    return InvalidArgumentError(
-        std::string(args.Has("oversubscribe") ? "--oversubscribe" : "--allow-stale-profile") +
-        ": only with --model-repository");
   }
   ASSIGN_OR_RETURN(ServeSetup setup,
                    BuildServeSetup(args.positionals().empty() ? "" : args.positionals()[0], sets,
                                    /*deferred_init=*/true, torch.make_executor));
+  if (!torch.make_executor && !setup.repository_models &&
+      (args.Has("oversubscribe") || args.Has("allow-stale-profile"))) {
+    return InvalidArgumentError(
+        std::string(args.Has("oversubscribe") ? "--oversubscribe" : "--allow-stale-profile") +
+        ": only with --model-repository or a model from a repository (models[i].repository)");
+  }
+  if (setup.repository_models) {
+    RETURN_IF_ERROR(StartRepositoryModels(*setup.repository_models, *setup.suite,
+                                          setup.runtime->deployment().workers,
+                                          {.oversubscribe = args.Has("oversubscribe"),
+                                           .allow_stale_profile = args.Has("allow-stale-profile"),
+                                           .warn = [&](const std::string& m) { say(m); }}));
+  }
   if (torch.make_executor) {
     RETURN_IF_ERROR(CheckProfileFreshness({.suite = setup.suite.get(),
                                            .profile_path = torch.profile_path,

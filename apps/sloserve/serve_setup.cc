@@ -67,6 +67,12 @@ StatusOr<ServeSetup> BuildServeSetup(
     ASSIGN_OR_RETURN(config, LoadExperimentConfig(config_path));
   }
   RETURN_IF_ERROR(ApplyOverrides(&config, sets));
+  if (make_executor && !config.models.empty()) {
+    return InvalidArgumentError(
+        "--model-repository serves a repository instead of the config's suite, and this config "
+        "lists models: name the repository in its model instead (models[i].repository, "
+        "docs/torch.md)");
+  }
   if (!config.sweep.empty() || !config.policies.empty()) {
     return InvalidArgumentError("serve runs one configuration: remove 'sweep:' and 'policies:'");
   }
@@ -178,6 +184,19 @@ StatusOr<ServeSetup> BuildServeSetup(
     ro.deployment.workers = static_cast<int>(options.addresses.size());
     ro.worker_addresses = options.addresses;
     ro.make_executor = KServeExecutorFactory(std::move(options));
+  }
+  // LibTorch models among the emulated ones (models[i].repository): one pool, an executor
+  // per model.
+  if (std::any_of(spec.models.begin(), spec.models.end(),
+                  [](const ModelSpec& m) { return !m.repository.empty(); })) {
+    if (has_remote || has_kserve) {
+      return InvalidArgumentError(
+          std::string(has_remote ? "server.remote_workers" : "server.kserve_workers") +
+          " with a model from a repository (models[i].repository): the workers of a serve run "
+          "with LibTorch models are in its process");
+    }
+    ASSIGN_OR_RETURN(setup.repository_models, PrepareRepositoryModels(spec.models, *setup.suite));
+    ro.make_executor = RepositoryModelsExecutor(setup.repository_models, ro.service, ro.seed);
   }
   ASSIGN_OR_RETURN(setup.runtime, EngineRuntime::Create(setup.suite.get(), ro));
   RETURN_IF_ERROR(*connected);

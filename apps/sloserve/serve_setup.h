@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "repository_models.h"
 #include "sloserve/grpc/grpc_server.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/runtime/engine_runtime.h"
@@ -15,6 +16,9 @@ namespace sloserve::cli {
 
 struct ServeSetup {
   std::unique_ptr<ProfileSuite> suite;
+  // The models of `models:` run with LibTorch (models[i].repository); empty = none. The
+  // runtime's executor points into them: declared before it, destroyed after it.
+  std::shared_ptr<RepositoryModels> repository_models;
   std::unique_ptr<EngineRuntime> runtime;
   HttpServer::Options http;
   // The gRPC endpoint beside HTTP (server.grpc_port; 0 = off, the default).

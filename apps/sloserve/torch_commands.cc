@@ -217,7 +217,7 @@ StatusOr<TorchServing> PrepareTorchServing(const std::string& repository_dir) {
   s.profile_path = ServedProfileDir(*repo) + "/profile.prof";
   std::error_code ec;
   if (!std::filesystem::is_regular_file(s.profile_path, ec)) {
-    return FailedPreconditionError("--model-repository: " + s.profile_path +
+    return FailedPreconditionError(s.profile_path +
                                    " does not exist; measure it first: sloserve profile measure "
                                    "--model-repository " +
                                    repository_dir);

@@ -16,7 +16,7 @@ int ProfileMeasureCommand(const std::vector<std::string>&) {
 }
 
 StatusOr<TorchServing> PrepareTorchServing(const std::string&) {
-  return UnimplementedError(std::string("--model-repository: ") + kNoTorch);
+  return UnimplementedError(kNoTorch);
 }
 
 Status CheckTorchCores(int, bool) {

@@ -65,7 +65,9 @@ Status Run(const Args& args) {
   std::vector<std::string> sets = args.GetAll("set");
   TorchServing torch;
   if (args.Has("model-repository")) {
-    ASSIGN_OR_RETURN(torch, PrepareTorchServing(args.Get("model-repository")));
+    StatusOr<TorchServing> prepared = PrepareTorchServing(args.Get("model-repository"));
+    if (!prepared.ok()) return prepared.status().WithPrefix("--model-repository");
+    torch = std::move(*prepared);
     sets.insert(sets.begin(), {"suite=" + torch.profile_path, "task=" + torch.task});
   }
   ExperimentConfig config;

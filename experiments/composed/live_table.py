@@ -12,6 +12,11 @@ import os
 import sys
 
 
+def ms(v):
+    """Whole milliseconds, one decimal below 10 (the digits model's are below 1)."""
+    return "%.1f" % v if v < 10 else "%.0f" % v
+
+
 def main():
     out, methods = sys.argv[1], sys.argv[2:]
     print("| method | model | queries sim | live | attainment sim | live | p50 ms sim | live "
@@ -28,10 +33,19 @@ def main():
             sent = d["scheduled"]
             met = (d["slo_attainment_server"] or 0) * d["ok"]
             lat = d["latency_ms"]
-            print("| %s | %s | %d | %d | %.4f | %.4f | %.0f | %.0f | %.0f | %.0f | %d |" % (
+            print("| %s | %s | %d | %d | %.4f | %.4f | %s | %s | %s | %s | %d |" % (
                 method, model, r["arrived"], sent, r["met"] / r["arrived"] if r["arrived"] else 0,
-                met / sent if sent else 0, r["p50_ms"], lat.get("p50", 0), r["p99_ms"],
-                lat.get("p99", 0), sent - d["ok"]))
+                met / sent if sent else 0, ms(r["p50_ms"]), ms(lat.get("p50", 0)),
+                ms(r["p99_ms"]), ms(lat.get("p99", 0)), sent - d["ok"]))
+    # Models sent real labelled inputs (loadgen --dataset): the accuracy of their answers.
+    for method in methods:
+        for name in sorted(os.listdir(out)):
+            prefix = "live_%s_" % method
+            if name.startswith(prefix) and name.endswith(".json"):
+                d = json.load(open(os.path.join(out, name)))
+                if d.get("labelled"):
+                    print("\n%s %s: accuracy measured from %d labelled answers: %.2f%%" % (
+                        method, name[len(prefix):-5], d["labelled"], d["accuracy_measured"]))
     return 0
 
 

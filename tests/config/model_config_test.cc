@@ -305,14 +305,55 @@ TEST(ModelConfigTest, ConfigCheckPlacesModelErrors) {
   EXPECT_NE(shares[0].message.find("more than the whole workload"), std::string::npos);
 }
 
+// models[i].repository: the model's suite is the repository task's measured profile (the
+// committed models/digits), resolved against the config's folder; the errors name the key.
+TEST(ModelConfigTest, ARepositoryModelTakesItsTasksMeasuredProfile) {
+  const std::string root = SLOSERVE_SOURCE_DIR;
+  auto runs = Runs(
+      "hardware: \"local-1c:1\"\nworkload: {load_qps: 5}\nmodels:\n"
+      "  - {name: digits, repository: " +
+      root + "/models, variants: cnn_large}\n");
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  const ModelSpec& m = (*runs)[0].models[0];
+  EXPECT_EQ(m.task, "digits");  // the model's name
+  EXPECT_EQ(m.repository, root + "/models");
+  EXPECT_EQ(m.suite, root + "/models/digits/profile.prof");
+  auto suite = ResolveRunSuite((*runs)[0]);
+  ASSERT_TRUE(suite.ok()) << suite.status().ToString();
+  EXPECT_TRUE(suite->FindVariant("digits/cnn_large").has_value());
+  EXPECT_TRUE(suite->FindHardware("local-1c").has_value());
+
+  auto error = [&](const std::string& entry) {
+    return ExpandError("hardware: \"local-1c:1\"\nworkload: {load_qps: 5}\nmodels:\n  - {" + entry +
+                       "}\n");
+  };
+  EXPECT_NE(
+      error("name: d, repository: " + root + "/models")
+          .find("'models[0].repository': " + root + "/models has no task 'd' (its directories: "),
+      std::string::npos)
+      << error("name: d, repository: " + root + "/models");
+  EXPECT_NE(error("name: digits, repository: " + root + "/nope").find("is not a directory"),
+            std::string::npos);
+  EXPECT_NE(error("name: f, task: forecast, repository: " + root + "/models")
+                .find("profile.prof does not exist; measure it first: sloserve profile measure "
+                      "--model-repository"),
+            std::string::npos);
+  EXPECT_NE(error("name: digits, suite: ramsis-image, repository: " + root + "/models")
+                .find("'models[0].suite': a model with a repository takes its suite from it"),
+            std::string::npos);
+  EXPECT_NE(
+      error("name: digits, copies: 2, repository: " + root + "/models").find("copies must be 1"),
+      std::string::npos);
+}
+
 TEST(ModelConfigTest, SchemaAndReferenceDeclareTheModelKeys) {
   const std::string schema = ConfigJsonSchema();
   EXPECT_NE(schema.find("\"model\""), std::string::npos);
   EXPECT_NE(schema.find("zipf_s"), std::string::npos);
   const std::string reference = ConfigReferenceMarkdown();
   for (const char* key :
-       {"`models[].name`", "`models[].suite`", "`models[].copies`", "`models[].share`",
-        "`models[].workload.load_qps`", "`popularity.zipf_s`"})
+       {"`models[].name`", "`models[].suite`", "`models[].repository`", "`models[].copies`",
+        "`models[].share`", "`models[].workload.load_qps`", "`popularity.zipf_s`"})
     EXPECT_NE(reference.find(key), std::string::npos) << key;
 }
 

@@ -79,7 +79,11 @@ StatusOr<ComposedPlan> ComposedStaticPlan(const ComposedProblem& p) {
     const double n = c.price_per_hour > 0
                          ? std::floor(share / c.price_per_hour + 1e-9)
                          : std::ceil(p.lambda_rps[c.model] / (p.headroom * c.capacity_rps) - 1e-9);
-    workers[i] = std::max(1, static_cast<int>(std::min(n, 1e6)));
+    // Within the type's limit (max_workers), like the planned sizing.
+    const double cap = c.hardware < p.max_workers.size() && p.max_workers[c.hardware] >= 0
+                           ? p.max_workers[c.hardware]
+                           : 1e6;
+    workers[i] = std::max(1, static_cast<int>(std::min(n, cap)));
   }
   ComposedPlan plan = EvaluateComposedChoice(p, workers, false);
   bool short_of_load = false;

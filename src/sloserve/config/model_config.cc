@@ -7,6 +7,7 @@
 
 #include "sloserve/config/config_keys.h"
 #include "sloserve/config/experiment_config.h"
+#include "sloserve/config/repository_model.h"
 #include "sloserve/config/run_config.h"
 #include "sloserve/core/did_you_mean.h"
 #include "sloserve/engine/admission.h"
@@ -24,8 +25,16 @@ const KeyDecl kModelSuite{.name = "suite",
                           .help =
                               "the profile suite it comes from, named like the config's "
                               "suite: (default: the config's suite)"};
+const KeyDecl kModelRepository{
+    .name = "repository",
+    .type = KeyType::kPath,
+    .help =
+        "a LibTorch model repository (as serve --model-repository takes) holding its task: its "
+        "suite is the task's measured profile, and serve runs it with LibTorch (docs/torch.md)"};
 const KeyDecl kModelTask{.name = "task",
-                         .help = "the task of its suite it deploys (default: the first)"};
+                         .help =
+                             "the task of its suite it deploys (default: the first; with "
+                             "repository: the model's name)"};
 const KeyDecl kModelVariants{.name = "variants",
                              .help =
                                  "the task's variants it deploys, v1,v2 (default: all); named "
@@ -122,8 +131,9 @@ StatusOr<PolicySpec> ModelPolicy(const FlatConfig& entry, const PolicySpec& pool
 
 const std::vector<const KeyDecl*>& ModelEntryKeys() {
   static const std::vector<const KeyDecl*> keys = [] {
-    std::vector<const KeyDecl*> k = {&kModelName,   &kModelSuite, &kModelTask,  &kModelVariants,
-                                     &kModelCopies, &kModelSloMs, &kModelShare, &kModelPriority};
+    std::vector<const KeyDecl*> k = {&kModelName,  &kModelSuite,    &kModelRepository,
+                                     &kModelTask,  &kModelVariants, &kModelCopies,
+                                     &kModelSloMs, &kModelShare,    &kModelPriority};
     for (const KeyDecl* a : ArrivalKeys()) k.push_back(a);
     k.push_back(&kModelBatching);
     k.push_back(&kModelSelection);
@@ -197,6 +207,21 @@ StatusOr<std::vector<ModelSpec>> ModelsFromFlat(const std::vector<FlatConfig>& e
     m.task = TextOf(entry, kModelTask);
     m.variants = SplitList(TextOf(entry, kModelVariants));
     ASSIGN_OR_RETURN(int64_t copies, IntegerOf(entry, kModelCopies));
+    if (IsSet(entry, kModelRepository)) {
+      // A LibTorch model: its suite is the repository's measured profile of its task.
+      if (IsSet(entry, kModelSuite))
+        return InvalidArgumentError(Quoted(origin, "suite") +
+                                    ": a model with a repository takes its suite from it (the "
+                                    "task's measured profile); remove one of them");
+      if (copies > 1)
+        return InvalidArgumentError(Quoted(origin, "copies") +
+                                    ": a repository's task is one model (its variants are "
+                                    "loaded once per worker); copies must be 1");
+      m.repository = PathOfConfig(TextOf(entry, kModelRepository), base);
+      if (m.task.empty()) m.task = name;
+      ASSIGN_OR_RETURN(m.suite,
+                       RepositoryProfilePath(m.repository, m.task, origin + ".repository"));
+    }
     ASSIGN_OR_RETURN(double slo_ms, NumberOf(entry, kModelSloMs));
     m.slo = slo_ms > 0 ? MillisF(slo_ms) : run.slo;
     const bool own = HasOwnArrival(entry);

@@ -395,6 +395,10 @@ const std::vector<const KeyDecl*>& PlanKeys() {
   return keys;
 }
 
+std::string PathOfConfig(const std::string& path, const FlatConfig& flat) {
+  return ResolveRelative(path, ConfigDir(flat));
+}
+
 std::string SuiteOfConfig(const std::string& suite, const FlatConfig& flat) {
   if (suite.find('/') == std::string::npos && !suite.ends_with(kProfileExtension)) return suite;
   return ResolveRelative(suite, ConfigDir(flat));

@@ -27,6 +27,9 @@ extern const KeyDecl kPlanMaxInstancesKey;
 // A suite as a config names it (`suite:`, `models[i].suite`): a path (it has a '/' or
 // ends in .prof) relative to the config's folder, else an embedded or synthetic name as is.
 std::string SuiteOfConfig(const std::string& suite, const FlatConfig& flat);
+// A file or directory a config names, relative to the config's folder (as given when it is
+// not there).
+std::string PathOfConfig(const std::string& path, const FlatConfig& flat);
 
 // The policy's names (policy.dispatch, ...) of `flat`, without options.
 PolicySpec PolicyNamesFromFlat(const FlatConfig& flat);

@@ -22,7 +22,10 @@ struct ModelSpec {
   // The suite it comes from, as the run's `suite:` is named (a path resolved against the
   // config's folder); "" = the run's `suite:`.
   std::string suite;
-  std::string task;                   // a task of its suite
+  std::string task;  // a task of its suite
+  // A LibTorch model repository holding `task` (models[i].repository; resolved), or "".
+  // Its `suite` is then the task's measured profile; serve runs its variants with LibTorch.
+  std::string repository;
   std::vector<std::string> variants;  // the task's variants it deploys; empty = all
   Duration slo{};                     // 0 = the task's default SLO
   // Its own arrival process, or none: it takes `share` of the run's `workload:`.

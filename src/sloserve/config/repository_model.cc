@@ -1,0 +1,36 @@
+#include "sloserve/config/repository_model.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+namespace sloserve {
+
+StatusOr<std::string> RepositoryProfilePath(const std::string& dir, const std::string& task,
+                                            const std::string& origin) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return NotFoundError("'" + origin + "': " + dir + " is not a directory (a model repository)");
+  if (task.empty() || !fs::is_directory(fs::path(dir) / task, ec)) {
+    std::vector<std::string> tasks;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+      if (e.is_directory(ec)) tasks.push_back(e.path().filename().string());
+    }
+    std::sort(tasks.begin(), tasks.end());
+    std::string list;
+    for (const std::string& t : tasks) list += (list.empty() ? "" : ", ") + t;
+    return NotFoundError("'" + origin + "': " + dir + " has no task '" + task +
+                         "' (its directories: " + (list.empty() ? "none" : list) + ")");
+  }
+  for (const fs::path& p :
+       {fs::path(dir) / task / "profile.prof", fs::path(dir) / "profile.prof"}) {
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  return FailedPreconditionError("'" + origin + "': " + dir + "/" + task +
+                                 "/profile.prof does not exist; measure it first: sloserve "
+                                 "profile measure --model-repository " +
+                                 dir);
+}
+
+}  // namespace sloserve
