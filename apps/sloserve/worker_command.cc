@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "default_config.h"
 #include "sloserve/config/experiment_config.h"
+#include "sloserve/config/model_config.h"
 #include "sloserve/config/suite_resolver.h"
 #include "sloserve/exec/profile_executor.h"
 #include "sloserve/remote/process_setup.h"
@@ -78,7 +79,10 @@ Status Run(const Args& args) {
   }
   RETURN_IF_ERROR(ApplyOverrides(&config, sets));
   ASSIGN_OR_RETURN(RunSpec spec, RunSpecFromFlat(config.base, /*with_workload=*/false));
-  ASSIGN_OR_RETURN(ProfileSuite suite, ResolveSuite(spec.suite));
+  // `models:` (docs/multi-model.md): the suite composed from them, as serve composes it,
+  // so both sides number variants and hardware alike.
+  ASSIGN_OR_RETURN(spec.models, ModelsFromFlat(config.models, config.base, spec));
+  ASSIGN_OR_RETURN(ProfileSuite suite, ResolveRunSuite(spec));
 
   WorkerServer::Options options;
   options.listen = args.Get("listen");

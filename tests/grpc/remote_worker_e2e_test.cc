@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "grpc/grpc_test_util.h"
 #include "grpc/remote_worker_test_util.h"
@@ -245,6 +246,47 @@ TEST(RemoteWorkerE2E, EmulatedWorkerHoldsTheInitialResidentsWithoutColdStarts) {
                     "127.0.0.1:" + std::to_string(port), "--duration", "60"});
   ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(40))) << serve.err();
   EXPECT_EQ(LoadedOn(port), (std::vector<std::string>{"t5-small", "t5-base", "t5-large", "t5-3b"}));
+}
+
+// A config with `models:` from two suites (the composed suite, docs/multi-model.md): each
+// `sloserve worker` composes the same suite as serve, so serve accepts them, and each
+// model's requests run on the worker whose hardware serves it (image on n1-4cpu, translate
+// on c220g5). Before, a worker loaded only the config's `suite:` and serve refused it.
+TEST(RemoteWorkerE2E, WorkersServeAModelsListComposedFromSeveralSuites) {
+  testing::ScopedTempDir dir("remote-models");
+  const std::string config = dir.File("two.yaml");
+  std::ofstream(config) << "suite: ramsis-image\n"
+                           "hardware: \"n1-4cpu:1,c220g5:1\"\n"
+                           "executor: {latency: sample, time_scale: 0.01}\n"
+                           "engine: {admission: off}\n"  // t5 at 20 qps: over its profile
+                           "policy: {name: s, dispatch: jsq, batching: edf, selection: fixed, "
+                           "variant: image/resnet18}\n"
+                           "models:\n"
+                           "  - {name: image, suite: ramsis-image, slo_ms: 400,\n"
+                           "     policy: {selection: fixed, variant: image/resnet18}}\n"
+                           "  - {name: translate, suite: t5-translation, variants: t5-small,\n"
+                           "     slo_ms: 2500, policy: {selection: fixed, variant: "
+                           "translate/t5-small}}\n";
+  const uint16_t p0 = testing::FreeTcpPort(), p1 = testing::FreeTcpPort();
+  auto w0 = StartWorker(config, p0);
+  auto w1 = StartWorker(config, p1);
+  ASSERT_NE(w0->err().find("suite ramsis-image+t5-translation"), std::string::npos) << w0->err();
+  Subprocess serve({kBin, "serve", config, "--port", "0", "--duration", "60", "--remote-worker",
+                    "127.0.0.1:" + std::to_string(p0), "--remote-worker",
+                    "127.0.0.1:" + std::to_string(p1)});
+  ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(40))) << serve.err();
+  const std::string port = std::to_string(remote_test::HttpPortOf(serve));
+  for (const auto& [model, hardware] :
+       {std::pair<std::string, std::string>{"image", "n1-4cpu"}, {"translate", "c220g5"}}) {
+    SCOPED_TRACE(model);
+    auto load = testing::RunProcess({kBin, "loadgen", "--port", port, "--model", model, "--qps",
+                                     "20", "--duration", "1", "--json"});
+    ASSERT_EQ(load.exit_code, 0) << load.err;
+    const auto report = nlohmann::json::parse(load.out);
+    EXPECT_GT(report["sent"].get<int>(), 5);
+    EXPECT_EQ(report["ok"], report["sent"]) << load.out;
+    EXPECT_EQ(report["hardware_counts"], (nlohmann::json{{hardware, report["ok"]}})) << load.out;
+  }
 }
 
 // A zero-cost model (time_scale 0): every result is due at once, so the worker answers
