@@ -428,6 +428,29 @@ TEST(ComposedPlanningTest, ShareAListLeavesTheOtherModelsDedicated) {
   EXPECT_GT(img, 0);
 }
 
+// With fixed variants an unpinned model's workers hold every variant of the model its type
+// profiles (the fixed one first, then the most accurate): the fixed variant only sizes the
+// plan, and the selection chooses among what the workers hold.
+TEST(ComposedPlanningTest, FixedVariantsUnpinnedLoadEveryVariant) {
+  std::map<std::string, std::string> options = kBase;
+  options["sizing"] = "static";
+  options["fixed_variants"] = "img=img_small";
+  options["fixed_hardware"] = "img=cpu";
+  options["pin"] = "img";
+  std::vector<WorkerView> workers = InitialPool();
+  auto p = Planner(options, workers);
+  const VariantId small = TwoModelsTwoTypes().FindVariant("img_small").value();
+  const VariantId big = TwoModelsTwoTypes().FindVariant("img_big").value();
+  int img = 0;
+  for (const WorkerPlan& w : Tick(*p, 0, 200, 20, workers).workers) {
+    if (w.model != kImg) continue;
+    ++img;
+    EXPECT_EQ(w.pinned, kNoId);
+    EXPECT_EQ(w.load, (std::vector<VariantId>{small, big}));
+  }
+  EXPECT_GT(img, 0);
+}
+
 TEST(ComposedPlanningTest, FixedVariantsAndHardware) {
   std::map<std::string, std::string> options = kBase;
   options["variant_mode"] = "fixed";

@@ -432,12 +432,30 @@ std::vector<RolloutTarget> ComposedPlanning::Targets(const ComposedProblem& p,
       std::stable_sort(here.begin(), here.end(), [&](size_t a, size_t b) {
         return plan.allocations[a].quota_rps > plan.allocations[b].quota_rps;
       });
+      std::vector<VariantId> wanted;
+      for (size_t i : here) wanted.push_back(p.candidates[i].variant);
+      if (options_.fixed_variants) {
+        // The fixed variant only sizes the plan: the selection (RAMSIS, which chooses among
+        // what its workers hold) may run any variant of the model profiled here, the most
+        // accurate first after it.
+        std::vector<VariantId> rest;
+        for (VariantId v : suite_->VariantsOfTask(m)) {
+          if (suite_->MaxBatch(h, v) > 0 &&
+              std::find(wanted.begin(), wanted.end(), v) == wanted.end())
+            rest.push_back(v);
+        }
+        std::stable_sort(rest.begin(), rest.end(), [&](VariantId a, VariantId b) {
+          return suite_->variants()[a].accuracy > suite_->variants()[b].accuracy;
+        });
+        wanted.insert(wanted.end(), rest.begin(), rest.end());
+      }
       const double machine_mb = suite_->hardware()[h].memory_gb * 1024.0;
       double used_mb = 0;
-      for (size_t i : here) {
-        if (machine_mb > 0 && used_mb + p.candidates[i].memory_mb > machine_mb) continue;
-        used_mb += p.candidates[i].memory_mb;
-        t.load.push_back(p.candidates[i].variant);
+      for (VariantId v : wanted) {
+        const double mb = suite_->variants()[v].memory_mb;
+        if (machine_mb > 0 && used_mb + mb > machine_mb) continue;
+        used_mb += mb;
+        t.load.push_back(v);
       }
       for (int k = 0; k < wq.first; ++k) out.push_back(t);
     }
