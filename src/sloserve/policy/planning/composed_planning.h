@@ -8,11 +8,13 @@
 // each model's SLO, composed/capacity.h) with the GLPK MILP, and rolls the solution out
 // create-before-delete (rollout.h): one worker per planned worker of a candidate, on its
 // hardware, dedicated to its model and pinned to its variant (or, for a model left
-// unpinned, loaded with the model's planned variants for its selection policy, e.g.
-// RAMSIS, to choose among), with quota = its share of its model's load (a model's quotas
-// sum to 1, for the `quota` dispatcher). Workers already serving a candidate are kept;
-// the pool the config started with is replaced at the first plan. Scale-down waits for
-// the stabilisation window (stabilized_forecast.h), per model.
+// unpinned, loaded with the model's planned variants, or with fixed variants every one
+// its type profiles, for its selection policy, e.g. RAMSIS, to choose among), with
+// quota = its share of its model's load (a model's quotas sum to 1, for the `quota`
+// dispatcher). Workers already serving a candidate are kept; the pool the config started
+// with is replaced at the first plan. Scale-down waits for the stabilisation window
+// (stabilized_forecast.h), per model.
+//
 // Options:
 //   interval_s          seconds between solves (30)
 //   budget_usd_per_h    the $/h budget (required, > 0)
