@@ -83,14 +83,20 @@ def models_table(runs):
            "p99 (ms) | cost ($) | cold starts |",
            "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for (policy, budget), models in runs.items():
+        # A model's cost is that of the workers dedicated to it; workers shared among
+        # models (the placement row) belong to none, so a model without any says "shared".
+        attributed = sum(r.get("cost_usd", 0.0) for m, r in models.items() if m != "all")
+        shared = models["all"]["cost_usd"] - attributed > 0.005
         for name, r in models.items():
             if name == "all":
                 continue
             att = r["met"] / r["arrived"] if r["arrived"] else 0.0
             acc = "%.2f" % r["accuracy"] if r["accuracy"] > 0 else "n/a"
-            out.append("| %s | %s | %s | %d | %s | %.4f | %.0f | %.2f | %d |" % (
+            cost = r.get("cost_usd", 0.0)
+            cost_text = "shared" if shared and cost == 0 else "%.2f" % cost
+            out.append("| %s | %s | %s | %d | %s | %.4f | %.0f | %s | %d |" % (
                 policy, fmt_budget(budget), name, r["arrived"], acc, att, r["p99_ms"],
-                r.get("cost_usd", 0.0), r["cold_starts"]))
+                cost_text, r["cold_starts"]))
     return "\n".join(out)
 
 

@@ -96,6 +96,34 @@ TEST(ModelConfigTest, WithoutModelsARunIsWhatItWas) {
     EXPECT_EQ(suite->variants()[v].name, plain->variants()[v].name);
 }
 
+// policy.model_selection: one entry of policies: replaces named models' own selection
+// (here `own`'s, none of its own before) and leaves the others as written.
+TEST(ModelConfigTest, ModelSelectionReplacesAModelsSelectionPerRun) {
+  const std::string yaml = std::string(kT5) +
+                           "policies:\n"
+                           "  - {name: as_written}\n"
+                           "  - {name: replaced, model_selection: \"own=ramsis, base=fixed\"}\n";
+  auto runs = Runs(yaml);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->size(), 2u);
+  const std::vector<ModelSpec>& written = (*runs)[0].models;
+  const std::vector<ModelSpec>& replaced = (*runs)[1].models;
+  ASSERT_TRUE(written[4].policy.has_value());
+  EXPECT_EQ(written[4].policy->selection, "fixed");
+  EXPECT_FALSE(written[3].policy.has_value());
+  ASSERT_TRUE(replaced[4].policy.has_value());
+  EXPECT_EQ(replaced[4].policy->selection, "ramsis");
+  EXPECT_EQ(replaced[4].policy->batching, "fifo");  // the entry's own, kept
+  ASSERT_TRUE(replaced[3].policy.has_value());      // named: a policy of its own now
+  EXPECT_EQ(replaced[3].policy->selection, "fixed");
+  EXPECT_FALSE(replaced[0].policy.has_value());
+  const std::string head = std::string(kT5) + "policy: {model_selection: ";
+  EXPECT_NE(ExpandError(head + "\"nope=fixed\"}\n").find("no model 'nope'"), std::string::npos);
+  EXPECT_NE(ExpandError(head + "\"own=fixed,own=ramsis\"}\n").find("named twice"),
+            std::string::npos);
+  EXPECT_NE(ExpandError(head + "own}\n").find("policy.model_selection"), std::string::npos);
+}
+
 TEST(ModelConfigTest, ErrorsNameTheKey) {
   const std::string head =
       "suite: t5-translation\nworkers: 2\nduration_s: 5\nworkload: {load_qps: 1}\n";

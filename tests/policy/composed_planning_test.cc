@@ -2,8 +2,8 @@
 // the first plan replaces the initial pool (create before delete), a load rise adds
 // workers of the right model and type before any is removed, scale-down waits for the
 // stabilisation window, the plan stays within the $/h budget, each model's quotas sum
-// to 1, `pin: none` emits dedicated unpinned workers with load sets, the fixed and
-// static baselines, and bad options.
+// to 1, `pin: none` emits dedicated unpinned workers with load sets, `share` plain
+// workers of the planned types, the fixed and static baselines, and bad options.
 #include "sloserve/policy/planning/composed_planning.h"
 
 #include <gtest/gtest.h>
@@ -85,6 +85,7 @@ void Apply(const DeploymentPlan& plan, std::vector<WorkerView>& workers, bool st
       w.hardware = p.hardware;
       w.pinned = p.pinned;
       w.model = p.pinned != kNoId ? TwoModelsTwoTypes().variants()[p.pinned].task : p.model;
+      if (w.model == kAnyModel) w.model = kNoId;  // shared: dedicated to none
       w.quota = p.quota;
       w.phase = start_active ? WorkerPhase::kActive : WorkerPhase::kStarting;
       w.active = start_active;
@@ -101,7 +102,7 @@ void Apply(const DeploymentPlan& plan, std::vector<WorkerView>& workers, bool st
       continue;
     }
     w.pinned = p.pinned;
-    if (p.model != kNoId) w.model = p.model;
+    if (p.model != kNoId) w.model = p.model == kAnyModel ? kNoId : p.model;
     w.quota = p.quota;
   }
 }
@@ -361,6 +362,95 @@ TEST(ComposedPlanningTest, PinAListLeavesOnlyThoseModelsUnpinned) {
   }
 }
 
+// `share`: the planned workers are plain machines of the planned types (no pin, no
+// model, nothing loaded), as many per type as the solve planned over the shared models;
+// the initial pool (also undedicated and unpinned) is replaced all the same, and the
+// shared workers are kept at the next solve.
+TEST(ComposedPlanningTest, ShareEmitsPlainWorkersPerPlannedType) {
+  for (const char* share : {"all", "img, txt"}) {
+    std::map<std::string, std::string> options = kBase;
+    options["share"] = share;
+    options["pin"] = "txt";  // share overrides pin
+    std::vector<WorkerView> workers = InitialPool();
+    auto p = Planner(options, workers);
+    const DeploymentPlan plan = Tick(*p, 0, 800, 20, workers);
+    ASSERT_EQ(p->solves().size(), 1u);
+    const ComposedPlanning::Solve& s = p->solves()[0];
+    std::map<HardwareId, int> planned, added;
+    for (size_t i = 0; i < s.candidates.size(); ++i) {
+      planned[s.candidates[i].hardware] += s.plan.allocations[i].workers;
+    }
+    for (const WorkerPlan& w : plan.workers) {
+      ASSERT_EQ(w.worker, kNoId) << share;
+      EXPECT_EQ(w.pinned, kNoId);
+      EXPECT_EQ(w.model, kAnyModel);
+      EXPECT_TRUE(w.load.empty());
+      EXPECT_EQ(w.quota, 0);
+      ++added[w.hardware];
+    }
+    for (auto it = planned.begin(); it != planned.end();) {
+      it = it->second == 0 ? planned.erase(it) : std::next(it);
+    }
+    EXPECT_EQ(added, planned) << share;
+    Apply(plan, workers, /*start_active=*/true);
+    const DeploymentPlan finish = Tick(*p, 1, 800, 20, workers);
+    EXPECT_EQ(Removed(finish), 2) << share;  // both initial workers, though they would match
+    for (const WorkerPlan& w : finish.workers) {
+      if (w.remove) {
+        EXPECT_LT(w.worker, 2u);
+      }
+    }
+    Apply(finish, workers, true);
+    const DeploymentPlan again = Tick(*p, 30, 800, 20, workers);
+    EXPECT_EQ(Added(again), 0) << share;
+    EXPECT_EQ(Removed(again), 0) << share;
+  }
+}
+
+// Only the listed models are shared; the others keep dedicated, pinned workers.
+TEST(ComposedPlanningTest, ShareAListLeavesTheOtherModelsDedicated) {
+  std::map<std::string, std::string> options = kBase;
+  options["share"] = "txt";
+  std::vector<WorkerView> workers = InitialPool();
+  auto p = Planner(options, workers);
+  int shared = 0, img = 0;
+  for (const WorkerPlan& w : Tick(*p, 0, 200, 20, workers).workers) {
+    if (w.model == kAnyModel) {
+      ++shared;
+      EXPECT_EQ(w.hardware, kCpu);  // txt runs on cpu only
+    } else {
+      ++img;
+      ASSERT_NE(w.pinned, kNoId);
+      EXPECT_EQ(w.model, kImg);
+    }
+  }
+  EXPECT_GT(shared, 0);
+  EXPECT_GT(img, 0);
+}
+
+// With fixed variants an unpinned model's workers hold every variant of the model its type
+// profiles (the fixed one first, then the most accurate): the fixed variant only sizes the
+// plan, and the selection chooses among what the workers hold.
+TEST(ComposedPlanningTest, FixedVariantsUnpinnedLoadEveryVariant) {
+  std::map<std::string, std::string> options = kBase;
+  options["sizing"] = "static";
+  options["fixed_variants"] = "img=img_small";
+  options["fixed_hardware"] = "img=cpu";
+  options["pin"] = "img";
+  std::vector<WorkerView> workers = InitialPool();
+  auto p = Planner(options, workers);
+  const VariantId small = TwoModelsTwoTypes().FindVariant("img_small").value();
+  const VariantId big = TwoModelsTwoTypes().FindVariant("img_big").value();
+  int img = 0;
+  for (const WorkerPlan& w : Tick(*p, 0, 200, 20, workers).workers) {
+    if (w.model != kImg) continue;
+    ++img;
+    EXPECT_EQ(w.pinned, kNoId);
+    EXPECT_EQ(w.load, (std::vector<VariantId>{small, big}));
+  }
+  EXPECT_GT(img, 0);
+}
+
 TEST(ComposedPlanningTest, FixedVariantsAndHardware) {
   std::map<std::string, std::string> options = kBase;
   options["variant_mode"] = "fixed";
@@ -478,6 +568,7 @@ TEST(ComposedPlanningTest, RefusesBadOptions) {
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"max_workers", "cpu=-1"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"forecaster", "psychic"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"pin", ","}}).ok());
+  EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"share", " , "}}).ok());
   // Dependent options, refused without what they depend on.
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"fixed_variants", "img=img_small"}}).ok());
   EXPECT_FALSE(create({{"budget_usd_per_h", "10"}, {"fixed_hardware", "img=cpu"}}).ok());
@@ -491,7 +582,8 @@ TEST(ComposedPlanningTest, RefusesBadOptions) {
        std::map<std::string, std::string>{{"fixed_variants", "nope=img_small"},
                                           {"max_workers", "tpu=2"},
                                           {"fixed_hardware", "img=tpu"},
-                                          {"pin", "nope"}}) {
+                                          {"pin", "nope"},
+                                          {"share", "img,nope"}}) {
     auto p = ComposedPlanning::Create(
         PolicyParams("composed", {{"budget_usd_per_h", "10"}, {"sizing", "static"}, {key, value}}));
     ASSERT_TRUE(p.ok()) << key;
@@ -518,7 +610,7 @@ TEST(ComposedPlanningTest, RegisteredWithItsOptions) {
   for (const char* key :
        {"budget_usd_per_h", "interval_s", "slo_fraction", "headroom", "margin", "beta", "gamma",
         "forecaster", "stabilization_s", "rollout_timeout_s", "max_workers", "variant_mode",
-        "fixed_variants", "hardware_mode", "fixed_hardware", "sizing", "pin"}) {
+        "fixed_variants", "hardware_mode", "fixed_hardware", "sizing", "pin", "share"}) {
     EXPECT_TRUE(names.count(key)) << key;
   }
 }

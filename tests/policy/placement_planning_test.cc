@@ -4,6 +4,7 @@
 #include <map>
 
 #include "policy/policy_test_util.h"
+#include "sloserve/policy/placement/cluster_placement.h"
 #include "sloserve/policy/placement/model_aware_placement.h"
 #include "sloserve/policy/placement/random_placement.h"
 #include "sloserve/policy/planning/rate_planning.h"
@@ -100,6 +101,60 @@ TEST(ModelAwarePlacementTest, AnyVariantOfTheTaskAndWorkersAddedLater) {
   workers.back().queue_length = 4;
   const auto machines = MakeMachines(workers);
   EXPECT_EQ(p->Place(Query{}, workers, machines, kTimeZero).worker, 5u);
+}
+
+// `warm_variant` with one variant per task: each query's model is its task's named
+// variant (a multi-model pool whose selection runs a chosen variant per model), not the
+// task's first. Tasks a (a1, a2) and b (b1, b2); worker 0 holds a1 and b2, worker 1 a2
+// and b1; colocation sends a query to the idle worker holding its model.
+TEST(ClusterPlacementTest, WarmVariantPerTask) {
+  ProfileSuite suite;
+  suite.set_name("two-tasks");
+  TaskSpec a;
+  a.name = "a";
+  TaskSpec b = a;
+  b.name = "b";
+  const TaskId ta = suite.AddTask(a);
+  const TaskId tb = suite.AddTask(b);
+  const HardwareId hw = suite.AddHardware(HardwareSpec{"cpu", 1.0, 4, 16});
+  std::map<std::string, VariantId> v;
+  for (const auto& [name, task] : std::vector<std::pair<std::string, TaskId>>{
+           {"a1", ta}, {"a2", ta}, {"b1", tb}, {"b2", tb}}) {
+    v[name] = suite.AddVariant(VariantSpec{name, task, 0, 100, Seconds(1)});
+    suite.AddLatency(hw, v[name], 1, LatencyDistribution(std::vector<int64_t>{10000}));
+  }
+  auto workers = MakeWorkers(2, 4);
+  const auto machines = MakeMachines(workers);
+  workers[0].residency[v["a1"]] = workers[0].residency[v["b2"]] = Residency::kReady;
+  workers[1].residency[v["a2"]] = workers[1].residency[v["b1"]] = Residency::kReady;
+  auto place = [&](const std::string& warm, TaskId task) {
+    std::map<std::string, std::string> options;
+    if (!warm.empty()) options["warm_variant"] = warm;
+    auto p = ClusterPlacement::Create(ClusterPolicy::kColocation, PolicyParams("c", options));
+    EXPECT_TRUE(p.ok());
+    PolicyContext ctx;
+    ctx.suite = &suite;
+    ctx.workers = workers;
+    ctx.machines = machines;
+    EXPECT_TRUE((*p)->Init(ctx).ok());
+    Query q;
+    q.task = task;
+    return (*p)->Place(q, workers, machines, kTimeZero).worker;
+  };
+  EXPECT_EQ(place("a2, b2", ta), 1u);
+  EXPECT_EQ(place("a2, b2", tb), 0u);
+  EXPECT_EQ(place("", ta), 0u);  // the tasks' first variants
+  EXPECT_EQ(place("", tb), 1u);
+  EXPECT_EQ(place("a2", ta), 1u);  // one name: every query's model
+  // Two variants of one task, or an unknown one, are refused at Init.
+  for (const char* bad : {"a1,a2", "a1,zz"}) {
+    auto p = ClusterPlacement::Create(ClusterPolicy::kColocation,
+                                      PolicyParams("c", {{"warm_variant", bad}}));
+    ASSERT_TRUE(p.ok());
+    PolicyContext ctx;
+    ctx.suite = &suite;
+    EXPECT_FALSE((*p)->Init(ctx).ok()) << bad;
+  }
 }
 
 TEST(RatePlanningTest, KeepsCeilOfRateTimesHeadroomOverCapacity) {

@@ -248,5 +248,91 @@ TEST(RamsisSelectionTest, OnAMultiModelPoolTheMdpIsForTheWorkersServingItsModel)
   EXPECT_DOUBLE_EQ(ramsis->load_scale(), 1.5);
 }
 
+// Selection over the loaded set: one model with four variants on one type (constant
+// latencies at batch b: a 5 + 1(b-1) ms, 60%; b 10 + 2(b-1) ms, 70%; c 20 + 3(b-1) ms,
+// 80%; d 40 + 5(b-1) ms, 90%), SLO 200 ms, two workers, a light load (5 queries/s). With
+// one query queued and its whole SLO ahead, the MDP runs the most accurate variant it may:
+// d over all four; once a plan's workers hold only a and c, never b or d: the fastest held
+// (a) until the set over {a, c} is published, then c.
+TEST(RamsisSelectionTest, ChoosesAmongTheVariantsThePlanLoaded) {
+  ProfileSuite suite;
+  suite.set_name("four-variants");
+  TaskSpec task;
+  task.name = "m";
+  task.default_slo = Millis(200);
+  const TaskId m = suite.AddTask(task);
+  const HardwareId hw = suite.AddHardware(HardwareSpec{"hw", 1.0, 4, 16});
+  struct Spec {
+    const char* name;
+    double accuracy, ms, per_row;
+  };
+  std::map<std::string, VariantId> v;
+  for (const Spec& x :
+       {Spec{"a", 60, 5, 1}, Spec{"b", 70, 10, 2}, Spec{"c", 80, 20, 3}, Spec{"d", 90, 40, 5}}) {
+    v[x.name] = suite.AddVariant(VariantSpec{x.name, m, x.accuracy, 0, Duration(0)});
+    for (int b = 1; b <= 4; ++b) {
+      const auto us = static_cast<int64_t>((x.ms + x.per_row * (b - 1)) * 1000);
+      suite.AddLatency(hw, v[x.name], b, LatencyDistribution(std::vector<int64_t>(5, us)));
+    }
+  }
+  const testing::ScopedTempDir temp("ramsis-loaded");
+  auto created = RamsisSelection::Create(PolicyParams("t", {{"min_qps", "1"},
+                                                            {"max_qps", "20"},
+                                                            {"d", "20"},
+                                                            {"max_queue", "4"},
+                                                            {"cache_dir", temp.File("cache")}}));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  auto* ramsis = static_cast<RamsisSelection*>(created->get());
+  PolicyContext ctx;
+  ctx.suite = &suite;
+  ctx.slo = Millis(200);
+  ctx.workers = MakeWorkers(2, suite.variants().size());
+  std::vector<OfflineJob> offline;
+  ctx.submit_offline = [&](OfflineJob job) { offline.push_back(std::move(job)); };
+  ASSERT_TRUE(ramsis->Init(ctx).ok());
+  TimePoint t = kTimeZero;
+  for (int i = 0; i < 10; ++i) ramsis->OnArrival(Query{}, t += Millis(200));  // 5 qps
+  QueueFixture q;
+  q.Add(ToMillis(t - kTimeZero), 200);
+  auto choose = [&] { return ramsis->Choose(ctx.workers[0], q.View(), q.View().at(0), t).variant; };
+  EXPECT_EQ(choose(), v["d"]);  // every variant: the most accurate
+
+  // A plan: both workers dedicated to the model, holding a and c.
+  std::vector<WorkerView> workers = ctx.workers;
+  for (WorkerView& w : workers) {
+    w.model = m;
+    w.residency[v["a"]] = w.residency[v["c"]] = Residency::kReady;
+  }
+  ramsis->OnWorkersChanged(workers);
+  EXPECT_EQ(ramsis->variant_set(), (std::vector<VariantId>{v["a"], v["c"]}));
+  ASSERT_EQ(offline.size(), 1u);
+  EXPECT_EQ(choose(), v["a"]);  // d is not held: the fastest held until the set is ready
+  ramsis->OnWorkersChanged(workers);
+  EXPECT_EQ(offline.size(), 1u);  // the same set: asked for once
+  std::function<void()> publish = offline[0].work();
+  EXPECT_EQ(choose(), v["a"]);  // generated, not yet published
+  publish();
+  EXPECT_EQ(choose(), v["c"]);  // the most accurate held
+  for (const mdp::Policy& p : ramsis->policies()) {
+    for (int queued = 1; queued <= 4; ++queued) {
+      for (int slack_ms : {10, 50, 200}) {
+        const VariantId chosen = p.Decide(queued, Millis(slack_ms)).variant;
+        if (chosen != kNoId) {
+          EXPECT_TRUE(chosen == v["a"] || chosen == v["c"]) << chosen;
+        }
+      }
+    }
+  }
+  // All four held again: the first set, at once; and back to {a, c}: cached, no new job.
+  for (WorkerView& w : workers) w.residency.assign(suite.variants().size(), Residency::kReady);
+  ramsis->OnWorkersChanged(workers);
+  EXPECT_TRUE(ramsis->variant_set().empty());
+  EXPECT_EQ(choose(), v["d"]);
+  for (WorkerView& w : workers) w.residency[v["b"]] = w.residency[v["d"]] = Residency::kAbsent;
+  ramsis->OnWorkersChanged(workers);
+  EXPECT_EQ(choose(), v["c"]);
+  EXPECT_EQ(offline.size(), 1u);
+}
+
 }  // namespace
 }  // namespace sloserve

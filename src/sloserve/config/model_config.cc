@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include "sloserve/config/run_config.h"
 #include "sloserve/core/did_you_mean.h"
 #include "sloserve/engine/admission.h"
+#include "sloserve/policy/name_value_list.h"
 #include "sloserve/policy/registry.h"
 #include "sloserve/workload/popularity.h"
 
@@ -101,14 +103,16 @@ std::string Quoted(const std::string& origin, const std::string& key) {
 }
 
 // The run's policy with the entry's batching/selection and options: the run's options
-// that the model's policies still take, then the entry's own.
+// that the model's policies still take, then the entry's own. `selection`, when set (the
+// run's policy.model_selection), replaces the entry's selection.
 StatusOr<PolicySpec> ModelPolicy(const FlatConfig& entry, const PolicySpec& pool,
-                                 const std::string& origin) {
+                                 const std::string& origin, const std::string& selection) {
   PolicySpec p = pool;
   if (auto it = entry.find("policy.batching"); it != entry.end() && !it->second.empty())
     p.batching = it->second;
   if (auto it = entry.find("policy.selection"); it != entry.end() && !it->second.empty())
     p.selection = it->second;
+  if (!selection.empty()) p.selection = selection;
   std::set<std::string> taken;
   for (const KeyDecl& k : PolicyRegistry::Builtin().OptionsOf(p)) taken.insert(k.name);
   std::erase_if(p.options, [&](const auto& kv) { return !taken.count(kv.first); });
@@ -191,6 +195,15 @@ StatusOr<std::vector<ModelSpec>> ModelsFromFlat(const std::vector<FlatConfig>& e
   if (!run.slo_mix.empty())
     return InvalidArgumentError("'slo_mix': not with models: (give each model its slo_ms)");
   ASSIGN_OR_RETURN(double zipf_s, NumberOf(base, kZipfS));
+  // policy.model_selection: model -> the selection that replaces its own in this run.
+  ASSIGN_OR_RETURN(NameValueList overrides,
+                   ParseNameValueList(run.policy.model_selection, "'policy.model_selection'"));
+  std::map<std::string, std::string> selection_of;
+  for (const auto& [model, selection] : overrides) {
+    if (!selection_of.emplace(model, selection).second)
+      return InvalidArgumentError("'policy.model_selection': model '" + model + "' named twice");
+  }
+  std::set<std::string> overridden;
   std::vector<ModelSpec> models;
   std::set<std::string> names;
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -252,8 +265,14 @@ StatusOr<std::vector<ModelSpec>> ModelsFromFlat(const std::vector<FlatConfig>& e
     m.priority = static_cast<int32_t>(priority);
     bool has_policy = false;
     for (const auto& [key, value] : entry) has_policy = has_policy || key.rfind("policy.", 0) == 0;
+    std::string selection;
+    if (auto it = selection_of.find(name); it != selection_of.end()) {
+      selection = it->second;
+      overridden.insert(name);
+      has_policy = true;
+    }
     if (has_policy) {
-      ASSIGN_OR_RETURN(PolicySpec p, ModelPolicy(entry, run.policy, origin));
+      ASSIGN_OR_RETURN(PolicySpec p, ModelPolicy(entry, run.policy, origin, selection));
       m.policy = std::move(p);
     }
     for (int64_t k = 1; k <= copies; ++k) {
@@ -265,6 +284,10 @@ StatusOr<std::vector<ModelSpec>> ModelsFromFlat(const std::vector<FlatConfig>& e
                                     "' names two models (names must be unique)");
       models.push_back(std::move(c));
     }
+  }
+  for (const auto& [model, selection] : selection_of) {
+    if (!overridden.count(model))
+      return InvalidArgumentError("'policy.model_selection': no model '" + model + "' in models:");
   }
   // Shares of the run's workload: given ones, the rest spread by Zipf (or equally).
   double given = 0;

@@ -243,6 +243,11 @@ const KeyDecl kPolicyPlacement{.name = "policy.placement",
                                .help =
                                    "placement policy consulted before dispatch (none by "
                                    "default)"};
+const KeyDecl kPolicyModelSelection{
+    .name = "policy.model_selection",
+    .help =
+        "multi-model: \"model=selection,...\" replaces those models' own selection policy "
+        "(models[].policy.selection) in this run, e.g. one entry of policies: at fixed variants"};
 const KeyDecl kPolicyPlanning{.name = "policy.planning",
                               .help =
                                   "planning policy asked every plan interval (none by "
@@ -384,9 +389,9 @@ const KeyDecl& SloMsKey() {
 }
 
 const std::vector<const KeyDecl*>& PolicyNameKeys() {
-  static const std::vector<const KeyDecl*> keys = {&kPolicyName,      &kPolicyDispatch,
-                                                   &kPolicyBatching,  &kPolicySelection,
-                                                   &kPolicyPlacement, &kPolicyPlanning};
+  static const std::vector<const KeyDecl*> keys = {
+      &kPolicyName,      &kPolicyDispatch, &kPolicyBatching,      &kPolicySelection,
+      &kPolicyPlacement, &kPolicyPlanning, &kPolicyModelSelection};
   return keys;
 }
 
@@ -412,6 +417,7 @@ PolicySpec PolicyNamesFromFlat(const FlatConfig& f) {
   p.selection = TextOf(f, kPolicySelection);
   p.placement = TextOf(f, kPolicyPlacement);
   p.planning = TextOf(f, kPolicyPlanning);
+  p.model_selection = TextOf(f, kPolicyModelSelection);
   return p;
 }
 

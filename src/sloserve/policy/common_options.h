@@ -34,8 +34,8 @@ inline const KeyDecl kWarmVariantOption{
     .name = "warm_variant",
     .type = KeyType::kString,
     .help =
-        "the model of every query (one variant name); default: any variant of the "
-        "query's task"};
+        "the model of every query (one variant name; the thesis' placements also take one "
+        "per task, comma-separated); default: any variant of the query's task"};
 
 // kairos, drs.
 inline const KeyDecl kKairosWindowOption{.name = "kairos_window",

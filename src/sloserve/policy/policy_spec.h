@@ -18,8 +18,11 @@ struct PolicySpec {
   std::string dispatch = "round_robin";
   std::string batching = "edf";
   std::string selection = "fixed";
-  std::string placement;                       // "" = none: dispatch alone routes
-  std::string planning;                        // "" = none: the deployment stays as configured
+  std::string placement;  // "" = none: dispatch alone routes
+  std::string planning;   // "" = none: the deployment stays as configured
+  // Multi-model: "model=selection,..." replacing those models' own selection policies
+  // (models[].policy.selection) in this run; read when the models are built.
+  std::string model_selection;
   std::map<std::string, std::string> options;  // each declared by a chosen policy
 
   std::string Label() const { return name.empty() ? batching + "/" + dispatch : name; }

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "sloserve/policy/common_options.h"
+#include "sloserve/policy/name_value_list.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
@@ -109,18 +110,33 @@ StatusOr<std::unique_ptr<PlacementPolicy>> ClusterPlacement::Create(ClusterPolic
 Status ClusterPlacement::Init(const PolicyContext& ctx) {
   suite_ = ctx.suite;
   const char* name = ClusterPolicyName(policy_);
-  if (!opt_.model_name.empty()) {
-    auto v = suite_->FindVariant(opt_.model_name);
-    if (!v) {
-      return NotFoundError(std::string(name) + ": unknown variant '" + opt_.model_name +
-                           "' (option warm_variant)");
-    }
-    opt_.fixed_model = *v;
-  }
   task_model_.assign(suite_->tasks().size(), kNoId);
   for (TaskId t = 0; t < suite_->tasks().size(); ++t) {
     const std::vector<VariantId> vs = suite_->VariantsOfTask(t);
     if (!vs.empty()) task_model_[t] = vs.front();
+  }
+  // One name: the model of every query. Several: one per task (a multi-model pool whose
+  // selection runs a chosen variant per model, e.g. `fixed`'s `variant` list).
+  const std::vector<std::string> names = ListItems(opt_.model_name);
+  std::vector<bool> named(suite_->tasks().size(), false);
+  for (const std::string& item : names) {
+    auto v = suite_->FindVariant(item);
+    if (!v) {
+      return NotFoundError(std::string(name) + ": unknown variant '" + item +
+                           "' (option warm_variant)");
+    }
+    if (names.size() == 1) {
+      opt_.fixed_model = *v;
+      break;
+    }
+    const TaskId t = suite_->variants()[*v].task;
+    if (named[t]) {
+      return InvalidArgumentError(std::string(name) +
+                                  ": option warm_variant names two variants of task '" +
+                                  suite_->tasks()[t].name + "'");
+    }
+    named[t] = true;
+    task_model_[t] = *v;
   }
   rng_ = MakeRng(ctx.seed, std::string("placement/") + name);
   window_ = PopularityWindow(opt_.prefetch_window);

@@ -22,7 +22,8 @@ class ClusterPlacement : public PlacementPolicy {
  public:
   struct Options {
     VariantId fixed_model = kNoId;  // resolved at Init from `warm_variant` / `variant`
-    std::string model_name;         // the option's value ("" = the task's first variant)
+    std::string
+        model_name;  // the option's value: one variant, or one per task ("" = each task's first)
     int target_ongoing_requests = 3;
     double network_s = 0;  // in the registry's estimate (serve sends no transfer)
     double cache_mb = 0;   // a worker's model cache; 0 = its machine's memory

@@ -78,6 +78,14 @@ const KeyDecl kPin{.name = "pin",
                        "all | none | models left unpinned (comma-separated): an unpinned "
                        "model's workers load its planned variants and its selection "
                        "policy chooses"};
+const KeyDecl kShare{.name = "share",
+                     .type = KeyType::kString,
+                     .default_value = "none",
+                     .help =
+                         "none | all | models whose workers are shared (comma-separated): "
+                         "neither dedicated nor pinned nor loaded at start; they serve every "
+                         "model their hardware profiles and load on demand (pair with a "
+                         "placement policy); overrides pin"};
 }  // namespace composed_options
 
 namespace {
@@ -139,6 +147,7 @@ StatusOr<ComposedPlanning::Options> ComposedPlanning::ParseOptions(const PolicyP
   ASSIGN_OR_RETURN(const std::string fixed_hardware, p.GetString(opt::kFixedHardware));
   ASSIGN_OR_RETURN(const std::string sizing, p.GetString(opt::kSizing));
   ASSIGN_OR_RETURN(const std::string pin, p.GetString(opt::kPin));
+  ASSIGN_OR_RETURN(const std::string share, p.GetString(opt::kShare));
   if (!budget.ok()) return budget.status();
   o.budget_usd_per_h = *budget;
   o.interval = SecondsF(interval_s);
@@ -170,6 +179,14 @@ StatusOr<ComposedPlanning::Options> ComposedPlanning::ParseOptions(const PolicyP
     o.unpinned = ListItems(pin);
     if (o.unpinned.empty()) {
       return InvalidArgumentError("composed: option 'pin' must be all, none or a list of models");
+    }
+  }
+  if (share == "all") {
+    o.share_all = true;
+  } else if (share != "none") {
+    o.shared = ListItems(share);
+    if (o.shared.empty()) {
+      return InvalidArgumentError("composed: option 'share' must be none, all or a list of models");
     }
   }
   for (const auto& [type, n] : o.max_workers) {
@@ -281,6 +298,16 @@ Status ComposedPlanning::Init(const PolicyContext& ctx) {
     ASSIGN_OR_RETURN(const TaskId m, FindModel(suite, model, "pin"));
     unpinned_[m] = true;
   }
+  shared_.assign(models, options_.share_all);
+  for (const std::string& model : options_.shared) {
+    ASSIGN_OR_RETURN(const TaskId m, FindModel(suite, model, "share"));
+    shared_[m] = true;
+  }
+  // The pool the config started with is replaced, never kept for a target (it may hold
+  // preloaded variants a shared worker would not).
+  std::vector<WorkerId> initial;
+  for (const WorkerView& w : ctx.workers) initial.push_back(w.id);
+  rollout_.NeverKeep(std::move(initial));
   return OkStatus();
 }
 
@@ -319,10 +346,13 @@ ComposedProblem ComposedPlanning::ProblemAt(const std::vector<double>& lambda,
       continue;
     }
     // An unpinned worker of an unpinned model runs every variant it holds (an upper
-    // bound: keeping its count loads nothing).
-    if (w.model == kNoId || w.model >= unpinned_.size() || !unpinned_[w.model]) continue;
+    // bound: keeping its count loads nothing); a shared one every variant of a shared
+    // model it holds.
+    const bool shared = w.model == kNoId;
+    if (!shared && (w.model >= unpinned_.size() || !unpinned_[w.model])) continue;
     for (VariantId v = 0; v < w.residency.size(); ++v) {
       if (w.residency[v] != Residency::kReady && w.residency[v] != Residency::kLoading) continue;
+      if (shared && !shared_[suite_->variants()[v].task]) continue;
       if (auto it = index.find({v, w.hardware}); it != index.end())
         ++p.candidates[it->second].current;
     }
@@ -350,6 +380,18 @@ std::vector<RolloutTarget> ComposedPlanning::Targets(const ComposedProblem& p,
   };
   std::vector<RolloutTarget> out;
   for (TaskId m = 0; m < models; ++m) {
+    if (shared_[m]) {
+      // Shared: plain machines of the planned types, serving any model they can; what
+      // they load is the placement's decision, per query.
+      for (size_t i = 0; i < p.candidates.size(); ++i) {
+        if (p.candidates[i].model != m) continue;
+        RolloutTarget t;
+        t.hardware = p.candidates[i].hardware;
+        t.model = kAnyModel;
+        for (int k = 0; k < plan.allocations[i].workers; ++k) out.push_back(t);
+      }
+      continue;
+    }
     if (!unpinned_[m]) {
       for (size_t i = 0; i < p.candidates.size(); ++i) {
         const ComposedCandidate& c = p.candidates[i];
@@ -390,12 +432,30 @@ std::vector<RolloutTarget> ComposedPlanning::Targets(const ComposedProblem& p,
       std::stable_sort(here.begin(), here.end(), [&](size_t a, size_t b) {
         return plan.allocations[a].quota_rps > plan.allocations[b].quota_rps;
       });
+      std::vector<VariantId> wanted;
+      for (size_t i : here) wanted.push_back(p.candidates[i].variant);
+      if (options_.fixed_variants) {
+        // The fixed variant only sizes the plan: the selection (RAMSIS, which chooses among
+        // what its workers hold) may run any variant of the model profiled here, the most
+        // accurate first after it.
+        std::vector<VariantId> rest;
+        for (VariantId v : suite_->VariantsOfTask(m)) {
+          if (suite_->MaxBatch(h, v) > 0 &&
+              std::find(wanted.begin(), wanted.end(), v) == wanted.end())
+            rest.push_back(v);
+        }
+        std::stable_sort(rest.begin(), rest.end(), [&](VariantId a, VariantId b) {
+          return suite_->variants()[a].accuracy > suite_->variants()[b].accuracy;
+        });
+        wanted.insert(wanted.end(), rest.begin(), rest.end());
+      }
       const double machine_mb = suite_->hardware()[h].memory_gb * 1024.0;
       double used_mb = 0;
-      for (size_t i : here) {
-        if (machine_mb > 0 && used_mb + p.candidates[i].memory_mb > machine_mb) continue;
-        used_mb += p.candidates[i].memory_mb;
-        t.load.push_back(p.candidates[i].variant);
+      for (VariantId v : wanted) {
+        const double mb = suite_->variants()[v].memory_mb;
+        if (machine_mb > 0 && used_mb + mb > machine_mb) continue;
+        used_mb += mb;
+        t.load.push_back(v);
       }
       for (int k = 0; k < wq.first; ++k) out.push_back(t);
     }

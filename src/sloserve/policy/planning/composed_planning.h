@@ -8,11 +8,13 @@
 // each model's SLO, composed/capacity.h) with the GLPK MILP, and rolls the solution out
 // create-before-delete (rollout.h): one worker per planned worker of a candidate, on its
 // hardware, dedicated to its model and pinned to its variant (or, for a model left
-// unpinned, loaded with the model's planned variants for its selection policy, e.g.
-// RAMSIS, to choose among), with quota = its share of its model's load (a model's quotas
-// sum to 1, for the `quota` dispatcher). Workers already serving a candidate are kept;
-// the pool the config started with is replaced at the first plan. Scale-down waits for
-// the stabilisation window (stabilized_forecast.h), per model.
+// unpinned, loaded with the model's planned variants, or with fixed variants every one
+// its type profiles, for its selection policy, e.g. RAMSIS, to choose among), with
+// quota = its share of its model's load (a model's quotas sum to 1, for the `quota`
+// dispatcher). Workers already serving a candidate are kept; the pool the config started
+// with is replaced at the first plan. Scale-down waits for the stabilisation window
+// (stabilized_forecast.h), per model.
+//
 // Options:
 //   interval_s          seconds between solves (30)
 //   budget_usd_per_h    the $/h budget (required, > 0)
@@ -37,6 +39,10 @@
 //                       budget as workers of its fixed variant on its fixed type, decided
 //                       at the first plan and never changed (implies both fixed)
 //   pin                 all | none | models left unpinned, comma-separated (all)
+//   share               none | all | models whose workers are shared, comma-separated
+//                       (none): plain machines of the planned types, not dedicated, not
+//                       pinned, nothing loaded at start; a placement policy decides per
+//                       query which of them serves (and loads) which model
 // Solves run inline in sim and off the engine thread in serve (background_solve.h).
 #include <functional>
 #include <memory>
@@ -80,6 +86,8 @@ class ComposedPlanning : public PlanningPolicy {
     bool static_sizing = false;
     bool pin_none = false;              // pin: none
     std::vector<std::string> unpinned;  // pin: a list of models
+    bool share_all = false;             // share: all
+    std::vector<std::string> shared;    // share: a list of models
   };
   // One solve, for tests and reports.
   struct Solve {
@@ -124,6 +132,7 @@ class ComposedPlanning : public PlanningPolicy {
   std::function<double(TaskId, TimePoint, TimePoint)> future_peak_qps_;  // the oracle's
   std::vector<StabilizedForecast> stabilized_;                           // per model
   std::vector<bool> unpinned_;                                           // per model
+  std::vector<bool> shared_;                                             // per model
   ComposedProblem problem_;
   CreateBeforeDelete rollout_;
   // Set when solves run off the engine thread (live), with what the solve is for.

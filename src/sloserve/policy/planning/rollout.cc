@@ -9,7 +9,7 @@ WorkerId CreateBeforeDelete::Serving(const RolloutTarget& t, const std::vector<W
   for (size_t i = 0; i < workers.size(); ++i) {
     const WorkerView& w = workers[i];
     if (taken[i] || w.pinned != t.pinned || w.hardware != t.hardware) continue;
-    if (t.pinned == kNoId && w.model != t.model) continue;
+    if (t.pinned == kNoId && w.model != (t.model == kAnyModel ? kNoId : t.model)) continue;
     if (w.phase == WorkerPhase::kStarting || w.phase == WorkerPhase::kActive)
       return static_cast<WorkerId>(i);
   }
@@ -19,7 +19,7 @@ WorkerId CreateBeforeDelete::Serving(const RolloutTarget& t, const std::vector<W
 void CreateBeforeDelete::Start(TimePoint now, std::vector<RolloutTarget> targets,
                                const std::vector<WorkerView>& workers, DeploymentPlan* out) {
   targets_ = std::move(targets);
-  std::vector<bool> taken(workers.size(), false);
+  std::vector<bool> taken = Untaken(workers);
   bool adding = false;
   for (const RolloutTarget& t : targets_) {
     const WorkerId w = Serving(t, workers, taken);
@@ -51,7 +51,7 @@ void CreateBeforeDelete::Start(TimePoint now, std::vector<RolloutTarget> targets
 void CreateBeforeDelete::Continue(TimePoint now, const std::vector<WorkerView>& workers,
                                   DeploymentPlan* out) {
   if (!in_progress_) return;
-  std::vector<bool> taken(workers.size(), false);
+  std::vector<bool> taken = Untaken(workers);
   bool all_active = true;
   for (const RolloutTarget& t : targets_) {
     const WorkerId w = Serving(t, workers, taken);
@@ -64,12 +64,22 @@ void CreateBeforeDelete::Continue(TimePoint now, const std::vector<WorkerView>& 
   if (all_active || now - started_ >= timeout_) Finish(workers, out);
 }
 
-void CreateBeforeDelete::Finish(const std::vector<WorkerView>& workers, DeploymentPlan* out) {
+std::vector<bool> CreateBeforeDelete::Untaken(const std::vector<WorkerView>& workers) const {
   std::vector<bool> taken(workers.size(), false);
+  for (WorkerId w : never_keep_) {
+    if (w < taken.size()) taken[w] = true;
+  }
+  return taken;
+}
+
+void CreateBeforeDelete::Finish(const std::vector<WorkerView>& workers, DeploymentPlan* out) {
+  std::vector<bool> taken = Untaken(workers);     // never-kept workers serve no target
+  std::vector<bool> kept(workers.size(), false);  // they go below with the rest
   for (const RolloutTarget& t : targets_) {
     const WorkerId w = Serving(t, workers, taken);
     if (w == kNoId) continue;  // its load failed: the next plan replaces it
     taken[w] = true;
+    kept[w] = true;
     WorkerPlan p;
     p.worker = workers[w].id;
     p.pinned = t.pinned;
@@ -78,7 +88,7 @@ void CreateBeforeDelete::Finish(const std::vector<WorkerView>& workers, Deployme
     out->workers.push_back(std::move(p));
   }
   for (size_t i = 0; i < workers.size(); ++i) {
-    if (taken[i] || workers[i].phase == WorkerPhase::kRetired) continue;
+    if (kept[i] || workers[i].phase == WorkerPhase::kRetired) continue;
     WorkerPlan p;
     p.worker = workers[i].id;
     p.remove = true;  // drains its queue, then is retired

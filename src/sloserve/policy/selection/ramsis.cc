@@ -217,11 +217,20 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
   mdp::MdpOptions m = options_.mdp;
   m.task = suite.tasks()[ctx.task].name;
   m.hardware = suite.hardware()[hw].name;
+  hw_ = hw;
+  mdp_variants_.clear();
   for (const std::string& name : m.variants) {  // the MDP's candidates: the task's variants
-    RETURN_IF_ERROR(
-        FindOptionVariant(suite, ctx.task, "ramsis", "variants", name, /*same_task=*/true)
-            .status());
+    ASSIGN_OR_RETURN(const VariantId v, FindOptionVariant(suite, ctx.task, "ramsis", "variants",
+                                                          name, /*same_task=*/true));
+    mdp_variants_.push_back(v);
   }
+  if (mdp_variants_.empty()) mdp_variants_ = suite.VariantsOfTask(ctx.task);
+  std::sort(mdp_variants_.begin(), mdp_variants_.end());
+  restrict_.clear();
+  installed_.clear();
+  variant_sets_.clear();
+  extend_below_.clear();
+  generating_.clear();
   const Duration slo = ctx.slo.count() > 0 ? ctx.slo : suite.tasks()[ctx.task].default_slo;
   if (options_.slo_workers.empty()) {
     slo_classes_ = {{slo, 0, serving}};
@@ -249,6 +258,7 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
     }
   }
   if (fastest_.variant == kNoId) return FailedPreconditionError("ramsis: no profiled variant");
+  restrict_fastest_ = fastest_;
   worker_class_.assign(ctx.workers.size(), 0);
   // A fresh set: publish steps of jobs submitted before this Init find theirs expired.
   classes_ = std::make_shared<std::vector<ClassState>>();
@@ -258,6 +268,7 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
     for (size_t w = cls.first_worker; w < cls.first_worker + cls.workers; ++w) worker_class_[w] = c;
     m.slo = cls.slo;
     m.workers = static_cast<int>(cls.workers);
+    if (c == 0) base_mdp_ = m;
     mdp::PolicySetOptions set = options_.set;
     const double class_peak = peak_qps * static_cast<double>(cls.workers) / serving;
     if (set.max_qps <= 0) set.max_qps = class_peak;
@@ -267,6 +278,7 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
       return InvalidArgumentError("ramsis: min_qps must be below max_qps");
     ClassState state{cls, LoadMonitor(LoadMonitor::Options{options_.window, kTimeZero}), {}, m};
     if (defaulted_min) state.extend_below_qps = set.min_qps;
+    if (c == 0) extend_below_[{}] = state.extend_below_qps;
     if (options_.fixed_load_qps > 0) {
       m.load_qps = options_.fixed_load_qps;
       ASSIGN_OR_RETURN(mdp::Policy only, mdp::GeneratePolicy(suite, m));
@@ -341,6 +353,13 @@ void RamsisSelection::GenerateInBackground(size_t c, const mdp::MdpOptions& m,
       ClassState& cls = (*live)[c];
       cls.in_flight = false;
       if (generated->ok() && !(*generated)->empty()) {
+        if (c == 0 && !restrict_.empty()) {
+          // Meanwhile a plan restricted the variants: kept for when it no longer does.
+          variant_sets_[{}] = std::move(*generated).value();
+          if (cls.policies.empty()) cls.policies = variant_sets_[{}];
+          if (degraded_) degraded_(DegradedNote());
+          return;
+        }
         cls.policies = std::move(*generated).value();
       } else {
         failed_ = generated->ok() ? "empty policy set" : generated->status().message();
@@ -369,16 +388,16 @@ void RamsisSelection::Extend(size_t c, double qps) {
   OfflineJob job;
   job.what = what;
   // Off the engine thread: reads only the suite (immutable) and its own copy of the MDP.
-  job.work = [suite = suite_, m, classes = std::weak_ptr<std::vector<ClassState>>(classes_),
-              c]() -> std::function<void()> {
+  job.work = [suite = suite_, m, classes = std::weak_ptr<std::vector<ClassState>>(classes_), c,
+              epoch = cls.epoch]() -> std::function<void()> {
     auto generated = std::make_shared<StatusOr<mdp::Policy>>(mdp::GeneratePolicy(*suite, m));
     // On the engine thread, as an event: publish into the set this job was asked for.
-    return [generated, classes, c] {
+    return [generated, classes, c, epoch] {
       std::shared_ptr<std::vector<ClassState>> live = classes.lock();
       if (!live || c >= live->size()) return;  // the policy is gone or re-initialised
       ClassState& cls = (*live)[c];
       cls.in_flight = false;  // a failed generation is retried at a later decision
-      if (!generated->ok()) return;
+      if (!generated->ok() || cls.epoch != epoch) return;  // or: for a set since swapped
       mdp::Policy p = std::move(*generated).value();
       auto at = std::upper_bound(cls.policies.begin(), cls.policies.end(), p.load_qps(),
                                  [](double l, const mdp::Policy& x) { return l < x.load_qps(); });
@@ -394,6 +413,113 @@ void RamsisSelection::OnWorkersChanged(const std::vector<WorkerView>& workers) {
   for (const WorkerView& w : workers) active += eligibility_.Eligible(w, task_) ? 1 : 0;
   // No active worker serving the model: nothing is chosen for it until one is.
   load_scale_ = active > 0 ? static_cast<double>(mdp_workers_) / active : 1.0;
+  if (options_.fixed_load_qps <= 0) UseVariantSet(LoadedSet(workers));
+}
+
+std::vector<VariantId> RamsisSelection::LoadedSet(const std::vector<WorkerView>& workers) const {
+  std::vector<VariantId> held;
+  for (const WorkerView& w : workers) {
+    if (w.model != task_ || w.pinned != kNoId || !eligibility_.Eligible(w, task_)) continue;
+    for (VariantId v : mdp_variants_) {
+      if (v < w.residency.size() &&
+          (w.residency[v] == Residency::kReady || w.residency[v] == Residency::kLoading))
+        held.push_back(v);
+    }
+  }
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  if (held.size() == mdp_variants_.size()) held.clear();  // all of them: no restriction
+  return held;
+}
+
+SelectionDecision RamsisSelection::FastestOf(const std::vector<VariantId>& variants) const {
+  SelectionDecision fastest{};
+  Duration best = Duration::max();
+  for (VariantId v : variants) {
+    const LatencyDistribution* one = suite_->Latency(hw_, v, 1);
+    if (!one) continue;
+    const Duration l1 = one->Quantile(base_mdp_.latency_quantile);
+    if (l1 < best) {
+      best = l1;
+      fastest = {v, std::min(suite_->MaxBatch(hw_, v), base_mdp_.max_queue)};
+    }
+  }
+  return fastest.variant == kNoId ? fastest_ : fastest;
+}
+
+void RamsisSelection::Install(ClassState& cls, const std::vector<VariantId>& key,
+                              const mdp::MdpOptions& m) {
+  cls.policies = variant_sets_[key];
+  cls.mdp = m;
+  auto below = extend_below_.find(key);
+  cls.extend_below_qps = below == extend_below_.end() ? 0 : below->second;
+  installed_ = key;
+  ++cls.epoch;
+}
+
+void RamsisSelection::UseVariantSet(std::vector<VariantId> variants) {
+  if (variants == restrict_ || classes_->empty()) return;
+  ClassState& cls = (*classes_)[0];
+  // What the installed set grew to (Extend) is kept for when it is used again.
+  if (!cls.policies.empty()) variant_sets_[installed_] = cls.policies;
+  restrict_ = std::move(variants);
+  restrict_fastest_ = restrict_.empty() ? fastest_ : FastestOf(restrict_);
+  mdp::MdpOptions m = base_mdp_;
+  if (!restrict_.empty()) {
+    m.variants.clear();
+    for (VariantId v : restrict_) m.variants.push_back(suite_->variants()[v].name);
+  }
+  if (variant_sets_.count(restrict_)) {
+    Install(cls, restrict_, m);
+    return;
+  }
+  // Until its own set is published, the current one's decisions are restricted (Choose).
+  if (restrict_.empty() || generating_.count(restrict_)) return;
+  generating_.insert(restrict_);
+  // The range as Init's: by default up to the peak of these variants on the MDP's
+  // workers, from 1% of it, with policies added on demand below that.
+  mdp::PolicySetOptions set = options_.set;
+  if (set.max_qps <= 0) {
+    double peak = 0;
+    for (VariantId v : restrict_) {
+      const int b = std::min(suite_->MaxBatch(hw_, v), m.max_queue);
+      const LatencyDistribution* big = b > 0 ? suite_->Latency(hw_, v, b) : nullptr;
+      if (big) peak = std::max(peak, b / ToSeconds(big->Quantile(m.latency_quantile)));
+    }
+    set.max_qps = peak * m.workers;
+  }
+  if (set.min_qps <= 0) {
+    set.min_qps = std::max(1.0, set.max_qps * 0.01);
+    extend_below_[restrict_] = set.min_qps;
+  }
+  OfflineJob job;
+  job.what = "RAMSIS policy set over " + std::to_string(restrict_.size()) + " loaded variants";
+  // Off the engine thread: reads only the suite (immutable) and its own copies.
+  job.work = [this, suite = suite_, m, set, cache_dir = options_.cache_dir,
+              classes = std::weak_ptr<std::vector<ClassState>>(classes_),
+              key = restrict_]() -> std::function<void()> {
+    auto generated = std::make_shared<StatusOr<std::vector<mdp::Policy>>>(
+        set.min_qps < set.max_qps ? SharedPolicySet(*suite, m, set, cache_dir, {})
+                                  : InvalidArgumentError("no load range"));
+    // On the engine thread, as an event: cached, and installed if still the one in use.
+    return [this, generated, classes, key, m] {
+      std::shared_ptr<std::vector<ClassState>> live = classes.lock();
+      if (!live || live->empty()) return;  // the policy is gone or re-initialised
+      generating_.erase(key);
+      if (!generated->ok() || (*generated)->empty()) {
+        std::fprintf(stderr, "sloserve: ramsis: no policy set over the loaded variants: %s\n",
+                     generated->ok() ? "empty" : generated->status().ToString().c_str());
+        return;  // the restricted decisions of the current set go on
+      }
+      variant_sets_[key] = std::move(*generated).value();
+      if (restrict_ == key) Install((*live)[0], key, m);
+    };
+  };
+  if (submit_offline_) {
+    submit_offline_(std::move(job));
+  } else {
+    job.work()();  // nothing runs offline work: generated here
+  }
 }
 
 void RamsisSelection::OnArrival(const Query& q, TimePoint now) {
@@ -411,9 +537,12 @@ SelectionDecision RamsisSelection::Choose(const WorkerView& worker, const QueueV
   if (options_.fixed_load_qps <= 0) Extend(c, qps);
   const mdp::Policy* policy =
       options_.fixed_load_qps > 0 ? &cls.policies.front() : mdp::SelectPolicy(cls.policies, qps);
-  if (!policy) return fastest_;  // none covers the load (yet): fastest, late rather than never
+  // None covers the load (yet): the fastest (held) variant, late rather than never.
+  if (!policy) return restrict_fastest_;
   mdp::Action a = policy->Decide(static_cast<int>(queue.size()), head.deadline - now);
-  if (a.variant == kNoId || a.batch <= 0) return fastest_;
+  if (a.variant == kNoId || a.batch <= 0) return restrict_fastest_;
+  if (!restrict_.empty() && !std::binary_search(restrict_.begin(), restrict_.end(), a.variant))
+    return restrict_fastest_;  // a variant the plan did not load: its set is on its way
   return {a.variant, a.batch};
 }
 

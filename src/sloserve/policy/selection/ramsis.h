@@ -21,6 +21,12 @@
 // measured is scaled by (MDP workers / active serving workers) before a policy is looked
 // up, so the lookup sees the per-worker load the MDP assumed (one SLO class only; with
 // slo_workers the classes keep their sizes).
+// Over the loaded set (docs/composed.md): when the active workers dedicated to the model
+// and not pinned (a plan's, loaded with its planned variants) hold only some of the MDP's
+// variants, the selection chooses among those: a set for them (same SLO and MDP workers)
+// is generated as an offline job and cached by variant set, and until it is published the
+// current set's decisions stand where they name a held variant, else the fastest held one
+// serves. Pools without such workers (every single-model deployment) choose as before.
 // Options: min_qps (default 1% of max), max_qps, accuracy_step (0.01), discretization
 //   (fld|md), d (100), mdp_batching (maximal|variable; the
 //   MDP's batching, distinct from the engine's policy.batching), max_queue (32), quantile (0.95),
@@ -31,7 +37,9 @@
 //   each class's load measured on its own queries; pair with dispatch slo_partition),
 //   load_qps (> 0: a single policy for this load, used whatever the monitor says; for
 //   checking the MDP's expectations against simulation, section 7.3.1).
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,6 +76,8 @@ class RamsisSelection : public SelectionPolicy {
   // (MDP workers / active workers serving the model; 1 until they differ).
   int mdp_workers() const { return mdp_workers_; }
   double load_scale() const { return load_scale_; }
+  // The variants choices are restricted to (sorted; empty: every variant of the MDP).
+  const std::vector<VariantId>& variant_set() const { return restrict_; }
 
  private:
   // All of it is touched on the engine thread only (decisions, and the publish steps of
@@ -80,6 +90,7 @@ class RamsisSelection : public SelectionPolicy {
     bool in_flight = false;             // a generation for this class is submitted
     // Below this load (the set's defaulted lower end) policies are added on demand.
     double extend_below_qps = 0;
+    uint64_t epoch = 0;  // bumped when the set is swapped for another
   };
   // Submits an offline job generating a policy for `qps`, if none is in flight for the
   // class, when no policy covers it, or when it is below a defaulted set's lower end and
@@ -95,6 +106,16 @@ class RamsisSelection : public SelectionPolicy {
                             const mdp::PolicySetProgress& progress);
   // What readiness says while some class serves the fastest variant ("" when none does).
   std::string DegradedNote() const;
+  // The MDP's variants held by the active, unpinned workers dedicated to the model;
+  // empty when there are none or they hold every one.
+  std::vector<VariantId> LoadedSet(const std::vector<WorkerView>& workers) const;
+  // Restricts choices to `variants` (empty: none), installing its policy set if cached, else
+  // submitting its generation.
+  void UseVariantSet(std::vector<VariantId> variants);
+  // The fastest of `variants` on the MDP's hardware at batch 1, its row cap as fastest_.
+  SelectionDecision FastestOf(const std::vector<VariantId>& variants) const;
+  // Makes the cached set of `key` class 0's (its MDP `m`).
+  void Install(ClassState& cls, const std::vector<VariantId>& key, const mdp::MdpOptions& m);
   Options options_;
   // Shared with the publish steps of offline jobs (as weak pointers), so a step that
   // arrives after this policy is gone, or re-initialised, does nothing.
@@ -108,6 +129,16 @@ class RamsisSelection : public SelectionPolicy {
   std::function<void(const std::string&)> degraded_;
   std::string failed_;  // why a background generation failed (engine thread)
   TaskId task_ = 0;
+  HardwareId hw_ = 0;                    // the MDP's hardware
+  mdp::MdpOptions base_mdp_;             // class 0's MDP at Init (every variant)
+  std::vector<VariantId> mdp_variants_;  // the variants it chooses among, sorted
+  std::vector<VariantId> restrict_;      // LoadedSet, as last seen (empty: no restriction)
+  std::vector<VariantId> installed_;     // the variant set classes_[0].policies is for
+  SelectionDecision restrict_fastest_{};
+  // Policy sets per variant set (empty key: the Init set), and those being generated.
+  std::map<std::vector<VariantId>, std::vector<mdp::Policy>> variant_sets_;
+  std::set<std::vector<VariantId>> generating_;
+  std::map<std::vector<VariantId>, double> extend_below_;  // their ClassState::extend_below_qps
   WorkerEligibility eligibility_;
   int mdp_workers_ = 0;
   double load_scale_ = 1;
