@@ -321,12 +321,22 @@ TEST_F(HttpServerRobustnessTest, ConnectionsBeyondTheCapTakeTheLongestIdlePlace)
   TestHttpClient held, kept;
   ASSERT_TRUE(held.Connect(port_).ok());
   ASSERT_TRUE(kept.Connect(port_).ok());
+  // Each connection is listed idle after its answer is written, which the client may
+  // read first: wait for the listing, so `held` is idle the longer however the io
+  // threads are scheduled.
+  auto idle_count_reaches = [&](size_t n) {
+    for (int i = 0; i < 5000 && server_->IdleConnections() < n; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return server_->IdleConnections() == n;
+  };
   auto first = held.Get("/v2/health/live");
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(first->status, 200);
+  ASSERT_TRUE(idle_count_reaches(1));
   auto second = kept.Get("/v2/health/live");
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   EXPECT_EQ(second->status, 200);
+  ASSERT_TRUE(idle_count_reaches(2));
   {
     TestHttpClient extra(Seconds(5));
     ASSERT_TRUE(extra.Connect(port_).ok());

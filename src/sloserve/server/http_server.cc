@@ -1267,4 +1267,9 @@ const ServerMetrics& HttpServer::metrics() const {
   return impl_->metrics;
 }
 
+size_t HttpServer::IdleConnections() const {
+  MutexLock lock(impl_->mu);
+  return impl_->idle.size();
+}
+
 }  // namespace sloserve

@@ -111,6 +111,9 @@ class HttpServer {
 
   uint16_t port() const;
   const ServerMetrics& metrics() const;
+  // Connections idle between requests, the ones a connection beyond
+  // Options::max_connections may evict (longest idle first).
+  size_t IdleConnections() const;
 
   struct Impl;
 
