@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <deque>
 #include <random>
 #include <set>
 #include <thread>
@@ -28,11 +29,14 @@ namespace sloserve {
 namespace remote_internal {
 
 struct RemoteCall;
+struct RunStream;
 
 // What a finished call is handed to (the executor's Impl).
 class CallOwner {
  public:
   virtual void Finish(RemoteCall* call, const ::grpc::Status& status) = 0;
+  enum class StreamOp { kRead, kWrote, kFinished };
+  virtual void OnStream(RunStream* stream, StreamOp op, bool ok) = 0;
 
  protected:
   ~CallOwner() = default;
@@ -47,6 +51,11 @@ struct RemoteCall final : remote::ReplyTag {
   ::grpc::ClientContext ctx;
   // In ctx's call arena: declared after ctx, so destroyed before it.
   std::unique_ptr<::grpc::ClientAsyncResponseReader<worker::ActionReply>> rpc;
+  // A Run goes on its worker's Run stream (not a call of its own: ctx and rpc unused),
+  // answered by the reply carrying its id, or failed when the stream ends; it fails the
+  // stream (and so the worker) when no reply came by `deadline`.
+  RunStream* stream = nullptr;
+  std::chrono::steady_clock::time_point deadline;
   worker::RunRequest run;
   worker::LifecycleRequest lifecycle;
   worker::ActionReply reply;
@@ -60,8 +69,56 @@ struct RemoteCall final : remote::ReplyTag {
   void Done(bool /*ok: always true for a unary Finish*/) override { owner->Finish(this, status); }
 };
 
+// A worker's Run stream (proto RunStream; docs/remote-workers.md "The Run stream"): one
+// per worker connection, opened by the first Run sent to it and replaced once it ends.
+// Requests are written one at a time in the order sent (queued meanwhile), replies are
+// read one at a time; every event comes on the reply queue. Owned by Impl::streams until
+// its Finish is reported. Fields after `status`: under Impl::mu.
+struct RunStream {
+  using Rw = ::grpc::ClientAsyncReaderWriter<worker::RunRequest, worker::ActionReply>;
+  struct Op final : remote::ReplyTag {
+    RunStream* stream = nullptr;
+    CallOwner::StreamOp op{};
+    void Done(bool ok) override { stream->owner->OnStream(stream, op, ok); }
+  };
+  // Keeps the worker's channel alive while the stream is (first member: destroyed last).
+  std::shared_ptr<worker::WorkerService::Stub> stub;
+  ::grpc::ClientContext ctx;
+  std::unique_ptr<Rw> rw;  // in ctx's call arena: destroyed before it
+  CallOwner* owner = nullptr;
+  WorkerId worker = 0;
+  worker::ActionReply in;  // the read in progress
+  ::grpc::Status status;   // Finish's
+  Op read, wrote, finished;
+
+  std::deque<worker::RunRequest> out;  // front: being written
+  bool writing = false;
+  bool reading = false;    // the first read was started (after the first write)
+  bool read_done = false;  // the read failed: the stream has ended
+  bool finishing = false;  // Finish called
+  // Set when the executor cancels it for a passed deadline: what its calls fail with.
+  std::string deadline_passed;
+
+  RunStream() {
+    for (auto [op, which] : {std::pair{&read, CallOwner::StreamOp::kRead},
+                             {&wrote, CallOwner::StreamOp::kWrote},
+                             {&finished, CallOwner::StreamOp::kFinished}}) {
+      op->stream = this;
+      op->op = which;
+    }
+  }
+  // Usable for new requests: not ended nor being cancelled.
+  bool open() const { return !read_done && !finishing && deadline_passed.empty(); }
+  void Write() {
+    auto* tag = static_cast<remote::ReplyTag*>(&wrote);
+    TsanRelease(tag);
+    rw->Write(out.front(), tag);
+  }
+};
+
 }  // namespace remote_internal
 using remote_internal::RemoteCall;
+using remote_internal::RunStream;
 
 struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   using Stub = worker::WorkerService::Stub;
@@ -91,6 +148,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     // The number of its next Load/Unload (LifecycleRequest.sequence), taken in the order
     // they are sent, so the worker runs them in that order.
     uint64_t next_sequence = 1;
+    // Its Run stream now (owned by Impl::streams); null until the next Run opens one.
+    RunStream* stream = nullptr;
   };
 
   const ProfileSuite* suite;
@@ -111,6 +170,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // The calls sent and not yet retired by Finish, owned here; the lock keeps each alive
   // while CancelCalls or the destructor cancels it.
   std::unordered_map<ActionId, std::unique_ptr<RemoteCall>> in_flight GUARDED_BY(mu);
+  // Every Run stream not yet ended and reported (a worker's current one, and ones ending).
+  std::unordered_map<RunStream*, std::unique_ptr<RunStream>> streams GUARDED_BY(mu);
   std::unique_ptr<remote::WorkerHealth> health;
   // Ids of the Loads sent to a restarted worker (health thread), apart from the engine's.
   static constexpr ActionId kReloadActions = ActionId{1} << 62;
@@ -234,6 +295,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // Slot w without its address (the next one is a new process: its numbering starts at
   // 1); the engine's view of what is resident there stays.
   void Vacate(WorkerId w) REQUIRES(mu) {
+    if (state[w].stream != nullptr) state[w].stream->ctx.TryCancel();  // no calls on it
     WorkerState empty;
     empty.resident = std::move(state[w].resident);
     empty.hardware = state[w].hardware;
@@ -257,13 +319,32 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   }
 
   // Worker w's calls in flight cancelled (WorkerHealth's CancelCalls).
+  // A stream's cancel fails its Runs (OnStream kFinished).
   size_t CancelCalls(WorkerId w) EXCLUDES(mu) {
     MutexLock lock(mu);
+    for (auto& [raw, stream] : streams) {
+      if (raw->worker == w) raw->ctx.TryCancel();
+    }
     return remote::CancelCallsOf(in_flight, w);
+  }
+
+  // Cancels worker w's Run streams on which a Run has passed its deadline (on the health
+  // thread, each round: a stream has no per-call deadline); its calls fail DEADLINE_EXCEEDED.
+  void ExpireStreamCalls(WorkerId w) EXCLUDES(mu) {
+    const auto now = std::chrono::steady_clock::now();
+    MutexLock lock(mu);
+    for (auto& [id, call] : in_flight) {
+      RunStream* s = call->stream;
+      if (s == nullptr || call->worker != w || call->deadline > now || !s->deadline_passed.empty())
+        continue;
+      s->deadline_passed = "action " + std::to_string(id) + " had no reply within its deadline";
+      s->ctx.TryCancel();
+    }
   }
 
   // One Health call; OK when the worker answers with this suite's variants.
   Status CheckHealth(WorkerId w, Duration timeout) EXCLUDES(mu) {
+    ExpireStreamCalls(w);
     // What the engine believed resident before asking (ReconcileResidents).
     std::set<VariantId> resident_before;
     std::shared_ptr<Stub> stub;
@@ -491,6 +572,131 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     }
   }
 
+  // Writes a Run on worker w's stream (opening one if it has none open): after the
+  // requests queued before it, one write at a time.
+  void Queue(WorkerId w, RemoteCall* call) REQUIRES(mu) {
+    RunStream* s = state[w].stream;
+    if (s == nullptr || !s->open()) {
+      auto owned = std::make_unique<RunStream>();
+      s = owned.get();
+      s->stub = state[w].stub;
+      s->owner = this;
+      s->worker = w;
+      // Corked: the call's metadata goes out with the first request (StartCall performs
+      // nothing and its tag never comes back: the read is started after that write).
+      s->ctx.set_initial_metadata_corked(true);
+      s->rw = s->stub->PrepareAsyncRunStream(&s->ctx, replies->cq());
+      s->rw->StartCall(nullptr);
+      streams.emplace(s, std::move(owned));
+      state[w].stream = s;
+    }
+    call->stream = s;
+    s->out.push_back(std::move(call->run));
+    if (s->writing) return;
+    s->writing = true;
+    s->Write();
+    if (s->reading) return;
+    s->reading = true;
+    auto* read = static_cast<remote::ReplyTag*>(&s->read);
+    TsanRelease(read);
+    s->rw->Read(&s->in, read);
+  }
+
+  // A Run stream's event (on whichever thread drains the reply queue).
+  void OnStream(RunStream* s, StreamOp op, bool ok) EXCLUDES(mu) override {
+    switch (op) {
+      case StreamOp::kRead:
+        if (ok) return OnReply(s);
+        {
+          MutexLock lock(mu);
+          s->read_done = true;
+          MaybeFinish(s);
+        }
+        break;
+      case StreamOp::kWrote: {
+        MutexLock lock(mu);
+        s->out.pop_front();
+        if (!ok) {  // broken: the read ends too; what was queued fails at Finish
+          s->out.clear();
+          s->ctx.TryCancel();
+        }
+        if (!s->out.empty()) {
+          s->Write();
+          return;
+        }
+        s->writing = false;
+        MaybeFinish(s);
+        break;
+      }
+      case StreamOp::kFinished:
+        return OnStreamEnded(s);
+    }
+  }
+
+  // A reply: the call it answers ends (its id is looked up on this stream only), and the
+  // next read starts.
+  void OnReply(RunStream* s) EXCLUDES(mu) {
+    RemoteCall* call = nullptr;
+    {
+      MutexLock lock(mu);
+      if (auto it = in_flight.find(s->in.action());
+          it != in_flight.end() && it->second->stream == s) {
+        call = it->second.get();
+        call->reply = std::move(s->in);
+      }
+      s->in.Clear();
+      auto* tag = static_cast<remote::ReplyTag*>(&s->read);
+      TsanRelease(tag);
+      s->rw->Read(&s->in, tag);
+    }
+    if (call == nullptr) return;  // not ours (a bug of the worker's): ignored
+    const int refusal = call->reply.refusal();
+    Finish(call, refusal == 0 ? ::grpc::Status::OK
+                              : ::grpc::Status(static_cast<::grpc::StatusCode>(refusal),
+                                               call->reply.message()));
+  }
+
+  // Reads ended and no write in progress: the stream's one Finish.
+  void MaybeFinish(RunStream* s) REQUIRES(mu) {
+    if (!s->read_done || s->writing || s->finishing) return;
+    s->finishing = true;
+    auto* tag = static_cast<remote::ReplyTag*>(&s->finished);
+    TsanRelease(tag);
+    s->rw->Finish(&s->status, tag);
+  }
+
+  // The stream ended: every Run still on it fails once with why (the worker is lost, or a
+  // Run's deadline passed: both mark it down), and the next Run opens a new stream.
+  void OnStreamEnded(RunStream* s) EXCLUDES(mu) {
+    std::vector<RemoteCall*> failed;
+    ::grpc::Status why;
+    {
+      MutexLock lock(mu);
+      if (state[s->worker].stream == s) state[s->worker].stream = nullptr;
+      if (!s->deadline_passed.empty()) {
+        why = {::grpc::StatusCode::DEADLINE_EXCEEDED, s->deadline_passed};
+      } else if (s->status.ok()) {
+        why = {::grpc::StatusCode::UNAVAILABLE, "the worker closed the Run stream"};
+      } else {
+        why = s->status;
+      }
+      for (auto& [id, call] : in_flight) {
+        if (call->stream == s) failed.push_back(call.get());
+      }
+    }
+    // Only this thread (the queue's drainer) retires a stream's calls: alive here.
+    for (RemoteCall* call : failed) Finish(call, why);
+    // gRPC holds no tag of it any more (Finish came after its read and write ended).
+    std::unique_ptr<RunStream> gone;
+    MutexLock lock(mu);
+    if (auto it = streams.find(s); it != streams.end()) {
+      gone = std::move(it->second);
+      streams.erase(it);
+    }
+    cv.NotifyAll();
+    // `gone` is destroyed after the unlock (declared before the lock).
+  }
+
   // Counts the worker's refusals in a row (the call answered with RESOURCE_EXHAUSTED,
   // ALREADY_EXISTS or INVALID_ARGUMENT: it will not run what it is sent); a reached
   // kRefusalsToDown returns the count (and starts it again), so the worker is marked down
@@ -568,7 +774,8 @@ RemoteExecutor::~RemoteExecutor() {
   m.replies->StartThread();
   MutexLock lock(m.mu);
   for (auto& [id, call] : m.in_flight) call->ctx.TryCancel();
-  while (!m.in_flight.empty()) m.cv.Wait(m.mu);
+  for (auto& [raw, stream] : m.streams) raw->ctx.TryCancel();
+  while (!m.in_flight.empty() || !m.streams.empty()) m.cv.Wait(m.mu);
 }
 
 Status RemoteExecutor::Connect() {
@@ -711,10 +918,15 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
       req.set_expected_us(expected.count());
     }
   }
-  call->ctx.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                             std::max(expected, Duration(0)) * 2 + m.options.action_timeout));
+  const auto timeout = std::chrono::duration_cast<std::chrono::system_clock::duration>(
+      std::max(expected, Duration(0)) * 2 + m.options.action_timeout);
+  if (call->is_run) {
+    call->deadline = std::chrono::steady_clock::now() + timeout;
+  } else {
+    call->ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  }
   bool vacated = false;
+  bool sent = false;
   {
     MutexLock lock(m.mu);
     Impl::WorkerState& wk = m.state[w];
@@ -726,7 +938,12 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
       // The engine's ids are unique: a second action under one in flight is a bug there
       // (failed below; `owned` stays with this call then).
       call->stub = wk.stub;
+      call->owner = &m;
       if (!call->is_run) call->lifecycle.set_sequence(wk.next_sequence++);
+      if (call->is_run) {
+        m.Queue(w, call);  // on the worker's Run stream
+        sent = true;
+      }
       if (const auto* run = std::get_if<RunBatch>(&action)) {
         wk.resident.insert(run->variant);  // the engine runs only what it believes loaded
         wk.hardware = run->hardware;
@@ -748,12 +965,10 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
     m.sink->Post(std::move(r));
     return Duration(0);
   }
+  if (sent) return Duration(0);
   Impl::Stub* stub = call->stub.get();
   ::grpc::CompletionQueue* cq = m.replies->cq();
-  call->owner = &m;
-  if (call->is_run) {
-    call->rpc = stub->PrepareAsyncRun(&call->ctx, call->run, cq);
-  } else if (std::holds_alternative<LoadVariant>(action)) {
+  if (std::holds_alternative<LoadVariant>(action)) {
     call->rpc = stub->PrepareAsyncLoad(&call->ctx, call->lifecycle, cq);
   } else {
     call->rpc = stub->PrepareAsyncUnload(&call->ctx, call->lifecycle, cq);
