@@ -93,7 +93,14 @@ struct RunStream {
 
   std::deque<worker::RunRequest> out;  // front: being written
   bool writing = false;
-  bool reading = false;    // the first read was started (after the first write)
+  // A read is pending. Only while Runs are on the stream (and from its first write): a
+  // read started with nothing to wait for makes gRPC send the worker a WINDOW_UPDATE at
+  // once (one more write here, one more wake-up there, per reply); started just before
+  // the next Run's write, the update goes out with it.
+  bool reading = false;
+  bool started = false;    // the first write went out (with the call's metadata)
+  bool cancelled = false;  // Cancel(): the read is kept pending until it fails
+  size_t calls = 0;        // Runs on it not yet answered
   bool read_done = false;  // the read failed: the stream has ended
   bool finishing = false;  // Finish called
   // Set when the executor cancels it for a passed deadline: what its calls fail with.
@@ -113,6 +120,19 @@ struct RunStream {
     auto* tag = static_cast<remote::ReplyTag*>(&wrote);
     TsanRelease(tag);
     rw->Write(out.front(), tag);
+  }
+  void StartRead() {
+    if (reading) return;
+    reading = true;
+    auto* tag = static_cast<remote::ReplyTag*>(&read);
+    TsanRelease(tag);
+    rw->Read(&in, tag);
+  }
+  // Cancels it; a read (pending, or started here) then fails, which ends the stream.
+  void Cancel() {
+    cancelled = true;
+    ctx.TryCancel();
+    if (started) StartRead();
   }
 };
 
@@ -295,7 +315,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // Slot w without its address (the next one is a new process: its numbering starts at
   // 1); the engine's view of what is resident there stays.
   void Vacate(WorkerId w) REQUIRES(mu) {
-    if (state[w].stream != nullptr) state[w].stream->ctx.TryCancel();  // no calls on it
+    if (state[w].stream != nullptr) state[w].stream->Cancel();  // no calls on it
     WorkerState empty;
     empty.resident = std::move(state[w].resident);
     empty.hardware = state[w].hardware;
@@ -323,7 +343,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   size_t CancelCalls(WorkerId w) EXCLUDES(mu) {
     MutexLock lock(mu);
     for (auto& [raw, stream] : streams) {
-      if (raw->worker == w) raw->ctx.TryCancel();
+      if (raw->worker == w) raw->Cancel();
     }
     return remote::CancelCallsOf(in_flight, w);
   }
@@ -338,7 +358,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       if (s == nullptr || call->worker != w || call->deadline > now || !s->deadline_passed.empty())
         continue;
       s->deadline_passed = "action " + std::to_string(id) + " had no reply within its deadline";
-      s->ctx.TryCancel();
+      s->Cancel();
     }
   }
 
@@ -591,15 +611,17 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       state[w].stream = s;
     }
     call->stream = s;
+    ++s->calls;
     s->out.push_back(std::move(call->run));
-    if (s->writing) return;
-    s->writing = true;
-    s->Write();
-    if (s->reading) return;
-    s->reading = true;
-    auto* read = static_cast<remote::ReplyTag*>(&s->read);
-    TsanRelease(read);
-    s->rw->Read(&s->in, read);
+    if (s->started) s->StartRead();  // before the write: its window update goes with it
+    if (!s->writing) {
+      s->writing = true;
+      s->Write();
+    }
+    if (!s->started) {  // after the first write, which starts the call
+      s->started = true;
+      s->StartRead();
+    }
   }
 
   // A Run stream's event (on whichever thread drains the reply queue).
@@ -618,7 +640,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
         s->out.pop_front();
         if (!ok) {  // broken: the read ends too; what was queued fails at Finish
           s->out.clear();
-          s->ctx.TryCancel();
+          s->Cancel();
         }
         if (!s->out.empty()) {
           s->Write();
@@ -634,7 +656,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   }
 
   // A reply: the call it answers ends (its id is looked up on this stream only), and the
-  // next read starts.
+  // next read starts if a Run is still waiting.
   void OnReply(RunStream* s) EXCLUDES(mu) {
     RemoteCall* call = nullptr;
     {
@@ -643,11 +665,11 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
           it != in_flight.end() && it->second->stream == s) {
         call = it->second.get();
         call->reply = std::move(s->in);
+        --s->calls;
       }
       s->in.Clear();
-      auto* tag = static_cast<remote::ReplyTag*>(&s->read);
-      TsanRelease(tag);
-      s->rw->Read(&s->in, tag);
+      s->reading = false;
+      if (s->calls > 0 || s->cancelled) s->StartRead();  // else with the next Run's write
     }
     if (call == nullptr) return;  // not ours (a bug of the worker's): ignored
     const int refusal = call->reply.refusal();
@@ -774,7 +796,7 @@ RemoteExecutor::~RemoteExecutor() {
   m.replies->StartThread();
   MutexLock lock(m.mu);
   for (auto& [id, call] : m.in_flight) call->ctx.TryCancel();
-  for (auto& [raw, stream] : m.streams) raw->ctx.TryCancel();
+  for (auto& [raw, stream] : m.streams) raw->Cancel();
   while (!m.in_flight.empty() || !m.streams.empty()) m.cv.Wait(m.mu);
 }
 
