@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <deque>
 #include <random>
 #include <set>
 #include <thread>
@@ -55,6 +54,7 @@ struct RemoteCall final : remote::ReplyTag {
   // answered by the reply carrying its id, or failed when the stream ends; it fails the
   // stream (and so the worker) when no reply came by `deadline`.
   RunStream* stream = nullptr;
+  bool answered = false;  // its reply came (a second one for its id is ignored)
   std::chrono::steady_clock::time_point deadline;
   worker::RunRequest run;
   worker::LifecycleRequest lifecycle;
@@ -75,7 +75,7 @@ struct RemoteCall final : remote::ReplyTag {
 // read one at a time; every event comes on the reply queue. Owned by Impl::streams until
 // its Finish is reported. Fields after `status`: under Impl::mu.
 struct RunStream {
-  using Rw = ::grpc::ClientAsyncReaderWriter<worker::RunRequest, worker::ActionReply>;
+  using Rw = ::grpc::ClientAsyncReaderWriter<worker::RunRequests, worker::ActionReplies>;
   struct Op final : remote::ReplyTag {
     RunStream* stream = nullptr;
     CallOwner::StreamOp op{};
@@ -87,11 +87,12 @@ struct RunStream {
   std::unique_ptr<Rw> rw;  // in ctx's call arena: destroyed before it
   CallOwner* owner = nullptr;
   WorkerId worker = 0;
-  worker::ActionReply in;  // the read in progress
-  ::grpc::Status status;   // Finish's
+  worker::ActionReplies in;  // the read in progress
+  ::grpc::Status status;     // Finish's
   Op read, wrote, finished;
 
-  std::deque<worker::RunRequest> out;  // front: being written
+  worker::RunRequests sending;  // being written
+  worker::RunRequests queued;   // the next write: every Run sent meanwhile
   bool writing = false;
   // A read is pending. Only while Runs are on the stream (and from its first write): a
   // read started with nothing to wait for makes gRPC send the worker a WINDOW_UPDATE at
@@ -116,10 +117,13 @@ struct RunStream {
   }
   // Usable for new requests: not ended nor being cancelled.
   bool open() const { return !read_done && !finishing && deadline_passed.empty(); }
-  void Write() {
+  void WriteQueued() {
+    writing = true;
+    sending.Swap(&queued);
+    queued.Clear();
     auto* tag = static_cast<remote::ReplyTag*>(&wrote);
     TsanRelease(tag);
-    rw->Write(out.front(), tag);
+    rw->Write(sending, tag);
   }
   void StartRead() {
     if (reading) return;
@@ -355,7 +359,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     MutexLock lock(mu);
     for (auto& [id, call] : in_flight) {
       RunStream* s = call->stream;
-      if (s == nullptr || call->worker != w || call->deadline > now || !s->deadline_passed.empty())
+      if (s == nullptr || call->worker != w || call->deadline > now || call->answered ||
+          !s->deadline_passed.empty())
         continue;
       s->deadline_passed = "action " + std::to_string(id) + " had no reply within its deadline";
       s->Cancel();
@@ -612,11 +617,10 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     }
     call->stream = s;
     ++s->calls;
-    s->out.push_back(std::move(call->run));
-    if (s->started) s->StartRead();  // before the write: its window update goes with it
+    *s->queued.add_runs() = std::move(call->run);
     if (!s->writing) {
-      s->writing = true;
-      s->Write();
+      if (s->started) s->StartRead();  // before the write: its window update goes with it
+      s->WriteQueued();
     }
     if (!s->started) {  // after the first write, which starts the call
       s->started = true;
@@ -637,13 +641,14 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
         break;
       case StreamOp::kWrote: {
         MutexLock lock(mu);
-        s->out.pop_front();
+        s->sending.Clear();
         if (!ok) {  // broken: the read ends too; what was queued fails at Finish
-          s->out.clear();
+          s->queued.Clear();
           s->Cancel();
         }
-        if (!s->out.empty()) {
-          s->Write();
+        if (s->queued.runs_size() > 0) {
+          s->StartRead();  // pending already: Runs wait
+          s->WriteQueued();
           return;
         }
         s->writing = false;
@@ -658,24 +663,30 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // A reply: the call it answers ends (its id is looked up on this stream only), and the
   // next read starts if a Run is still waiting.
   void OnReply(RunStream* s) EXCLUDES(mu) {
-    RemoteCall* call = nullptr;
+    std::vector<RemoteCall*> answered;
     {
       MutexLock lock(mu);
-      if (auto it = in_flight.find(s->in.action());
-          it != in_flight.end() && it->second->stream == s) {
-        call = it->second.get();
-        call->reply = std::move(s->in);
+      for (worker::ActionReply& reply : *s->in.mutable_replies()) {
+        auto it = in_flight.find(reply.action());
+        // Not ours (a bug of the worker's, or answered twice): ignored.
+        if (it == in_flight.end() || it->second->stream != s || it->second->answered) continue;
+        RemoteCall* call = it->second.get();
+        call->answered = true;
+        call->reply = std::move(reply);
         --s->calls;
+        answered.push_back(call);
       }
       s->in.Clear();
       s->reading = false;
       if (s->calls > 0 || s->cancelled) s->StartRead();  // else with the next Run's write
     }
-    if (call == nullptr) return;  // not ours (a bug of the worker's): ignored
-    const int refusal = call->reply.refusal();
-    Finish(call, refusal == 0 ? ::grpc::Status::OK
-                              : ::grpc::Status(static_cast<::grpc::StatusCode>(refusal),
-                                               call->reply.message()));
+    // Only this thread (the queue's drainer) retires a stream's calls: alive here.
+    for (RemoteCall* call : answered) {
+      const int refusal = call->reply.refusal();
+      Finish(call, refusal == 0 ? ::grpc::Status::OK
+                                : ::grpc::Status(static_cast<::grpc::StatusCode>(refusal),
+                                                 call->reply.message()));
+    }
   }
 
   // Reads ended and no write in progress: the stream's one Finish.
@@ -703,7 +714,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
         why = s->status;
       }
       for (auto& [id, call] : in_flight) {
-        if (call->stream == s) failed.push_back(call.get());
+        if (call->stream == s && !call->answered) failed.push_back(call.get());
       }
     }
     // Only this thread (the queue's drainer) retires a stream's calls: alive here.

@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <optional>
 #include <queue>
 #include <random>
@@ -78,7 +77,7 @@ struct OrderedLifecycle {
 // Finish is reported) and by its pending actions (a result for a stream already closed
 // is dropped).
 struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
-  using Rw = ::grpc::ServerAsyncReaderWriter<worker::ActionReply, worker::RunRequest>;
+  using Rw = ::grpc::ServerAsyncReaderWriter<worker::ActionReplies, worker::RunRequests>;
   // One operation's tag, for AsyncServerThreads (CallTag).
   struct Op final : grpc_protocol::CallTag {
     WorkerRunStream* stream = nullptr;
@@ -90,7 +89,7 @@ struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
   ::grpc::ServerCompletionQueue* cq = nullptr;
   ::grpc::ServerContext ctx;
   Rw rw{&ctx};
-  worker::RunRequest in;  // the read in progress (one at a time)
+  worker::RunRequests in;  // the read in progress (one at a time)
   Op accepted, read, wrote, finished;
   // gRPC's operations hold the stream: set when it is requested, reset when its Finish
   // (or the request itself, at shutdown) is reported. Only the stream's queue thread
@@ -98,7 +97,8 @@ struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
   std::shared_ptr<WorkerRunStream> self;
 
   Mutex mu;
-  std::deque<worker::ActionReply> out GUARDED_BY(mu);  // front: being written
+  worker::ActionReplies sending GUARDED_BY(mu);  // being written
+  worker::ActionReplies queued GUARDED_BY(mu);   // the next write
   bool writing GUARDED_BY(mu) = false;
   bool read_done GUARDED_BY(mu) = false;  // the controller closed or cancelled it
   bool finishing GUARDED_BY(mu) = false;
@@ -121,25 +121,27 @@ struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
   void Send(worker::ActionReply reply) EXCLUDES(mu) {
     MutexLock lock(mu);
     if (read_done) return;
-    out.push_back(std::move(reply));
-    if (writing) return;
+    *queued.add_replies() = std::move(reply);
+    if (!writing) WriteQueued();
+  }
+
+  // Every reply queued goes out in one message.
+  void WriteQueued() REQUIRES(mu) {
     writing = true;
+    sending.Swap(&queued);
+    queued.Clear();
     TsanRelease(&wrote);
-    rw.Write(out.front(), &wrote);
+    rw.Write(sending, &wrote);
   }
 
   void Wrote(bool ok) EXCLUDES(mu) {
     MutexLock lock(mu);
-    out.pop_front();
+    sending.Clear();
     if (!ok) {  // the stream is broken: nothing more goes out; the read ends too
-      out.clear();
+      queued.Clear();
       ctx.TryCancel();
     }
-    if (!out.empty()) {
-      TsanRelease(&wrote);
-      rw.Write(out.front(), &wrote);
-      return;
-    }
+    if (queued.replies_size() > 0) return WriteQueued();
     writing = false;
     MaybeFinish();
   }
@@ -588,10 +590,12 @@ void WorkerRunStream::Read(bool ok) {
     MaybeFinish();
     return;
   }
-  const worker::RunRequest req = std::move(in);
+  const worker::RunRequests runs = std::move(in);
+  in.Clear();
   TsanRelease(&read);
   rw.Read(&in, &read);  // the next one, while this one is dispatched
-  server->HandleRun(req, nullptr, shared_from_this());
+  const std::shared_ptr<WorkerRunStream> self_ref = shared_from_this();
+  for (const worker::RunRequest& req : runs.runs()) server->HandleRun(req, nullptr, self_ref);
 }
 
 void WorkerRunStream::Finished(bool /*ok*/) {
