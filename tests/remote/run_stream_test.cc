@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "remote/in_process_worker.h"
+#include "sloserve/proto/worker_service.pb.h"
+#include "sloserve/remote/run_stream_batch.h"
 
 namespace sloserve::remote_test {
 namespace {
@@ -133,6 +135,31 @@ TEST_F(RunStreamTest, DestroyingTheControllerEndsItsBatchesOnce) {
     ASSERT_EQ(results.size(), 1u) << "action " << id;
     EXPECT_FALSE(results[0].status.ok());
   }
+}
+
+// A message takes what is queued, in order, up to the byte cap (at least one item, however
+// large): items with tensors do not add up past the message limit.
+TEST(RunStreamBatchTest, TakesQueuedItemsInOrderUpToTheCap) {
+  google::protobuf::RepeatedPtrField<worker::RunRequest> queued, batch;
+  const std::string blob(remote::kRunStreamBatchBytes * 6 / 10, 'x');
+  for (uint64_t id = 1; id <= 3; ++id) {
+    worker::RunRequest* r = queued.Add();
+    r->set_action(id);
+    r->add_queries()->add_inputs()->set_data(blob);
+  }
+  worker::RunRequest* small = queued.Add();
+  small->set_action(4);
+  remote::TakeBatch(&queued, &batch);
+  ASSERT_EQ(batch.size(), 1);
+  EXPECT_EQ(batch.Get(0).action(), 1u);
+  remote::TakeBatch(&queued, &batch);
+  ASSERT_EQ(batch.size(), 1);
+  EXPECT_EQ(batch.Get(0).action(), 2u);
+  remote::TakeBatch(&queued, &batch);  // the last large one and the small one fit together
+  ASSERT_EQ(batch.size(), 2);
+  EXPECT_EQ(batch.Get(0).action(), 3u);
+  EXPECT_EQ(batch.Get(1).action(), 4u);
+  EXPECT_TRUE(queued.empty());
 }
 
 }  // namespace

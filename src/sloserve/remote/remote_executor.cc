@@ -15,6 +15,7 @@
 #include "sloserve/engine/clock.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "sloserve/remote/reply_queue.h"
+#include "sloserve/remote/run_stream_batch.h"
 #include "sloserve/remote/wire_status.h"
 #include "sloserve/remote/wire_tensors.h"
 #include "sloserve/remote/worker_channel.h"
@@ -119,8 +120,7 @@ struct RunStream {
   bool open() const { return !read_done && !finishing && deadline_passed.empty(); }
   void WriteQueued() {
     writing = true;
-    sending.Swap(&queued);
-    queued.Clear();
+    remote::TakeBatch(queued.mutable_runs(), sending.mutable_runs());
     auto* tag = static_cast<remote::ReplyTag*>(&wrote);
     TsanRelease(tag);
     rw->Write(sending, tag);

@@ -23,6 +23,7 @@
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "sloserve/remote/action_registry.h"
 #include "sloserve/remote/lifecycle_order.h"
+#include "sloserve/remote/run_stream_batch.h"
 #include "sloserve/remote/wire_status.h"
 #include "sloserve/remote/wire_tensors.h"
 
@@ -128,8 +129,7 @@ struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
   // Every reply queued goes out in one message.
   void WriteQueued() REQUIRES(mu) {
     writing = true;
-    sending.Swap(&queued);
-    queued.Clear();
+    remote::TakeBatch(queued.mutable_replies(), sending.mutable_replies());
     TsanRelease(&wrote);
     rw.Write(sending, &wrote);
   }
