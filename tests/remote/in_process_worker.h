@@ -197,6 +197,17 @@ class RecordingSink : public ResultSink {
   std::vector<bool> reachability_ GUARDED_BY(mu_);
 };
 
+// The one result of action `id`: OK, carrying its own reply (the marker of its query,
+// whose id the controller's Run gave it).
+inline void ExpectServed(const RecordingSink& sink, ActionId id) {
+  const std::vector<ActionResult> results = sink.ResultsFor(id);
+  ASSERT_EQ(results.size(), 1u) << "action " << id;
+  EXPECT_TRUE(results[0].status.ok()) << results[0].status.ToString();
+  ASSERT_EQ(results[0].solo.size(), 1u);
+  EXPECT_EQ(results[0].solo[0], PuppetWorkerExecutor::Marker(id))
+      << "action " << id << " got another's reply";
+}
+
 // A controller's RemoteExecutor on one worker, connected and attached to a RecordingSink.
 // Health checks every 50 ms, two failed ones mark the worker down; each call's deadline is
 // its expected time x 2 + `action_timeout`.

@@ -17,17 +17,6 @@ namespace {
 
 using Kind = PuppetWorkerExecutor::Kind;
 
-// The one result of action `id`: OK, carrying its own reply (the marker of its query,
-// whose id the controller's Run gave it).
-void ExpectServed(const RecordingSink& sink, ActionId id) {
-  const std::vector<ActionResult> results = sink.ResultsFor(id);
-  ASSERT_EQ(results.size(), 1u) << "action " << id;
-  EXPECT_TRUE(results[0].status.ok()) << results[0].status.ToString();
-  ASSERT_EQ(results[0].solo.size(), 1u);
-  EXPECT_EQ(results[0].solo[0], PuppetWorkerExecutor::Marker(id))
-      << "action " << id << " got another's reply";
-}
-
 class RemoteExecutorWorkerTest : public ::testing::Test {
  protected:
   const ProfileSuite suite_ = testing::SmallSuite();

@@ -15,6 +15,7 @@
 #include "sloserve/engine/clock.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "sloserve/remote/reply_queue.h"
+#include "sloserve/remote/run_stream_batch.h"
 #include "sloserve/remote/wire_status.h"
 #include "sloserve/remote/wire_tensors.h"
 #include "sloserve/remote/worker_channel.h"
@@ -28,11 +29,14 @@ namespace sloserve {
 namespace remote_internal {
 
 struct RemoteCall;
+struct RunStream;
 
 // What a finished call is handed to (the executor's Impl).
 class CallOwner {
  public:
   virtual void Finish(RemoteCall* call, const ::grpc::Status& status) = 0;
+  enum class StreamOp { kRead, kWrote, kFinished };
+  virtual void OnStream(RunStream* stream, StreamOp op, bool ok) = 0;
 
  protected:
   ~CallOwner() = default;
@@ -47,6 +51,12 @@ struct RemoteCall final : remote::ReplyTag {
   ::grpc::ClientContext ctx;
   // In ctx's call arena: declared after ctx, so destroyed before it.
   std::unique_ptr<::grpc::ClientAsyncResponseReader<worker::ActionReply>> rpc;
+  // A Run goes on its worker's Run stream (not a call of its own: ctx and rpc unused),
+  // answered by the reply carrying its id, or failed when the stream ends; it fails the
+  // stream (and so the worker) when no reply came by `deadline`.
+  RunStream* stream = nullptr;
+  bool answered = false;  // its reply came (a second one for its id is ignored)
+  std::chrono::steady_clock::time_point deadline;
   worker::RunRequest run;
   worker::LifecycleRequest lifecycle;
   worker::ActionReply reply;
@@ -60,8 +70,79 @@ struct RemoteCall final : remote::ReplyTag {
   void Done(bool /*ok: always true for a unary Finish*/) override { owner->Finish(this, status); }
 };
 
+// A worker's Run stream (proto RunStream; docs/remote-workers.md "The Run stream"): one
+// per worker connection, opened by the first Run sent to it and replaced once it ends.
+// Requests are written one at a time in the order sent (queued meanwhile), replies are
+// read one at a time; every event comes on the reply queue. Owned by Impl::streams until
+// its Finish is reported. Fields after `status`: under Impl::mu.
+struct RunStream {
+  using Rw = ::grpc::ClientAsyncReaderWriter<worker::RunRequests, worker::ActionReplies>;
+  struct Op final : remote::ReplyTag {
+    RunStream* stream = nullptr;
+    CallOwner::StreamOp op{};
+    void Done(bool ok) override { stream->owner->OnStream(stream, op, ok); }
+  };
+  // Keeps the worker's channel alive while the stream is (first member: destroyed last).
+  std::shared_ptr<worker::WorkerService::Stub> stub;
+  ::grpc::ClientContext ctx;
+  std::unique_ptr<Rw> rw;  // in ctx's call arena: destroyed before it
+  CallOwner* owner = nullptr;
+  WorkerId worker = 0;
+  worker::ActionReplies in;  // the read in progress
+  ::grpc::Status status;     // Finish's
+  Op read, wrote, finished;
+
+  worker::RunRequests sending;  // being written
+  worker::RunRequests queued;   // the next write: every Run sent meanwhile
+  bool writing = false;
+  // A read is pending. Only while Runs are on the stream (and from its first write): a
+  // read started with nothing to wait for makes gRPC send the worker a WINDOW_UPDATE at
+  // once (one more write here, one more wake-up there, per reply); started just before
+  // the next Run's write, the update goes out with it.
+  bool reading = false;
+  bool started = false;    // the first write went out (with the call's metadata)
+  bool cancelled = false;  // Cancel(): the read is kept pending until it fails
+  size_t calls = 0;        // Runs on it not yet answered
+  bool read_done = false;  // the read failed: the stream has ended
+  bool finishing = false;  // Finish called
+  // Set when the executor cancels it for a passed deadline: what its calls fail with.
+  std::string deadline_passed;
+
+  RunStream() {
+    for (auto [op, which] : {std::pair{&read, CallOwner::StreamOp::kRead},
+                             {&wrote, CallOwner::StreamOp::kWrote},
+                             {&finished, CallOwner::StreamOp::kFinished}}) {
+      op->stream = this;
+      op->op = which;
+    }
+  }
+  // Usable for new requests: not ended nor being cancelled.
+  bool open() const { return !read_done && !finishing && deadline_passed.empty(); }
+  void WriteQueued() {
+    writing = true;
+    remote::TakeBatch(queued.mutable_runs(), sending.mutable_runs());
+    auto* tag = static_cast<remote::ReplyTag*>(&wrote);
+    TsanRelease(tag);
+    rw->Write(sending, tag);
+  }
+  void StartRead() {
+    if (reading) return;
+    reading = true;
+    auto* tag = static_cast<remote::ReplyTag*>(&read);
+    TsanRelease(tag);
+    rw->Read(&in, tag);
+  }
+  // Cancels it; a read (pending, or started here) then fails, which ends the stream.
+  void Cancel() {
+    cancelled = true;
+    ctx.TryCancel();
+    if (started) StartRead();
+  }
+};
+
 }  // namespace remote_internal
 using remote_internal::RemoteCall;
+using remote_internal::RunStream;
 
 struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   using Stub = worker::WorkerService::Stub;
@@ -91,6 +172,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     // The number of its next Load/Unload (LifecycleRequest.sequence), taken in the order
     // they are sent, so the worker runs them in that order.
     uint64_t next_sequence = 1;
+    // Its Run stream now (owned by Impl::streams); null until the next Run opens one.
+    RunStream* stream = nullptr;
   };
 
   const ProfileSuite* suite;
@@ -111,6 +194,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // The calls sent and not yet retired by Finish, owned here; the lock keeps each alive
   // while CancelCalls or the destructor cancels it.
   std::unordered_map<ActionId, std::unique_ptr<RemoteCall>> in_flight GUARDED_BY(mu);
+  // Every Run stream not yet ended and reported (a worker's current one, and ones ending).
+  std::unordered_map<RunStream*, std::unique_ptr<RunStream>> streams GUARDED_BY(mu);
   std::unique_ptr<remote::WorkerHealth> health;
   // Ids of the Loads sent to a restarted worker (health thread), apart from the engine's.
   static constexpr ActionId kReloadActions = ActionId{1} << 62;
@@ -234,6 +319,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // Slot w without its address (the next one is a new process: its numbering starts at
   // 1); the engine's view of what is resident there stays.
   void Vacate(WorkerId w) REQUIRES(mu) {
+    if (state[w].stream != nullptr) state[w].stream->Cancel();  // no calls on it
     WorkerState empty;
     empty.resident = std::move(state[w].resident);
     empty.hardware = state[w].hardware;
@@ -257,13 +343,33 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   }
 
   // Worker w's calls in flight cancelled (WorkerHealth's CancelCalls).
+  // A stream's cancel fails its Runs (OnStream kFinished).
   size_t CancelCalls(WorkerId w) EXCLUDES(mu) {
     MutexLock lock(mu);
+    for (auto& [raw, stream] : streams) {
+      if (raw->worker == w) raw->Cancel();
+    }
     return remote::CancelCallsOf(in_flight, w);
+  }
+
+  // Cancels worker w's Run streams on which a Run has passed its deadline (on the health
+  // thread, each round: a stream has no per-call deadline); its calls fail DEADLINE_EXCEEDED.
+  void ExpireStreamCalls(WorkerId w) EXCLUDES(mu) {
+    const auto now = std::chrono::steady_clock::now();
+    MutexLock lock(mu);
+    for (auto& [id, call] : in_flight) {
+      RunStream* s = call->stream;
+      if (s == nullptr || call->worker != w || call->deadline > now || call->answered ||
+          !s->deadline_passed.empty())
+        continue;
+      s->deadline_passed = "action " + std::to_string(id) + " had no reply within its deadline";
+      s->Cancel();
+    }
   }
 
   // One Health call; OK when the worker answers with this suite's variants.
   Status CheckHealth(WorkerId w, Duration timeout) EXCLUDES(mu) {
+    ExpireStreamCalls(w);
     // What the engine believed resident before asking (ReconcileResidents).
     std::set<VariantId> resident_before;
     std::shared_ptr<Stub> stub;
@@ -491,6 +597,139 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     }
   }
 
+  // Writes a Run on worker w's stream (opening one if it has none open): after the
+  // requests queued before it, one write at a time.
+  void Queue(WorkerId w, RemoteCall* call) REQUIRES(mu) {
+    RunStream* s = state[w].stream;
+    if (s == nullptr || !s->open()) {
+      auto owned = std::make_unique<RunStream>();
+      s = owned.get();
+      s->stub = state[w].stub;
+      s->owner = this;
+      s->worker = w;
+      // Corked: the call's metadata goes out with the first request (StartCall performs
+      // nothing and its tag never comes back: the read is started after that write).
+      s->ctx.set_initial_metadata_corked(true);
+      s->rw = s->stub->PrepareAsyncRunStream(&s->ctx, replies->cq());
+      s->rw->StartCall(nullptr);
+      streams.emplace(s, std::move(owned));
+      state[w].stream = s;
+    }
+    call->stream = s;
+    ++s->calls;
+    *s->queued.add_runs() = std::move(call->run);
+    if (!s->writing) {
+      if (s->started) s->StartRead();  // before the write: its window update goes with it
+      s->WriteQueued();
+    }
+    if (!s->started) {  // after the first write, which starts the call
+      s->started = true;
+      s->StartRead();
+    }
+  }
+
+  // A Run stream's event (on whichever thread drains the reply queue).
+  void OnStream(RunStream* s, StreamOp op, bool ok) EXCLUDES(mu) override {
+    switch (op) {
+      case StreamOp::kRead:
+        if (ok) return OnReply(s);
+        {
+          MutexLock lock(mu);
+          s->read_done = true;
+          MaybeFinish(s);
+        }
+        break;
+      case StreamOp::kWrote: {
+        MutexLock lock(mu);
+        s->sending.Clear();
+        if (!ok) {  // broken: the read ends too; what was queued fails at Finish
+          s->queued.Clear();
+          s->Cancel();
+        }
+        if (s->queued.runs_size() > 0) {
+          s->StartRead();  // pending already: Runs wait
+          s->WriteQueued();
+          return;
+        }
+        s->writing = false;
+        MaybeFinish(s);
+        break;
+      }
+      case StreamOp::kFinished:
+        return OnStreamEnded(s);
+    }
+  }
+
+  // A reply: the call it answers ends (its id is looked up on this stream only), and the
+  // next read starts if a Run is still waiting.
+  void OnReply(RunStream* s) EXCLUDES(mu) {
+    std::vector<RemoteCall*> answered;
+    {
+      MutexLock lock(mu);
+      for (worker::ActionReply& reply : *s->in.mutable_replies()) {
+        auto it = in_flight.find(reply.action());
+        // Not ours (a bug of the worker's, or answered twice): ignored.
+        if (it == in_flight.end() || it->second->stream != s || it->second->answered) continue;
+        RemoteCall* call = it->second.get();
+        call->answered = true;
+        call->reply = std::move(reply);
+        --s->calls;
+        answered.push_back(call);
+      }
+      s->in.Clear();
+      s->reading = false;
+      if (s->calls > 0 || s->cancelled) s->StartRead();  // else with the next Run's write
+    }
+    // Only this thread (the queue's drainer) retires a stream's calls: alive here.
+    for (RemoteCall* call : answered) {
+      const int refusal = call->reply.refusal();
+      Finish(call, refusal == 0 ? ::grpc::Status::OK
+                                : ::grpc::Status(static_cast<::grpc::StatusCode>(refusal),
+                                                 call->reply.message()));
+    }
+  }
+
+  // Reads ended and no write in progress: the stream's one Finish.
+  void MaybeFinish(RunStream* s) REQUIRES(mu) {
+    if (!s->read_done || s->writing || s->finishing) return;
+    s->finishing = true;
+    auto* tag = static_cast<remote::ReplyTag*>(&s->finished);
+    TsanRelease(tag);
+    s->rw->Finish(&s->status, tag);
+  }
+
+  // The stream ended: every Run still on it fails once with why (the worker is lost, or a
+  // Run's deadline passed: both mark it down), and the next Run opens a new stream.
+  void OnStreamEnded(RunStream* s) EXCLUDES(mu) {
+    std::vector<RemoteCall*> failed;
+    ::grpc::Status why;
+    {
+      MutexLock lock(mu);
+      if (state[s->worker].stream == s) state[s->worker].stream = nullptr;
+      if (!s->deadline_passed.empty()) {
+        why = {::grpc::StatusCode::DEADLINE_EXCEEDED, s->deadline_passed};
+      } else if (s->status.ok()) {
+        why = {::grpc::StatusCode::UNAVAILABLE, "the worker closed the Run stream"};
+      } else {
+        why = s->status;
+      }
+      for (auto& [id, call] : in_flight) {
+        if (call->stream == s && !call->answered) failed.push_back(call.get());
+      }
+    }
+    // Only this thread (the queue's drainer) retires a stream's calls: alive here.
+    for (RemoteCall* call : failed) Finish(call, why);
+    // gRPC holds no tag of it any more (Finish came after its read and write ended).
+    std::unique_ptr<RunStream> gone;
+    MutexLock lock(mu);
+    if (auto it = streams.find(s); it != streams.end()) {
+      gone = std::move(it->second);
+      streams.erase(it);
+    }
+    cv.NotifyAll();
+    // `gone` is destroyed after the unlock (declared before the lock).
+  }
+
   // Counts the worker's refusals in a row (the call answered with RESOURCE_EXHAUSTED,
   // ALREADY_EXISTS or INVALID_ARGUMENT: it will not run what it is sent); a reached
   // kRefusalsToDown returns the count (and starts it again), so the worker is marked down
@@ -568,7 +807,8 @@ RemoteExecutor::~RemoteExecutor() {
   m.replies->StartThread();
   MutexLock lock(m.mu);
   for (auto& [id, call] : m.in_flight) call->ctx.TryCancel();
-  while (!m.in_flight.empty()) m.cv.Wait(m.mu);
+  for (auto& [raw, stream] : m.streams) raw->Cancel();
+  while (!m.in_flight.empty() || !m.streams.empty()) m.cv.Wait(m.mu);
 }
 
 Status RemoteExecutor::Connect() {
@@ -711,10 +951,15 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
       req.set_expected_us(expected.count());
     }
   }
-  call->ctx.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                             std::max(expected, Duration(0)) * 2 + m.options.action_timeout));
+  const auto timeout = std::chrono::duration_cast<std::chrono::system_clock::duration>(
+      std::max(expected, Duration(0)) * 2 + m.options.action_timeout);
+  if (call->is_run) {
+    call->deadline = std::chrono::steady_clock::now() + timeout;
+  } else {
+    call->ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  }
   bool vacated = false;
+  bool sent = false;
   {
     MutexLock lock(m.mu);
     Impl::WorkerState& wk = m.state[w];
@@ -726,7 +971,12 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
       // The engine's ids are unique: a second action under one in flight is a bug there
       // (failed below; `owned` stays with this call then).
       call->stub = wk.stub;
+      call->owner = &m;
       if (!call->is_run) call->lifecycle.set_sequence(wk.next_sequence++);
+      if (call->is_run) {
+        m.Queue(w, call);  // on the worker's Run stream
+        sent = true;
+      }
       if (const auto* run = std::get_if<RunBatch>(&action)) {
         wk.resident.insert(run->variant);  // the engine runs only what it believes loaded
         wk.hardware = run->hardware;
@@ -748,12 +998,10 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
     m.sink->Post(std::move(r));
     return Duration(0);
   }
+  if (sent) return Duration(0);
   Impl::Stub* stub = call->stub.get();
   ::grpc::CompletionQueue* cq = m.replies->cq();
-  call->owner = &m;
-  if (call->is_run) {
-    call->rpc = stub->PrepareAsyncRun(&call->ctx, call->run, cq);
-  } else if (std::holds_alternative<LoadVariant>(action)) {
+  if (std::holds_alternative<LoadVariant>(action)) {
     call->rpc = stub->PrepareAsyncLoad(&call->ctx, call->lifecycle, cq);
   } else {
     call->rpc = stub->PrepareAsyncUnload(&call->ctx, call->lifecycle, cq);

@@ -1,12 +1,14 @@
 #pragma once
 // The controller's side of remote workers: a WorkerExecutor whose engine worker i is the
-// `sloserve worker` process at addresses[i]; each action is one gRPC call
-// (proto/worker_service.proto) answered when the remote executor has finished it, and
-// its result is posted into the driver's inbox (docs/remote-workers.md).
+// `sloserve worker` process at addresses[i]; each Run is one message on the worker's Run
+// stream, each Load/Unload one gRPC call (proto/worker_service.proto), answered when the
+// remote executor has finished it, and its result is posted into the driver's inbox
+// (docs/remote-workers.md, "The Run stream").
 //
-// Failure handling: every call has a deadline (the action's expected time plus
-// `action_timeout`); a call that fails (the worker died, the deadline passed, the
-// connection broke) posts a failed result, so the engine re-queues the batch's queries
+// Failure handling: every action has a deadline (the action's expected time plus
+// `action_timeout`; a Run's is checked each health round and cancels its stream); a
+// call or stream that fails (the worker died, the deadline passed, the connection
+// broke) posts a failed result, so the engine re-queues the batch's queries
 // once or drops them as executor_error — each query still ends exactly once. A health
 // thread calls Health on every worker each `health_interval`; after `failures_to_down`
 // failed checks, or at once when an action finds the worker unreachable, the worker is

@@ -23,6 +23,7 @@
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "sloserve/remote/action_registry.h"
 #include "sloserve/remote/lifecycle_order.h"
+#include "sloserve/remote/run_stream_batch.h"
 #include "sloserve/remote/wire_status.h"
 #include "sloserve/remote/wire_tensors.h"
 
@@ -47,9 +48,14 @@ Status CheckAddress(const std::string& address, bool allow_any_port) {
   return OkStatus();
 }
 
+struct WorkerRunStream;
+
 // An action waiting for its executor result: the call to answer and what to release.
 struct PendingAction {
   RunCall* run = nullptr;
+  // A Run from a WorkerRunStream: answered by a reply carrying `stream_action` on it.
+  std::shared_ptr<WorkerRunStream> stream;
+  uint64_t stream_action = 0;
   LifecycleCall* lifecycle = nullptr;
   std::vector<PayloadHandle> inputs;  // released when answered
   TimePoint received{};
@@ -63,6 +69,90 @@ struct OrderedLifecycle {
   LifecycleCall* call = nullptr;
   bool is_load = false;
   TimePoint received{};
+};
+
+// One controller's Run stream (proto RunStream): its messages are read one at a time on
+// the completion-queue thread it arrived on, each dispatched as a Run; replies are written
+// one at a time in the order they come (from that thread, the timer thread or the
+// executor's), queued meanwhile. Kept alive by gRPC's operations (`self`, until
+// Finish is reported) and by its pending actions (a result for a stream already closed
+// is dropped).
+struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
+  using Rw = ::grpc::ServerAsyncReaderWriter<worker::ActionReplies, worker::RunRequests>;
+  // One operation's tag, for AsyncServerThreads (CallTag).
+  struct Op final : grpc_protocol::CallTag {
+    WorkerRunStream* stream = nullptr;
+    void (WorkerRunStream::*on)(bool) = nullptr;
+    void Proceed(bool ok) override { (stream->*on)(ok); }
+  };
+
+  WorkerServer::Impl* server = nullptr;
+  ::grpc::ServerCompletionQueue* cq = nullptr;
+  ::grpc::ServerContext ctx;
+  Rw rw{&ctx};
+  worker::RunRequests in;  // the read in progress (one at a time)
+  Op accepted, read, wrote, finished;
+  // gRPC's operations hold the stream: set when it is requested, reset when its Finish
+  // (or the request itself, at shutdown) is reported. Only the stream's queue thread
+  // touches it.
+  std::shared_ptr<WorkerRunStream> self;
+
+  Mutex mu;
+  worker::ActionReplies sending GUARDED_BY(mu);  // being written
+  worker::ActionReplies queued GUARDED_BY(mu);   // the next write
+  bool writing GUARDED_BY(mu) = false;
+  bool read_done GUARDED_BY(mu) = false;  // the controller closed or cancelled it
+  bool finishing GUARDED_BY(mu) = false;
+
+  WorkerRunStream() {
+    for (auto [op, on] : {std::pair{&accepted, &WorkerRunStream::Accepted},
+                          {&read, &WorkerRunStream::Read},
+                          {&wrote, &WorkerRunStream::Wrote},
+                          {&finished, &WorkerRunStream::Finished}}) {
+      op->stream = this;
+      op->on = on;
+    }
+  }
+
+  void Accepted(bool ok);  // below WorkerServer::Impl
+  void Read(bool ok);
+  void Finished(bool ok);
+
+  // Queues a reply (any thread); dropped once the controller has gone.
+  void Send(worker::ActionReply reply) EXCLUDES(mu) {
+    MutexLock lock(mu);
+    if (read_done) return;
+    *queued.add_replies() = std::move(reply);
+    if (!writing) WriteQueued();
+  }
+
+  // Every reply queued goes out in one message.
+  void WriteQueued() REQUIRES(mu) {
+    writing = true;
+    remote::TakeBatch(queued.mutable_replies(), sending.mutable_replies());
+    TsanRelease(&wrote);
+    rw.Write(sending, &wrote);
+  }
+
+  void Wrote(bool ok) EXCLUDES(mu) {
+    MutexLock lock(mu);
+    sending.Clear();
+    if (!ok) {  // the stream is broken: nothing more goes out; the read ends too
+      queued.Clear();
+      ctx.TryCancel();
+    }
+    if (queued.replies_size() > 0) return WriteQueued();
+    writing = false;
+    MaybeFinish();
+  }
+
+  // Once reads have ended and no write is in progress: the one Finish.
+  void MaybeFinish() REQUIRES(mu) {
+    if (!read_done || writing || finishing) return;
+    finishing = true;
+    TsanRelease(&finished);
+    rw.Finish(::grpc::Status::OK, &finished);
+  }
 };
 
 namespace {
@@ -110,6 +200,23 @@ struct WorkerServer::Impl : public ResultSink {
   RunCall::Handler run;
   LifecycleCall::Handler load, unload;
   bool started = false;
+  // The RunStreams open now (Stop cancels them: a controller keeps its stream open), and
+  // whether new ones are refused.
+  Mutex streams_mu;
+  std::set<WorkerRunStream*> streams GUARDED_BY(streams_mu);
+  bool streams_closed GUARDED_BY(streams_mu) = false;
+
+  // Waits for one WorkerRunStream on `cq` (unless stopping; as UnaryCall::Listen).
+  void ListenStream(::grpc::ServerCompletionQueue* cq) EXCLUDES(state.mu) {
+    MutexLock lock(state.mu);
+    if (state.stopping) return;
+    auto stream = std::make_shared<WorkerRunStream>();
+    stream->server = this;
+    stream->cq = cq;
+    stream->self = stream;
+    TsanRelease(&stream->accepted);
+    service.RequestRunStream(&stream->ctx, &stream->rw, cq, cq, &stream->accepted);
+  }
 
   // ResultSink: from Send (ProfileExecutor, under send_mu) or the executor's threads.
   // A result already due is answered here, on the thread that read the action (the
@@ -179,12 +286,15 @@ struct WorkerServer::Impl : public ResultSink {
     }
     PendingAction& p = *taken;
     for (PayloadHandle h : p.inputs) payloads->Release(h);
-    worker::ActionReply* reply = p.run ? &p.run->response : &p.lifecycle->response;
+    worker::ActionReply streamed;
+    worker::ActionReply* reply = p.stream ? &streamed
+                                 : p.run  ? &p.run->response
+                                          : &p.lifecycle->response;
     reply->set_code(remote::ToWireCode(r.status.code()));
     reply->set_message(r.status.message());
     reply->set_duration_us((r.end - r.begin).count());
     reply->set_waited_us(std::max<int64_t>(0, (r.begin - p.received).count()));
-    if (p.run != nullptr && r.status.ok()) {
+    if ((p.run != nullptr || p.stream) && r.status.ok()) {
       for (Duration d : r.solo) reply->add_solo_us(d.count());
       for (PayloadHandle h : r.outputs) {
         worker::QueryOutputs* out = reply->add_outputs();
@@ -201,7 +311,10 @@ struct WorkerServer::Impl : public ResultSink {
       }
     }
     ++done;
-    if (p.run) {
+    if (p.stream) {
+      streamed.set_action(p.stream_action);
+      p.stream->Send(std::move(streamed));
+    } else if (p.run) {
       p.run->Reply(::grpc::Status::OK);
     } else {
       p.lifecycle->Reply(::grpc::Status::OK);
@@ -256,11 +369,27 @@ struct WorkerServer::Impl : public ResultSink {
     return {code, s.message()};
   }
 
+  // A refusal on a WorkerRunStream: the status a unary Run would have ended with, as a reply.
+  static void RefuseOnStream(WorkerRunStream* stream, uint64_t action,
+                             const ::grpc::Status& status) {
+    worker::ActionReply reply;
+    reply.set_action(action);
+    reply.set_refusal(status.error_code());
+    reply.set_code(remote::ToWireCode(StatusCode::kUnavailable));
+    const std::string& message = status.error_message();
+    reply.set_message(message.size() > RunCall::kMaxStatusMessage
+                          ? RunCall::Shortened(status).error_message()
+                          : message);
+    stream->Send(std::move(reply));
+  }
+
   // Answers an action that will not run, releasing its inputs.
   void Refuse(PendingAction& p, const ::grpc::Status& status) {
     for (PayloadHandle h : p.inputs) payloads->Release(h);
     p.inputs.clear();
-    if (p.run) {
+    if (p.stream) {
+      RefuseOnStream(p.stream.get(), p.stream_action, status);
+    } else if (p.run) {
       p.run->Reply(status);
     } else {
       p.lifecycle->Reply(status);
@@ -303,7 +432,7 @@ struct WorkerServer::Impl : public ResultSink {
       call->response.set_max_pending_actions(static_cast<uint32_t>(actions->limits().max_pending));
       call->Reply(::grpc::Status::OK);
     };
-    run = [this](RunCall* call) { HandleRun(call); };
+    run = [this](RunCall* call) { HandleRun(call->request, call, nullptr); };
     load = [this](LifecycleCall* call) { HandleLifecycle(call, true); };
     unload = [this](LifecycleCall* call) { HandleLifecycle(call, false); };
   }
@@ -331,13 +460,20 @@ struct WorkerServer::Impl : public ResultSink {
     return ::grpc::Status::OK;
   }
 
-  void HandleRun(RunCall* call) {
-    const worker::RunRequest& req = call->request;
-    if (auto s = CheckIds(req.hardware(), req.variant()); !s.ok()) return call->Reply(s);
-    if (auto s = CheckRows(req); !s.ok()) return call->Reply(s);
+  // A Run from a unary call (`call`) or a stream (`stream`, answered on it).
+  void HandleRun(const worker::RunRequest& req, RunCall* call,
+                 const std::shared_ptr<WorkerRunStream>& stream) {
+    auto refuse = [&](const ::grpc::Status& s) {
+      if (stream) return RefuseOnStream(stream.get(), req.action(), s);
+      call->Reply(s);
+    };
+    if (auto s = CheckIds(req.hardware(), req.variant()); !s.ok()) return refuse(s);
+    if (auto s = CheckRows(req); !s.ok()) return refuse(s);
     const TimePoint now = clock.Now();
     PendingAction p;
     p.run = call;
+    p.stream = stream;
+    p.stream_action = req.action();
     p.received = now;
     std::vector<Query> queries;
     queries.reserve(req.queries_size());
@@ -353,7 +489,7 @@ struct WorkerServer::Impl : public ResultSink {
         auto handle = payloads->Put(remote::FromWire(wq.inputs()));
         if (!handle.ok()) {
           for (PayloadHandle h : p.inputs) payloads->Release(h);
-          return call->Reply({::grpc::StatusCode::RESOURCE_EXHAUSTED, handle.status().message()});
+          return refuse({::grpc::StatusCode::RESOURCE_EXHAUSTED, handle.status().message()});
         }
         q.payload = *handle;
         p.inputs.push_back(q.payload);
@@ -431,6 +567,46 @@ struct WorkerServer::Impl : public ResultSink {
   }
 };
 
+void WorkerRunStream::Accepted(bool ok) {
+  if (!ok) {  // the server is shutting down: no stream came
+    self.reset();
+    return;
+  }
+  server->ListenStream(cq);
+  {
+    MutexLock lock(server->streams_mu);
+    if (server->streams_closed) ctx.TryCancel();  // stopping: the read below fails
+    server->streams.insert(this);
+  }
+  server->state.pending.fetch_add(1);  // AsyncServerThreads::Stop waits for its Finish
+  TsanRelease(&read);
+  rw.Read(&in, &read);
+}
+
+void WorkerRunStream::Read(bool ok) {
+  if (!ok) {
+    MutexLock lock(mu);
+    read_done = true;
+    MaybeFinish();
+    return;
+  }
+  const worker::RunRequests runs = std::move(in);
+  in.Clear();
+  TsanRelease(&read);
+  rw.Read(&in, &read);  // the next one, while this one is dispatched
+  const std::shared_ptr<WorkerRunStream> self_ref = shared_from_this();
+  for (const worker::RunRequest& req : runs.runs()) server->HandleRun(req, nullptr, self_ref);
+}
+
+void WorkerRunStream::Finished(bool /*ok*/) {
+  {
+    MutexLock lock(server->streams_mu);
+    server->streams.erase(this);
+  }
+  server->state.pending.fetch_sub(1);
+  self.reset();  // may delete this (unless pending actions still hold it)
+}
+
 WorkerServer::WorkerServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 WorkerServer::~WorkerServer() {
   Stop();
@@ -485,6 +661,7 @@ StatusOr<uint16_t> WorkerServer::Start() {
     RunCall::Listen(&m.service, cq.get(), &WService::RequestRun, &m.run, &m.state);
     LifecycleCall::Listen(&m.service, cq.get(), &WService::RequestLoad, &m.load, &m.state);
     LifecycleCall::Listen(&m.service, cq.get(), &WService::RequestUnload, &m.unload, &m.state);
+    m.ListenStream(cq.get());
   }
   m.threads.Run(m.cqs);
   return static_cast<uint16_t>(bound);
@@ -506,6 +683,13 @@ void WorkerServer::Stop() {
       m.Refuse(p, {::grpc::StatusCode::UNAVAILABLE,
                    "worker stopped before the action finished (its stop grace ran out)"});
     }
+  }
+  {
+    // Every action is answered: the controllers' streams are closed (they stay open
+    // otherwise, and Server::Shutdown would wait for them).
+    MutexLock lock(m.streams_mu);
+    m.streams_closed = true;
+    for (WorkerRunStream* stream : m.streams) stream->ctx.TryCancel();
   }
   m.threads.Stop(m.server.get(), &m.state, m.cqs, std::chrono::seconds(1));
   {

@@ -1,11 +1,12 @@
 #pragma once
 // `sloserve worker`: an executor (emulated ProfileExecutor or LibTorch) in its own process,
 // executing the worker protocol's actions that a `sloserve serve` controller sends over
-// gRPC (proto/worker_service.proto, docs/remote-workers.md). Each Run/Load/Unload call
-// becomes one WorkerAction on the local executor and is answered when its result comes
-// (the executor's PostAt results are delivered by a timer thread at their time, or at
-// once on the calling thread when already due; Post results at once). Times cross the
-// wire as durations: the processes share no clock.
+// gRPC (proto/worker_service.proto, docs/remote-workers.md). Each Run (a message on a
+// controller's Run stream, or a unary call) and each Load/Unload call becomes one
+// WorkerAction on the local executor and is answered when its result comes (the
+// executor's PostAt results are delivered by a timer thread at their time, or at once on
+// the calling thread when already due; Post results at once). Times cross the wire as
+// durations: the processes share no clock.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -68,6 +69,7 @@ class WorkerServer {
 
  private:
   struct Impl;
+  friend struct WorkerRunStream;  // a controller's Run stream (worker_server.cc)
   explicit WorkerServer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
