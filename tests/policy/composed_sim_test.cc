@@ -31,13 +31,26 @@ policy: {dispatch: quota, planning: composed, budget_usd_per_h: 2, interval_s: 1
          forecaster: oracle, margin: 0, stabilization_s: 0}
 )";
 
+// A config of one run, and its composed suite.
+struct OneRun {
+  RunSpec run;
+  ProfileSuite suite;
+  void Parse(const std::string& text) {
+    auto cfg = ParseExperimentConfig(text, "composed.yaml");
+    ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+    auto runs = ExpandRuns(*cfg);
+    ASSERT_TRUE(runs.ok() && runs->size() == 1u) << runs.status().ToString();
+    run = runs->front();
+    auto resolved = ResolveRunSuite(run);
+    ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
+    suite = std::move(*resolved);
+  }
+};
+
 TEST(ComposedSimTest, PlansEachModelWithinTheBudget) {
-  auto cfg = ParseExperimentConfig(kTwoModels, "composed.yaml");
-  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-  auto runs = ExpandRuns(*cfg);
-  ASSERT_TRUE(runs.ok() && runs->size() == 1u) << runs.status().ToString();
-  auto suite = ResolveRunSuite(runs->front());
-  ASSERT_TRUE(suite.ok()) << suite.status().ToString();
+  OneRun one;
+  ASSERT_NO_FATAL_FAILURE(one.Parse(kTwoModels));
+  const ProfileSuite* suite = &one.suite;
   const Engine* engine = nullptr;
   std::vector<ComposedPlanning::Solve> solves;
   std::vector<WorkerView> final_workers;
@@ -48,7 +61,7 @@ TEST(ComposedSimTest, PlansEachModelWithinTheBudget) {
     solves = dynamic_cast<const ComposedPlanning&>(*engine->planning()).solves();
     final_workers = engine->workers();
   };
-  auto r = RunSimulation(runs->front(), *suite, hooks);
+  auto r = RunSimulation(one.run, *suite, hooks);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_GE(solves.size(), 5u);  // every 10 s of a 120 s run, less the rollouts
   for (const ComposedPlanning::Solve& s : solves) {
@@ -83,12 +96,9 @@ TEST(ComposedSimTest, SharedMachinesServeBothModelsThroughThePlacement) {
          warm_variant: "img-a/efficientnet_b0,img-b/efficientnet_b3",
          variant: "img-a/efficientnet_b0,img-b/efficientnet_b3"}
 )";
-  auto cfg = ParseExperimentConfig(config, "composed.yaml");
-  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-  auto runs = ExpandRuns(*cfg);
-  ASSERT_TRUE(runs.ok() && runs->size() == 1u) << runs.status().ToString();
-  auto suite = ResolveRunSuite(runs->front());
-  ASSERT_TRUE(suite.ok()) << suite.status().ToString();
+  OneRun one;
+  ASSERT_NO_FATAL_FAILURE(one.Parse(config));
+  const ProfileSuite* suite = &one.suite;
   const Engine* engine = nullptr;
   std::vector<WorkerView> final_workers;
   SimHooks hooks;
@@ -100,7 +110,7 @@ TEST(ComposedSimTest, SharedMachinesServeBothModelsThroughThePlacement) {
     met[q.task] += q.met_slo ? 1 : 0;
     if (q.variant != kNoId) ran[q.task].insert(q.variant);
   };
-  auto r = RunSimulation(runs->front(), *suite, hooks);
+  auto r = RunSimulation(one.run, *suite, hooks);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_GE(final_workers.size(), 12u);
   EXPECT_EQ(final_workers[0].phase, WorkerPhase::kRetired);
