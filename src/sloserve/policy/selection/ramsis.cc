@@ -241,22 +241,10 @@ Status RamsisSelection::Init(const PolicyContext& ctx) {
   mdp_workers_ = static_cast<int>(serving);
   m.workers = static_cast<int>(serving);
 
-  // The fastest variant (at batch 1) and the deployment's peak throughput with it.
-  double peak_qps = 0;
-  Duration best = Duration::max();
-  for (VariantId v : suite.VariantsOfTask(ctx.task)) {
-    const LatencyDistribution* one = suite.Latency(hw, v, 1);
-    if (!one) continue;
-    Duration l1 = one->Quantile(m.latency_quantile);
-    int b = std::min(suite.MaxBatch(hw, v), m.max_queue);
-    const LatencyDistribution* big = suite.Latency(hw, v, b);
-    double tput = big ? b / ToSeconds(big->Quantile(m.latency_quantile)) : 0;
-    peak_qps = std::max(peak_qps, tput * static_cast<double>(serving));
-    if (l1 < best) {
-      best = l1;
-      fastest_ = {v, b};
-    }
-  }
+  // The fastest variant (at batch 1) and the deployment's peak throughput.
+  const Speed speed = SpeedOf(suite.VariantsOfTask(ctx.task), m);
+  fastest_ = speed.fastest;
+  const double peak_qps = speed.peak_per_worker * static_cast<double>(serving);
   if (fastest_.variant == kNoId) return FailedPreconditionError("ramsis: no profiled variant");
   restrict_fastest_ = fastest_;
   worker_class_.assign(ctx.workers.size(), 0);
@@ -432,19 +420,24 @@ std::vector<VariantId> RamsisSelection::LoadedSet(const std::vector<WorkerView>&
   return held;
 }
 
-SelectionDecision RamsisSelection::FastestOf(const std::vector<VariantId>& variants) const {
-  SelectionDecision fastest{};
+RamsisSelection::Speed RamsisSelection::SpeedOf(const std::vector<VariantId>& variants,
+                                                const mdp::MdpOptions& m) const {
+  Speed speed;
   Duration best = Duration::max();
   for (VariantId v : variants) {
     const LatencyDistribution* one = suite_->Latency(hw_, v, 1);
     if (!one) continue;
-    const Duration l1 = one->Quantile(base_mdp_.latency_quantile);
+    const Duration l1 = one->Quantile(m.latency_quantile);
+    const int b = std::min(suite_->MaxBatch(hw_, v), m.max_queue);
+    const LatencyDistribution* big = suite_->Latency(hw_, v, b);
+    const double tput = big ? b / ToSeconds(big->Quantile(m.latency_quantile)) : 0;
+    speed.peak_per_worker = std::max(speed.peak_per_worker, tput);
     if (l1 < best) {
       best = l1;
-      fastest = {v, std::min(suite_->MaxBatch(hw_, v), base_mdp_.max_queue)};
+      speed.fastest = {v, b};
     }
   }
-  return fastest.variant == kNoId ? fastest_ : fastest;
+  return speed;
 }
 
 void RamsisSelection::Install(ClassState& cls, const std::vector<VariantId>& key,
@@ -463,8 +456,9 @@ void RamsisSelection::UseVariantSet(std::vector<VariantId> variants) {
   // What the installed set grew to (Extend) is kept for when it is used again.
   if (!cls.policies.empty()) variant_sets_[installed_] = cls.policies;
   restrict_ = std::move(variants);
-  restrict_fastest_ = restrict_.empty() ? fastest_ : FastestOf(restrict_);
   mdp::MdpOptions m = base_mdp_;
+  const Speed speed = SpeedOf(restrict_, m);
+  restrict_fastest_ = speed.fastest.variant == kNoId ? fastest_ : speed.fastest;
   if (!restrict_.empty()) {
     m.variants.clear();
     for (VariantId v : restrict_) m.variants.push_back(suite_->variants()[v].name);
@@ -479,15 +473,7 @@ void RamsisSelection::UseVariantSet(std::vector<VariantId> variants) {
   // The range as Init's: by default up to the peak of these variants on the MDP's
   // workers, from 1% of it, with policies added on demand below that.
   mdp::PolicySetOptions set = options_.set;
-  if (set.max_qps <= 0) {
-    double peak = 0;
-    for (VariantId v : restrict_) {
-      const int b = std::min(suite_->MaxBatch(hw_, v), m.max_queue);
-      const LatencyDistribution* big = b > 0 ? suite_->Latency(hw_, v, b) : nullptr;
-      if (big) peak = std::max(peak, b / ToSeconds(big->Quantile(m.latency_quantile)));
-    }
-    set.max_qps = peak * m.workers;
-  }
+  if (set.max_qps <= 0) set.max_qps = speed.peak_per_worker * m.workers;
   if (set.min_qps <= 0) {
     set.min_qps = std::max(1.0, set.max_qps * 0.01);
     extend_below_[restrict_] = set.min_qps;

@@ -112,8 +112,14 @@ class RamsisSelection : public SelectionPolicy {
   // Restricts choices to `variants` (empty: none), installing its policy set if cached, else
   // submitting its generation.
   void UseVariantSet(std::vector<VariantId> variants);
-  // The fastest of `variants` on the MDP's hardware at batch 1, its row cap as fastest_.
-  SelectionDecision FastestOf(const std::vector<VariantId>& variants) const;
+  // Among `variants` on the MDP's hardware (those profiled at batch 1): the fastest at
+  // batch 1 with its row cap (its largest batch, at most m.max_queue; kNoId if none), and
+  // the highest throughput of one worker at that cap.
+  struct Speed {
+    SelectionDecision fastest{};
+    double peak_per_worker = 0;
+  };
+  Speed SpeedOf(const std::vector<VariantId>& variants, const mdp::MdpOptions& m) const;
   // Makes the cached set of `key` class 0's (its MDP `m`).
   void Install(ClassState& cls, const std::vector<VariantId>& key, const mdp::MdpOptions& m);
   Options options_;
