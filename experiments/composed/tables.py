@@ -100,7 +100,7 @@ def models_table(runs):
     return "\n".join(out)
 
 
-def target_check(runs, composed="composed", exclude=("oracle",)):
+def target_check(runs, composed="composed", exclude=("oracle", "composed_plan_only")):
     """Per budget: the composition against the best single method, both at >= 99%."""
     budgets = sorted({b for (_, b) in runs}, key=lambda b: -1 if b is None else b)
     out = ["| budget ($/h) | best single method, every model at >= 99% | its accuracy (%) | its $/h | "

@@ -294,7 +294,8 @@ TEST(ComposedPlanningTest, PinNoneDedicatesWorkersWithTheirLoadSets) {
       EXPECT_GT(TwoModelsTwoTypes().MaxBatch(w.hardware, v), 0);
     }
   }
-  // The load set is what the solve planned for the model.
+  // The load set starts with what the solve planned for the model, then holds every
+  // other variant its type profiles (memory is not a limit here).
   const ComposedPlanning::Solve& s = p->solves()[0];
   std::set<VariantId> planned;
   for (size_t i = 0; i < s.candidates.size(); ++i) {
@@ -302,10 +303,16 @@ TEST(ComposedPlanningTest, PinNoneDedicatesWorkersWithTheirLoadSets) {
       planned.insert(s.candidates[i].variant);
     }
   }
+  ASSERT_FALSE(planned.empty());
   for (const WorkerPlan& w : plan.workers) {
-    if (w.model == kImg) {
-      EXPECT_EQ(std::set<VariantId>(w.load.begin(), w.load.end()), planned);
+    if (w.model != kImg) continue;
+    ASSERT_GE(w.load.size(), planned.size());
+    EXPECT_EQ(std::set<VariantId>(w.load.begin(), w.load.begin() + planned.size()), planned);
+    std::set<VariantId> profiled;
+    for (VariantId v : TwoModelsTwoTypes().VariantsOfTask(kImg)) {
+      if (TwoModelsTwoTypes().MaxBatch(w.hardware, v) > 0) profiled.insert(v);
     }
+    EXPECT_EQ(std::set<VariantId>(w.load.begin(), w.load.end()), profiled);
   }
   // Kept as they are at the next solve (matched by model and type).
   Apply(plan, workers, true);
@@ -315,8 +322,44 @@ TEST(ComposedPlanningTest, PinNoneDedicatesWorkersWithTheirLoadSets) {
   EXPECT_EQ(Removed(again), 0);
 }
 
-// An unpinned worker loads only the planned variants its machine holds, those with the
-// most quota on its type first.
+// With unpinned_load: planned a worker holds exactly the planned variants of its model.
+TEST(ComposedPlanningTest, UnpinnedLoadPlannedHoldsOnlyThePlannedVariants) {
+  std::map<std::string, std::string> options = kBase;
+  options["pin"] = "none";
+  options["unpinned_load"] = "planned";
+  std::vector<WorkerView> workers = InitialPool();
+  auto p = Planner(options, workers);
+  const DeploymentPlan plan = Tick(*p, 0, 200, 20, workers);
+  const ComposedPlanning::Solve& s = p->solves()[0];
+  std::map<TaskId, std::set<VariantId>> planned;
+  for (size_t i = 0; i < s.candidates.size(); ++i) {
+    if (s.plan.allocations[i].workers > 0) {
+      planned[s.candidates[i].model].insert(s.candidates[i].variant);
+    }
+  }
+  ASSERT_GT(Added(plan), 0);
+  bool fewer_than_profiled = false;  // else the case could not tell the two choices apart
+  for (const WorkerPlan& w : plan.workers) {
+    std::set<VariantId> held(w.load.begin(), w.load.end());
+    EXPECT_EQ(held.size(), w.load.size());
+    for (VariantId v : held) EXPECT_TRUE(planned[w.model].count(v)) << v;
+    size_t profiled = 0;
+    for (VariantId v : TwoModelsTwoTypes().VariantsOfTask(w.model)) {
+      if (TwoModelsTwoTypes().MaxBatch(w.hardware, v) > 0) ++profiled;
+    }
+    if (held.size() < profiled) fewer_than_profiled = true;
+  }
+  EXPECT_TRUE(fewer_than_profiled);
+}
+
+TEST(ComposedPlanningTest, UnpinnedLoadRejectsAnUnknownChoice) {
+  EXPECT_FALSE(ComposedPlanning::Create(PolicyParams("composed", {{"budget_usd_per_h", "10"},
+                                                                  {"unpinned_load", "everything"}}))
+                   .ok());
+}
+
+// An unpinned worker loads the planned variants its machine holds, those with the most
+// quota on its type first, then the others that still fit.
 TEST(ComposedPlanningTest, LoadSetsFitTheMachine) {
   const ProfileSuite small_cpu = MakeSuite(0.45);  // 460.8 MB: img_small or img_big
   auto created = ComposedPlanning::Create(PolicyParams("composed", {{"budget_usd_per_h", "10"},

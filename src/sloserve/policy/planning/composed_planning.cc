@@ -86,6 +86,16 @@ const KeyDecl kShare{.name = "share",
                          "neither dedicated nor pinned nor loaded at start; they serve every "
                          "model their hardware profiles and load on demand (pair with a "
                          "placement policy); overrides pin"};
+const KeyDecl kUnpinnedLoad{.name = "unpinned_load",
+                            .type = KeyType::kChoice,
+                            .default_value = "selectable",
+                            .choices = {"selectable", "planned"},
+                            .help =
+                                "what an unpinned model's worker loads: selectable = its "
+                                "planned variants, then every other variant its type "
+                                "profiles, most accurate first, as many as memory holds "
+                                "(its selection policy may run any of them); planned = "
+                                "only the planned variants"};
 }  // namespace composed_options
 
 namespace {
@@ -148,6 +158,7 @@ StatusOr<ComposedPlanning::Options> ComposedPlanning::ParseOptions(const PolicyP
   ASSIGN_OR_RETURN(const std::string sizing, p.GetString(opt::kSizing));
   ASSIGN_OR_RETURN(const std::string pin, p.GetString(opt::kPin));
   ASSIGN_OR_RETURN(const std::string share, p.GetString(opt::kShare));
+  ASSIGN_OR_RETURN(const std::string unpinned_load, p.GetString(opt::kUnpinnedLoad));
   if (!budget.ok()) return budget.status();
   o.budget_usd_per_h = *budget;
   o.interval = SecondsF(interval_s);
@@ -156,6 +167,7 @@ StatusOr<ComposedPlanning::Options> ComposedPlanning::ParseOptions(const PolicyP
   o.rollout_timeout = SecondsF(timeout_s);
   o.time_limit_ms = static_cast<int>(time_limit);
   o.static_sizing = sizing == "static";
+  o.load_planned_only = unpinned_load == "planned";
   o.fixed_variants = variants == "fixed" || o.static_sizing;
   o.fixed_hardware = hardware == "fixed" || o.static_sizing;
   // A dependent option without what it depends on would be silently ignored.
@@ -434,10 +446,10 @@ std::vector<RolloutTarget> ComposedPlanning::Targets(const ComposedProblem& p,
       });
       std::vector<VariantId> wanted;
       for (size_t i : here) wanted.push_back(p.candidates[i].variant);
-      if (options_.fixed_variants) {
-        // The fixed variant only sizes the plan: the selection (RAMSIS, which chooses among
-        // what its workers hold) may run any variant of the model profiled here, the most
-        // accurate first after it.
+      if (!options_.load_planned_only) {
+        // The plan sizes the workers for its variants; the selection (RAMSIS, which chooses
+        // among what its workers hold) may run any variant of the model profiled here when
+        // the queue allows, the most accurate first after the planned ones.
         std::vector<VariantId> rest;
         for (VariantId v : suite_->VariantsOfTask(m)) {
           if (suite_->MaxBatch(h, v) > 0 &&

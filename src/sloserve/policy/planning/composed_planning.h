@@ -8,8 +8,8 @@
 // each model's SLO, composed/capacity.h) with the GLPK MILP, and rolls the solution out
 // create-before-delete (rollout.h): one worker per planned worker of a candidate, on its
 // hardware, dedicated to its model and pinned to its variant (or, for a model left
-// unpinned, loaded with the model's planned variants, or with fixed variants every one
-// its type profiles, for its selection policy, e.g. RAMSIS, to choose among), with
+// unpinned, loaded with the model's planned variants and then every other one its type
+// profiles that memory holds, for its selection policy, e.g. RAMSIS, to choose among), with
 // quota = its share of its model's load (a model's quotas sum to 1, for the `quota`
 // dispatcher). Workers already serving a candidate are kept; the pool the config started
 // with is replaced at the first plan. Scale-down waits for the stabilisation window
@@ -43,6 +43,10 @@
 //                       (none): plain machines of the planned types, not dedicated, not
 //                       pinned, nothing loaded at start; a placement policy decides per
 //                       query which of them serves (and loads) which model
+//   unpinned_load       selectable | planned: what an unpinned model's worker loads
+//                       (selectable): its planned variants, then every other variant
+//                       its type profiles, most accurate first, while memory holds them;
+//                       planned = only the planned variants
 // Solves run inline in sim and off the engine thread in serve (background_solve.h).
 #include <functional>
 #include <memory>
@@ -88,6 +92,7 @@ class ComposedPlanning : public PlanningPolicy {
     std::vector<std::string> unpinned;  // pin: a list of models
     bool share_all = false;             // share: all
     std::vector<std::string> shared;    // share: a list of models
+    bool load_planned_only = false;     // unpinned_load: planned
   };
   // One solve, for tests and reports.
   struct Solve {
