@@ -38,14 +38,15 @@ def main():
                 met / sent if sent else 0, ms(r["p50_ms"]), ms(lat.get("p50", 0)),
                 ms(r["p99_ms"]), ms(lat.get("p99", 0)), sent - d["ok"]))
     # Models sent real labelled inputs (loadgen --dataset): the accuracy of their answers.
+    # By the sim's model names: a file-name prefix would also match another method's
+    # files ("composed" in "composed_plan_only").
     for method in methods:
-        for name in sorted(os.listdir(out)):
-            prefix = "live_%s_" % method
-            if name.startswith(prefix) and name.endswith(".json"):
-                d = json.load(open(os.path.join(out, name)))
-                if d.get("labelled"):
-                    print("\n%s %s: accuracy measured from %d labelled answers: %.2f%%" % (
-                        method, name[len(prefix):-5], d["labelled"], d["accuracy_measured"]))
+        rows = json.load(open(os.path.join(out, "sim_%s.json" % method)))["rows"]
+        for model in [r.get("model") for r in rows if r.get("model") not in (None, "all")]:
+            d = json.load(open(os.path.join(out, "live_%s_%s.json" % (method, model))))
+            if d.get("labelled"):
+                print("\n%s %s: accuracy measured from %d labelled answers: %.2f%%" % (
+                    method, model, d["labelled"], d["accuracy_measured"]))
     return 0
 
 
