@@ -98,18 +98,33 @@ RepositoryModelsExecutor(std::shared_ptr<RepositoryModels> models, ServiceTimeOp
   };
 }
 
-Status StartRepositoryModels(const RepositoryModels& models, const ProfileSuite& composed,
-                             const std::vector<WorkerSpec>& workers,
-                             const RepositoryModelsStart& options) {
-  std::set<HardwareId> torch_types;
+Status CheckRepositoryProfiles(const RepositoryModels& models, bool allow_stale_profile,
+                               const std::function<void(const std::string&)>& warn) {
   for (const RepositoryModel& r : models) {
     RETURN_IF_ERROR(CheckProfileFreshness({.suite = r.profile.get(),
                                            .profile_path = r.torch.profile_path,
                                            .repository_dir = r.torch.repository_dir,
                                            .model_files = r.torch.model_files,
-                                           .warn_only = options.allow_stale_profile,
-                                           .warn = options.warn})
+                                           .warn_only = allow_stale_profile,
+                                           .warn = warn})
                         .WithPrefix(Quoted(r.origin, "repository")));
+  }
+  return OkStatus();
+}
+
+std::function<bool(uint32_t)> RepositoryVariants(std::shared_ptr<RepositoryModels> models) {
+  return [models](uint32_t v) {
+    return std::any_of(models->begin(), models->end(),
+                       [v](const RepositoryModel& r) { return r.variants.count(v) > 0; });
+  };
+}
+
+Status StartRepositoryModels(const RepositoryModels& models, const ProfileSuite& composed,
+                             const std::vector<WorkerSpec>& workers,
+                             const RepositoryModelsStart& options) {
+  RETURN_IF_ERROR(CheckRepositoryProfiles(models, options.allow_stale_profile, options.warn));
+  std::set<HardwareId> torch_types;
+  for (const RepositoryModel& r : models) {
     for (const auto& [ours, theirs] : r.hardware) torch_types.insert(ours);
   }
   // The workers that may run LibTorch now; a planner's later workers are bounded by its

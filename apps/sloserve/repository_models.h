@@ -43,6 +43,14 @@ std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*
 RepositoryModelsExecutor(std::shared_ptr<RepositoryModels> models, ServiceTimeOptions service,
                          uint64_t seed);
 
+// Each repository's profile is the one measured on its model files (else an error naming
+// the stale variants, or only a warning with `allow_stale_profile`).
+Status CheckRepositoryProfiles(const RepositoryModels& models, bool allow_stale_profile,
+                               const std::function<void(const std::string&)>& warn);
+
+// Whether a variant of the composed suite is a repository model's (run by LibTorch).
+std::function<bool(uint32_t)> RepositoryVariants(std::shared_ptr<RepositoryModels> models);
+
 struct RepositoryModelsStart {
   bool oversubscribe = false;        // --oversubscribe
   bool allow_stale_profile = false;  // --allow-stale-profile

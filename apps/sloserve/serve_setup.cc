@@ -186,15 +186,17 @@ StatusOr<ServeSetup> BuildServeSetup(
     ro.make_executor = KServeExecutorFactory(std::move(options));
   }
   // LibTorch models among the emulated ones (models[i].repository): one pool, an executor
-  // per model.
-  if (std::any_of(spec.models.begin(), spec.models.end(),
-                  [](const ModelSpec& m) { return !m.repository.empty(); })) {
-    if (has_remote || has_kserve) {
-      return InvalidArgumentError(
-          std::string(has_remote ? "server.remote_workers" : "server.kserve_workers") +
-          " with a model from a repository (models[i].repository): the workers of a serve run "
-          "with LibTorch models are in its process");
-    }
+  // per model; in this process, or on `sloserve worker`s given the same config, which run
+  // them as this process would.
+  const bool repository_models =
+      std::any_of(spec.models.begin(), spec.models.end(),
+                  [](const ModelSpec& m) { return !m.repository.empty(); });
+  if (repository_models && has_kserve) {
+    return InvalidArgumentError(
+        "server.kserve_workers with a model from a repository (models[i].repository): run it "
+        "in serve's process or on `sloserve worker`s (server.remote_workers)");
+  }
+  if (repository_models && !has_remote) {
     ASSIGN_OR_RETURN(setup.repository_models, PrepareRepositoryModels(spec.models, *setup.suite));
     ro.make_executor = RepositoryModelsExecutor(setup.repository_models, ro.service, ro.seed);
   }

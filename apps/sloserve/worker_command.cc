@@ -1,15 +1,18 @@
 // `sloserve worker --listen HOST:PORT [CONFIG.yaml] [--set ...] [--model-repository DIR]`:
 // one remote worker process (docs/remote-workers.md). It runs an executor — the emulated
-// one on the config's profile suite, or LibTorch on a model repository — and executes
+// one on the config's profile suite, LibTorch on a model repository, or both when the
+// config's models name repositories (models[i].repository) — and executes
 // the actions a `sloserve serve --remote-worker HOST:PORT` controller sends over gRPC.
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
 #include "cli_args.h"
 #include "commands.h"
 #include "default_config.h"
+#include "repository_models.h"
 #include "sloserve/config/experiment_config.h"
 #include "sloserve/config/model_config.h"
 #include "sloserve/config/suite_resolver.h"
@@ -29,6 +32,9 @@ const std::vector<FlagSpec> kFlags = {
     {"model-repository", "DIR",
      "execute the repository's TorchScript variants with LibTorch (docs/torch.md) instead of "
      "emulating them"},
+    {"allow-stale-profile", "",
+     "with a config's repository models (models[i].repository): serve even when a model file "
+     "changed since its profile was measured (warn only)"},
     {"threads", "N", "gRPC completion-queue threads (default 1: one thread wake-up per action)"},
     {"tls-cert", "FILE",
      "serve TLS with this PEM certificate (the controller: server.worker_tls_*)"},
@@ -45,7 +51,9 @@ void PrintHelp() {
       "A remote worker for `sloserve serve --remote-worker HOST:PORT` (docs/remote-workers.md).\n"
       "It executes the engine's actions (run a batch, load or unload a variant) sent over gRPC:\n"
       "emulated from the profile suite of CONFIG (the controller's config, or the embedded\n"
-      "default), or with LibTorch from --model-repository. The controller checks that both\n"
+      "default), with LibTorch from --model-repository, or both: a CONFIG whose models name a\n"
+      "repository (models[i].repository) runs those with LibTorch and the others emulated.\n"
+      "The controller checks that both\n"
       "sides have the same suite. Prints 'listening on grpc://HOST:PORT' (grpcs:// with\n"
       "--tls-cert) once serving.\n\n"
       "options:\n%s",
@@ -77,6 +85,12 @@ Status Run(const Args& args) {
   } else {
     ASSIGN_OR_RETURN(config, LoadExperimentConfig(args.positionals()[0]));
   }
+  if (torch.make_executor && !config.models.empty()) {
+    return InvalidArgumentError(
+        "--model-repository with a config that lists models: name the repository in its "
+        "model instead (models[i].repository; the worker then runs it with LibTorch and the "
+        "other models emulated)");
+  }
   RETURN_IF_ERROR(ApplyOverrides(&config, sets));
   ASSIGN_OR_RETURN(RunSpec spec, RunSpecFromFlat(config.base, /*with_workload=*/false));
   // `models:` (docs/multi-model.md): the suite composed from them, as serve composes it,
@@ -95,10 +109,25 @@ Status Run(const Args& args) {
     return InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key");
   }
   WorkerServer::MakeExecutor make = torch.make_executor;
+  const bool repository_models =
+      std::any_of(spec.models.begin(), spec.models.end(),
+                  [](const ModelSpec& m) { return !m.repository.empty(); });
   if (make) {
     options.executor_name = "torch";
     options.reads_inputs = true;
-    options.holds_models = true;
+    options.holds_model = [](uint32_t) { return true; };
+  } else if (repository_models) {
+    // As serve runs them in its own process: LibTorch for the repository models'
+    // variants, every other model emulated (repository_models.h).
+    ASSIGN_OR_RETURN(std::shared_ptr<RepositoryModels> models,
+                     PrepareRepositoryModels(spec.models, suite));
+    RETURN_IF_ERROR(CheckRepositoryProfiles(
+        *models, args.Has("allow-stale-profile"),
+        [](const std::string& w) { std::fprintf(stderr, "sloserve worker: %s\n", w.c_str()); }));
+    options.executor_name = "emulated+torch";
+    options.reads_inputs = true;
+    options.holds_model = RepositoryVariants(models);
+    make = RepositoryModelsExecutor(models, spec.service, spec.seed);
   } else {
     make = [&spec](const ProfileSuite& s, PayloadStore*) -> std::unique_ptr<WorkerExecutor> {
       return std::make_unique<ProfileExecutor>(ServiceTimeModel(&s, spec.service, spec.seed));

@@ -1,10 +1,12 @@
 // End-to-end: a LibTorch model repository's task as one model of a `models:` list
 // (models[i].repository, docs/torch.md "In a composed deployment"): one `serve` run where
 // an emulated model and the committed digits model share the pool, the digits answers
-// being the real model's; and the errors of bad combinations. Only in builds with LibTorch.
+// being the real model's, in serve's process and on two `sloserve worker`s; and the
+// errors of bad combinations. Only in builds with LibTorch.
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -73,35 +75,26 @@ double ProfiledAccuracy(const std::string& variant) {
   return -1;
 }
 
-TEST(RepositoryModelE2eTest, AnEmulatedModelAndTheDigitsModelServeFromOnePool) {
-  testing::ScopedTempDir dir;
-  const std::string config = Write(dir, "mixed.yaml", MixedConfig());
-  const nlohmann::json heldout = Heldout();
-  constexpr int kRows = 8;
-
-  // The reference: the digits repository served alone (its single-model path, whose
-  // outputs tests/torch checks against direct LibTorch calls), the same variant.
-  std::vector<nlohmann::json> expected;
-  {
-    Subprocess alone({kBin, "serve", "--model-repository", kRoot + "/models", "--port", "0",
-                      "--set", "policy.selection=fixed", "--set", "policy.variant=cnn_large"});
-    ASSERT_TRUE(alone.WaitForStderr("sloserve: ready", std::chrono::seconds(120))) << alone.err();
-    const uint16_t port = testing::ListenPort(alone.err());
-    for (int i = 0; i < kRows; ++i) {
-      const nlohmann::json r = Post(port, "digits", DigitsRequest(heldout["samples"][i]));
-      ASSERT_TRUE(r.is_object() && r.contains("outputs")) << r.dump();
-      expected.push_back(r["outputs"][0]["data"]);
-    }
+// The reference: the digits repository served alone (its single-model path, whose
+// outputs tests/torch checks against direct LibTorch calls), variant cnn_large, for the
+// first `rows` held-out samples.
+void ScoresServedAlone(const nlohmann::json& heldout, int rows, std::vector<nlohmann::json>* out) {
+  Subprocess alone({kBin, "serve", "--model-repository", kRoot + "/models", "--port", "0", "--set",
+                    "policy.selection=fixed", "--set", "policy.variant=cnn_large"});
+  ASSERT_TRUE(alone.WaitForStderr("sloserve: ready", std::chrono::seconds(120))) << alone.err();
+  const uint16_t port = testing::ListenPort(alone.err());
+  for (int i = 0; i < rows; ++i) {
+    const nlohmann::json r = Post(port, "digits", DigitsRequest(heldout["samples"][i]));
+    ASSERT_TRUE(r.is_object() && r.contains("outputs")) << r.dump();
+    out->push_back(r["outputs"][0]["data"]);
   }
+}
 
-  Subprocess server({kBin, "serve", config, "--port", "0"});
-  ASSERT_TRUE(server.WaitForStderr("sloserve: ready", std::chrono::seconds(120))) << server.err();
-  const uint16_t port = testing::ListenPort(server.err());
-  // Only the LibTorch model's worker loads anything for real.
-  EXPECT_NE(server.err().find("loaded (cold starts measured): cnn_large"), std::string::npos)
-      << server.err();
-
-  // The emulated model answers from its profile, on its own hardware.
+// The emulated model answers from its profile, on its own hardware; the digits model with
+// the real model's scores: bit for bit `expected` (the repository served alone), on
+// local-1c.
+void ExpectBothModelsAnswer(uint16_t port, const nlohmann::json& heldout,
+                            const std::vector<nlohmann::json>& expected) {
   nlohmann::json features;
   features["inputs"] = {{{"name", "features"},
                          {"shape", {1, 4}},
@@ -111,10 +104,7 @@ TEST(RepositoryModelE2eTest, AnEmulatedModelAndTheDigitsModelServeFromOnePool) {
   ASSERT_TRUE(recsys.is_object() && recsys.contains("parameters")) << recsys.dump();
   EXPECT_EQ(recsys["parameters"]["variant"], "recsys/rm2") << recsys.dump();
   EXPECT_EQ(recsys["parameters"]["hardware"], "c5n.2xlarge") << recsys.dump();
-
-  // The digits model answers with the real model's scores: bit for bit those of the
-  // repository served alone, and the held-out label as its argmax where that one does.
-  for (int i = 0; i < kRows; ++i) {
+  for (size_t i = 0; i < expected.size(); ++i) {
     const nlohmann::json r = Post(port, "digits", DigitsRequest(heldout["samples"][i]));
     ASSERT_TRUE(r.is_object() && r.contains("outputs")) << r.dump();
     EXPECT_EQ(r["parameters"]["variant"], "digits/cnn_large");
@@ -122,6 +112,22 @@ TEST(RepositoryModelE2eTest, AnEmulatedModelAndTheDigitsModelServeFromOnePool) {
     EXPECT_EQ(r["outputs"][0]["name"], "scores");
     EXPECT_EQ(r["outputs"][0]["data"], expected[i]) << "heldout row " << i;
   }
+}
+
+TEST(RepositoryModelE2eTest, AnEmulatedModelAndTheDigitsModelServeFromOnePool) {
+  testing::ScopedTempDir dir;
+  const std::string config = Write(dir, "mixed.yaml", MixedConfig());
+  const nlohmann::json heldout = Heldout();
+  std::vector<nlohmann::json> expected;
+  ASSERT_NO_FATAL_FAILURE(ScoresServedAlone(heldout, 8, &expected));
+
+  Subprocess server({kBin, "serve", config, "--port", "0"});
+  ASSERT_TRUE(server.WaitForStderr("sloserve: ready", std::chrono::seconds(120))) << server.err();
+  const uint16_t port = testing::ListenPort(server.err());
+  // Only the LibTorch model's worker loads anything for real.
+  EXPECT_NE(server.err().find("loaded (cold starts measured): cnn_large"), std::string::npos)
+      << server.err();
+  ASSERT_NO_FATAL_FAILURE(ExpectBothModelsAnswer(port, heldout, expected));
 
   // Every held-out sample once (constant arrivals, one per sample): the accuracy measured
   // from the answers is the one `profile measure` measured for the variant.
@@ -158,6 +164,45 @@ TEST(RepositoryModelE2eTest, SimSchedulesWithTheRepositorysProfile) {
   EXPECT_TRUE(digits) << sim.out;
 }
 
+// The same pool on two `sloserve worker` processes given the same config: the worker of
+// local-1c runs digits with LibTorch and loads it for real at start, the other emulates
+// recsys; the answers are as in serve's own process.
+TEST(RepositoryModelE2eTest, RemoteWorkersRunTheDigitsModelBesideAnEmulatedOne) {
+  testing::ScopedTempDir dir;
+  const std::string config = Write(dir, "mixed.yaml", MixedConfig());
+  const nlohmann::json heldout = Heldout();
+  std::vector<nlohmann::json> expected;
+  ASSERT_NO_FATAL_FAILURE(ScoresServedAlone(heldout, 8, &expected));
+
+  std::vector<std::unique_ptr<Subprocess>> workers;
+  std::vector<std::string> serve_argv = {kBin, "serve", config, "--port", "0"};
+  for (int i = 0; i < 2; ++i) {
+    workers.push_back(std::make_unique<Subprocess>(std::vector<std::string>{
+        kBin, "worker", config, "--listen", "127.0.0.1:0", "--duration", "120"}));
+    ASSERT_TRUE(workers.back()->WaitForStderr("listening on grpc://", std::chrono::seconds(60)))
+        << workers.back()->err();
+    EXPECT_NE(workers.back()->err().find("emulated+torch executor"), std::string::npos)
+        << workers.back()->err();
+    const uint16_t p = testing::PortAfter(workers.back()->err(), "grpc://127.0.0.1:");
+    ASSERT_NE(p, 0) << workers.back()->err();
+    serve_argv.insert(serve_argv.end(), {"--remote-worker", "127.0.0.1:" + std::to_string(p)});
+  }
+  Subprocess server(serve_argv);
+  ASSERT_TRUE(server.WaitForStderr("sloserve: ready", std::chrono::seconds(120))) << server.err();
+  // Each worker starts with its own model resident: w1 (local-1c) digits, w0 recsys.
+  for (const auto& [w, variant] :
+       {std::pair<int, std::string>{0, "recsys/rm2"}, {1, "digits/cnn_large"}}) {
+    const std::string port =
+        std::to_string(testing::PortAfter(workers[w]->err(), "grpc://127.0.0.1:"));
+    EXPECT_NE(server.err().find("w" + std::to_string(w) + " (127.0.0.1:" + port +
+                                ") loaded the variants resident at start: " + variant),
+              std::string::npos)
+        << server.err();
+  }
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectBothModelsAnswer(testing::ListenPort(server.err()), heldout, expected));
+}
+
 TEST(RepositoryModelE2eTest, BadCombinationsAreNamed) {
   testing::ScopedTempDir dir;
   auto expect_error = [&](const std::vector<std::string>& argv, const std::string& needle) {
@@ -182,9 +227,14 @@ TEST(RepositoryModelE2eTest, BadCombinationsAreNamed) {
   const std::string mixed = Write(dir, "mixed.yaml", MixedConfig());
   expect_error({kBin, "serve", mixed, "--model-repository", kRoot + "/models", "--port", "0"},
                "models[i].repository");
-  // LibTorch models run in serve's own process, not on remote workers.
-  expect_error({kBin, "serve", mixed, "--port", "0", "--remote-worker", "127.0.0.1:1"},
-               "server.remote_workers with a model from a repository");
+  // LibTorch models run in serve's own process or on `sloserve worker`s, not on any KServe
+  // server.
+  expect_error({kBin, "serve", mixed, "--port", "0", "--set", "server.kserve_workers=127.0.0.1:1"},
+               "server.kserve_workers with a model from a repository");
+  // A worker takes a config's models or --model-repository, not both.
+  expect_error(
+      {kBin, "worker", mixed, "--listen", "127.0.0.1:0", "--model-repository", kRoot + "/models"},
+      "--model-repository with a config that lists models");
   // Without the LibTorch plugin: the model is named, and so is what is missing.
   auto no_plugin =
       RunProcess({"/usr/bin/env", "SLOSERVE_TORCH_PLUGIN=/nonexistent/libsloserve_torch.so", kBin,

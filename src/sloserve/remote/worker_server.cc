@@ -540,7 +540,7 @@ struct WorkerServer::Impl : public ResultSink {
       call->Reply(s);
       return ended();
     }
-    if (is_load && req.at_start() && !options.holds_models) {
+    if (is_load && req.at_start() && !(options.holds_model && options.holds_model(req.variant()))) {
       // Resident from the engine's start, with no cold start: nothing to emulate.
       {
         MutexLock lock(mu);

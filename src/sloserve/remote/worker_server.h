@@ -33,8 +33,10 @@ class WorkerServer {
     size_t max_message_bytes = size_t{64} << 20;
     std::string executor_name = "emulated";
     bool reads_inputs = false;  // the executor reads input tensors (LibTorch)
-    // The executor loads real models (LibTorch); else a Load `at_start` is recorded at once.
-    bool holds_models = false;
+    // Which variants the executor loads for real (LibTorch): their Load `at_start` goes to
+    // it; another variant's is recorded at once (resident from the engine's start, no
+    // cold start to emulate). Unset: none.
+    std::function<bool(uint32_t variant)> holds_model;
     // TLS (sloserve worker --tls-cert/--tls-key); with tls.client_ca_file only a controller
     // presenting a certificate that CA signed gets through (docs/remote-workers.md "TLS").
     TlsFiles tls;
