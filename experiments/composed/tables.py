@@ -15,7 +15,8 @@ met queries of the models that have one, so the models without do not dilute it.
 Attainment is met / arrived (a shed or dropped query is a miss), over every query and
 for the worst model: the recommendation model's queries are three quarters of all, so a
 pool-wide 99% can hide a model served at 40%. The target asks every model for 99%.
-"cold starts" counts every variant load (a plan's new worker loading its variant, too).
+"cold starts" counts every variant load (a plan's new worker loading its variant, too);
+"reloads" those of a variant the worker had loaded before (unloaded or evicted since).
 Python 3 standard library only.
 """
 import argparse
@@ -58,6 +59,7 @@ def point(models):
         "cost_per_hour": total["cost_usd"] / hours,
         "core_seconds": total["core_seconds"],
         "cold_starts": total["cold_starts"],
+        "reloads": total.get("reloads", 0),
     }
 
 
@@ -67,21 +69,21 @@ def fmt_budget(b):
 
 def methods_table(runs):
     out = ["| method | budget ($/h) | accuracy (%) | SLO attainment | worst model's | p99 (ms) | "
-           "cost ($) | mean $/h | core-seconds | cold starts |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "cost ($) | mean $/h | core-seconds | cold starts | reloads |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for (policy, budget), models in runs.items():
         p = point(models)
-        out.append("| %s | %s | %.2f | %.4f | %.4f | %.0f | %.2f | %.2f | %.0f | %d |" % (
+        out.append("| %s | %s | %.2f | %.4f | %.4f | %.0f | %.2f | %.2f | %.0f | %d | %d |" % (
             policy, fmt_budget(budget), p["accuracy"], p["attainment"], p["worst_attainment"],
             p["p99_ms"], p["cost_usd"], p["cost_per_hour"], p["core_seconds"],
-            p["cold_starts"]))
+            p["cold_starts"], p["reloads"]))
     return "\n".join(out)
 
 
 def models_table(runs):
     out = ["| method | budget ($/h) | model | arrived | accuracy (%) | SLO attainment | "
-           "p99 (ms) | cost ($) | cold starts |",
-           "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "p99 (ms) | cost ($) | cold starts | reloads |",
+           "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for (policy, budget), models in runs.items():
         # A model's cost is that of the workers dedicated to it; workers shared among
         # models (the placement row) belong to none, so a model without any says "shared".
@@ -94,9 +96,9 @@ def models_table(runs):
             acc = "%.2f" % r["accuracy"] if r["accuracy"] > 0 else "n/a"
             cost = r.get("cost_usd", 0.0)
             cost_text = "shared" if shared and cost == 0 else "%.2f" % cost
-            out.append("| %s | %s | %s | %d | %s | %.4f | %.0f | %s | %d |" % (
+            out.append("| %s | %s | %s | %d | %s | %.4f | %.0f | %s | %d | %d |" % (
                 policy, fmt_budget(budget), name, r["arrived"], acc, att, r["p99_ms"],
-                cost_text, r["cold_starts"]))
+                cost_text, r["cold_starts"], r.get("reloads", 0)))
     return "\n".join(out)
 
 

@@ -148,6 +148,7 @@ TEST(ClusterPlacementEngineTest, CacheBoundEvictsTheLeastRecentlyUsedModel) {
     // The unload went out before c's load.
     EXPECT_LT(exec.Unloads()[0], exec.Loads().back()) << policy;
     EXPECT_EQ(e->Summarize(now).cold_starts, 3) << policy;
+    EXPECT_EQ(e->Summarize(now).reloads, 0) << policy;  // b was evicted, not loaded again
     EXPECT_EQ(e->Summarize(now).met, 4) << policy;
   }
 }

@@ -454,6 +454,9 @@ TEST(WorkerProtocolTest, ResidencyCyclesAndTheLeastRecentlyUsedVariantIsEvicted)
   EXPECT_DOUBLE_EQ(e.machines()[0].used_mb, 1000);
   EXPECT_EQ(e.counters().loads, 4);
   EXPECT_EQ(e.counters().unloads, 2);
+  // Four loads, v1's second one a reload (v1 was evicted in between).
+  EXPECT_EQ(e.Summarize(now).cold_starts, 4);
+  EXPECT_EQ(e.Summarize(now).reloads, 1);
   EXPECT_TRUE(rig.log.EachEndedOnce(5));
   EXPECT_EQ(e.actions_in_flight(), 0u);
 }

@@ -124,6 +124,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
     e->views_.push_back(std::move(v));
     WorkerState st;
     st.lru.assign(num_variants, 0);
+    st.loaded_before.assign(num_variants, false);
     e->states_.push_back(std::move(st));
   }
   e->RecomputeActiveCost();
@@ -744,6 +745,7 @@ WorkerId Engine::AddWorker(const WorkerPlan& p, TimePoint now) {
   views_.push_back(std::move(v));
   WorkerState st;
   st.lru.assign(suite_->variants().size(), 0);
+  st.loaded_before.assign(suite_->variants().size(), false);
   states_.push_back(std::move(st));
   ++counters_.workers_added;
   const WorkerId w = views_.back().id;
@@ -843,8 +845,11 @@ void Engine::SendLoad(WorkerId w, VariantId v, TimePoint now) {
   ++counters_.loads;
   ++counters_.actions_sent;
   ++in_flight_;
-  metrics_.OnColdStart();
-  if (!model_metrics_.empty()) model_metrics_[suite_->variants()[v].task].OnColdStart();
+  // A reload: this worker held the variant before and unloaded or evicted it since.
+  const bool reload = states_[w].loaded_before[v];
+  states_[w].loaded_before[v] = true;
+  metrics_.OnColdStart(reload);
+  if (!model_metrics_.empty()) model_metrics_[suite_->variants()[v].task].OnColdStart(reload);
   executor_->Send(a);
 }
 

@@ -199,6 +199,7 @@ class Engine {
     std::vector<uint32_t> batch_slots;  // the current batch (waiting for a load, or running)
     TimePoint wake{kTimeInfinite};
     std::vector<uint64_t> lru;                // last use per variant, for eviction
+    std::vector<bool> loaded_before;          // per variant: a load was sent here before
     std::vector<PendingLifecycle> lifecycle;  // loads / unloads in flight
     int start_loads = 0;                      // a new worker serves once these loads have succeeded
     bool removing = false;                    // retire once drained

@@ -142,6 +142,7 @@ MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers) const {
     m.utilization = static_cast<double>(busy_us_) * 1e-6 / (workers * m.elapsed_s);
   }
   m.cold_starts = cold_starts_;
+  m.reloads = reloads_;
   int levels_seen = 0;
   for (const PriorityStats& p : by_priority_) levels_seen += p.arrived > 0;
   if (levels_seen > 1) {

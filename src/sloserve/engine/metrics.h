@@ -67,7 +67,8 @@ struct MetricsSummary {
   double cost_usd = 0;       // instance-hours x price over the elapsed time
   double core_seconds = 0;   // cores x elapsed
   double utilization = 0;    // busy time / (workers x elapsed)
-  int64_t cold_starts = 0;
+  int64_t cold_starts = 0;   // variant loads on a worker (a new worker's first ones too)
+  int64_t reloads = 0;       // of those, of a variant the worker had loaded before
   int64_t batches = 0;
   // Per priority level, when queries of more than one level ended (else empty).
   std::vector<PriorityStats> priorities;
@@ -90,7 +91,11 @@ class MetricsCollector {
     batch_queries_ += queries;
     busy_us_ += busy.count();
   }
-  void OnColdStart() { ++cold_starts_; }
+  // A variant load on a worker; `reload` if that worker had loaded it before.
+  void OnColdStart(bool reload) {
+    ++cold_starts_;
+    if (reload) ++reloads_;
+  }
   // `cores` were provisioned over [from, to): spread over the intervals it covers.
   void OnCoreTime(TimePoint from, TimePoint to, int cores);
 
@@ -118,6 +123,7 @@ class MetricsCollector {
   int64_t batch_queries_ = 0;
   int64_t busy_us_ = 0;
   int64_t cold_starts_ = 0;
+  int64_t reloads_ = 0;
 };
 
 }  // namespace sloserve

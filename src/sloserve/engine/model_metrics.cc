@@ -101,6 +101,7 @@ MetricsSummary ModelMetrics::Summarize(TimePoint end, int workers) const {
   if (workers > 0 && m.elapsed_s > 0)
     m.utilization = static_cast<double>(busy_us_) * 1e-6 / (workers * m.elapsed_s);
   m.cold_starts = cold_starts_;
+  m.reloads = reloads_;
   m.cost_usd = cost_usd_;
   m.core_seconds = core_seconds_;
   return m;

@@ -912,6 +912,10 @@ std::string EngineRuntime::PrometheusMetrics() const {
   }
   line("sloserve_cold_starts_total", "counter", "Variant loads on a worker.",
        static_cast<double>(m.cold_starts));
+  line("sloserve_reloads_total", "counter",
+       "Variant loads on a worker that had loaded the variant before (unloaded or evicted "
+       "since).",
+       static_cast<double>(m.reloads));
   line("sloserve_core_seconds_total", "counter",
        "Cores of the active and starting workers x seconds (a planner's scaling).", m.core_seconds);
   line("sloserve_worker_actions_total", "counter", "Actions sent to executors.",
