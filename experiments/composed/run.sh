@@ -20,6 +20,12 @@ print("{\"experiment\": %s, \"rows\": [" % json.dumps(d["experiment"]))
 print(",\n".join(json.dumps(r, separators=(",", ":")) for r in d["rows"]))
 print("]}")' > "$OUT/hour.json"
 python3 experiments/composed/tables.py "$OUT/hour.json" --derived "$OUT/points.json"
+# Cores as a decision: InfAdapter's own setting planned by InfAdapter and by the composed
+# planner over core-count hardware types (cores.yaml).
+"$BIN" sim experiments/composed/cores.yaml --json --jobs "${JOBS:-2}" --no-progress \
+  > "$OUT/cores.json"
+printf '\n### Cores (cores.yaml)\n\n'
+python3 experiments/composed/tables.py "$OUT/cores.json" --methods-only
 "$BIN" report "$OUT/points.json" --x cost_per_hour --y accuracy --series policy \
   --where 'worst_attainment>=0.99' --xlabel 'mean cost ($/h)' \
   --ylabel 'accuracy of image and text (%)' \

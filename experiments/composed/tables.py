@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tables of the composed scenario (docs/composed.md) from `sloserve sim --json` rows.
 
-    experiments/composed/tables.py RESULTS.json [--derived OUT.json]
+    experiments/composed/tables.py RESULTS.json [--derived OUT.json] [--methods-only]
 
 Prints, as Markdown: one row per method (and budget, when swept) with the pool's totals;
 one row per method and model; and the target check of issue 32: at SLO attainment >= 99%,
@@ -45,15 +45,17 @@ def group(rows):
 
 def point(models):
     total = models["all"]
-    scored = [r for m, r in models.items() if m != "all" and r["accuracy"] > 0]
+    # A one-model run (cores.yaml) has only its total row.
+    per_model = {m: r for m, r in models.items() if m != "all"} or {"all": total}
+    scored = [r for r in per_model.values() if r["accuracy"] > 0]
     met = sum(r["met"] for r in scored)
     acc = sum(r["accuracy"] * r["met"] for r in scored) / met if met else 0.0
     hours = total["elapsed_s"] / 3600.0 if total["elapsed_s"] > 0 else 1.0
     return {
         "accuracy": acc,
         "attainment": total["met"] / total["arrived"] if total["arrived"] else 0.0,
-        "worst_attainment": min((r["met"] / r["arrived"] for m, r in models.items()
-                                 if m != "all" and r["arrived"]), default=0.0),
+        "worst_attainment": min((r["met"] / r["arrived"] for r in per_model.values()
+                                 if r["arrived"]), default=0.0),
         "p99_ms": total["p99_ms"],
         "cost_usd": total["cost_usd"],
         "cost_per_hour": total["cost_usd"] / hours,
@@ -156,10 +158,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results")
     ap.add_argument("--derived", help="write per-method points here (for sloserve report)")
+    ap.add_argument("--methods-only", action="store_true",
+                    help="only the per-method table (cores.yaml: one model, no target)")
     args = ap.parse_args()
     with open(args.results) as f:
         data = json.load(f)
     runs = group(data["rows"])
+    if args.methods_only:
+        print(methods_table(runs))
+        return 0
     print("### Per method\n")
     print(methods_table(runs))
     print("\n### Per model\n")

@@ -1,11 +1,14 @@
 // The composed planner's candidates: a worker's capacity is the best b / L_q(b) within
-// slo_fraction * SLO; one candidate per profiled (model, variant, hardware) with a
-// feasible batch, carrying accuracy, price, memory and load time.
+// slo_fraction * SLO, or InfAdapter's fitted line where the suite has capacity records
+// (core counts as hardware types); one candidate per profiled (model, variant, hardware)
+// with a feasible batch, carrying accuracy, price, memory and load time.
 #include "sloserve/composed/capacity.h"
 
 #include <gtest/gtest.h>
 
+#include "sloserve/infadapter/capacity.h"
 #include "support/multi_model_suite.h"
+#include "support/test_suite.h"
 
 namespace sloserve {
 namespace {
@@ -66,6 +69,71 @@ TEST(ComposedCapacityTest, RefusesBadInput) {
   ComposedCapacityOptions bad;
   bad.slo_fraction = 0;
   EXPECT_FALSE(BuildComposedCandidates(s, {Millis(100), Millis(400)}, bad).ok());
+}
+
+// Capacity records at the SLO (InfAdapter's): the line fitted on the records at 1, 2
+// and 4 cores (8 and 16 have none), read at each type's cores, where that type's own
+// record has its p99 within the SLO; at an SLO without records, the latency-based
+// capacity.
+TEST(ComposedCapacityTest, CapacityRecordsGiveInfAdaptersFittedLine) {
+  ProfileSuite s;
+  TaskSpec img;
+  img.name = "img";
+  img.default_slo = Millis(750);
+  const TaskId t = s.AddTask(img);
+  const VariantId v = s.AddVariant(VariantSpec{"resnet", t, 76.0, 1024, Seconds(6)});
+  struct Row {
+    int cores;
+    double rps;
+    int p99_ms;
+  };
+  std::vector<HardwareId> hw;
+  for (const Row& r : {Row{1, 10, 500}, Row{2, 19, 600}, Row{4, 41, 800}}) {
+    hw.push_back(
+        s.AddHardware(HardwareSpec{"cpu-" + std::to_string(r.cores) + "c", 0, r.cores, 0}));
+    CapacityPoint p;
+    p.hardware = hw.back();
+    p.variant = v;
+    p.slo = Millis(750);
+    p.p99 = Millis(r.p99_ms);
+    p.capacity_rps = r.rps;
+    s.AddCapacityPoint(p);
+    s.AddLatency(hw.back(), v, 1, LatencyDistribution(std::vector<int64_t>(3, 100'000)));
+  }
+  // Least squares through (1, 10), (2, 19), (4, 41): slope 438/42, intercept -1.
+  const double slope = 438.0 / 42.0, intercept = -1.0;
+  EXPECT_NEAR(ComposedWorkerCapacity(s, hw[0], v, Millis(750), {}), intercept + slope, 1e-9);
+  EXPECT_NEAR(ComposedWorkerCapacity(s, hw[1], v, Millis(750), {}), intercept + 2 * slope, 1e-9);
+  EXPECT_EQ(ComposedWorkerCapacity(s, hw[2], v, Millis(750), {}), 0);  // p99 800 > 750 ms
+  // No records at 300 ms: 1 / 100 ms, the batch-1 latency within 0.5 x 300 ms.
+  EXPECT_NEAR(ComposedWorkerCapacity(s, hw[2], v, Millis(300), {}), 10, 1e-9);
+  auto c = BuildComposedCandidates(s, {Millis(750)});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->size(), 2u);  // cpu-4c has no column
+  EXPECT_EQ((*c)[1].name, "resnet@cpu-2c");
+}
+
+// On the committed infadapter-resnet suite the composed capacity is InfAdapter's own
+// (infadapter/capacity.h) before its headroom, and feasible at the same core counts.
+TEST(ComposedCapacityTest, InfAdapterSuiteAgreesWithInfAdaptersCapacityModel) {
+  const ProfileSuite& s = testing::EmbeddedSuite("infadapter-resnet");
+  auto model = BuildInfAdapterCapacity(s, {});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  int feasible = 0;
+  for (const InfAdapterVariantCapacity& vc : model->variants) {
+    for (HardwareId h = 0; h < s.hardware().size(); ++h) {
+      const int cores = s.hardware()[h].cores;
+      const double ours = ComposedWorkerCapacity(s, h, vc.variant, Millis(750), {});
+      SCOPED_TRACE(vc.name + " at " + std::to_string(cores) + " cores");
+      if (vc.Feasible(cores, Millis(750))) {
+        ++feasible;
+        EXPECT_NEAR(ours, vc.Throughput(cores) / vc.headroom, 1e-9);
+      } else {
+        EXPECT_EQ(ours, 0);
+      }
+    }
+  }
+  EXPECT_GT(feasible, 50);  // of 5 variants x 20 core counts
 }
 
 }  // namespace

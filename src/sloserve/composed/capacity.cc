@@ -1,12 +1,56 @@
 #include "sloserve/composed/capacity.h"
 
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <string>
+
+#include "sloserve/infadapter/capacity.h"
 
 namespace sloserve {
 
+namespace {
+
+// InfAdapter's capacity of (hw, v) at `slo` from the suite's capacity records (section 3
+// of its paper; infadapter/capacity.h): the line fitted on the records at its fit core
+// counts, at hw's cores, where hw's own record (or its latency sample, the measured p99)
+// is within the SLO. nullopt when v has no records at `slo` (the latency-based capacity
+// applies); 0 when infeasible.
+std::optional<double> RecordedCapacity(const ProfileSuite& suite, HardwareId hw, VariantId v,
+                                       Duration slo) {
+  const InfAdapterCapacityOptions defaults;
+  const std::set<int> fit_cores(defaults.fit_cores.begin(), defaults.fit_cores.end());
+  std::vector<double> xs, ys;
+  const CapacityPoint* own = nullptr;
+  bool any = false;
+  for (const CapacityPoint& p : suite.capacity_points()) {
+    if (p.variant != v || p.slo != slo) continue;
+    any = true;
+    if (p.hardware == hw) own = &p;
+    const int cores = suite.hardware()[p.hardware].cores;
+    if (fit_cores.count(cores)) {
+      xs.push_back(cores);
+      ys.push_back(p.capacity_rps);
+    }
+  }
+  if (!any) return std::nullopt;
+  StatusOr<LineFit> fit = FitLine(xs, ys);
+  if (!fit.ok()) return 0.0;  // fewer than two fit points: no line to read
+  std::optional<Duration> p99;
+  if (own != nullptr && own->p99) p99 = *own->p99;
+  if (!p99) {
+    const std::vector<int>& sizes = suite.BatchSizes(hw, v);
+    if (!sizes.empty()) p99 = suite.Latency(hw, v, sizes.front())->Quantile(0.99);
+  }
+  if (!p99 || *p99 > slo) return 0.0;
+  return std::max(0.0, fit->intercept + fit->slope * suite.hardware()[hw].cores);
+}
+
+}  // namespace
+
 double ComposedWorkerCapacity(const ProfileSuite& suite, HardwareId hw, VariantId v, Duration slo,
                               const ComposedCapacityOptions& o) {
+  if (const std::optional<double> recorded = RecordedCapacity(suite, hw, v, slo)) return *recorded;
   const double limit_s = o.slo_fraction * ToSeconds(slo);
   double best = 0;
   for (int b : suite.BatchSizes(hw, v)) {

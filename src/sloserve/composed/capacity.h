@@ -10,8 +10,16 @@
 // a batch of b waits for up to b arrivals and for the batch ahead of it, so a batch that
 // takes the whole SLO misses it. A candidate with no such batch gets no column.
 //
-// Why not reuse infadapter/capacity.h or planner/kairos_upper_bound.h: InfAdapter's
-// capacity is a line fitted to measured (variant, cores) capacity records at one SLO,
+// A variant with capacity records at its model's SLO (InfAdapter's measured capacity
+// curves: infadapter-resnet, whose hardware types are core counts cpu-<N>c) gets
+// InfAdapter's capacity instead (infadapter/capacity.h): the line fitted on the records
+// at 1, 2, 4, 8 and 16 cores, read at the type's cores, where the type's own p99 at that
+// capacity is within the SLO (else no column). The records measured the rate that meets
+// the SLO with its queueing, so slo_fraction does not apply. This makes the core count a
+// decision of the composed planner: one hardware type per core count, priced per core.
+//
+// Why not infadapter/capacity.h or planner/kairos_upper_bound.h for every suite:
+// InfAdapter's capacity is a line fitted to measured (variant, cores) capacity records at one SLO,
 // which only the infadapter-resnet suite has; the other suites profile latency per
 // batch size on fixed hardware types. Kairos' upper bound is the throughput of a mix of
 // instance types for one variant from a sample of query sizes at batch 1 with no
@@ -34,7 +42,7 @@ struct ComposedCapacityOptions {
 };
 
 // Requests/s one worker of (hw, v) sustains with L_q(b) <= slo_fraction * slo; 0 when
-// no profiled batch size does.
+// no profiled batch size does. From the capacity records when v has some at `slo`.
 double ComposedWorkerCapacity(const ProfileSuite& suite, HardwareId hw, VariantId v, Duration slo,
                               const ComposedCapacityOptions& options);
 
