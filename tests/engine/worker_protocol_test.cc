@@ -517,6 +517,60 @@ TEST(WorkerProtocolTest, AnAddedWorkerServesOnlyAfterItsLoadResult) {
   EXPECT_EQ(run.earliest_start, Ms(1101));
 }
 
+// A new worker serves once its `load` is in; its `prefetch` loads one at a time once it
+// serves and only while it is idle (a batch goes out while one loads), and never evicts:
+// 1 GB holds v0 and v1, so v2 is left out.
+TEST(WorkerProtocolTest, PrefetchLoadsAfterServingWhileIdleWithoutEvicting) {
+  const ProfileSuite suite = MemorySuite(1.0, 500, 3);
+  Rig rig;
+  std::vector<WorkerSpec> workers = Workers(1);
+  workers[0].preload_none = true;
+  int plans = 0;
+  ASSERT_TRUE(rig.Start(&suite, workers,
+                        testing::MakeSet(
+                            testing::Route([](const Query&, const std::vector<WorkerView>& ws) {
+                              return ws.size() > 1 && ws[1].active ? WorkerId{1} : WorkerId{0};
+                            }),
+                            testing::TakeFront(1, [](const Query&) { return VariantId{0}; }),
+                            [&](const PlanningInput&, DeploymentPlan* out) {
+                              if (plans++ > 0) return;
+                              WorkerPlan p;  // a new worker on a machine of its own
+                              p.hardware = 0;
+                              p.load = {0};
+                              p.prefetch = {1, 2};
+                              out->workers.push_back(p);
+                              out->change = true;
+                            }))
+                  .ok());
+  Engine& e = rig.e();
+  e.OnPlanTick(Ms(1000));
+  ASSERT_EQ(e.workers().size(), 2u);
+  ASSERT_EQ(rig.exec.Loads(1).size(), 1u);  // only what it needs to serve
+  EXPECT_EQ(e.workers()[1].prefetch, (std::vector<VariantId>{1, 2}));
+  EXPECT_FALSE(e.workers()[1].active);
+
+  rig.exec.Answer(e, rig.exec.Loads(1)[0], Ms(1100));
+  EXPECT_TRUE(e.workers()[1].active);
+  ASSERT_EQ(rig.exec.Loads(1).size(), 2u);  // idle: the first prefetch goes out
+  EXPECT_EQ(rig.exec.sent[rig.exec.Loads(1)[1]].variant, 1u);
+  EXPECT_EQ(e.workers()[1].residency[1], Residency::kLoading);
+  EXPECT_EQ(e.workers()[1].prefetch, std::vector<VariantId>{2});
+
+  e.Submit(Due(Ms(5000)), Ms(1101));  // served on v0 while v1 loads
+  ASSERT_EQ(rig.exec.Runs(1).size(), 1u);
+  rig.exec.Answer(e, rig.exec.Loads(1)[1], Ms(1120));
+  EXPECT_EQ(rig.exec.Loads(1).size(), 2u);  // busy: no prefetch
+  rig.exec.Answer(e, rig.exec.Runs(1)[0], Ms(1130));
+  // Idle again: v2 would need 500 MB more of a full 1 GB machine; left out, none evicted.
+  EXPECT_EQ(rig.exec.Loads(1).size(), 2u);
+  EXPECT_TRUE(rig.exec.Unloads(1).empty());
+  EXPECT_TRUE(e.workers()[1].prefetch.empty());
+  EXPECT_EQ(e.workers()[1].residency[0], Residency::kReady);
+  EXPECT_EQ(e.workers()[1].residency[1], Residency::kReady);
+  EXPECT_EQ(e.workers()[1].residency[2], Residency::kAbsent);
+  EXPECT_EQ(e.actions_in_flight(), 0u);
+}
+
 TEST(WorkerProtocolTest, AnAddedWorkerWhosePinnedLoadFailsIsRetired) {
   const ProfileSuite suite = testing::SmallSuite();
   Rig rig;

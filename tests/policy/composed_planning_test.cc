@@ -294,8 +294,8 @@ TEST(ComposedPlanningTest, PinNoneDedicatesWorkersWithTheirLoadSets) {
       EXPECT_GT(TwoModelsTwoTypes().MaxBatch(w.hardware, v), 0);
     }
   }
-  // The load set starts with what the solve planned for the model, then holds every
-  // other variant its type profiles (memory is not a limit here).
+  // A worker loads what the solve planned for the model before it serves, and prefetches
+  // every other variant its type profiles once it serves (memory is not a limit here).
   const ComposedPlanning::Solve& s = p->solves()[0];
   std::set<VariantId> planned;
   for (size_t i = 0; i < s.candidates.size(); ++i) {
@@ -306,13 +306,17 @@ TEST(ComposedPlanningTest, PinNoneDedicatesWorkersWithTheirLoadSets) {
   ASSERT_FALSE(planned.empty());
   for (const WorkerPlan& w : plan.workers) {
     if (w.model != kImg) continue;
-    ASSERT_GE(w.load.size(), planned.size());
-    EXPECT_EQ(std::set<VariantId>(w.load.begin(), w.load.begin() + planned.size()), planned);
-    std::set<VariantId> profiled;
+    std::set<VariantId> profiled, planned_here, held(w.load.begin(), w.load.end());
     for (VariantId v : TwoModelsTwoTypes().VariantsOfTask(kImg)) {
       if (TwoModelsTwoTypes().MaxBatch(w.hardware, v) > 0) profiled.insert(v);
+      if (planned.count(v) && profiled.count(v)) planned_here.insert(v);
     }
-    EXPECT_EQ(std::set<VariantId>(w.load.begin(), w.load.end()), profiled);
+    EXPECT_EQ(held, planned_here);
+    for (VariantId v : w.prefetch) {
+      EXPECT_FALSE(planned.count(v)) << v;
+      held.insert(v);
+    }
+    EXPECT_EQ(held, profiled);
   }
   // Kept as they are at the next solve (matched by model and type).
   Apply(plan, workers, true);
@@ -471,9 +475,9 @@ TEST(ComposedPlanningTest, ShareAListLeavesTheOtherModelsDedicated) {
   EXPECT_GT(img, 0);
 }
 
-// With fixed variants an unpinned model's workers hold every variant of the model its type
-// profiles (the fixed one first, then the most accurate): the fixed variant only sizes the
-// plan, and the selection chooses among what the workers hold.
+// With fixed variants an unpinned model's workers load the fixed variant and prefetch every
+// other variant of the model its type profiles (the most accurate first): the fixed variant
+// only sizes the plan, and the selection chooses among what the workers hold.
 TEST(ComposedPlanningTest, FixedVariantsUnpinnedLoadEveryVariant) {
   std::map<std::string, std::string> options = kBase;
   options["sizing"] = "static";
@@ -489,7 +493,8 @@ TEST(ComposedPlanningTest, FixedVariantsUnpinnedLoadEveryVariant) {
     if (w.model != kImg) continue;
     ++img;
     EXPECT_EQ(w.pinned, kNoId);
-    EXPECT_EQ(w.load, (std::vector<VariantId>{small, big}));
+    EXPECT_EQ(w.load, std::vector<VariantId>{small});
+    EXPECT_EQ(w.prefetch, std::vector<VariantId>{big});
   }
   EXPECT_GT(img, 0);
 }

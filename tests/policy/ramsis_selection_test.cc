@@ -332,6 +332,12 @@ TEST(RamsisSelectionTest, ChoosesAmongTheVariantsThePlanLoaded) {
   ramsis->OnWorkersChanged(workers);
   EXPECT_EQ(choose(), v["c"]);
   EXPECT_EQ(offline.size(), 1u);
+  // b and d to be prefetched (WorkerPlan::prefetch, not sent yet) count as held: the set
+  // is all four again (the first set), no job for a set on the way to it.
+  for (WorkerView& w : workers) w.prefetch = {v["b"], v["d"]};
+  ramsis->OnWorkersChanged(workers);
+  EXPECT_TRUE(ramsis->variant_set().empty());
+  EXPECT_EQ(offline.size(), 1u);
 }
 
 }  // namespace

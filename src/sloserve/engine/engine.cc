@@ -751,6 +751,10 @@ WorkerId Engine::AddWorker(const WorkerPlan& p, TimePoint now) {
   const WorkerId w = views_.back().id;
   std::vector<VariantId> load = p.load;
   if (load.empty() && views_[w].pinned != kNoId) load.push_back(views_[w].pinned);
+  for (VariantId var : p.prefetch) {
+    if (var < suite_->variants().size() && std::find(load.begin(), load.end(), var) == load.end())
+      views_[w].prefetch.push_back(var);
+  }
   for (VariantId var : load) {
     if (var >= suite_->variants().size()) continue;
     if (views_[w].residency[var] != Residency::kAbsent) continue;
@@ -760,8 +764,27 @@ WorkerId Engine::AddWorker(const WorkerPlan& p, TimePoint now) {
   if (states_[w].start_loads == 0) {
     views_[w].phase = WorkerPhase::kActive;
     views_[w].active = true;
+    MaybePrefetch(w, now);
   }
   return w;
+}
+
+void Engine::MaybePrefetch(WorkerId w, TimePoint now) {
+  WorkerView& v = views_[w];
+  WorkerState& st = states_[w];
+  if (v.prefetch.empty() || v.phase != WorkerPhase::kActive || !v.active || v.busy || st.removing ||
+      !st.queue.empty() || !st.lifecycle.empty() || st.start_loads > 0)
+    return;
+  const MachineView& m = machines_[v.machine];
+  while (!v.prefetch.empty()) {
+    const VariantId var = v.prefetch.front();
+    v.prefetch.erase(v.prefetch.begin());
+    if (v.residency[var] != Residency::kAbsent) continue;
+    // A prefetch never evicts: what does not fit now is left out.
+    if (m.memory_mb > 0 && m.used_mb + VariantMb(*suite_, var) > m.memory_mb) continue;
+    SendLoad(w, var, now);
+    return;
+  }
 }
 
 void Engine::MaybeRetire(WorkerId w, TimePoint now) {
@@ -1156,6 +1179,7 @@ void Engine::OnLifecycleResult(WorkerId w, const PendingLifecycle& p, const Acti
       FailBatch(w, r.status, now);
     }
   }
+  MaybePrefetch(w, now);
 }
 
 void Engine::BecomeIdle(WorkerId w, TimePoint now) {
@@ -1247,6 +1271,7 @@ void Engine::OnRunResult(WorkerId w, const ActionResult& r, TimePoint now) {
   MaybeRetire(w, now);
   RunDispatch(now);
   StartThenRedispatch(w, now);
+  MaybePrefetch(w, now);
 }
 
 void Engine::StartThenRedispatch(WorkerId w, TimePoint now) {

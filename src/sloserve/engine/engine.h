@@ -277,6 +277,9 @@ class Engine {
   MachineId NewMachine(std::string name, HardwareId hardware);
   void ApplyPlan(TimePoint now);
   void MaybeRetire(WorkerId w, TimePoint now);
+  // An active worker with nothing queued, running or loading sends its next prefetch
+  // load (WorkerPlan::prefetch) if the machine's memory holds it without evicting.
+  void MaybePrefetch(WorkerId w, TimePoint now);
   void Invalid(const std::string& policy, const std::string& what);
   void Warn(const std::string& line);
   void SetResidency(WorkerId w, VariantId v, Residency r);

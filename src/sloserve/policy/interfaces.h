@@ -203,6 +203,9 @@ struct WorkerPlan {
   // other workers serving the same model (a model's workers' quotas sum to 1).
   double quota = 0;
   std::vector<VariantId> load;  // new workers: variants to load before serving
+  // New workers: variants to load once serving, one at a time while idle (nothing queued,
+  // nothing running), each only if the machine's memory holds it without evicting.
+  std::vector<VariantId> prefetch;
 };
 
 struct DeploymentPlan {

@@ -53,6 +53,9 @@ struct WorkerView {
   double quota = 0;                  // its share of the load under a quota plan (0: none)
   int cores = 0;                     // cores given to this worker (a plan may change them)
   std::vector<Residency> residency;  // indexed by VariantId
+  // Variants a plan asked it to load while idle, not sent yet (WorkerPlan::prefetch): a
+  // selection policy may count them as held (it will hold them soon).
+  std::vector<VariantId> prefetch;
   std::string name;
 
   // Resident: a batch on `v` starts without a cold start.

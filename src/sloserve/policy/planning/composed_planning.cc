@@ -446,6 +446,7 @@ std::vector<RolloutTarget> ComposedPlanning::Targets(const ComposedProblem& p,
       });
       std::vector<VariantId> wanted;
       for (size_t i : here) wanted.push_back(p.candidates[i].variant);
+      const size_t planned_count = wanted.size();
       if (!options_.load_planned_only) {
         // The plan sizes the workers for its variants; the selection (RAMSIS, which chooses
         // among what its workers hold) may run any variant of the model profiled here when
@@ -461,13 +462,15 @@ std::vector<RolloutTarget> ComposedPlanning::Targets(const ComposedProblem& p,
         });
         wanted.insert(wanted.end(), rest.begin(), rest.end());
       }
+      // The planned variants are loaded before the worker serves; the others once it
+      // serves, while it is idle (a scale-up does not wait for them).
       const double machine_mb = suite_->hardware()[h].memory_gb * 1024.0;
       double used_mb = 0;
-      for (VariantId v : wanted) {
-        const double mb = suite_->variants()[v].memory_mb;
+      for (size_t i = 0; i < wanted.size(); ++i) {
+        const double mb = suite_->variants()[wanted[i]].memory_mb;
         if (machine_mb > 0 && used_mb + mb > machine_mb) continue;
         used_mb += mb;
-        t.load.push_back(v);
+        (i < planned_count ? t.load : t.prefetch).push_back(wanted[i]);
       }
       for (int k = 0; k < wq.first; ++k) out.push_back(t);
     }

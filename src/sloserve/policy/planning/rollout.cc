@@ -35,6 +35,7 @@ void CreateBeforeDelete::Start(TimePoint now, std::vector<RolloutTarget> targets
     p.pinned = t.pinned;
     p.model = t.model;
     p.load = t.load;
+    p.prefetch = t.prefetch;
     p.quota = t.quota;
     out->workers.push_back(std::move(p));
     adding = true;

@@ -19,7 +19,8 @@ struct RolloutTarget {
   int cores = 0;             // new workers: 0 = the hardware's
   VariantId pinned = kNoId;  // kNoId: the model's selection policy chooses
   TaskId model = kNoId;      // kNoId: keep (a pinned variant implies its model); kAnyModel: shared
-  std::vector<VariantId> load;  // new workers: what to load first (empty: the pinned variant)
+  std::vector<VariantId> load;      // new workers: what to load first (empty: the pinned variant)
+  std::vector<VariantId> prefetch;  // new workers: what to load once serving, while idle
   double quota = 0;
 };
 

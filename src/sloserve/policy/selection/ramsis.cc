@@ -413,6 +413,12 @@ std::vector<VariantId> RamsisSelection::LoadedSet(const std::vector<WorkerView>&
           (w.residency[v] == Residency::kReady || w.residency[v] == Residency::kLoading))
         held.push_back(v);
     }
+    // Prefetches to come count as held: one policy set for what the worker will hold,
+    // not one per prefetch landing (until one lands, a decision naming it falls back).
+    for (VariantId v : w.prefetch) {
+      if (std::find(mdp_variants_.begin(), mdp_variants_.end(), v) != mdp_variants_.end())
+        held.push_back(v);
+    }
   }
   std::sort(held.begin(), held.end());
   held.erase(std::unique(held.begin(), held.end()), held.end());
