@@ -92,10 +92,11 @@ const KeyDecl kUnpinnedLoad{.name = "unpinned_load",
                             .choices = {"selectable", "planned"},
                             .help =
                                 "what an unpinned model's worker loads: selectable = its "
-                                "planned variants, then every other variant its type "
-                                "profiles, most accurate first, as many as memory holds "
-                                "(its selection policy may run any of them); planned = "
-                                "only the planned variants"};
+                                "planned variants before it serves, then every other "
+                                "variant its type profiles, most accurate first, "
+                                "prefetched while it is idle, as many as memory holds (its "
+                                "selection policy may run any of them); planned = only the "
+                                "planned variants"};
 }  // namespace composed_options
 
 namespace {

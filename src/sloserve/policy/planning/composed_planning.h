@@ -8,8 +8,8 @@
 // each model's SLO, composed/capacity.h) with the GLPK MILP, and rolls the solution out
 // create-before-delete (rollout.h): one worker per planned worker of a candidate, on its
 // hardware, dedicated to its model and pinned to its variant (or, for a model left
-// unpinned, loaded with the model's planned variants and then every other one its type
-// profiles that memory holds, for its selection policy, e.g. RAMSIS, to choose among), with
+// unpinned, loaded with the model's planned variants and prefetching every other one its
+// type profiles that memory holds, for its selection policy, e.g. RAMSIS, to choose among), with
 // quota = its share of its model's load (a model's quotas sum to 1, for the `quota`
 // dispatcher). Workers already serving a candidate are kept; the pool the config started
 // with is replaced at the first plan. Scale-down waits for the stabilisation window
@@ -44,9 +44,10 @@
 //                       pinned, nothing loaded at start; a placement policy decides per
 //                       query which of them serves (and loads) which model
 //   unpinned_load       selectable | planned: what an unpinned model's worker loads
-//                       (selectable): its planned variants, then every other variant
-//                       its type profiles, most accurate first, while memory holds them;
-//                       planned = only the planned variants
+//                       (selectable): its planned variants before it serves, then every
+//                       other variant its type profiles, most accurate first, prefetched
+//                       while it is idle and memory holds them; planned = only the planned
+//                       variants
 // Solves run inline in sim and off the engine thread in serve (background_solve.h).
 #include <functional>
 #include <memory>
