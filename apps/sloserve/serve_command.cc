@@ -151,9 +151,10 @@ Status Run(const Args& args) {
     }
     sets.insert(sets.begin(), first.begin(), first.end());
   }
-  ASSIGN_OR_RETURN(ServeSetup setup,
-                   BuildServeSetup(args.positionals().empty() ? "" : args.positionals()[0], sets,
-                                   /*deferred_init=*/true, torch.make_executor));
+  ASSIGN_OR_RETURN(
+      ServeSetup setup,
+      BuildServeSetup(args.positionals().empty() ? "" : args.positionals()[0], sets,
+                      /*deferred_init=*/true, torch.make_executor, args.Has("oversubscribe")));
   if (!torch.make_executor && !setup.repository_models &&
       (args.Has("oversubscribe") || args.Has("allow-stale-profile"))) {
     return InvalidArgumentError(

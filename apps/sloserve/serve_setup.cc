@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "default_config.h"
 #include "git_revision.h"
@@ -58,7 +60,8 @@ StatusOr<std::vector<int64_t>> ParseShapeList(const std::string& text) {
 StatusOr<ServeSetup> BuildServeSetup(
     const std::string& config_path, const std::vector<std::string>& sets, bool deferred_init,
     std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>
-        make_executor) {
+        make_executor,
+    bool oversubscribe) {
   remote::SkipMutexDeadlockDetection();  // gRPC's mutexes (the port's, remote workers')
   ExperimentConfig config;
   if (config_path.empty()) {
@@ -199,6 +202,23 @@ StatusOr<ServeSetup> BuildServeSetup(
   if (repository_models && !has_remote) {
     ASSIGN_OR_RETURN(setup.repository_models, PrepareRepositoryModels(spec.models, *setup.suite));
     ro.make_executor = RepositoryModelsExecutor(setup.repository_models, ro.service, ro.seed);
+  }
+  // LibTorch workers in this process share its machine's cores: a planner's later workers
+  // of those types are bounded by them too (the start is checked in serve_command).
+  if (!oversubscribe && !has_remote && !has_kserve && (make_executor || setup.repository_models)) {
+    std::set<HardwareId> torch_types;
+    for (HardwareId h = 0; h < setup.suite->hardware().size() && make_executor; ++h)
+      torch_types.insert(h);
+    if (setup.repository_models) {
+      for (const RepositoryModel& r : *setup.repository_models) {
+        for (const auto& [ours, theirs] : r.hardware) torch_types.insert(ours);
+      }
+    }
+    const int machine = static_cast<int>(std::thread::hardware_concurrency());
+    ro.max_workers_of_type.assign(setup.suite->hardware().size(), -1);
+    for (HardwareId h : torch_types) {
+      ro.max_workers_of_type[h] = machine / std::max(1, setup.suite->hardware()[h].cores);
+    }
   }
   ASSIGN_OR_RETURN(setup.runtime, EngineRuntime::Create(setup.suite.get(), ro));
   RETURN_IF_ERROR(*connected);

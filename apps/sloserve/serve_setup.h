@@ -38,10 +38,14 @@ StatusOr<std::vector<int64_t>> ParseShapeList(const std::string& text);
 // its port at once and reports progress); otherwise before this returns.
 // `make_executor`: the runtime's executor (default: the emulated one); serve
 // --model-repository passes the LibTorch executor's factory.
+// `oversubscribe` (serve --oversubscribe): the hardware types whose workers run LibTorch
+// in this process are not bounded by the machine's cores (else a plan adding a worker
+// beyond cores / the type's cores is refused).
 StatusOr<ServeSetup> BuildServeSetup(
     const std::string& config_path, const std::vector<std::string>& sets,
     bool deferred_init = false,
     std::function<std::unique_ptr<WorkerExecutor>(const ProfileSuite&, PayloadStore*)>
-        make_executor = {});
+        make_executor = {},
+    bool oversubscribe = false);
 
 }  // namespace sloserve::cli

@@ -571,6 +571,35 @@ TEST(WorkerProtocolTest, PrefetchLoadsAfterServingWhileIdleWithoutEvicting) {
   EXPECT_EQ(e.actions_in_flight(), 0u);
 }
 
+// EngineOptions::max_workers_of_type: a plan adding a worker beyond the bound of its type
+// is refused and warned about; a retired worker of the type no longer counts.
+TEST(WorkerProtocolTest, AWorkerBeyondItsTypesBoundIsNotAdded) {
+  const ProfileSuite suite = testing::SmallSuite();
+  Rig rig;
+  EngineOptions opts;
+  opts.max_workers_of_type = {2};
+  ASSERT_TRUE(rig.Start(&suite, Workers(1),
+                        testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(1, kFast),
+                                         AddPinnedWorker(kSlow, /*once=*/false)),
+                        opts)
+                  .ok());
+  Engine& e = rig.e();
+  e.OnPlanTick(Ms(1000));
+  EXPECT_EQ(e.workers().size(), 2u);
+  EXPECT_EQ(e.counters().invalid_decisions, 0);
+  e.OnPlanTick(Ms(2000));
+  EXPECT_EQ(e.workers().size(), 2u);
+  EXPECT_EQ(e.counters().invalid_decisions, 1);
+  ASSERT_FALSE(rig.warnings.empty());
+  EXPECT_NE(rig.warnings.back().find("beyond its limit of 2"), std::string::npos)
+      << rig.warnings.back();
+  // w1's load fails: it is retired, and the next plan's worker fits again.
+  rig.exec.Fail(e, rig.exec.Loads(1).at(0), Ms(2100));
+  ASSERT_EQ(e.workers()[1].phase, WorkerPhase::kRetired);
+  e.OnPlanTick(Ms(3000));
+  EXPECT_EQ(e.workers().size(), 3u);
+}
+
 TEST(WorkerProtocolTest, AnAddedWorkerWhosePinnedLoadFailsIsRetired) {
   const ProfileSuite suite = testing::SmallSuite();
   Rig rig;

@@ -716,6 +716,19 @@ WorkerId Engine::AddWorker(const WorkerPlan& p, TimePoint now) {
   }
   if (!ValidPlanModel(p, "a new worker")) return kNoId;
   const HardwareSpec& hw = suite_->hardware()[p.hardware];
+  if (p.hardware < options_.max_workers_of_type.size() &&
+      options_.max_workers_of_type[p.hardware] >= 0) {
+    const int cap = options_.max_workers_of_type[p.hardware];
+    const auto of_type = std::count_if(views_.begin(), views_.end(), [&](const WorkerView& w) {
+      return w.hardware == p.hardware && w.phase != WorkerPhase::kRetired;
+    });
+    if (of_type >= cap) {
+      Invalid(options_.names.planning, "new worker of hardware '" + hw.name +
+                                           "' beyond its limit of " + std::to_string(cap) +
+                                           " (the cores of the machine that runs them)");
+      return kNoId;
+    }
+  }
   WorkerView v;
   v.id = static_cast<WorkerId>(views_.size());
   v.hardware = p.hardware;

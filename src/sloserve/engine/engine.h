@@ -84,6 +84,10 @@ struct EngineOptions {
   // first unloads the worker's least recently used ready variants (Ray Serve's
   // max_num_models_per_replica; the model-aware experiments' `multiplexed`). 0 = no bound.
   int max_resident_variants = 0;
+  // [hardware]: the most workers of the type that are not retired; a plan adding one
+  // beyond it is refused (an invalid decision, warned). Missing or < 0: no bound. serve
+  // bounds the types whose workers run LibTorch in its process by the machine's cores.
+  std::vector<int> max_workers_of_type;
 };
 
 using EnginePolicies = PolicySet;

@@ -54,6 +54,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   eopts.max_central_queue = options.max_queue;
   eopts.max_worker_queue = options.max_queue;
   eopts.admission = options.admission;
+  eopts.max_workers_of_type = options.max_workers_of_type;
   eopts.task = rt->deployment_.task;
   eopts.slo = rt->deployment_.slo;
   eopts.submit_offline = rt->driver_->OfflineSubmitter();

@@ -92,6 +92,8 @@ struct RuntimeOptions {
   // Builds the planning policy, replacing `policy`'s (default: none replaced), e.g. a
   // test's own planner.
   std::function<std::unique_ptr<PlanningPolicy>()> make_planning;
+  // The engine's bound on workers per hardware type (EngineOptions::max_workers_of_type).
+  std::vector<int> max_workers_of_type;
 };
 
 class EngineRuntime : public InferenceBackend {
