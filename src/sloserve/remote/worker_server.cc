@@ -101,6 +101,9 @@ struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
   worker::ActionReplies sending GUARDED_BY(mu);  // being written
   worker::ActionReplies queued GUARDED_BY(mu);   // the next write
   bool writing GUARDED_BY(mu) = false;
+  // A message's Runs are being dispatched (Read): their replies wait for the next read to
+  // start, so its window update leaves just before them (below).
+  bool holding GUARDED_BY(mu) = false;
   bool read_done GUARDED_BY(mu) = false;  // the controller closed or cancelled it
   bool finishing GUARDED_BY(mu) = false;
 
@@ -123,7 +126,7 @@ struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
     MutexLock lock(mu);
     if (read_done) return;
     *queued.add_replies() = std::move(reply);
-    if (!writing) WriteQueued();
+    if (!writing && !holding) WriteQueued();
   }
 
   // Every reply queued goes out in one message.
@@ -592,10 +595,22 @@ void WorkerRunStream::Read(bool ok) {
   }
   const worker::RunRequests runs = std::move(in);
   in.Clear();
-  TsanRelease(&read);
-  rw.Read(&in, &read);  // the next one, while this one is dispatched
+  {
+    MutexLock lock(mu);
+    holding = true;
+  }
   const std::shared_ptr<WorkerRunStream> self_ref = shared_from_this();
   for (const worker::RunRequest& req : runs.runs()) server->HandleRun(req, nullptr, self_ref);
+  // The next read starts after the dispatch and before the replies it produced are written:
+  // gRPC sends the controller a window update when a read starts, and started first it left
+  // a dispatch's time before the replies, so the controller's engine thread often woke for
+  // it alone and again for the replies (issue 38). Now the two writes go back to back.
+  TsanRelease(&read);
+  rw.Read(&in, &read);
+  MutexLock lock(mu);
+  holding = false;
+  // (Not once the read just started has failed: the stream is finishing.)
+  if (!writing && !read_done && queued.replies_size() > 0) WriteQueued();
 }
 
 void WorkerRunStream::Finished(bool /*ok*/) {
