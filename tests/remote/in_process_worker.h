@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sloserve/core/mutex.h"
@@ -143,6 +144,45 @@ class RecordingSink : public ResultSink {
     }
     cv_.NotifyAll();
   }
+  // RemoteExecutor::DrainOn: posted from the thread that drains that queue, then one
+  // StepOrWake there (counted, with the thread they came from).
+  void PostQuietly(ActionResult result) EXCLUDES(mu_) override {
+    {
+      MutexLock lock(mu_);
+      ++quiet_posts_;
+      quiet_thread_ = std::this_thread::get_id();
+    }
+    Post(std::move(result));
+  }
+  void StepOrWake() EXCLUDES(mu_) override {
+    {
+      MutexLock lock(mu_);
+      ++steps_or_wakes_;
+      step_thread_ = std::this_thread::get_id();
+    }
+    cv_.NotifyAll();
+  }
+  int quiet_posts() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return quiet_posts_;
+  }
+  std::thread::id quiet_thread() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return quiet_thread_;
+  }
+  std::thread::id step_thread() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return step_thread_;
+  }
+  // Waits until StepOrWake was called `n` times in all; false if not within kWait.
+  bool WaitStepsOrWakes(int n) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return cv_.WaitFor(mu_, kWait, [&]() REQUIRES(mu_) { return steps_or_wakes_ >= n; });
+  }
+  int steps_or_wakes() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return steps_or_wakes_;
+  }
   void PostReachability(WorkerId, bool reachable, std::optional<ActionResult> result)
       EXCLUDES(mu_) override {
     {
@@ -195,6 +235,10 @@ class RecordingSink : public ResultSink {
   CondVar cv_;
   std::vector<ActionResult> results_ GUARDED_BY(mu_);
   std::vector<bool> reachability_ GUARDED_BY(mu_);
+  int quiet_posts_ GUARDED_BY(mu_) = 0;
+  int steps_or_wakes_ GUARDED_BY(mu_) = 0;
+  std::thread::id quiet_thread_ GUARDED_BY(mu_);
+  std::thread::id step_thread_ GUARDED_BY(mu_);
 };
 
 // The one result of action `id`: OK, carrying its own reply (the marker of its query,
