@@ -127,8 +127,9 @@ struct RunStream {
   bool writing = false;
   // A read is pending. Only while Runs are on the stream (and from its first write): a
   // read started with nothing to wait for makes gRPC send the worker a WINDOW_UPDATE at
-  // once (one more write here, one more wake-up there, per reply); started just before
-  // the next Run's write, the update goes out with it.
+  // once (one more write here, one more wake-up there, per reply); started just after
+  // the next Run's write, gRPC sends no update of its own for it (one sendmsg per Run,
+  // not two: issue 38).
   bool reading = false;
   bool started = false;    // the first write went out (with the call's metadata)
   bool cancelled = false;  // Cancel(): the read is kept pending until it fails
@@ -681,14 +682,11 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     call->stream = s;
     ++s->calls;
     *s->queued.add_runs() = std::move(call->run);
-    if (!s->writing) {
-      if (s->started) s->StartRead();  // before the write: its window update goes with it
-      s->WriteQueued();
-    }
-    if (!s->started) {  // after the first write, which starts the call
-      s->started = true;
-      s->StartRead();
-    }
+    if (!s->writing) s->WriteQueued();
+    // After the write (and the first write, which starts the call): the read's window
+    // update follows the Run.
+    s->started = true;
+    s->StartRead();
   }
 
   // A Run stream's event (on whichever thread drains the reply queue).

@@ -601,16 +601,18 @@ void WorkerRunStream::Read(bool ok) {
   }
   const std::shared_ptr<WorkerRunStream> self_ref = shared_from_this();
   for (const worker::RunRequest& req : runs.runs()) server->HandleRun(req, nullptr, self_ref);
-  // The next read starts after the dispatch and before the replies it produced are written:
-  // gRPC sends the controller a window update when a read starts, and started first it left
-  // a dispatch's time before the replies, so the controller's engine thread often woke for
-  // it alone and again for the replies (issue 38). Now the two writes go back to back.
+  // The replies the dispatch produced go out in one write, and the next read starts after
+  // it: gRPC sends the controller a window update when a read starts, and started before
+  // the dispatch it left a dispatch's time ahead of the replies, so the controller's thread
+  // often woke for it alone and again for the replies (issue 38); started after the write,
+  // gRPC sends no update of its own for it (measured: 2 sendmsg per message before, 1).
+  {
+    MutexLock lock(mu);
+    holding = false;
+    if (!writing && queued.replies_size() > 0) WriteQueued();
+  }
   TsanRelease(&read);
   rw.Read(&in, &read);
-  MutexLock lock(mu);
-  holding = false;
-  // (Not once the read just started has failed: the stream is finishing.)
-  if (!writing && !read_done && queued.replies_size() > 0) WriteQueued();
 }
 
 void WorkerRunStream::Finished(bool /*ok*/) {
