@@ -238,7 +238,18 @@ Status Run(const Args& args) {
     if (tls) grpc_to_reload.store(grpc.get());
     say(std::string("listening on ") + (tls ? "grpcs://" : "grpc://") + setup.grpc.host + ":" +
         std::to_string(grpc_port) + " (inference.GRPCInferenceService)");
+    // Remote workers' replies are read on the gRPC queue thread, which then answers them
+    // itself when the engine thread is idle, as it steps for the requests it reads: at
+    // light load no hand-off to the engine thread (docs/remote-workers.md "Threads").
+    if (setup.remote != nullptr) setup.remote->DrainOn(grpc->queue());
   }
+  // Before the gRPC server shuts its queues down (with the engine stopped): the remote
+  // workers' calls leave its queue (RemoteExecutor::LeaveQueue).
+  auto stop_grpc = [&] {
+    if (!grpc) return;
+    if (setup.remote != nullptr) setup.remote->LeaveQueue();
+    grpc->Stop();
+  };
   setup.runtime->Start();
 
   // A failed start (e.g. a policy that cannot initialise) ends the process like a signal.
@@ -261,7 +272,7 @@ Status Run(const Args& args) {
   }
   init_watch.join();
   if (!init_status.ok()) {
-    if (grpc) grpc->Stop();
+    stop_grpc();
     server->Stop();
     return init_status.WithPrefix("start-up failed");
   }
@@ -277,7 +288,7 @@ Status Run(const Args& args) {
   // The engine drains first (up to server.drain_s, then 503 for what is left), so the
   // HTTP server's stop, which waits for every in-flight answer, is prompt.
   setup.runtime->Stop(setup.drain);
-  if (grpc) grpc->Stop();
+  stop_grpc();
   server->Stop();
   MetricsSummary m = setup.runtime->Summary();
   if (args.Has("json")) {

@@ -223,6 +223,7 @@ StatusOr<ServeSetup> BuildServeSetup(
   ASSIGN_OR_RETURN(setup.runtime, EngineRuntime::Create(setup.suite.get(), ro));
   RETURN_IF_ERROR(*connected);
   // The engine starts with variants resident on its workers: load them on the processes.
+  setup.remote = *remote_executor;
   if (*remote_executor != nullptr) {
     RETURN_IF_ERROR(
         PreloadRemoteWorkers(*remote_executor, *setup.suite, setup.runtime->deployment().workers));

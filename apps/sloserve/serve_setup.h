@@ -9,6 +9,7 @@
 #include "repository_models.h"
 #include "sloserve/grpc/grpc_server.h"
 #include "sloserve/profile/profile.h"
+#include "sloserve/remote/remote_executor.h"
 #include "sloserve/runtime/engine_runtime.h"
 #include "sloserve/server/http_server.h"
 
@@ -20,6 +21,8 @@ struct ServeSetup {
   // runtime's executor points into them: declared before it, destroyed after it.
   std::shared_ptr<RepositoryModels> repository_models;
   std::unique_ptr<EngineRuntime> runtime;
+  // With remote workers (server.remote_workers): the runtime's executor; else null.
+  RemoteExecutor* remote = nullptr;
   HttpServer::Options http;
   // The gRPC endpoint beside HTTP (server.grpc_port; 0 = off, the default).
   GrpcServer::Options grpc;

@@ -101,5 +101,60 @@ TEST_F(DriverInlineTest, APostAfterTheInlineStepIsNotLost) {
   EXPECT_TRUE(ran.load());
 }
 
+// Results read on another component's thread (serve's gRPC queue thread reading remote
+// workers' replies, RemoteExecutor::DrainOn): PostQuietly does not wake the sleeping
+// driver's thread, and StepOrWake runs the inline stepper on the poster's thread, which
+// handles them there; the driver's thread sleeps on.
+TEST_F(DriverInlineTest, AQuietPostIsSteppedOnThePostersThreadWhileTheDriverSleeps) {
+  std::thread::id stepped_on;
+  int64_t handled = -1;
+  driver_.SetInlineStepper([&] {
+    if (!driver_.BeginInline(/*posted=*/true)) return false;
+    stepped_on = std::this_thread::get_id();
+    handled = driver_.Step(clock_.Now());
+    driver_.EndInline();
+    return true;
+  });
+  SleepOnce();
+  Begin();  // it sleeps now; nothing is due, so EndInline leaves it asleep
+  driver_.EndInline();
+  ActionResult r;
+  r.worker = 99;  // no such worker: the engine counts it stale
+  driver_.PostQuietly(std::move(r));
+  EXPECT_FALSE(driver_.BeginInline()) << "something is posted: not an arrival's step";
+  driver_.StepOrWake();
+  EXPECT_EQ(stepped_on, std::this_thread::get_id());
+  EXPECT_EQ(handled, 1);
+  EXPECT_FALSE(returned_.load());
+  driver_.Wake();
+  thread_.join();
+}
+
+// When it cannot step (no stepper, or the driver's thread is awake), StepOrWake wakes the
+// driver's thread, which handles the result.
+TEST_F(DriverInlineTest, AQuietPostWakesTheDriversThreadWhenNoStepRunsForIt) {
+  SleepOnce();
+  Begin();
+  driver_.EndInline();
+  ActionResult r;
+  r.worker = 99;
+  driver_.PostQuietly(std::move(r));
+  driver_.StepOrWake();
+  thread_.join();  // hangs if StepOrWake left it asleep
+  EXPECT_EQ(driver_.Step(clock_.Now()), 1);
+
+  bool stepper_ran = false;
+  driver_.SetInlineStepper([&] {
+    stepper_ran = true;
+    return driver_.BeginInline(/*posted=*/true);  // nobody sleeps: false
+  });
+  ActionResult again;
+  again.worker = 99;
+  driver_.PostQuietly(std::move(again));
+  driver_.StepOrWake();
+  EXPECT_TRUE(stepper_ran);
+  EXPECT_EQ(driver_.Step(clock_.Now()), 1);
+}
+
 }  // namespace
 }  // namespace sloserve

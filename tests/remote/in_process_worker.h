@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sloserve/core/mutex.h"
@@ -36,14 +37,21 @@ class PuppetWorkerExecutor : public WorkerExecutor {
     ActionId id = 0;  // the worker's own id for it (what a result must carry)
     VariantId variant = 0;
     QueryId first_query = 0;  // a run's
+    size_t input_bytes = 0;   // a run's input tensors' data (with reads_inputs)
   };
 
   Duration Send(const WorkerAction& action) EXCLUDES(mu_) override {
     Sent s;
     s.id = IdOf(action);
     s.variant = std::visit([](const auto& a) { return a.variant; }, action);
-    if (const auto* run = std::get_if<RunBatch>(&action); run && !run->queries.empty())
+    if (const auto* run = std::get_if<RunBatch>(&action); run && !run->queries.empty()) {
       s.first_query = run->queries.front().id;
+      for (const Query& q : run->queries) {
+        if (payloads_ == nullptr || q.payload == 0) continue;
+        if (auto set = payloads_->Get(q.payload))
+          for (const Tensor& t : *set) s.input_bytes += t.data.size();
+      }
+    }
     s.kind = std::holds_alternative<RunBatch>(action)      ? Kind::kRun
              : std::holds_alternative<LoadVariant>(action) ? Kind::kLoad
                                                            : Kind::kUnload;
@@ -74,18 +82,32 @@ class PuppetWorkerExecutor : public WorkerExecutor {
   static Duration Marker(QueryId query) { return Millis(static_cast<int64_t>(query)); }
 
   // Posts action i's result with `status` (from the test's thread, as a real executor's
-  // own threads would); a run's carries its Marker.
-  void Answer(size_t i, Status status = OkStatus()) {
+  // own threads would); a run's carries its Marker, and with `output_bytes` one output
+  // tensor of that many bytes (the worker's payload store: SetPayloads).
+  void Answer(size_t i, Status status = OkStatus(), size_t output_bytes = 0) {
     const Sent s = sent(i);
     ActionResult r;
     r.id = s.id;
     r.status = std::move(status);
     r.begin = r.end = clock_.Now();
     if (s.kind == Kind::kRun) r.solo.push_back(Marker(s.first_query));
+    if (s.kind == Kind::kRun && output_bytes > 0 && payloads_ != nullptr) {
+      Tensor t;
+      t.name = "out";
+      t.datatype = "UINT8";
+      t.shape = {static_cast<int64_t>(output_bytes)};
+      t.data.assign(output_bytes, uint8_t{7});
+      auto handle = payloads_->Put(TensorSet{std::move(t)});
+      EXPECT_TRUE(handle.ok()) << handle.status().ToString();
+      if (handle.ok()) r.outputs.push_back(*handle);
+    }
     sink_->Post(std::move(r));
   }
+  // The worker's payload store (inputs read from the wire, outputs put there).
+  void SetPayloads(PayloadStore* payloads) { payloads_ = payloads; }
 
  private:
+  PayloadStore* payloads_ = nullptr;
   SteadyClock clock_;
   mutable Mutex mu_;
   CondVar cv_;
@@ -97,16 +119,19 @@ class PuppetWorkerExecutor : public WorkerExecutor {
 class InProcessWorker {
  public:
   // `port` 0: an ephemeral one.
-  InProcessWorker(const ProfileSuite* suite, uint16_t port = 0) {
+  InProcessWorker(const ProfileSuite* suite, uint16_t port = 0, bool reads_inputs = false) {
     WorkerServer::Options options;
     options.listen = "127.0.0.1:" + std::to_string(port);
+    options.reads_inputs = reads_inputs;
     options.threads = 2;  // the gRPC threads race, as in `sloserve worker`
     options.stop_grace = Millis(200);
-    auto server = WorkerServer::Create(options, suite, [this](const ProfileSuite&, PayloadStore*) {
-      auto puppet = std::make_unique<PuppetWorkerExecutor>();
-      puppet_ = puppet.get();
-      return puppet;
-    });
+    auto server =
+        WorkerServer::Create(options, suite, [this](const ProfileSuite&, PayloadStore* p) {
+          auto puppet = std::make_unique<PuppetWorkerExecutor>();
+          puppet->SetPayloads(p);
+          puppet_ = puppet.get();
+          return puppet;
+        });
     EXPECT_TRUE(server.ok()) << server.status().ToString();
     if (!server.ok()) return;
     server_ = std::move(*server);
@@ -142,6 +167,45 @@ class RecordingSink : public ResultSink {
       results_.push_back(std::move(result));
     }
     cv_.NotifyAll();
+  }
+  // RemoteExecutor::DrainOn: posted from the thread that drains that queue, then one
+  // StepOrWake there (counted, with the thread they came from).
+  void PostQuietly(ActionResult result) EXCLUDES(mu_) override {
+    {
+      MutexLock lock(mu_);
+      ++quiet_posts_;
+      quiet_thread_ = std::this_thread::get_id();
+    }
+    Post(std::move(result));
+  }
+  void StepOrWake() EXCLUDES(mu_) override {
+    {
+      MutexLock lock(mu_);
+      ++steps_or_wakes_;
+      step_thread_ = std::this_thread::get_id();
+    }
+    cv_.NotifyAll();
+  }
+  int quiet_posts() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return quiet_posts_;
+  }
+  std::thread::id quiet_thread() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return quiet_thread_;
+  }
+  std::thread::id step_thread() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return step_thread_;
+  }
+  // Waits until StepOrWake was called `n` times in all; false if not within kWait.
+  bool WaitStepsOrWakes(int n) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return cv_.WaitFor(mu_, kWait, [&]() REQUIRES(mu_) { return steps_or_wakes_ >= n; });
+  }
+  int steps_or_wakes() const EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return steps_or_wakes_;
   }
   void PostReachability(WorkerId, bool reachable, std::optional<ActionResult> result)
       EXCLUDES(mu_) override {
@@ -195,6 +259,10 @@ class RecordingSink : public ResultSink {
   CondVar cv_;
   std::vector<ActionResult> results_ GUARDED_BY(mu_);
   std::vector<bool> reachability_ GUARDED_BY(mu_);
+  int quiet_posts_ GUARDED_BY(mu_) = 0;
+  int steps_or_wakes_ GUARDED_BY(mu_) = 0;
+  std::thread::id quiet_thread_ GUARDED_BY(mu_);
+  std::thread::id step_thread_ GUARDED_BY(mu_);
 };
 
 // The one result of action `id`: OK, carrying its own reply (the marker of its query,
@@ -212,8 +280,9 @@ inline void ExpectServed(const RecordingSink& sink, ActionId id) {
 // Health checks every 50 ms, two failed ones mark the worker down; each call's deadline is
 // its expected time x 2 + `action_timeout`.
 struct Controller {
-  Controller(const ProfileSuite* suite, const std::string& address, Duration action_timeout)
-      : payloads(size_t{1} << 20) {
+  Controller(const ProfileSuite* suite, const std::string& address, Duration action_timeout,
+             size_t payload_bytes = size_t{1} << 20)
+      : payloads(payload_bytes) {
     RemoteExecutorOptions options;
     options.addresses = {address};
     options.health_interval = Millis(50);

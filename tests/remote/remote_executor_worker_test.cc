@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "remote/in_process_worker.h"
+#include "sloserve/core/tsan.h"
+#include "sloserve/grpc/async_unary.h"
 
 namespace sloserve::remote_test {
 namespace {
@@ -97,6 +99,50 @@ TEST_F(RemoteExecutorWorkerTest, ADuplicateResultIsAnsweredOnce) {
   ExpectServed(controller.sink, 1);
   ExpectServed(controller.sink, 2);
   EXPECT_EQ(worker.actions_done() - done_before, 2);
+}
+
+// DrainOn (serve: its gRPC queue thread reads the workers' replies, issue 38): the calls
+// go on the given queue, whose own thread delivers their events; a Run's result is posted
+// quietly on that thread, followed there by one StepOrWake; the driver takes no wait.
+// After LeaveQueue the calls are on the executor's own queue again (that queue can shut
+// down: nothing is left on it), and results are posted as before.
+TEST_F(RemoteExecutorWorkerTest, RepliesReadOnAnotherComponentsQueueArePostedQuietlyThere) {
+  InProcessWorker worker(&suite_);
+  Controller controller(&suite_, worker.address(), Seconds(10));
+  ::grpc::CompletionQueue cq;
+  std::thread drainer([&cq] {
+    void* tag = nullptr;
+    bool ok = false;
+    while (cq.Next(&tag, &ok)) {
+      TsanAcquire(tag);
+      static_cast<grpc_protocol::CallTag*>(tag)->Proceed(ok);
+    }
+  });
+  const std::thread::id drainer_id = drainer.get_id();
+  controller.executor->DrainOn(&cq);
+  EXPECT_EQ(controller.executor->TakeWait(), nullptr);
+  ASSERT_NO_FATAL_FAILURE(controller.Start());
+
+  controller.Run(1);
+  ASSERT_TRUE(worker.puppet().WaitSent(1));
+  worker.puppet().Answer(0);
+  ASSERT_TRUE(controller.sink.WaitResults(1));
+  ExpectServed(controller.sink, 1);
+  EXPECT_EQ(controller.sink.quiet_posts(), 1);
+  EXPECT_EQ(controller.sink.quiet_thread(), drainer_id);
+  ASSERT_TRUE(controller.sink.WaitStepsOrWakes(1));
+  EXPECT_EQ(controller.sink.step_thread(), drainer_id);
+
+  controller.executor->LeaveQueue();  // its stream is cancelled: its end came on `cq`
+  cq.Shutdown();
+  drainer.join();
+  controller.Run(2);  // a new stream, on the executor's own queue
+  ASSERT_TRUE(worker.puppet().WaitSent(2));
+  worker.puppet().Answer(1);
+  ASSERT_TRUE(controller.sink.WaitResults(2));
+  ExpectServed(controller.sink, 2);
+  EXPECT_EQ(controller.sink.quiet_posts(), 1) << "posted as before";
+  EXPECT_EQ(controller.sink.steps_or_wakes(), 1);
 }
 
 // The engine sends an id already in flight (a bug there): the second fails at once, the

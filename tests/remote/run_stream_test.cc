@@ -48,6 +48,54 @@ TEST_F(RunStreamTest, ManyBatchesOnOneStreamReachTheirActions) {
   EXPECT_EQ(controller.executor->down_workers(), 0);
 }
 
+// HTTP/2 flow control with the reads started after the writes (issue 38: the controller
+// starts its read after a Run's write and the worker after its replies' write, so neither
+// sends a window update of its own at once): many times the initial 64 KiB window each
+// way with nothing coming back meanwhile — Runs carrying 256 KiB of inputs while the
+// worker answers none, then replies carrying 256 KiB of outputs while the controller sends
+// nothing — all arrive, whole.
+TEST_F(RunStreamTest, TensorsFarBeyondTheInitialWindowFlowBothWays) {
+  InProcessWorker worker(&suite_, /*port=*/0, /*reads_inputs=*/true);
+  Controller controller(&suite_, worker.address(), Seconds(20), /*payload_bytes=*/64 << 20);
+  ASSERT_NO_FATAL_FAILURE(controller.Start());
+  // Connect's health check saw the worker read inputs: the Runs carry them.
+  constexpr size_t kRuns = 24, kBytes = 256 << 10;  // 6 MiB each way
+  for (ActionId id = 1; id <= kRuns; ++id) {
+    Tensor t;
+    t.name = "in";
+    t.datatype = "UINT8";
+    t.shape = {static_cast<int64_t>(kBytes)};
+    t.data.assign(kBytes, uint8_t{3});
+    auto handle = controller.payloads.Put(TensorSet{std::move(t)});
+    ASSERT_TRUE(handle.ok()) << handle.status().ToString();
+    const TimePoint now = controller.clock.Now();
+    std::vector<Query> queries(1);
+    queries[0].id = id;
+    queries[0].arrival = now;
+    queries[0].deadline = now + Seconds(10);
+    queries[0].payload = *handle;
+    RunBatch run;
+    run.id = id;
+    run.queries = queries;
+    run.rows = 1;
+    run.earliest_start = now;
+    (void)controller.executor->Send(run);
+  }
+  ASSERT_TRUE(worker.puppet().WaitSent(kRuns));
+  for (size_t i = 0; i < kRuns; ++i) EXPECT_EQ(worker.puppet().sent(i).input_bytes, kBytes) << i;
+  for (size_t i = 0; i < kRuns; ++i) worker.puppet().Answer(i, OkStatus(), kBytes);
+  for (ActionId id = 1; id <= kRuns; ++id) {
+    ASSERT_TRUE(controller.sink.WaitResults(id));
+    ExpectServed(controller.sink, id);
+    const std::vector<ActionResult> r = controller.sink.ResultsFor(id);
+    ASSERT_EQ(r[0].outputs.size(), 1u);
+    auto out = controller.payloads.Get(r[0].outputs[0]);
+    ASSERT_NE(out, nullptr);
+    ASSERT_EQ(out->size(), 1u);
+    EXPECT_EQ((*out)[0].data.size(), kBytes);
+  }
+}
+
 // A batch the worker refuses (more rows than the variant runs) fails alone, with the
 // worker's reason; the stream stays up and the next batch on it is served.
 TEST_F(RunStreamTest, ARefusalFailsOneBatchAndTheStreamGoesOn) {

@@ -173,10 +173,25 @@ void Driver::Wake() {
   if (notify) inbox_cv_.NotifyOne();
 }
 
-bool Driver::BeginInline() {
+void Driver::PostQuietly(ActionResult result) {
+  MutexLock lock(inbox_mu_);
+  inbox_results_.push_back(std::move(result));
+  inbox_nonempty_.store(true, std::memory_order_release);
+  // No wake-up: StepOrWake follows. (A driver's thread that is awake sees the inbox before
+  // it sleeps; one stepped for by another thread is woken by its EndInline.)
+}
+
+void Driver::StepOrWake() {
+  if (inline_stepper_ && inline_stepper_()) return;
+  // Notified under the lock, as in Post.
+  MutexLock lock(inbox_mu_);
+  if (WakeLocked()) inbox_cv_.NotifyOne();
+}
+
+bool Driver::BeginInline(bool posted) {
   MutexLock lock(inbox_mu_);
   if (wait_ != nullptr || sleeping_ != Sleep::kOnCondVar || inline_busy_ || woken_ ||
-      inbox_nonempty_.load(std::memory_order_relaxed)) {
+      (!posted && inbox_nonempty_.load(std::memory_order_relaxed))) {
     return false;  // awake, about to wake, or asleep in the executor's wait
   }
   inline_busy_ = true;

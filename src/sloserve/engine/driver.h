@@ -83,6 +83,14 @@ class Driver : public ResultSink {
   // the driver's thread for all of them; leaves `steps` empty.
   void PostArrivals(std::vector<EngineStep>& steps) EXCLUDES(inbox_mu_);
   void PostControl(EngineStep step) EXCLUDES(inbox_mu_);
+  // Any thread (ResultSink): a result posted without a wake-up, then once for what was
+  // posted so: the inline stepper (SetInlineStepper) runs the step on the caller's thread
+  // if it can, else the driver's thread is woken.
+  void PostQuietly(ActionResult result) override EXCLUDES(inbox_mu_);
+  void StepOrWake() override EXCLUDES(inbox_mu_);
+  // For StepOrWake (set before any thread posts): returns true when it ran a step for the
+  // driver's thread (BeginInline(true) ... EndInline) on the caller's thread.
+  void SetInlineStepper(std::function<bool()> stepper) { inline_stepper_ = std::move(stepper); }
 
   // The earliest time something is due (kTimeInfinite: nothing but the inbox can come).
   TimePoint NextDue() const;
@@ -114,7 +122,9 @@ class Driver : public ResultSink {
   // it reads anything. PostArrivalsInline posts without a wake-up (the caller steps);
   // EndInline wakes the driver's thread when something is now due before the time it
   // sleeps until, or when something was posted after the caller's last step.
-  bool BeginInline() EXCLUDES(inbox_mu_);
+  // `posted`: results were posted quietly for this step (PostQuietly), so the inbox is
+  // not empty; else only a driver with nothing posted is stepped for.
+  bool BeginInline(bool posted = false) EXCLUDES(inbox_mu_);
   void PostArrivalsInline(std::vector<EngineStep>& steps) EXCLUDES(inbox_mu_);
   void EndInline() EXCLUDES(inbox_mu_);
   // Offline jobs submitted and not yet delivered.
@@ -170,6 +180,7 @@ class Driver : public ResultSink {
   std::deque<EngineStep> controls_;
   std::deque<EngineStep> arrivals_in_;
   size_t offline_pending_ = 0;
+  std::function<bool()> inline_stepper_;  // SetInlineStepper; read-only once posting starts
 
   // The inbox, filled from any thread.
   Mutex inbox_mu_;

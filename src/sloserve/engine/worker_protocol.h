@@ -92,6 +92,14 @@ class ResultSink {
     (void)reachable;
     if (result) Post(std::move(*result));
   }
+  // From a thread that reads an executor's results beside work of its own (serve's gRPC
+  // queue thread reading remote workers' replies, RemoteExecutor::DrainOn): posts without
+  // waking the driver's thread; the poster then calls StepOrWake() once for what it posted
+  // from one event. Default: Post.
+  virtual void PostQuietly(ActionResult result) { Post(std::move(result)); }
+  // After PostQuietly: handles what was posted on the calling thread when the driver's
+  // thread is idle (a step run for it: Driver::BeginInline), else wakes that thread.
+  virtual void StepOrWake() {}
 };
 
 // The wait of an executor whose results arrive as events the driver's own thread can wait

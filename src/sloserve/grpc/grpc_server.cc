@@ -363,6 +363,10 @@ void GrpcServer::Stop() {
   m.cqs.clear();
 }
 
+::grpc::CompletionQueue* GrpcServer::queue() const {
+  return impl_->cqs.empty() ? nullptr : impl_->cqs.front().get();
+}
+
 int64_t GrpcServer::in_flight() const {
   return impl_->infer_in_flight.load();
 }

@@ -17,6 +17,10 @@
 #include "sloserve/server/request_metrics.h"
 #include "sloserve/server/tls_files.h"
 
+namespace grpc {
+class CompletionQueue;
+}  // namespace grpc
+
 namespace sloserve {
 
 class GrpcServer {
@@ -52,6 +56,11 @@ class GrpcServer {
   void Stop();
 
   int64_t in_flight() const;
+
+  // After Start, until Stop: the first queue thread's completion queue, for client calls
+  // whose events that thread is to deliver too (tags: grpc_protocol::CallTag; remote
+  // workers' replies, RemoteExecutor::DrainOn; stop those calls before Stop).
+  ::grpc::CompletionQueue* queue() const;
 
   // Re-reads the TLS files (serve's SIGHUP): new connections get the new certificate
   // within ReloadableServerTls::kRefreshSeconds; on an error the old one stays.

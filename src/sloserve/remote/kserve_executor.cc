@@ -334,7 +334,7 @@ Duration KServeExecutor::Send(const WorkerAction& action) {
     return Duration(0);
   }
   ::grpc::CompletionQueue* cq = m.replies->cq();
-  auto* tag = static_cast<remote::ReplyTag*>(call);
+  void* tag = remote::ReplyTag::Of(call);
   if (call->is_run) {
     call->infer_rpc = m.stubs[w]->PrepareAsyncModelInfer(&call->ctx, call->infer, cq);
     call->infer_rpc->StartCall();

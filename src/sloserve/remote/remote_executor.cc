@@ -31,12 +31,30 @@ namespace remote_internal {
 struct RemoteCall;
 struct RunStream;
 
+// Set while a thread delivers an event of a call started on a queue another component's
+// thread drains (RemoteExecutor::DrainOn): its results are posted without waking the
+// driver's thread (ResultSink::PostQuietly), and handled once the event is delivered
+// (CallOwner::Delivered: ResultSink::StepOrWake).
+thread_local bool t_deliver_quietly = false;
+thread_local bool t_posted_quietly = false;
+
 // What a finished call is handed to (the executor's Impl).
 class CallOwner {
  public:
   virtual void Finish(RemoteCall* call, const ::grpc::Status& status) = 0;
   enum class StreamOp { kRead, kWrote, kFinished };
   virtual void OnStream(RunStream* stream, StreamOp op, bool ok) = 0;
+  // After an event of a call on a drained-elsewhere queue (on that queue's thread).
+  virtual void Delivered() = 0;
+
+  // Delivers one event (`deliver`) of a call started on the shared queue when `shared`.
+  template <class F>
+  static void Deliver(CallOwner* owner, bool shared, F&& deliver) {
+    t_deliver_quietly = shared;
+    deliver();
+    t_deliver_quietly = false;
+    if (shared) owner->Delivered();
+  }
 
  protected:
   ~CallOwner() = default;
@@ -66,8 +84,13 @@ struct RemoteCall final : remote::ReplyTag {
   WorkerId worker = 0;
   bool is_run = false;
   bool is_load = false;
+  bool shared = false;  // started on the queue of RemoteExecutor::DrainOn
 
-  void Done(bool /*ok: always true for a unary Finish*/) override { owner->Finish(this, status); }
+  void Done(bool /*ok: always true for a unary Finish*/) override {
+    // Finish retires the call: what the delivery needs after it is copied first.
+    CallOwner* o = owner;
+    CallOwner::Deliver(o, shared, [&] { o->Finish(this, status); });
+  }
 };
 
 // A worker's Run stream (proto RunStream; docs/remote-workers.md "The Run stream"): one
@@ -80,7 +103,13 @@ struct RunStream {
   struct Op final : remote::ReplyTag {
     RunStream* stream = nullptr;
     CallOwner::StreamOp op{};
-    void Done(bool ok) override { stream->owner->OnStream(stream, op, ok); }
+    void Done(bool ok) override {
+      // The stream may be gone after its Finish is handled: copied first.
+      CallOwner* o = stream->owner;
+      RunStream* s = stream;
+      const CallOwner::StreamOp which = op;
+      CallOwner::Deliver(o, s->shared, [&] { o->OnStream(s, which, ok); });
+    }
   };
   // Keeps the worker's channel alive while the stream is (first member: destroyed last).
   std::shared_ptr<worker::WorkerService::Stub> stub;
@@ -88,6 +117,7 @@ struct RunStream {
   std::unique_ptr<Rw> rw;  // in ctx's call arena: destroyed before it
   CallOwner* owner = nullptr;
   WorkerId worker = 0;
+  bool shared = false;       // on the queue of RemoteExecutor::DrainOn (set before its first op)
   worker::ActionReplies in;  // the read in progress
   ::grpc::Status status;     // Finish's
   Op read, wrote, finished;
@@ -97,8 +127,9 @@ struct RunStream {
   bool writing = false;
   // A read is pending. Only while Runs are on the stream (and from its first write): a
   // read started with nothing to wait for makes gRPC send the worker a WINDOW_UPDATE at
-  // once (one more write here, one more wake-up there, per reply); started just before
-  // the next Run's write, the update goes out with it.
+  // once (one more write here, one more wake-up there, per reply); started just after
+  // the next Run's write, gRPC sends no update of its own for it (one sendmsg per Run,
+  // not two: issue 38).
   bool reading = false;
   bool started = false;    // the first write went out (with the call's metadata)
   bool cancelled = false;  // Cancel(): the read is kept pending until it fails
@@ -121,14 +152,14 @@ struct RunStream {
   void WriteQueued() {
     writing = true;
     remote::TakeBatch(queued.mutable_runs(), sending.mutable_runs());
-    auto* tag = static_cast<remote::ReplyTag*>(&wrote);
+    void* tag = remote::ReplyTag::Of(&wrote);
     TsanRelease(tag);
     rw->Write(sending, tag);
   }
   void StartRead() {
     if (reading) return;
     reading = true;
-    auto* tag = static_cast<remote::ReplyTag*>(&read);
+    void* tag = remote::ReplyTag::Of(&read);
     TsanRelease(tag);
     rw->Read(&in, tag);
   }
@@ -209,8 +240,40 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   std::unique_ptr<remote::WorkerSetSource> source;
   std::string source_error;
   std::set<std::string> no_slot_logged;
+  // DrainOn's queue (another component's thread drains it), or null: calls and streams
+  // are started there while it is set, else on `replies`.
+  ::grpc::CompletionQueue* shared_cq GUARDED_BY(mu) = nullptr;
   // Last member: destroyed first, delivering what is left while the rest is alive.
   std::unique_ptr<remote::ReplyQueue> replies = std::make_unique<remote::ReplyQueue>();
+
+  // Where a call or stream is started now.
+  ::grpc::CompletionQueue* CallQueue() REQUIRES(mu) {
+    return shared_cq != nullptr ? shared_cq : replies->cq();
+  }
+
+  // A result: on a thread delivering from the shared queue, posted quietly and handled
+  // once its event is delivered (Delivered); else posted (waking the driver's thread).
+  void PostResult(ActionResult r) {
+    if (remote_internal::t_deliver_quietly) {
+      remote_internal::t_posted_quietly = true;
+      sink->PostQuietly(std::move(r));
+    } else {
+      sink->Post(std::move(r));
+    }
+  }
+  void Delivered() override {
+    if (!remote_internal::t_posted_quietly) return;
+    remote_internal::t_posted_quietly = false;
+    sink->StepOrWake();
+  }
+
+  // Calls and streams still on the shared queue.
+  size_t OnSharedQueue() const REQUIRES(mu) {
+    size_t n = 0;
+    for (const auto& [id, call] : in_flight) n += call->shared ? 1 : 0;
+    for (const auto& [raw, stream] : streams) n += raw->shared ? 1 : 0;
+    return n;
+  }
 
   std::string AddressOf(WorkerId w) const EXCLUDES(mu) {
     MutexLock lock(mu);
@@ -582,7 +645,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     if (lost) {
       health->PostLost(w, std::move(r));
     } else {
-      sink->Post(std::move(r));
+      PostResult(std::move(r));
     }
     // Retired last, under the lock the destructor waits on: once it sees no call in
     // flight, no reply touches the executor any more. Destroyed outside the lock.
@@ -610,7 +673,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       // Corked: the call's metadata goes out with the first request (StartCall performs
       // nothing and its tag never comes back: the read is started after that write).
       s->ctx.set_initial_metadata_corked(true);
-      s->rw = s->stub->PrepareAsyncRunStream(&s->ctx, replies->cq());
+      s->shared = shared_cq != nullptr;
+      s->rw = s->stub->PrepareAsyncRunStream(&s->ctx, CallQueue());
       s->rw->StartCall(nullptr);
       streams.emplace(s, std::move(owned));
       state[w].stream = s;
@@ -618,14 +682,11 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     call->stream = s;
     ++s->calls;
     *s->queued.add_runs() = std::move(call->run);
-    if (!s->writing) {
-      if (s->started) s->StartRead();  // before the write: its window update goes with it
-      s->WriteQueued();
-    }
-    if (!s->started) {  // after the first write, which starts the call
-      s->started = true;
-      s->StartRead();
-    }
+    if (!s->writing) s->WriteQueued();
+    // After the write (and the first write, which starts the call): the read's window
+    // update follows the Run.
+    s->started = true;
+    s->StartRead();
   }
 
   // A Run stream's event (on whichever thread drains the reply queue).
@@ -693,7 +754,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   void MaybeFinish(RunStream* s) REQUIRES(mu) {
     if (!s->read_done || s->writing || s->finishing) return;
     s->finishing = true;
-    auto* tag = static_cast<remote::ReplyTag*>(&s->finished);
+    void* tag = remote::ReplyTag::Of(&s->finished);
     TsanRelease(tag);
     s->rw->Finish(&s->status, tag);
   }
@@ -865,7 +926,31 @@ Status RemoteExecutor::Preload(WorkerId worker, HardwareId hardware,
 }
 
 ExecutorWait* RemoteExecutor::TakeWait() {
+  {
+    MutexLock lock(impl_->mu);
+    if (impl_->shared_cq != nullptr) return nullptr;  // DrainOn: the driver sleeps on its own
+  }
   return impl_->replies->TakeForDriver();
+}
+
+void RemoteExecutor::DrainOn(::grpc::CompletionQueue* cq) {
+  MutexLock lock(impl_->mu);
+  impl_->shared_cq = cq;
+}
+
+void RemoteExecutor::LeaveQueue() {
+  Impl& m = *impl_;
+  MutexLock lock(m.mu);
+  if (m.shared_cq == nullptr) return;
+  m.shared_cq = nullptr;  // from now on on the executor's own queue (its thread drains it)
+  for (auto& [id, call] : m.in_flight) {
+    if (call->shared) call->ctx.TryCancel();  // a Run's ends with its stream's
+  }
+  for (auto& [raw, stream] : m.streams) {
+    if (raw->shared) raw->Cancel();
+  }
+  // Their ends are delivered by the queue's thread, still running.
+  while (m.OnSharedQueue() > 0) m.cv.Wait(m.mu);
 }
 
 void RemoteExecutor::Attach(ResultSink* sink) {
@@ -960,6 +1045,7 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
   }
   bool vacated = false;
   bool sent = false;
+  ::grpc::CompletionQueue* cq = nullptr;  // a Load's or Unload's
   {
     MutexLock lock(m.mu);
     Impl::WorkerState& wk = m.state[w];
@@ -973,6 +1059,10 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
       call->stub = wk.stub;
       call->owner = &m;
       if (!call->is_run) call->lifecycle.set_sequence(wk.next_sequence++);
+      if (!call->is_run) {
+        cq = m.CallQueue();
+        call->shared = m.shared_cq != nullptr;
+      }
       if (call->is_run) {
         m.Queue(w, call);  // on the worker's Run stream
         sent = true;
@@ -1000,14 +1090,13 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
   }
   if (sent) return Duration(0);
   Impl::Stub* stub = call->stub.get();
-  ::grpc::CompletionQueue* cq = m.replies->cq();
   if (std::holds_alternative<LoadVariant>(action)) {
     call->rpc = stub->PrepareAsyncLoad(&call->ctx, call->lifecycle, cq);
   } else {
     call->rpc = stub->PrepareAsyncUnload(&call->ctx, call->lifecycle, cq);
   }
   call->rpc->StartCall();
-  auto* tag = static_cast<remote::ReplyTag*>(call);
+  void* tag = remote::ReplyTag::Of(call);
   TsanRelease(tag);  // whoever drains the reply queue reads the call and retires it (Finish)
   call->rpc->Finish(&call->reply, &call->status, tag);
   return Duration(0);

@@ -37,6 +37,7 @@
 
 namespace grpc {
 class ChannelCredentials;
+class CompletionQueue;
 }  // namespace grpc
 
 namespace sloserve {
@@ -88,7 +89,23 @@ class RemoteExecutor : public WorkerExecutor {
 
   // The replies' completion queue, for the driver's thread to sleep in and read them on
   // (one wake-up per reply); without it (not taken), a thread of the executor reads them.
+  // After DrainOn: none (the driver sleeps on its own; see there).
   ExecutorWait* TakeWait() override;
+
+  // Starts the calls and Run streams on `cq`, whose events another component's thread
+  // delivers (each tag is a grpc_protocol::CallTag: serve's gRPC inference server queue
+  // thread, docs/remote-workers.md "Threads"), instead of on the executor's own queue. That
+  // thread then reads the replies: it posts their results without waking the driver's
+  // thread and steps the engine itself when that thread is idle (ResultSink::PostQuietly,
+  // StepOrWake), as it does for the requests it reads, so at light load a request is read,
+  // sent to its worker, and answered on one thread with no hand-off. Call before the driver
+  // binds the executor (TakeWait) and before any action is sent.
+  void DrainOn(::grpc::CompletionQueue* cq);
+  // Before DrainOn's queue is shut down (its server stops; the engine has stopped): cancels
+  // what is still on it and waits until its thread has delivered their ends; later calls
+  // use the executor's own queue. Does nothing without DrainOn. The queue's thread stops
+  // before the executor is destroyed (it may still be in a delivery's StepOrWake).
+  void LeaveQueue();
   void Attach(ResultSink* sink) override;
   Duration Send(const WorkerAction& action) override;
 

@@ -26,7 +26,7 @@ ReplyQueue::~ReplyQueue() {
 
 void ReplyQueue::Deliver(void* tag, bool ok) {
   TsanAcquire(tag);  // pairs with the sender's TsanRelease (core/tsan.h)
-  static_cast<ReplyTag*>(tag)->Done(ok);
+  static_cast<grpc_protocol::CallTag*>(tag)->Proceed(ok);  // ReplyTag::Of
 }
 
 void ReplyQueue::DrainUntilShutdown() {
@@ -72,7 +72,7 @@ void ReplyQueue::Wake() {
   if (armed_.exchange(true, std::memory_order_acq_rel)) return;  // one is on its way
   // Due in the past, so it fires inside Set: gRPC keeps timers to the millisecond, and an
   // alarm due "now" would wait for its timer check (measured: +0.6 ms at the median).
-  alarm_.Set(&cq_, gpr_inf_past(GPR_CLOCK_MONOTONIC), static_cast<ReplyTag*>(&wake_tag_));
+  alarm_.Set(&cq_, gpr_inf_past(GPR_CLOCK_MONOTONIC), ReplyTag::Of(&wake_tag_));
 }
 
 }  // namespace sloserve::remote

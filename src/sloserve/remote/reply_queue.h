@@ -13,18 +13,21 @@
 #include <thread>
 
 #include "sloserve/engine/worker_protocol.h"
+#include "sloserve/grpc/async_unary.h"
 
 namespace sloserve::remote {
 
 // A call waiting on a ReplyQueue: whoever drains the queue calls Done() once when it
 // completes (gRPC's Finish tag; `ok` is true for a unary call's Finish, failures are in its
-// status).
-class ReplyTag {
+// status). A CallTag too, so that an inference server's queue thread can drain it when the
+// calls are started on that server's queue (RemoteExecutor::DrainOn): tags are given to
+// gRPC as the CallTag* (ReplyTag::Of) either kind of drainer casts them back to.
+class ReplyTag : public grpc_protocol::CallTag {
  public:
   virtual void Done(bool ok) = 0;
-
- protected:
-  ~ReplyTag() = default;
+  void Proceed(bool ok) final { Done(ok); }
+  // The pointer to give gRPC as this tag (after TsanRelease of it).
+  static void* Of(ReplyTag* tag) { return static_cast<grpc_protocol::CallTag*>(tag); }
 };
 
 class ReplyQueue final : public ExecutorWait {

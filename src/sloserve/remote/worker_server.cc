@@ -101,6 +101,9 @@ struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
   worker::ActionReplies sending GUARDED_BY(mu);  // being written
   worker::ActionReplies queued GUARDED_BY(mu);   // the next write
   bool writing GUARDED_BY(mu) = false;
+  // A message's Runs are being dispatched (Read): their replies wait for the next read to
+  // start, so its window update leaves just before them (below).
+  bool holding GUARDED_BY(mu) = false;
   bool read_done GUARDED_BY(mu) = false;  // the controller closed or cancelled it
   bool finishing GUARDED_BY(mu) = false;
 
@@ -123,7 +126,7 @@ struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
     MutexLock lock(mu);
     if (read_done) return;
     *queued.add_replies() = std::move(reply);
-    if (!writing) WriteQueued();
+    if (!writing && !holding) WriteQueued();
   }
 
   // Every reply queued goes out in one message.
@@ -592,10 +595,24 @@ void WorkerRunStream::Read(bool ok) {
   }
   const worker::RunRequests runs = std::move(in);
   in.Clear();
-  TsanRelease(&read);
-  rw.Read(&in, &read);  // the next one, while this one is dispatched
+  {
+    MutexLock lock(mu);
+    holding = true;
+  }
   const std::shared_ptr<WorkerRunStream> self_ref = shared_from_this();
   for (const worker::RunRequest& req : runs.runs()) server->HandleRun(req, nullptr, self_ref);
+  // The replies the dispatch produced go out in one write, and the next read starts after
+  // it: gRPC sends the controller a window update when a read starts, and started before
+  // the dispatch it left a dispatch's time ahead of the replies, so the controller's thread
+  // often woke for it alone and again for the replies (issue 38); started after the write,
+  // gRPC sends no update of its own for it (measured: 2 sendmsg per message before, 1).
+  {
+    MutexLock lock(mu);
+    holding = false;
+    if (!writing && queued.replies_size() > 0) WriteQueued();
+  }
+  TsanRelease(&read);
+  rw.Read(&in, &read);
 }
 
 void WorkerRunStream::Finished(bool /*ok*/) {

@@ -50,6 +50,9 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   dopts.offline_threads_enabled = true;  // offline work on its own thread, off the engine's
   dopts.offline_threads = 1;
   rt->driver_ = std::make_unique<Driver>(dopts);
+  // Results read on another component's thread (remote workers' replies on serve's gRPC
+  // queue thread, RemoteExecutor::DrainOn) are handled there when the engine thread is idle.
+  rt->driver_->SetInlineStepper([r = rt.get()] { return r->StepPostedInline(); });
   EngineOptions& eopts = rt->engine_options_;
   eopts.max_central_queue = options.max_queue;
   eopts.max_worker_queue = options.max_queue;
@@ -401,6 +404,15 @@ void EngineRuntime::StepInline() {
   MutexLock engine_lock(engine_mu_);
   StepLocked(Now(), /*force_publish=*/false);
   driver_->EndInline();
+}
+
+bool EngineRuntime::StepPostedInline() {
+  {
+    MutexLock lock(inbox_mu_);
+    if (!options_.inline_steps || stopping_ || !driver_->BeginInline(/*posted=*/true)) return false;
+  }
+  StepInline();
+  return true;
 }
 
 void EngineRuntime::Stop(Duration grace) {

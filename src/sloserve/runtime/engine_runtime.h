@@ -171,6 +171,9 @@ class EngineRuntime : public InferenceBackend {
   void StepLocked(TimePoint now, bool force_publish) REQUIRES(engine_mu_);
   // After Driver::BeginInline returned true: steps for the engine thread, then ends it.
   void StepInline() EXCLUDES(engine_mu_);
+  // Driver::StepOrWake's inline stepper: the results posted quietly by this thread are
+  // handled on it when the engine thread is idle (then true), else false.
+  bool StepPostedInline() EXCLUDES(engine_mu_, inbox_mu_);
   void Admit(Pending p, TimePoint now) REQUIRES(engine_mu_);
   void Answer(const QueryRecord& r) REQUIRES(engine_mu_);
   // The model repository's operations, on the engine thread.

@@ -34,6 +34,11 @@ void LoadObservingExecutor::Post(ActionResult result) {
   outer_->Post(std::move(result));
 }
 
+void LoadObservingExecutor::PostQuietly(ActionResult result) {
+  Observe(result);
+  outer_->PostQuietly(std::move(result));
+}
+
 void LoadObservingExecutor::PostReachability(WorkerId worker, bool reachable,
                                              std::optional<ActionResult> result) {
   {

@@ -50,6 +50,8 @@ class LoadObservingExecutor : public WorkerExecutor, private ResultSink {
  private:
   void PostAt(ActionResult&& result, TimePoint at) override;
   void Post(ActionResult result) override;
+  void PostQuietly(ActionResult result) override;
+  void StepOrWake() override { outer_->StepOrWake(); }
   void PostReachability(WorkerId worker, bool reachable,
                         std::optional<ActionResult> result) override;
   void Observe(const ActionResult& r) EXCLUDES(mu_);
