@@ -84,6 +84,9 @@ struct EngineOptions {
   // first unloads the worker's least recently used ready variants (Ray Serve's
   // max_num_models_per_replica; the model-aware experiments' `multiplexed`). 0 = no bound.
   int max_resident_variants = 0;
+  // Keep each completed query's latency phases (queue, exec, handoff: metrics.h) for
+  // Phases(); serve turns it on, sim need not (its handoff is 0, its exec the profile's).
+  bool latency_phases = false;
 };
 
 using EnginePolicies = PolicySet;

@@ -63,6 +63,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     self->ReportProgress(what, done, total);
   };
   eopts.live = true;
+  eopts.latency_phases = true;  // the final summary's queue / exec / handoff (metrics.h)
   eopts.offline_cancel = rt->driver_->offline_cancel();
   eopts.degraded = [self = rt.get()](const std::string& note) { self->SetDegraded(note); };
   std::vector<TypeCounters> by_type(suite->hardware().size());
@@ -564,6 +565,7 @@ void EngineRuntime::Answer(const QueryRecord& r) {
     type.service += r.service_time();
     out.queue_time = r.queue_time();
     out.compute_time = r.service_time();
+    out.exec_time = r.exec_time;
     out.batch_size = r.batch_size;
     out.met_slo = r.met_slo;
     if (outputs) out.outputs = *outputs;
@@ -819,7 +821,11 @@ void EngineRuntime::PublishAndAnswer(TimePoint now, bool force) {
 
 MetricsSummary EngineRuntime::Summary() {
   std::optional<EngineSnapshot> snap = Snapshot();
-  return snap ? std::move(snap->summary) : MetricsSummary{};
+  if (!snap) return MetricsSummary{};
+  // Not in the snapshot each step publishes (three more histograms to read): read here.
+  MutexLock lock(engine_mu_);
+  if (engine_) snap->summary.phases = engine_->metrics().Phases();
+  return std::move(snap->summary);
 }
 
 }  // namespace sloserve
