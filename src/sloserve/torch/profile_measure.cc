@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <tuple>
 
 #include "sloserve/loadgen/labelled_dataset.h"
@@ -78,6 +79,7 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
                                                 const MeasureOptions& o) {
   if (o.batch_sizes.empty() || o.cores.empty() || o.samples < 1 || o.warmup < 0 || o.loads < 1)
     return InvalidArgumentError("profile measure: empty batch sizes or cores, or samples < 1");
+  if (o.gap < Duration(0)) return InvalidArgumentError("profile measure: a negative gap");
   // `probe` names the variants and hardware for the executor while measuring; `suite` is
   // built after, in the same order (same ids), with the measured figures.
   ProfileSuite probe;
@@ -164,6 +166,7 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
         }
         std::vector<int64_t> samples;
         for (int i = 0; i < o.warmup + o.samples; ++i) {
+          if (o.gap > Duration(0)) std::this_thread::sleep_for(o.gap);
           ASSIGN_OR_RETURN(Duration t, bench.Run(w, hw[h], p.id, cfg.input, inputs, nullptr));
           if (i >= o.warmup) samples.push_back(t.count());
         }
@@ -227,6 +230,12 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
     for (auto& [h, rows, samples] : m.latency)
       suite.AddLatency(h, v, rows, LatencyDistribution(std::move(samples)));
   }
+  std::string gap_text;
+  if (o.gap > Duration(0)) {
+    char g[96];
+    std::snprintf(g, sizeof g, ", each batch after %.3f ms idle (--gap-ms)", ToMillis(o.gap));
+    gap_text = g;
+  }
   std::string batches;
   for (int b : o.batch_sizes) batches += (batches.empty() ? "" : ",") + std::to_string(b);
   suite.set_provenance(
@@ -235,7 +244,7 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
       "threads), price 0; latency = one batch of one-row queries of random pixels 0..16 per "
       "sample (stack, forward, split), " +
       std::to_string(o.samples) + " samples after " + std::to_string(o.warmup) +
-      " dropped warm-up batches, batch sizes " + batches + "; load_time = median of " +
+      " dropped warm-up batches, batch sizes " + batches + gap_text + "; load_time = median of " +
       std::to_string(o.loads) +
       " cold starts (torch::jit::load, optimize_for_inference, warm-up); memory = parameters and "
       "buffers; model_hash = "
