@@ -76,6 +76,12 @@ TEST(ProfileMeasureTest, AGapBeforeEachBatchIsRecordedInTheProvenance) {
       << gapped->provenance();
   EXPECT_EQ(gapped->Latency(0, 0, 1)->size(), 3u);
   EXPECT_EQ(gapped->Latency(0, 0, 2)->size(), 3u);
+  o.gap_exponential = true;
+  auto drawn = MeasureRepositoryProfile(*repo, o);
+  ASSERT_TRUE(drawn.ok()) << drawn.status().ToString();
+  EXPECT_NE(drawn->provenance().find("an exponentially distributed idle time of mean 1.500 ms"),
+            std::string::npos)
+      << drawn->provenance();
   o.gap = Micros(-1);
   EXPECT_FALSE(MeasureRepositoryProfile(*repo, o).ok());
 }

@@ -127,6 +127,9 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
   std::vector<Measured> measured;
   std::mt19937 rng(1);
   std::uniform_int_distribution<int> pixel(0, 16);
+  std::mt19937 gap_rng(2);
+  std::exponential_distribution<double> gap_draw(
+      o.gap > Duration(0) ? 1.0 / static_cast<double>(o.gap.count()) : 1.0);
   for (const Planned& p : planned) {
     const RepoVariant& cfg = *p.cfg;
     for (int d : cfg.input.shape) {
@@ -166,7 +169,10 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
         }
         std::vector<int64_t> samples;
         for (int i = 0; i < o.warmup + o.samples; ++i) {
-          if (o.gap > Duration(0)) std::this_thread::sleep_for(o.gap);
+          if (o.gap > Duration(0)) {
+            std::this_thread::sleep_for(
+                o.gap_exponential ? Micros(static_cast<int64_t>(gap_draw(gap_rng))) : o.gap);
+          }
           ASSIGN_OR_RETURN(Duration t, bench.Run(w, hw[h], p.id, cfg.input, inputs, nullptr));
           if (i >= o.warmup) samples.push_back(t.count());
         }
@@ -232,8 +238,10 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
   }
   std::string gap_text;
   if (o.gap > Duration(0)) {
-    char g[96];
-    std::snprintf(g, sizeof g, ", each batch after %.3f ms idle (--gap-ms)", ToMillis(o.gap));
+    char g[512];
+    std::snprintf(g, sizeof g, ", each batch after %s%.3f ms idle (--gap-ms%s)",
+                  o.gap_exponential ? "an exponentially distributed idle time of mean " : "",
+                  ToMillis(o.gap), o.gap_exponential ? " --gap-exponential" : "");
     gap_text = g;
   }
   std::string batches;
