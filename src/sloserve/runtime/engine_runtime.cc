@@ -821,11 +821,16 @@ void EngineRuntime::PublishAndAnswer(TimePoint now, bool force) {
 
 MetricsSummary EngineRuntime::Summary() {
   std::optional<EngineSnapshot> snap = Snapshot();
-  if (!snap) return MetricsSummary{};
-  // Not in the snapshot each step publishes (three more histograms to read): read here.
+  return snap ? std::move(snap->summary) : MetricsSummary{};
+}
+
+MetricsSummary EngineRuntime::FinalSummary() {
+  MetricsSummary m = Summary();
+  // Not in the snapshot each step publishes (three more histograms to read): read here,
+  // under the engine's lock.
   MutexLock lock(engine_mu_);
-  if (engine_) snap->summary.phases = engine_->metrics().Phases();
-  return std::move(snap->summary);
+  if (engine_) m.phases = engine_->metrics().Phases();
+  return m;
 }
 
 }  // namespace sloserve
