@@ -37,6 +37,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   if (options.make_executor) {
     rt->executor_ = options.make_executor(*suite, rt->payloads_.get());
     if (!rt->executor_) return InvalidArgumentError("runtime: make_executor returned no executor");
+    rt->executor_->UseClock(&rt->clock_);  // its times on the engine's timeline
   } else {
     rt->executor_ =
         std::make_unique<ProfileExecutor>(ServiceTimeModel(suite, options.service, options.seed));
