@@ -50,6 +50,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   dopts.plan_interval = options.plan_interval;
   dopts.offline_threads_enabled = true;  // offline work on its own thread, off the engine's
   dopts.offline_threads = 1;
+  dopts.clock = &rt->clock_;  // posts taken in during a step are handled at their time
   rt->driver_ = std::make_unique<Driver>(dopts);
   EngineOptions& eopts = rt->engine_options_;
   eopts.max_central_queue = options.max_queue;
