@@ -54,7 +54,7 @@ struct DriverOptions {
   // arrivals, controls) that came while it ran, so they are handled at their time, not at
   // the step's start. Without it a result posted during a step that lasted its whole batch
   // (the stepping thread preempted by the worker thread it had just woken) completed at the
-  // instant the batch was formed: 24-42% of serve's batches in experiments/real-digits
+  // instant the batch was formed: 9-43% of serve's requests in experiments/real-digits
   // reported ~0 service time (issue 35). Null (sim, tests): the time Step is given.
   const Clock* clock = nullptr;
 };
