@@ -290,7 +290,7 @@ Status Run(const Args& args) {
   setup.runtime->Stop(setup.drain);
   stop_grpc();
   server->Stop();
-  MetricsSummary m = setup.runtime->Summary();
+  MetricsSummary m = setup.runtime->FinalSummary();
   if (args.Has("json")) {
     std::cout << SummaryJson(m).dump(2) << std::endl;
   } else {

@@ -39,6 +39,12 @@ const std::vector<FlagSpec> kMeasureFlags = {
     {"samples", "N", "latency samples kept per batch size (default 30; 1..10000)"},
     {"warmup", "N", "batches run and dropped before the samples (default 5; 0..1000)"},
     {"loads", "N", "cold starts measured per variant (default 3; 1..100)"},
+    {"gap-ms", "MS",
+     "idle time before each batch, as a lightly loaded server's worker waits between batches "
+     "(default 0: back to back; 0..10000)"},
+    {"gap-exponential", "",
+     "draw each gap from an exponential distribution of mean --gap-ms (the idle times of "
+     "Poisson arrivals) instead of --gap-ms every time"},
     {"slo-ms", "MS", "the task's default SLO written into the suite (default 50)"},
     {"variants", "LIST", "only these variants (default: all)"},
     {"help", "", "show this help"}};
@@ -148,6 +154,13 @@ Status Measure(const Args& args) {
   ASSIGN_OR_RETURN(o.samples, IntFlag(args, "samples", 30, 1, 10000));
   ASSIGN_OR_RETURN(o.warmup, IntFlag(args, "warmup", 5, 0, 1000));
   ASSIGN_OR_RETURN(o.loads, IntFlag(args, "loads", 3, 1, 100));
+  ASSIGN_OR_RETURN(double gap_ms, args.GetDouble("gap-ms", 0));
+  if (!(gap_ms >= 0 && gap_ms <= 10000))
+    return InvalidArgumentError("--gap-ms: must be in [0, 10000], got " + args.Get("gap-ms"));
+  o.gap = MillisF(gap_ms);
+  o.gap_exponential = args.Has("gap-exponential");
+  if (o.gap_exponential && o.gap <= Duration(0))
+    return InvalidArgumentError("--gap-exponential: needs --gap-ms above 0");
   ASSIGN_OR_RETURN(double slo_ms, args.GetDouble("slo-ms", 50));
   if (!(slo_ms > 0 && slo_ms <= 3.6e6))
     return InvalidArgumentError("--slo-ms: must be in (0, 3600000], got " + args.Get("slo-ms"));

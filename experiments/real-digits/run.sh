@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 11 item 6: sim (on the measured profile) against serve (real LibTorch execution)
 # with the same config, load and SLO: RAMSIS on the committed digits family, one 1-core
-# worker, Poisson 300 qps for 20 s, SLO 50 ms. Prints both results; docs/torch.md has a run.
+# worker, Poisson 300 qps for 20 s, SLO 50 ms. Prints both results and serve's latency
+# phases; docs/torch.md has runs.
 #   experiments/real-digits/run.sh [SLOSERVE_BINARY] [PORT]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,4 +38,10 @@ print(f"{'accuracy (responses) %':28}{'-':>10}{lg['accuracy_measured']:10.2f}")
 print(f"{'SLO violation %':28}{100*sim['violation_rate']:10.2f}{100*serve['violation_rate']:10.2f}")
 print(f"{'p50 / p99 ms (engine)':28}{sim['p50_ms']:5.1f}/{sim['p99_ms']:<5.1f}{serve['p50_ms']:5.1f}/{serve['p99_ms']:.1f}")
 print(f"{'mean batch':28}{sim['mean_batch_size']:10.2f}{serve['mean_batch_size']:10.2f}")
+# serve's latency in phases (docs/metrics.md): in sim the queue is the same kind of wait,
+# exec the profile's draw and the handoff 0.
+for name in ("queue", "exec", "handoff"):
+    p = serve.get("phases", {}).get(name)
+    if p:
+        print(f"{'  serve ' + name + ' p50 / p99 ms':28}{'':10}{p['p50_ms']:5.2f}/{p['p99_ms']:.2f}")
 PY

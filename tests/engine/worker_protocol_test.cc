@@ -169,6 +169,64 @@ TEST(WorkerProtocolTest, CouldNotStartInItsWindowIsNotRetried) {
 
 // ---------------------------------------------------------------- late, out of order, stale
 
+// serve's latency phases (metrics.h): queue = arrival -> batch formed, exec = the
+// executor's begin -> end, handoff = the rest of the engine's service time.
+TEST(WorkerProtocolTest, TheExecutorsMeasureSplitsServiceIntoExecAndHandoff) {
+  const ProfileSuite suite = testing::SmallSuite();
+  Rig rig;
+  EngineOptions opts;
+  opts.latency_phases = true;
+  ASSERT_TRUE(rig.Start(&suite, Workers(1), ByApp(kFast), opts).ok());
+  Engine& e = rig.e();
+  e.Submit(Due(Ms(100)), kTimeZero);  // q1 runs at once
+  e.Submit(Due(Ms(100)), Ms(1));      // q2 waits for the worker
+  ASSERT_EQ(rig.exec.Runs().size(), 1u);
+  // Ran from 2 to 9 ms by the executor's clock, handled by the engine at 10 ms.
+  e.OnResult(rig.exec.Result(0, OkStatus(), Ms(2), Ms(9)), Ms(10));
+  ASSERT_EQ(rig.exec.Runs().size(), 2u);
+  // An executor whose measure exceeds what the engine saw counts no negative handoff.
+  e.OnResult(rig.exec.Result(1, OkStatus(), Ms(10), Ms(20)), Ms(15));
+  ASSERT_NE(rig.log.Find(1), nullptr);
+  ASSERT_NE(rig.log.Find(2), nullptr);
+  EXPECT_EQ(rig.log.Find(1)->exec_time, Millis(7));
+  EXPECT_EQ(rig.log.Find(1)->service_time(), Millis(10));
+  EXPECT_EQ(rig.log.Find(2)->queue_time(), Millis(9));
+  EXPECT_EQ(rig.log.Find(2)->exec_time, Millis(5));  // clamped to its service
+
+  const LatencyPhases p = e.metrics().Phases();
+  EXPECT_EQ(p.count, 2);
+  EXPECT_DOUBLE_EQ(p.queue.mean_ms, 4.5);
+  EXPECT_DOUBLE_EQ(p.queue.max_ms, 9.0);
+  EXPECT_DOUBLE_EQ(p.exec.mean_ms, 6.0);
+  EXPECT_DOUBLE_EQ(p.exec.max_ms, 7.0);
+  EXPECT_DOUBLE_EQ(p.handoff.mean_ms, 1.5);
+  EXPECT_DOUBLE_EQ(p.handoff.max_ms, 3.0);
+  // The summaries a live server publishes every step do not carry them.
+  EXPECT_EQ(e.Summarize(Ms(15)).phases.count, 0);
+}
+
+TEST(WorkerProtocolTest, PhasesAreKeptOnlyWhenAskedForAndOnlyWhenMeasured) {
+  const ProfileSuite suite = testing::SmallSuite();
+  Rig rig;
+  ASSERT_TRUE(rig.Start(&suite, Workers(1), ByApp(kFast)).ok());
+  Engine& e = rig.e();
+  e.Submit(Due(Ms(100)), kTimeZero);
+  e.OnResult(rig.exec.Result(0, OkStatus(), Ms(1), Ms(4)), Ms(5));
+  ASSERT_NE(rig.log.Find(1), nullptr);
+  EXPECT_EQ(rig.log.Find(1)->exec_time, Millis(3));  // the record has it either way
+  EXPECT_EQ(e.metrics().Phases().count, 0);          // not kept: latency_phases off
+
+  Rig bare;
+  EngineOptions opts;
+  opts.latency_phases = true;
+  ASSERT_TRUE(bare.Start(&suite, Workers(1), ByApp(kFast), opts).ok());
+  bare.e().Submit(Due(Ms(100)), kTimeZero);
+  bare.e().OnResult(bare.exec.Result(0), Ms(5));  // an executor that reports no times
+  ASSERT_NE(bare.log.Find(1), nullptr);
+  EXPECT_EQ(bare.log.Find(1)->exec_time, Duration(-1));
+  EXPECT_EQ(bare.e().metrics().Phases().count, 0);
+}
+
 TEST(WorkerProtocolTest, LateOutOfOrderDuplicateAndUnknownResults) {
   const ProfileSuite suite = testing::SmallSuite();
   Rig rig;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sloserve/report/pivot.h"
+#include "sloserve/report/run_table.h"
 #include "sloserve/report/svg_plot.h"
 
 namespace sloserve {
@@ -180,6 +181,31 @@ TEST(SvgPlotTest, LogScaleReferenceLinesBarsAndGreyscaleStyles) {
   std::vector<PlotSeries> narrow = {{"a", {{0, 1}, {1, 2}}}};
   std::vector<PlotSeries> wide = {{"a", {{0, 12000}, {1, 98000}}}};  // ticks to "100000"
   EXPECT_GT(plot_left(RenderLinePlot(wide, lin)), plot_left(RenderLinePlot(narrow, lin)) + 20);
+}
+
+}  // namespace
+}  // namespace sloserve
+
+namespace sloserve {
+namespace {
+
+// serve's latency phases (metrics.h) reach its --json summary and its text summary only
+// when they were kept.
+TEST(RunTableTest, PhasesAppearOnlyWhenKept) {
+  MetricsSummary m;
+  EXPECT_FALSE(SummaryJson(m).contains("phases"));
+  EXPECT_EQ(SummaryText(m).find("phases"), std::string::npos);
+  m.phases.count = 5;
+  m.phases.queue = {.p50_ms = 0, .p99_ms = 0.9, .mean_ms = 0.1, .max_ms = 1};
+  m.phases.exec = {.p50_ms = 0.4, .p99_ms = 1.1, .mean_ms = 0.5, .max_ms = 2};
+  m.phases.handoff = {.p50_ms = 0.04, .p99_ms = 1.2, .mean_ms = 0.08, .max_ms = 3};
+  const nlohmann::json j = SummaryJson(m);
+  ASSERT_TRUE(j.contains("phases"));
+  EXPECT_EQ(j["phases"]["count"], 5);
+  EXPECT_DOUBLE_EQ(j["phases"]["exec"]["p99_ms"].get<double>(), 1.1);
+  EXPECT_DOUBLE_EQ(j["phases"]["handoff"]["max_ms"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(j["phases"]["queue"]["mean_ms"].get<double>(), 0.1);
+  EXPECT_NE(SummaryText(m).find("exec 0.400 / 1.100 / 0.500"), std::string::npos) << SummaryText(m);
 }
 
 }  // namespace

@@ -58,8 +58,17 @@ TEST(EngineRuntimeTest, AnswersWithTheVariantAndRealTimings) {
   ASSERT_TRUE(late.status.ok()) << late.status.ToString();
   EXPECT_GE(late.compute_time, Millis(10));
   EXPECT_FALSE(late.met_slo);
+  // The executor's own measure of the batch is part of its compute time (the rest is the
+  // hand-off); the final summary splits the latencies so, the published one does not.
+  EXPECT_GE(out.exec_time, Duration(0));
+  EXPECT_LE(out.exec_time, out.compute_time);
   (*rt)->Stop();
   EXPECT_FALSE((*rt)->Ready());
+  EXPECT_EQ((*rt)->Summary().phases.count, 0);
+  const MetricsSummary final_summary = (*rt)->FinalSummary();
+  EXPECT_EQ(final_summary.phases.count, 2);
+  EXPECT_EQ(final_summary.completed, 2);
+  EXPECT_GE(final_summary.phases.exec.max_ms, 0.0);
 
   // time_scale 10: the same batch holds its worker for 100 ms.
   auto scaled = EngineRuntime::Create(&suite, Options(2, /*time_scale=*/10.0));

@@ -54,6 +54,38 @@ TEST(ProfileMeasureTest, MeasuresLatencyAccuracyLoadTimeAndMemory) {
   EXPECT_EQ(WriteProfileText(*back), text);
 }
 
+// `gap`: each batch after an idle wait, as serve's worker runs at a light load
+// (docs/torch.md); the provenance says so, and a profile without one says nothing of it.
+TEST(ProfileMeasureTest, AGapBeforeEachBatchIsRecordedInTheProvenance) {
+  auto repo = LoadModelRepository(testing::CommittedRepository());
+  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+  MeasureOptions o;
+  o.batch_sizes = {1, 2};
+  o.samples = 3;
+  o.warmup = 1;
+  o.loads = 1;
+  o.variants = {"pooled_linear"};
+  auto plain = MeasureRepositoryProfile(*repo, o);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->provenance().find("idle"), std::string::npos);
+  o.gap = Micros(1500);
+  auto gapped = MeasureRepositoryProfile(*repo, o);
+  ASSERT_TRUE(gapped.ok()) << gapped.status().ToString();
+  EXPECT_NE(gapped->provenance().find("each batch after 1.500 ms idle (--gap-ms)"),
+            std::string::npos)
+      << gapped->provenance();
+  EXPECT_EQ(gapped->Latency(0, 0, 1)->size(), 3u);
+  EXPECT_EQ(gapped->Latency(0, 0, 2)->size(), 3u);
+  o.gap_exponential = true;
+  auto drawn = MeasureRepositoryProfile(*repo, o);
+  ASSERT_TRUE(drawn.ok()) << drawn.status().ToString();
+  EXPECT_NE(drawn->provenance().find("an exponentially distributed idle time of mean 1.500 ms"),
+            std::string::npos)
+      << drawn->provenance();
+  o.gap = Micros(-1);
+  EXPECT_FALSE(MeasureRepositoryProfile(*repo, o).ok());
+}
+
 TEST(ProfileMeasureTest, RefusesBadOptions) {
   auto repo = LoadModelRepository(testing::CommittedRepository());
   ASSERT_TRUE(repo.ok());

@@ -271,6 +271,27 @@ TEST_F(TorchExecutorTest, ABatchThatCannotStartInItsWindowIsNotRun) {
   EXPECT_TRUE(r.outputs.empty());
 }
 
+// A live runtime hands the executor its clock (UseClock): begin/end and the start window
+// are then read on it, the engine's timeline, not on a clock of the executor's own.
+TEST_F(TorchExecutorTest, TheRuntimesClockTimesItsActions) {
+  Make(&repo_, {"pooled_linear"});
+  ManualClock clock;
+  clock.Set(TimePoint(Seconds(7)));
+  exec_->UseClock(&clock);
+  ActionResult load = Load(0);
+  ASSERT_TRUE(load.status.ok()) << load.status.ToString();
+  EXPECT_EQ(load.begin, TimePoint(Seconds(7)));
+  EXPECT_EQ(load.end, TimePoint(Seconds(7)));
+  ActionResult r = Run(0, {DigitInput(1, 1)}, 0, TimePoint(Seconds(8)));
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.begin, TimePoint(Seconds(7)));
+  EXPECT_EQ(r.end, TimePoint(Seconds(7)));
+  for (PayloadHandle h : r.outputs) store_.Release(h);
+  // Its window closed at 6 s of the runtime's clock: not run.
+  r = Run(0, {DigitInput(1, 1)}, 0, TimePoint(Seconds(6)));
+  EXPECT_EQ(r.status.code(), StatusCode::kDeadlineExceeded);
+}
+
 TEST_F(TorchExecutorTest, AVariantMissingFromTheRepositoryFailsItsLoad) {
   Make(&repo_, {"no_such_variant"});
   ActionResult r = Load(0);

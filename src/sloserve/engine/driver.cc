@@ -253,7 +253,10 @@ int64_t Driver::Step(TimePoint now) {
   int64_t handled = 0;
   Engine& engine = *engine_;
   while (true) {
-    DrainInbox();
+    if (DrainInbox() && options_.clock != nullptr) {
+      now_ = std::max(now_, options_.clock->Now());
+      now = now_;
+    }
     ++handled;
     // 1. results
     if (!timed_results_.empty() && timed_results_.top().at <= now) {

@@ -170,7 +170,7 @@ Engine::Engine(const ProfileSuite* suite, EnginePolicies policies, WorkerExecuto
       policies_(std::move(policies)),
       executor_(executor),
       options_(std::move(options)),
-      metrics_(options_.series_interval) {}
+      metrics_(options_.series_interval, options_.latency_phases) {}
 
 uint32_t Engine::AllocSlot(const Query& q) {
   if (!free_slots_.empty()) {
@@ -1243,6 +1243,11 @@ void Engine::OnRunResult(WorkerId w, const ActionResult& r, TimePoint now) {
     return;
   }
   const int n = static_cast<int>(st.batch_slots.size());
+  // The executor's own measure of the batch (at most its service as the engine saw it);
+  // unknown (-1) when the executor reports neither begin nor end.
+  const Duration exec_time = r.begin == TimePoint{} && r.end == TimePoint{}
+                                 ? Duration(-1)
+                                 : std::clamp(r.end - r.begin, Duration(0), now - st.batch_formed);
   metrics_.OnBatch(n, now - st.batch_formed);
   if (!model_metrics_.empty()) model_metrics_[st.batch_task].OnBatch(n, now - st.batch_formed);
   std::vector<uint32_t> slots;
@@ -1265,6 +1270,7 @@ void Engine::OnRunResult(WorkerId w, const ActionResult& r, TimePoint now) {
     rec.batch_size = n;
     rec.start = st.batch_formed;
     rec.finish = now;
+    rec.exec_time = exec_time;
     rec.met_slo = now <= q.deadline;
     if (have_outputs) rec.output = r.outputs[i];
     Finish(slots[i], rec);
@@ -1421,6 +1427,7 @@ QueryRecord Engine::RecordOf(const Query& q) {
                      .deadline = q.deadline,
                      .start = {},
                      .finish = {},
+                     .exec_time = Duration(-1),
                      .dropped = false,
                      .drop_reason = DropReason::kNone,
                      .met_slo = false};

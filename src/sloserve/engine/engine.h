@@ -88,6 +88,9 @@ struct EngineOptions {
   // beyond it is refused (an invalid decision, warned). Missing or < 0: no bound. serve
   // bounds the types whose workers run LibTorch in its process by the machine's cores.
   std::vector<int> max_workers_of_type;
+  // Keep each completed query's latency phases (queue, exec, handoff: metrics.h) for
+  // Phases(); serve turns it on, sim need not (its handoff is 0, its exec the profile's).
+  bool latency_phases = false;
 };
 
 using EnginePolicies = PolicySet;

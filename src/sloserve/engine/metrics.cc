@@ -95,7 +95,31 @@ void MetricsCollector::OnDone(const QueryRecord& r, double accuracy) {
     latency_.Add(r.latency().count());
     latency_us_sum_ += r.latency().count();
     queue_us_sum_ += r.queue_time().count();
+    if (phases_ && r.exec_time >= Duration(0)) {
+      const int64_t us[3] = {r.queue_time().count(), r.exec_time.count(),
+                             (r.service_time() - r.exec_time).count()};
+      for (int i = 0; i < 3; ++i) {
+        phases_->hist[i].Add(us[i]);
+        phases_->sum_us[i] += us[i];
+      }
+    }
   }
+}
+
+LatencyPhases MetricsCollector::Phases() const {
+  LatencyPhases out;
+  if (!phases_ || phases_->hist[0].count() == 0) return out;
+  out.count = phases_->hist[0].count();
+  PhaseStats* stats[3] = {&out.queue, &out.exec, &out.handoff};
+  for (int i = 0; i < 3; ++i) {
+    const LatencyHistogram& h = phases_->hist[i];
+    stats[i]->p50_ms = h.QuantileUs(0.50) * 1e-3;
+    stats[i]->p99_ms = h.QuantileUs(0.99) * 1e-3;
+    stats[i]->mean_ms =
+        static_cast<double>(phases_->sum_us[i]) / static_cast<double>(out.count) * 1e-3;
+    stats[i]->max_ms = static_cast<double>(h.max_us()) * 1e-3;
+  }
+  return out;
 }
 
 void FillRates(double accuracy_sum, TimePoint end, MetricsSummary* out) {

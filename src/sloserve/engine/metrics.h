@@ -11,7 +11,14 @@
 //   expired         dropped before running, deadline no longer reachable (part of dropped)
 //   latency pXX     arrival -> completion of completed queries (dropped excluded), from a
 //                   bounded histogram (exact below 2 ms, 0.1% buckets above)
+//   phases          each completed query's latency in three parts, each with its own
+//                   p50/p99/mean (MetricsCollector::Phases; not on every summary):
+//                   queue (arrival -> its batch formed), exec (the executor's measure of the
+//                   batch, ActionResult end - begin) and handoff (the rest of the batch's
+//                   service: the action's way to the executor, the result's way back to
+//                   the engine, a cold start the batch waited for; 0 in sim)
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +50,15 @@ struct PriorityStats {
   double admitted_met_rate = 0;  // met / (arrived - shed)
 };
 
+// One phase of the completed queries' latencies (see "phases" above), in ms.
+struct PhaseStats {
+  double p50_ms = 0, p99_ms = 0, mean_ms = 0, max_ms = 0;
+};
+struct LatencyPhases {
+  int64_t count = 0;  // completed queries whose executor reported its execution time
+  PhaseStats queue, exec, handoff;
+};
+
 struct MetricsSummary {
   int64_t arrived = 0;
   int64_t completed = 0;
@@ -72,6 +88,9 @@ struct MetricsSummary {
   int64_t batches = 0;
   // Per priority level, when queries of more than one level ended (else empty).
   std::vector<PriorityStats> priorities;
+  // Filled only where asked for (a run's final summary: sim's rows, serve's --json), not
+  // in the summaries a live server publishes after every step; count 0 = not filled.
+  LatencyPhases phases;
 };
 
 // The rates a summary derives from its counts (arrived ... cancelled set): admitted,
@@ -82,7 +101,9 @@ void FillRates(double accuracy_sum, TimePoint end, MetricsSummary* out);
 
 class MetricsCollector {
  public:
-  explicit MetricsCollector(Duration interval = Seconds(1)) : interval_(interval) {}
+  // `phases`: also keep the latency phases (Phases(); three more histograms, ~600 KB).
+  explicit MetricsCollector(Duration interval = Seconds(1), bool phases = false)
+      : interval_(interval), phases_(phases ? std::make_unique<PhaseData>() : nullptr) {}
 
   void OnArrival(TimePoint now);
   void OnDone(const QueryRecord& r, double accuracy);
@@ -104,6 +125,9 @@ class MetricsCollector {
   // Levels 1..`levels` (every one, also those no query ended in: /metrics exports a fixed
   // label set), counts and rates as in MetricsSummary::priorities.
   std::vector<PriorityStats> PriorityCounts(int32_t levels) const;
+  // The completed queries' latencies in phases (header comment), over the queries whose
+  // executor measured its execution; count 0 when not kept.
+  LatencyPhases Phases() const;
   // The intervals from 0 to the last arrival's, with their core_seconds.
   std::vector<IntervalStats> series() const;
   Duration interval() const { return interval_; }
@@ -117,6 +141,12 @@ class MetricsCollector {
   std::vector<IntervalStats> series_;
   std::vector<double> core_seconds_;  // per interval; may run past the last arrival
   LatencyHistogram latency_;
+  // Phases (the queries with an exec_time): queue, exec, handoff, and their sums (µs).
+  struct PhaseData {
+    LatencyHistogram hist[3];
+    int64_t sum_us[3] = {0, 0, 0};
+  };
+  std::unique_ptr<PhaseData> phases_;
   int64_t latency_us_sum_ = 0;
   int64_t queue_us_sum_ = 0;
   int64_t batches_ = 0;

@@ -37,6 +37,10 @@ struct QueryRecord {
   TimePoint deadline{};
   TimePoint start{};   // batch start (after any cold start is included in service)
   TimePoint finish{};  // completion or drop time
+  // The executor's own measure of its batch's execution (ActionResult end - begin); -1 =
+  // none (dropped). service_time() - exec_time is the hand-off: the action's way to the
+  // executor and its result's way back to the engine (0 in sim).
+  Duration exec_time{-1};
   bool dropped = false;
   DropReason drop_reason = DropReason::kNone;
   bool met_slo = false;

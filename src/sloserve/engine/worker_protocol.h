@@ -20,6 +20,7 @@
 #include "sloserve/core/query.h"
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
+#include "sloserve/engine/clock.h"
 
 namespace sloserve {
 
@@ -134,6 +135,10 @@ class WorkerExecutor {
   virtual ExecutorWait* TakeWait() { return nullptr; }
   // Called by the engine on the driver's thread before any Send.
   virtual void Attach(ResultSink* sink) { sink_ = sink; }
+  // Called by a live runtime right after it made the executor, before any action: the
+  // driver's clock, for executors that read one (begin/end, the start window), so their
+  // times are on the engine's timeline. `clock` outlives the executor. Default: ignored.
+  virtual void UseClock(const Clock* clock) { (void)clock; }
   // Starts the action and returns at once; its result comes later through the sink,
   // exactly once. Returns the executor's own estimate of the duration when it has one
   // (the simulator knows it exactly), else 0.

@@ -35,6 +35,11 @@ void RoutingExecutor::Attach(ResultSink* sink) {
   for (Route& r : routes_) r.executor->Attach(sink);
 }
 
+void RoutingExecutor::UseClock(const Clock* clock) {
+  fallback_->UseClock(clock);
+  for (Route& r : routes_) r.executor->UseClock(clock);
+}
+
 Duration RoutingExecutor::Send(const WorkerAction& action) {
   const VariantId variant = std::visit([](const auto& a) { return a.variant; }, action);
   const auto it = route_of_.find(variant);

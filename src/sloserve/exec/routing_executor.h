@@ -35,6 +35,7 @@ class RoutingExecutor : public WorkerExecutor {
   Status AddRoute(Route route);
 
   void Attach(ResultSink* sink) override;
+  void UseClock(const Clock* clock) override;
   Duration Send(const WorkerAction& action) override;
   int vacant_workers() const override;
 

@@ -91,6 +91,20 @@ nlohmann::json SummaryJson(const MetricsSummary& m) {
                       {"elapsed_s", m.elapsed_s}};
   // serve's refusals of malformed requests (too many rows), only when there were some.
   if (m.bad_requests > 0) j["bad_requests"] = m.bad_requests;
+  // serve's latency phases (metrics.h), when kept.
+  if (m.phases.count > 0) {
+    nlohmann::json phases = {{"count", m.phases.count}};
+    for (const auto& [name, p] :
+         {std::pair<const char*, const PhaseStats*>{"queue", &m.phases.queue},
+          {"exec", &m.phases.exec},
+          {"handoff", &m.phases.handoff}}) {
+      phases[name] = {{"p50_ms", p->p50_ms},
+                      {"p99_ms", p->p99_ms},
+                      {"mean_ms", p->mean_ms},
+                      {"max_ms", p->max_ms}};
+    }
+    j["phases"] = phases;
+  }
   // Per priority level (docs/admission.md), only when more than one level was seen.
   for (const PriorityStats& p : m.priorities) {
     j["priorities"].push_back({{"level", p.level},
@@ -130,6 +144,16 @@ std::string SummaryText(const MetricsSummary& m) {
                   "refused     %lld bad requests (more rows than any variant finishes within "
                   "the SLO; not counted as arrived or as SLO violations)\n",
                   static_cast<long long>(m.bad_requests));
+    text += buf;
+  }
+  if (m.phases.count > 0) {
+    const LatencyPhases& ph = m.phases;
+    std::snprintf(buf, sizeof buf,
+                  "phases      p50 / p99 / mean ms: queue %.3f / %.3f / %.3f, exec %.3f / %.3f / "
+                  "%.3f, handoff %.3f / %.3f / %.3f\n",
+                  ph.queue.p50_ms, ph.queue.p99_ms, ph.queue.mean_ms, ph.exec.p50_ms,
+                  ph.exec.p99_ms, ph.exec.mean_ms, ph.handoff.p50_ms, ph.handoff.p99_ms,
+                  ph.handoff.mean_ms);
     text += buf;
   }
   for (const PriorityStats& p : m.priorities) {

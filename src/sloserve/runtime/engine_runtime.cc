@@ -37,6 +37,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   if (options.make_executor) {
     rt->executor_ = options.make_executor(*suite, rt->payloads_.get());
     if (!rt->executor_) return InvalidArgumentError("runtime: make_executor returned no executor");
+    rt->executor_->UseClock(&rt->clock_);  // its times on the engine's timeline
   } else {
     rt->executor_ =
         std::make_unique<ProfileExecutor>(ServiceTimeModel(suite, options.service, options.seed));
@@ -49,6 +50,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
   dopts.plan_interval = options.plan_interval;
   dopts.offline_threads_enabled = true;  // offline work on its own thread, off the engine's
   dopts.offline_threads = 1;
+  dopts.clock = &rt->clock_;  // posts taken in during a step are handled at their time
   rt->driver_ = std::make_unique<Driver>(dopts);
   // Results read on another component's thread (remote workers' replies on serve's gRPC
   // queue thread, RemoteExecutor::DrainOn) are handled there when the engine thread is idle.
@@ -67,6 +69,7 @@ StatusOr<std::unique_ptr<EngineRuntime>> EngineRuntime::Create(const ProfileSuit
     self->ReportProgress(what, done, total);
   };
   eopts.live = true;
+  eopts.latency_phases = true;  // the final summary's queue / exec / handoff (metrics.h)
   eopts.offline_cancel = rt->driver_->offline_cancel();
   eopts.degraded = [self = rt.get()](const std::string& note) { self->SetDegraded(note); };
   std::vector<TypeCounters> by_type(suite->hardware().size());
@@ -577,6 +580,7 @@ void EngineRuntime::Answer(const QueryRecord& r) {
     type.service += r.service_time();
     out.queue_time = r.queue_time();
     out.compute_time = r.service_time();
+    out.exec_time = r.exec_time;
     out.batch_size = r.batch_size;
     out.met_slo = r.met_slo;
     if (outputs) out.outputs = *outputs;
@@ -833,6 +837,15 @@ void EngineRuntime::PublishAndAnswer(TimePoint now, bool force) {
 MetricsSummary EngineRuntime::Summary() {
   std::optional<EngineSnapshot> snap = Snapshot();
   return snap ? std::move(snap->summary) : MetricsSummary{};
+}
+
+MetricsSummary EngineRuntime::FinalSummary() {
+  MetricsSummary m = Summary();
+  // Not in the snapshot each step publishes (three more histograms to read): read here,
+  // under the engine's lock.
+  MutexLock lock(engine_mu_);
+  if (engine_) m.phases = engine_->metrics().Phases();
+  return m;
 }
 
 }  // namespace sloserve

@@ -133,6 +133,10 @@ class EngineRuntime : public InferenceBackend {
   // Aggregates so far (thread-safe; while the engine thread runs, as of the snapshot it
   // last published: see Snapshot()).
   MetricsSummary Summary();
+  // Summary() with the latency phases (metrics.h `phases`), which the published snapshots
+  // leave out: waits for the engine thread's step in progress, so for the end of a run
+  // (serve's final report), not for scrapes.
+  MetricsSummary FinalSummary();
   const ProfileSuite& suite() const { return *suite_; }
   const Deployment& deployment() const { return deployment_; }
   // The tensors of the queries in the system (thread-safe).

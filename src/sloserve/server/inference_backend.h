@@ -105,6 +105,9 @@ struct InferOutcome {
   std::string hardware;     // the worker's hardware (instance) type; empty = not reported
   Duration queue_time{};    // arrival at the engine -> batch start
   Duration compute_time{};  // batch start -> completion
+  // Of compute_time, the executor's own measure of the batch's execution; the rest is the
+  // hand-off to the executor and back. -1 = not reported.
+  Duration exec_time{-1};
   int32_t batch_size = 0;
   bool met_slo = false;
   // The output tensors from the executor; empty when it computes none (the emulated

@@ -495,6 +495,8 @@ void KServeHandler::LogRequest(const InferCall* call, std::string_view model,
     AppendJsonString(line, outcome->worker);
     line += ",\"queue_us\":" + std::to_string(outcome->queue_time.count());
     line += ",\"compute_us\":" + std::to_string(outcome->compute_time.count());
+    if (outcome->exec_time >= Duration(0))
+      line += ",\"exec_us\":" + std::to_string(outcome->exec_time.count());
     line += ",\"batch_size\":" + std::to_string(outcome->batch_size);
     line += outcome->met_slo ? ",\"met_slo\":true" : ",\"met_slo\":false";
   }

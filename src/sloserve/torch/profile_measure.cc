@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <tuple>
 
 #include "sloserve/loadgen/labelled_dataset.h"
@@ -78,6 +79,7 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
                                                 const MeasureOptions& o) {
   if (o.batch_sizes.empty() || o.cores.empty() || o.samples < 1 || o.warmup < 0 || o.loads < 1)
     return InvalidArgumentError("profile measure: empty batch sizes or cores, or samples < 1");
+  if (o.gap < Duration(0)) return InvalidArgumentError("profile measure: a negative gap");
   // `probe` names the variants and hardware for the executor while measuring; `suite` is
   // built after, in the same order (same ids), with the measured figures.
   ProfileSuite probe;
@@ -125,6 +127,9 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
   std::vector<Measured> measured;
   std::mt19937 rng(1);
   std::uniform_int_distribution<int> pixel(0, 16);
+  std::mt19937 gap_rng(2);
+  std::exponential_distribution<double> gap_draw(
+      o.gap > Duration(0) ? 1.0 / static_cast<double>(o.gap.count()) : 1.0);
   for (const Planned& p : planned) {
     const RepoVariant& cfg = *p.cfg;
     for (int d : cfg.input.shape) {
@@ -164,6 +169,10 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
         }
         std::vector<int64_t> samples;
         for (int i = 0; i < o.warmup + o.samples; ++i) {
+          if (o.gap > Duration(0)) {
+            std::this_thread::sleep_for(
+                o.gap_exponential ? Micros(static_cast<int64_t>(gap_draw(gap_rng))) : o.gap);
+          }
           ASSIGN_OR_RETURN(Duration t, bench.Run(w, hw[h], p.id, cfg.input, inputs, nullptr));
           if (i >= o.warmup) samples.push_back(t.count());
         }
@@ -227,6 +236,14 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
     for (auto& [h, rows, samples] : m.latency)
       suite.AddLatency(h, v, rows, LatencyDistribution(std::move(samples)));
   }
+  std::string gap_text;
+  if (o.gap > Duration(0)) {
+    char g[512];
+    std::snprintf(g, sizeof g, ", each batch after %s%.3f ms idle (--gap-ms%s)",
+                  o.gap_exponential ? "an exponentially distributed idle time of mean " : "",
+                  ToMillis(o.gap), o.gap_exponential ? " --gap-exponential" : "");
+    gap_text = g;
+  }
   std::string batches;
   for (int b : o.batch_sizes) batches += (batches.empty() ? "" : ",") + std::to_string(b);
   suite.set_provenance(
@@ -235,7 +252,7 @@ StatusOr<ProfileSuite> MeasureRepositoryProfile(const ModelRepository& repo,
       "threads), price 0; latency = one batch of one-row queries of random pixels 0..16 per "
       "sample (stack, forward, split), " +
       std::to_string(o.samples) + " samples after " + std::to_string(o.warmup) +
-      " dropped warm-up batches, batch sizes " + batches + "; load_time = median of " +
+      " dropped warm-up batches, batch sizes " + batches + gap_text + "; load_time = median of " +
       std::to_string(o.loads) +
       " cold starts (torch::jit::load, optimize_for_inference, warm-up); memory = parameters and "
       "buffers; model_hash = "

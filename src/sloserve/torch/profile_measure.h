@@ -11,7 +11,8 @@
 //   memory_mb    the executor's accounted bytes once loaded (parameters and buffers)
 //   load_time    the median of `loads` measured cold starts (load + warm-up)
 //   latency      `samples` batches of random pixel inputs per batch size, after `warmup`
-//                batches that are not kept
+//                batches that are not kept; `gap` idle before each (fixed or exponential;
+//                default none)
 // Only the first core count's load times are kept (a suite has one per variant).
 #include <functional>
 #include <string>
@@ -29,6 +30,12 @@ struct MeasureOptions {
   int samples = 30;  // kept per (hardware, variant, batch size)
   int warmup = 5;    // batches run first and dropped
   int loads = 3;     // cold starts measured per variant
+  // Idle time before each batch (warm-up and samples alike), the worker thread waiting for
+  // its next action as serve's does between batches at a light load; 0 = back to back.
+  Duration gap{0};
+  // Each gap drawn from an exponential distribution of mean `gap` (the idle times Poisson
+  // arrivals leave a lightly loaded worker) instead of `gap` every time.
+  bool gap_exponential = false;
   Duration slo = Millis(50);
   std::vector<std::string> variants;                 // empty = all
   std::function<void(const std::string&)> progress;  // one line per variant measured

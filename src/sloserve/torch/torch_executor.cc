@@ -467,6 +467,10 @@ Duration TorchExecutor::Send(const WorkerAction& action) {
   return Duration(0);
 }
 
+void TorchExecutor::UseClock(const Clock* clock) {
+  if (clock) impl_->options.clock = clock;
+}
+
 StatusOr<Duration> TorchExecutor::Preload(WorkerId worker, HardwareId hardware, VariantId variant) {
   LoadVariant load;
   load.worker = worker;

@@ -62,6 +62,10 @@ class TorchExecutor : public WorkerExecutor {
   ~TorchExecutor() override;
 
   Duration Send(const WorkerAction& action) override;
+  // The runtime's clock replaces the executor's own (TorchExecutorOptions::clock), before
+  // any action or Preload: the executor's begin/end and start-window check were on a
+  // clock started tens of µs to milliseconds after the runtime's (issue 35).
+  void UseClock(const Clock* clock) override;
 
   // Loads `variant` on `worker` before serving and returns its cold start, without a
   // result through the sink: for the variants the engine starts with as resident
