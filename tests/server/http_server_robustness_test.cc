@@ -101,6 +101,72 @@ TEST_F(HttpServerRobustnessTest, PipelinedRequestsAnsweredInOrder) {
   EXPECT_LT(b, c);
 }
 
+// Many requests pipelined in one write: answers written in place nest at most a few deep
+// (Session::Write), then go the asynchronous way; every one is answered, in order.
+TEST_F(HttpServerRobustnessTest, ManyPipelinedRequestsAreAllAnsweredInOrder) {
+  StartServer();
+  TestHttpClient client(Seconds(10));
+  ASSERT_TRUE(client.Connect(port_).ok());
+  constexpr int kRequests = 200;
+  std::string burst;
+  for (int i = 0; i < kRequests; ++i) {
+    burst += i % 2 == 0 ? "GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n"
+                        : "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n";
+  }
+  burst += "GET /v2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  auto raw = client.SendRaw(burst);
+  ASSERT_TRUE(raw.ok());
+  size_t at = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    at = raw->find("HTTP/1.1 ", at);
+    ASSERT_NE(at, std::string::npos) << "answer " << i;
+    EXPECT_EQ(raw->substr(at + 9, 3), i % 2 == 0 ? "200" : "404") << "answer " << i;
+    at += 9;
+  }
+  EXPECT_NE(raw->find("\"name\":\"sloserve\"", at), std::string::npos);  // the last, /v2
+}
+
+// A 2 MB answer to a client with a 4 KiB receive buffer that waits before reading arrives
+// whole (written in place when the send buffer takes it, as on this loopback, else in part
+// and the rest as the client reads).
+TEST_F(HttpServerRobustnessTest, ALargeAnswerToASlowReaderArrivesWhole) {
+  StartServer();
+  constexpr int kRows = 1'000'000;  // [1000000, 1] of output: 2 MB of JSON
+  const std::string body = InferBody(kRows);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  const int small = 4096;
+  ASSERT_EQ(::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port_);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string request =
+      "POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\n"
+      "Content-Type: application/json\r\nConnection: close\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  for (size_t sent = 0; sent < request.size();) {
+    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    ASSERT_GT(n, 0) << errno;
+    sent += static_cast<size_t>(n);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the answer backs up
+  std::string raw;
+  char chunk[65536];
+  for (ssize_t n; (n = ::recv(fd, chunk, sizeof chunk, 0)) > 0;) raw.append(chunk, n);
+  ::close(fd);
+  const size_t head_end = raw.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos) << raw.size() << " bytes";
+  EXPECT_EQ(raw.substr(0, 12), "HTTP/1.1 200");
+  const json j = json::parse(raw.substr(head_end + 4), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << raw.size() << " bytes";
+  EXPECT_GT(raw.size(), size_t{1} << 20);
+  EXPECT_EQ(j["outputs"][0]["data"].size(), static_cast<size_t>(kRows));
+  EXPECT_EQ(Get("/v2/health/live").status, 200);
+}
+
 TEST_F(HttpServerRobustnessTest, OversizedBodyGets413) {
   HttpServer::Options options;
   options.max_body_bytes = 64 * 1024;

@@ -821,6 +821,33 @@ class Session : public std::enable_shared_from_this<Session> {
     res_body_ = std::move(response.body);
     if (head_) res_body_.clear();  // HEAD: the GET's headers (Content-Length too), no body
     state_ = State::kWriting;
+    if (!tls_ && sync_writes_ < kMaxSyncWrites) {
+      // Most answers fit the socket's send buffer: written now, without the completion Asio
+      // posts even for a write that finished at once (each post is a turn of the io loop and
+      // an epoll_wait of its own, issue 38), then on to the next request. Bounded in depth:
+      // requests pipelined in the buffer would otherwise nest here one per answer.
+      beast::error_code wec;
+      auto& sock = stream_.socket();
+      if (!sock.non_blocking()) sock.non_blocking(true, wec);
+      const size_t n =
+          wec ? 0
+              : sock.write_some(std::array{asio::buffer(res_head_), asio::buffer(res_body_)}, wec);
+      if (!wec && n == res_head_.size() + res_body_.size()) {
+        const auto self = shared_from_this();
+        ++sync_writes_;
+        OnWrite({}, n);
+        --sync_writes_;
+        return;
+      }
+      if (wec && wec != asio::error::would_block && wec != asio::error::try_again) return Close();
+      // Partly written (or the buffer is full): the rest the usual way.
+      if (n < res_head_.size()) {
+        res_head_.erase(0, n);
+      } else {
+        res_body_.erase(0, n - res_head_.size());
+        res_head_.clear();
+      }
+    }
     stream_.expires_after(server_->options.write_timeout);
     WithStream([this](auto& stream) {
       asio::async_write(stream, std::array{asio::buffer(res_head_), asio::buffer(res_body_)},
@@ -894,8 +921,10 @@ class Session : public std::enable_shared_from_this<Session> {
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool linger_ = false;
-  bool head_ = false;     // the request being answered is a HEAD
-  int64_t answered_ = 0;  // responses written on this connection
+  bool head_ = false;                       // the request being answered is a HEAD
+  int64_t answered_ = 0;                    // responses written on this connection
+  static constexpr int kMaxSyncWrites = 4;  // answers written in place, nested (Write)
+  int sync_writes_ = 0;
   // A chunked body's first charge (its size is unknown until its last chunk): small, so
   // many uploads can start before some must reserve the whole of max_body.
   size_t ChunkedFirstCharge() const {
