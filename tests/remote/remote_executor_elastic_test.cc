@@ -70,9 +70,12 @@ TEST_F(RemoteExecutorElasticTest, ADrainedWorkersBatchEndsOnceAndANewAddressTake
   options.log = [](const std::string&) {};
   RemoteExecutor executor(&suite_, &payloads, std::move(options));
   ASSERT_TRUE(executor.Connect().ok());
-  // Counted resident in slot 0; A loads it when it joins (at-start loads: recorded by the
-  // worker at once, not sent to its puppet).
+  // Counted resident in both slots; A and B load it when they join (at-start loads: recorded
+  // by the worker at once, not sent to its puppet). The engine runs only what it believes
+  // loaded: a Run of a variant the worker does not hold would be found missing by the next
+  // health check (every 50 ms), which marks the worker down and cancels the Run.
   ASSERT_TRUE(executor.Preload(0, 0, {0}).ok());
+  ASSERT_TRUE(executor.Preload(1, 0, {0}).ok());
   executor.Attach(&sink);
   EXPECT_EQ(executor.vacant_workers(), 1);
   ASSERT_TRUE(WaitUntil([&] { return executor.down_workers() == 1; })) << "A joins slot 0";
