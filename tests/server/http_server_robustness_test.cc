@@ -30,6 +30,7 @@ using json = nlohmann::json;
 class HttpServerRobustnessTest : public ServerFixture {
  protected:
   void ManyConcurrentRequests(int io_threads);
+  void ExpectEachClosedAtItsOwnIdleTimeout(int io_threads);
 };
 
 std::string StatusLine(const std::string& raw) {
@@ -853,6 +854,52 @@ TEST_F(HttpServerRobustnessTest, IdleKeepAliveConnectionIsClosedAfterIdleTimeout
   }
   EXPECT_TRUE(closed);
   EXPECT_FALSE(client.Get("/v2/health/live").ok());
+}
+
+// Each keep-alive connection gets its own idle_timeout from its last answer: one that
+// kept sending for a while is closed that much after an idle one beside it. On one io
+// thread both are its loop's (its idle timer, armed for the first, must arm again for the
+// second, which sends nothing more to arm it); on two, each loop's timer closes its own.
+void HttpServerRobustnessTest::ExpectEachClosedAtItsOwnIdleTimeout(int io_threads) {
+  HttpServer::Options options;
+  options.threads = io_threads;
+  options.idle_timeout = Millis(1500);
+  StartServer({}, options);
+  const ServerMetrics& metrics = server_->metrics();
+  TestHttpClient quiet;
+  TestHttpClient busy;
+  ASSERT_TRUE(quiet.Connect(port_).ok());
+  ASSERT_TRUE(busy.Connect(port_).ok());
+  ASSERT_TRUE(quiet.Get("/v2/health/live").ok());
+  // Requests for about 2/3 of idle_timeout, none after: the busy one goes idle before
+  // the quiet one expires.
+  for (int i = 0; i < 20; ++i) {
+    auto r = busy.Get("/v2/health/live");
+    ASSERT_TRUE(r.ok() && r->status == 200) << "request " << i << " on the busy connection";
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(metrics.OpenConnections(), 2) << "the quiet one closed before idle_timeout";
+  bool one_left = false;  // the quiet one closed, the busy one not yet
+  bool none_left = false;
+  for (int i = 0; i < 500 && !none_left; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const int64_t open = metrics.OpenConnections();
+    one_left = one_left || open == 1;
+    none_left = open == 0;
+  }
+  EXPECT_TRUE(one_left) << "the two were closed together";
+  EXPECT_TRUE(none_left) << "a connection stayed open past its idle_timeout";
+  EXPECT_FALSE(quiet.Get("/v2/health/live").ok());
+  EXPECT_FALSE(busy.Get("/v2/health/live").ok());
+  EXPECT_EQ(metrics.EvictedConnections(), 0) << "closed for idling, not evicted";
+}
+
+TEST_F(HttpServerRobustnessTest, EachKeepAliveConnectionIsClosedAtItsOwnIdleTimeout) {
+  ExpectEachClosedAtItsOwnIdleTimeout(1);
+}
+
+TEST_F(HttpServerRobustnessTest, EachKeepAliveConnectionIsClosedAtItsOwnIdleTimeoutOnTwoLoops) {
+  ExpectEachClosedAtItsOwnIdleTimeout(2);
 }
 
 // The in-flight body budget: while one connection holds most of it with a body being

@@ -83,6 +83,12 @@ struct IoLoop {
   std::vector<std::shared_ptr<Session>> watch_later;
   LoopTimer watch_timer{ioc.get_executor()};
   bool watch_timer_pending = false;
+  // Closes this loop's keep-alive connections idle for idle_timeout (Impl::OnIdleTimer):
+  // one timer per loop, armed while connections wait, instead of a deadline armed and
+  // cancelled with each request's idle read (every cancel a posted completion: a turn of
+  // the loop and an epoll_wait per request, issue 38).
+  LoopTimer idle_timer{ioc.get_executor()};
+  bool idle_timer_pending = false;
   // Answers the backend's threads hand to this loop's sessions, run here in one handler per
   // burst (Impl::Deliver) instead of one post per answer (each a lock of the io_context's
   // queue, an operation allocated and work counted).
@@ -122,6 +128,9 @@ using http_server_internal::IoLoop;
 using http_server_internal::SessionSocket;
 
 struct HttpServer::Impl {
+  // The loop whose SubmitBatch this thread is in (its backend may answer inline), or null.
+  static thread_local const IoLoop* submitting_loop;
+
   Impl(Options opts, InferenceBackend* b) : options(std::move(opts)), backend(b) {}
 
   void DoAccept() EXCLUDES(mu);
@@ -190,7 +199,13 @@ struct HttpServer::Impl {
     std::vector<InferenceBackend::Submission> batch;
     batch.swap(loop.submit_batch);
     loop.submit_batch.swap(loop.submit_spare);  // empty, with the capacity of an earlier batch
-    backend->SubmitAll(batch);
+    {
+      // Answers the backend gives on this thread meanwhile are drained below, not posted.
+      const IoLoop* const outer = submitting_loop;
+      submitting_loop = &loop;
+      backend->SubmitAll(batch);
+      submitting_loop = outer;
+    }
     batch.clear();
     if (batch.capacity() > loop.submit_spare.capacity()) loop.submit_spare.swap(batch);
     // A backend that stepped on this thread (an idle engine, EngineRuntime::inline_steps)
@@ -209,6 +224,17 @@ struct HttpServer::Impl {
   // Drops the sessions no longer at the backend from the watch list and starts the
   // watch of those at the backend since `due` or before.
   void PruneWatchList(IoLoop& loop, std::chrono::steady_clock::time_point due);
+  // Arms `loop`'s idle timer for `at` unless it is armed (every later idle connection
+  // expires after the ones already waiting) or the server is stopping.
+  void ArmIdleTimer(IoLoop& loop, std::chrono::steady_clock::time_point at) {
+    if (loop.idle_timer_pending || draining.load()) return;
+    loop.idle_timer_pending = true;
+    loop.idle_timer.expires_at(at);
+    loop.idle_timer.async_wait([this, &loop](beast::error_code ec) { OnIdleTimer(loop, ec); });
+  }
+  // Closes the loop's connections idle for idle_timeout, and arms the timer again for the
+  // next one to expire.
+  void OnIdleTimer(IoLoop& loop, beast::error_code ec) EXCLUDES(mu);
   // Runs `session`'s OnOutcome on its loop (called from a backend thread).
   void Deliver(IoLoop& loop, std::shared_ptr<Session> session, InferOutcome outcome);
   void DrainOutbox(IoLoop& loop);
@@ -381,6 +407,13 @@ class Session : public std::enable_shared_from_this<Session> {
     return false;
   }
 
+  // The loop's idle timer chose it (OnIdleTimer, on its io thread, claimed as for an
+  // eviction): closed while it still waits for its next request.
+  void ExpireIdle() {
+    if (state_ == State::kReading) Close();
+  }
+  IoLoop* loop() const { return loop_; }
+
  private:
   // kParsing: a large body is being parsed on the parse pool (no operation pending).
   enum class State { kReading, kParsing, kBackend, kWriting, kLingering, kClosed };
@@ -476,26 +509,40 @@ class Session : public std::enable_shared_from_this<Session> {
     since_ns_.store(std::max<int64_t>(1, now.time_since_epoch().count()),
                     std::memory_order_relaxed);
     server_->Idle(this);
-    WithStream([this](auto& stream) {
-      stream.async_read_some(buffer_.prepare(kIdleReadBytes), [self = shared_from_this()](
-                                                                  beast::error_code ec, size_t n) {
-        if (self->state_ == State::kClosed) return;
-        // Chosen to make room before its next request came: the new connection was let in
-        // in its place, so it goes (a client retries a request that raced the close of
-        // an idle connection, RFC 9112 9.3.1).
-        if (self->since_ns_.exchange(0, std::memory_order_relaxed) == kEvicting) {
-          self->server_->metrics.ConnectionEvicted();
-          return self->Close();
-        }
-        self->server_->Proven(self.get());
-        if (ec) return self->Close();  // idle limit, peer closed, Stop()
-        self->buffer_.commit(n);
-        self->ReadHeader();
-      });
-    });
+    server_->ArmIdleTimer(*loop_, now + server_->options.idle_timeout);
+    auto on_bytes = [self = shared_from_this()](beast::error_code ec, size_t n) {
+      if (self->state_ == State::kClosed) return;
+      // Chosen to make room before its next request came: the new connection was let in
+      // in its place, so it goes (a client retries a request that raced the close of
+      // an idle connection, RFC 9112 9.3.1).
+      if (self->since_ns_.exchange(0, std::memory_order_relaxed) == kEvicting) {
+        self->server_->metrics.ConnectionEvicted();
+        return self->Close();
+      }
+      self->server_->Proven(self.get());
+      if (ec) return self->Close();  // peer closed, Stop(), (TLS) idle limit
+      self->buffer_.commit(n);
+      self->ReadHeader();
+    };
+    if (tls_) {
+      ReadDeadline(now + server_->options.idle_timeout);
+      tls_->async_read_some(buffer_.prepare(kIdleReadBytes), std::move(on_bytes));
+    } else {
+      // On the socket, without the stream's deadline: the loop's idle timer closes it.
+      stream_.socket().async_read_some(buffer_.prepare(kIdleReadBytes), std::move(on_bytes));
+    }
   }
 
   void ReadHeader() {
+    // A header already buffered (the idle read's bytes, a pipelined request) is parsed here:
+    // Beast's async_read_header posts the completion of a read that needed no I/O, a turn
+    // of the io loop and an epoll_wait of its own per request (issue 38).
+    if (buffer_.size() > 0) {
+      beast::error_code ec;
+      const size_t n = parser_->put(buffer_.data(), ec);
+      buffer_.consume(n);
+      if (ec != http::error::need_more) return OnHeader(ec, n);
+    }
     ReadDeadline(Clock::now() + server_->options.header_timeout);
     WithStream([this](auto& stream) {
       http::async_read_header(stream, buffer_, *parser_,
@@ -573,6 +620,19 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void ReadBodySome() {
+    // The body bytes already buffered (usually all of a small request's, read with its
+    // header) are parsed here, not through a posted completion (ReadHeader).
+    while (buffer_.size() > 0) {
+      beast::error_code ec;
+      const size_t n = parser_->put(buffer_.data(), ec);
+      buffer_.consume(n);
+      if (ec == http::error::need_more) {
+        if (n == 0) break;  // e.g. a chunk's header cut short: read on
+        ec = {};
+      }
+      if (!ec && n == 0) break;
+      if (!TakeBody(ec, n)) return;
+    }
     const auto earned = std::chrono::duration<double>(
         static_cast<double>(body_received_) / static_cast<double>(server_->options.min_body_rate));
     ReadDeadline(body_start_ + server_->options.body_timeout +
@@ -585,20 +645,35 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnBodySome(beast::error_code ec, size_t bytes) {
     if (state_ == State::kClosed) return;
-    if (ec) return OnReadError(ec);
+    if (TakeBody(ec, bytes)) ReadBodySome();
+  }
+
+  // What a read of the body brought: false when the request is done with here (read
+  // whole, refused or failed), true when more of the body is to be read.
+  bool TakeBody(beast::error_code ec, size_t bytes) {
+    if (ec) {
+      OnReadError(ec);
+      return false;
+    }
     body_received_ += bytes;
     // A chunked body beyond its first charge: the rest of max_body, all or nothing. (The
     // bytes read include the chunk framing; the parser holds the decoded body to max_body.)
     const size_t whole = server_->options.max_body_bytes;
     if (!parser_->content_length() && body_received_ > charged_ && charged_ < whole) {
-      if (!Charge(whole - charged_)) return RefuseBusy();
+      if (!Charge(whole - charged_)) {
+        RefuseBusy();
+        return false;
+      }
       // Its string reserved at once too, as Beast does for a declared length: grown by
       // doubling, a body took up to twice its size and left the freed steps in the heap
       // (16 MiB uploads held ~100 MiB afterwards; OverloadE2eTest).
       parser_->get().body().reserve(whole);
     }
-    if (parser_->is_done()) return OnRead({}, 0);
-    ReadBodySome();
+    if (parser_->is_done()) {
+      OnRead({}, 0);
+      return false;
+    }
+    return true;
   }
 
   void OnReadError(beast::error_code ec) {
@@ -974,6 +1049,8 @@ bool SealListener(int fd) {
 
 }  // namespace
 
+thread_local const IoLoop* HttpServer::Impl::submitting_loop = nullptr;
+
 void HttpServer::Impl::Deliver(IoLoop& loop, std::shared_ptr<Session> session,
                                InferOutcome outcome) {
   bool first;
@@ -982,7 +1059,10 @@ void HttpServer::Impl::Deliver(IoLoop& loop, std::shared_ptr<Session> session,
     first = loop.outbox.empty();
     loop.outbox.emplace_back(std::move(session), std::move(outcome));
   }
-  if (!first) return;  // the drain posted with the first of the burst takes it
+  // The drain posted with the first of the burst takes it, or the one SubmitBatch runs
+  // when it is the thread submitting: an inline step answered (a post would be a turn of
+  // the loop that finds the outbox empty: issue 38).
+  if (!first || submitting_loop == &loop) return;
   // Counted in flight until post() has returned, so Stop() cannot destroy the io_context
   // while this thread still touches it (the answer may be written and its request leave
   // in flight before then).
@@ -999,6 +1079,40 @@ void HttpServer::Impl::DrainOutbox(IoLoop& loop) {
   }
   for (auto& [session, outcome] : answers) session->OnOutcome(std::move(outcome));
   answers.clear();
+}
+
+void HttpServer::Impl::OnIdleTimer(IoLoop& loop, beast::error_code ec) {
+  loop.idle_timer_pending = false;
+  if (ec || draining.load()) return;  // cancelled by Stop(), which closes idle ones itself
+  const int64_t limit =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options.idle_timeout).count();
+  const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+  std::vector<std::shared_ptr<Session>> expired;
+  int64_t next = 0;  // when the first connection still idle expires; 0: none is
+  {
+    MutexLock lock(mu);
+    // `idle` is ordered by when each began waiting: the walk ends at the first that has
+    // not waited idle_timeout. Other loops' connections are left to their own timers.
+    for (auto it = idle.begin(); it != idle.end();) {
+      Session* session = *it++;  // before Unlist erases it
+      const int64_t since = session->evictable_since();
+      if (since <= 0) continue;  // being claimed, or proven a moment ago
+      if (since + limit > now) {
+        next = since + limit;
+        break;
+      }
+      if (session->loop() != &loop || !session->ClaimForEviction(since)) continue;
+      SessionEntry& entry = sessions[session];
+      Unlist(entry);
+      if (std::shared_ptr<Session> claimed = entry.weak.lock()) {
+        expired.push_back(std::move(claimed));
+      }
+    }
+  }
+  for (auto& session : expired) session->ExpireIdle();
+  if (next != 0) {
+    ArmIdleTimer(loop, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(next)));
+  }
 }
 
 void HttpServer::Impl::WatchLater(IoLoop& loop, std::shared_ptr<Session> session) {
@@ -1257,6 +1371,11 @@ void HttpServer::Stop() {
   }
   for (auto& session : live) session->CloseIfIdle();
   live.clear();
+  // The idle timers would keep their loops running until they fire (no new one is armed
+  // once draining is set).
+  for (auto& loop : s.loops) {
+    asio::post(loop->ioc, [l = loop.get()] { l->idle_timer.cancel(); });
+  }
   {
     MutexLock lock(s.mu);
     // Each loop runs while it has work; one without any would end now. So the guards go
