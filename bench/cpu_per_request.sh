@@ -18,7 +18,10 @@
 # process alone: for grpc-remote, serve without its workers), the ratios the issue sets
 # targets for, and with --json one JSON object.
 #   bench/cpu_per_request.sh [--json] [BUILD_DIR] [SECONDS, default 5] [RATES, default "100 1000 10000"]
-# TARGETS="http nginx" runs a subset; SLOSERVE_BIN=path runs another sloserve binary.
+# TARGETS="http nginx" runs a subset; SLOSERVE_BIN=path runs another sloserve binary;
+# ROUNDS=N (default 1) measures every target N times at each rate, the targets taking turns
+# round by round, and reports each round's ratio and their median (one 5 s run of a
+# target moves by up to 30% on a shared VM: the median of several is the number to quote).
 # Needs nginx (scripts/setup --bench-packages installs nginx-light); the ratios are the point:
 # CPU numbers move with whatever else runs on the machine.
 set -euo pipefail
@@ -28,6 +31,8 @@ if [ "${1:-}" = --json ]; then json=1; shift; fi
 build=${1:-build}
 secs=${2:-5}
 rates=${3:-"100 1000 10000"}
+rounds=${ROUNDS:-1}
+[[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "cpu_per_request: ROUNDS must be 1..99, not '$rounds'" >&2; exit 2; }
 targets=${TARGETS:-"nginx http grpc-min grpc grpc-remote"}
 bin=${SLOSERVE_BIN:-$build/apps/sloserve/sloserve}
 load="$build/bench/grpc_load"
@@ -151,10 +156,10 @@ sleep 2
 idle=$(( $(ticks $all) - i0 ))
 say "idle: $idle ticks in 2 s for all targets together (1 tick = $((1000000 / hz)) us)"
 
-# One measurement: prints {"target", "rate", "answered", "achieved_rps", "p50_ms",
+# One measurement: prints {"target", "rate", "round", "answered", "achieved_rps", "p50_ms",
 # "p99_ms", "cpu_us_per_req", "switches_per_req"}.
 measure() {
-  local t=$1 rate=$2 c0 s0 n0 c1 s1 n1 m0 m1 r
+  local t=$1 rate=$2 round=$3 c0 s0 n0 c1 s1 n1 m0 m1 r
   # shellcheck disable=SC2086
   set -- ${procs[$t]}  # the first process is the server (for grpc-remote: serve, then workers)
   c0=$(ticks "$@") s0=$(switches "$@") n0=$(cpu_ns "$@") m0=$(cpu_ns "$1")
@@ -169,7 +174,7 @@ measure() {
   c1=$(ticks "$@") s1=$(switches "$@") n1=$(cpu_ns "$@") m1=$(cpu_ns "$1")
   python3 -c '
 import json, sys
-t, rate, hz, c0, c1, s0, s1, n0, n1, m0, m1 = sys.argv[2], float(sys.argv[3]), *map(int, sys.argv[4:13])
+t, rate, hz, c0, c1, s0, s1, n0, n1, m0, m1, rnd = sys.argv[2], float(sys.argv[3]), *map(int, sys.argv[4:14])
 r = json.loads(sys.argv[1])
 if "ok" in r:  # sloserve loadgen
     n, lat = r["ok"], r.get("latency_ms", {})
@@ -178,20 +183,21 @@ if "ok" in r:  # sloserve loadgen
 else:  # grpc_load
     n, p50, p99, rps = r["requests"], r["p50_ms"], r["p99_ms"], r["achieved_rps"]
 m = max(1, n)
-print(json.dumps({"target": t, "rate": rate, "answered": n, "achieved_rps": round(rps, 1),
+print(json.dumps({"target": t, "rate": rate, "round": rnd, "answered": n, "achieved_rps": round(rps, 1),
                   "p50_ms": p50, "p99_ms": p99,
                   "cpu_us_per_req": round((n1 - n0) / 1e3 / m, 1),
                   "cpu_us_per_req_ticks": round((c1 - c0) * 1e6 / hz / m, 1),
                   "cpu_us_per_req_first": round((m1 - m0) / 1e3 / m, 1),
                   "switches_per_req": round((s1 - s0) / m, 2)}))' \
-    "$r" "$t" "$rate" "$hz" "$c0" "$c1" "$s0" "$s1" "$n0" "$n1" "$m0" "$m1"
+    "$r" "$t" "$rate" "$hz" "$c0" "$c1" "$s0" "$s1" "$n0" "$n1" "$m0" "$m1" "$round"
 }
 
 rows=()
 say "$(printf "%-12s %7s %9s %10s %9s %9s %12s %12s %12s" target rate answered achieved p50_ms p99_ms cpu_us/req of_which_1st switches/req)"
 for rate in $rates; do
+  for round in $(seq "$rounds"); do
   for t in $targets; do
-    row=$(measure "$t" "$rate")
+    row=$(measure "$t" "$rate" "$round")
     rows+=("$row")
     [ "$json" = 1 ] || python3 -c '
 import json, sys
@@ -200,25 +206,33 @@ print("%-12s %7d %9d %10.0f %9.3f %9.3f %12.1f %12.1f %12.2f" % (r["target"], r[
       r["achieved_rps"], r["p50_ms"], r["p99_ms"], r["cpu_us_per_req"], r["cpu_us_per_req_first"],
       r["switches_per_req"]))' "$row"
   done
+  done
 done
 python3 -c '
-import json, sys
+import json, statistics, sys
 as_json = sys.argv[1] == "1"
 rows = [json.loads(r) for r in sys.argv[3:]]
-cpu = {(r["target"], r["rate"]): r["cpu_us_per_req"] for r in rows}
+cpu = {(r["target"], r["rate"], r["round"]): r["cpu_us_per_req"] for r in rows}
+rounds = sorted({r["round"] for r in rows})
 ratios = []
 for (num, den, what) in (("http", "nginx", "HTTP serve / nginx (target <= 2 at 1,000, <= 1.5 at 10,000)"),
                          ("grpc", "grpc-min", "gRPC serve / minimal gRPC server (target <= 2 at 1,000)"),
                          ("grpc-remote", "grpc", "remote hop serve+workers / serve in-process (target <= 2)")):
     for rate in sorted({r["rate"] for r in rows}):
-        a, b = cpu.get((num, rate)), cpu.get((den, rate))
-        if a is not None and b:
-            ratios.append({"what": what, "rate": rate, "ratio": round(a / b, 2)})
+        each = []
+        for k in rounds:
+            a, b = cpu.get((num, rate, k)), cpu.get((den, rate, k))
+            if a is not None and b:
+                each.append(round(a / b, 2))
+        if each:
+            ratios.append({"what": what, "rate": rate, "ratio": round(statistics.median(each), 2),
+                           "rounds": each})
 if as_json:
     print(json.dumps({"secs": float(sys.argv[2]), "rows": rows, "ratios": ratios,
                       "load_average": open("/proc/loadavg").read().split()[:3]}))
 else:
-    print("CPU per request ratios:")
+    print("CPU per request ratios" + (" (median of the rounds; each round in brackets):" if len(rounds) > 1 else ":"))
     for r in ratios:
-        print("  %-62s at %6d req/s: %5.2f" % (r["what"], r["rate"], r["ratio"]))
+        each = " (" + " / ".join("%.2f" % x for x in r["rounds"]) + ")" if len(r["rounds"]) > 1 else ""
+        print("  %-62s at %6d req/s: %5.2f%s" % (r["what"], r["rate"], r["ratio"], each))
 ' "$json" "$secs" "${rows[@]}"
