@@ -399,19 +399,27 @@ class PostingExecutor : public WorkerExecutor {
   }
 };
 
+// Starts `run` on two workers (round robin, one query a batch) with `exec`, its records
+// going to `log`, and submits one query at 1 ms: one Step.
+void SubmitOneQuery(const ProfileSuite& suite, WorkerExecutor* exec, testing::VirtualRun& run,
+                    testing::RecordLog& log) {
+  ASSERT_TRUE(run.Start(&suite, TwoWorkers(),
+                        testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(1, 0)),
+                        exec)
+                  .ok());
+  run.engine().set_sink(log.Sink());
+  Query q;
+  q.deadline = kTimeZero + Seconds(1);
+  run.Submit(q, kTimeZero + Millis(1));
+}
+
 TEST(DriverTest, AResultPostedWhileAStepRunsIsHandledInThatStep) {
   const ProfileSuite suite = testing::SmallSuite();
   PostingExecutor exec;
   testing::VirtualRun run;
-  ASSERT_TRUE(run.Start(&suite, TwoWorkers(),
-                        testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(1, 0)),
-                        &exec)
-                  .ok());
   testing::RecordLog log;
-  run.engine().set_sink(log.Sink());
-  Query q;
-  q.deadline = kTimeZero + Seconds(1);
-  run.Submit(q, kTimeZero + Millis(1));  // one Step: the arrival, then the posted result
+  // One Step: the arrival, then the posted result.
+  ASSERT_NO_FATAL_FAILURE(SubmitOneQuery(suite, &exec, run, log));
   EXPECT_EQ(run.engine().in_system(), 0u);
   EXPECT_EQ(run.engine().actions_in_flight(), 0u);
   ASSERT_EQ(log.records.size(), 1u);
@@ -451,15 +459,9 @@ TEST(DriverTest, AResultPostedDuringAStepCompletesAtTheLiveClocksTime) {
     DriverOptions options;
     if (live) options.clock = &clock;
     testing::VirtualRun run(options);
-    ASSERT_TRUE(run.Start(&suite, TwoWorkers(),
-                          testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(1, 0)),
-                          &exec)
-                    .ok());
     testing::RecordLog log;
-    run.engine().set_sink(log.Sink());
-    Query q;
-    q.deadline = kTimeZero + Seconds(1);
-    run.Submit(q, kTimeZero + Millis(1));  // formed at 1 ms, its result posted at 1.4 ms
+    // Formed at 1 ms, its result posted at 1.4 ms.
+    ASSERT_NO_FATAL_FAILURE(SubmitOneQuery(suite, &exec, run, log));
     ASSERT_EQ(log.records.size(), 1u);
     EXPECT_EQ(log.records[0].start, kTimeZero + Millis(1));
     EXPECT_EQ(log.records[0].finish, live ? kTimeZero + Micros(1400) : kTimeZero + Millis(1))
