@@ -16,7 +16,9 @@ Attainment is met / arrived (a shed or dropped query is a miss), over every quer
 for the worst model: the recommendation model's queries are three quarters of all, so a
 pool-wide 99% can hide a model served at 40%. The target asks every model for 99%.
 "cold starts" counts every variant load (a plan's new worker loading its variant, too);
-"reloads" those of a variant the worker had loaded before (unloaded or evicted since).
+"reloads" those of a variant the worker had loaded before (unloaded or evicted since);
+"waited for" the batches that waited for their variant's load (the other loads were ahead
+of need: a plan's preloads and prefetches).
 Python 3 standard library only.
 """
 import argparse
@@ -62,6 +64,7 @@ def point(models):
         "core_seconds": total["core_seconds"],
         "cold_starts": total["cold_starts"],
         "reloads": total.get("reloads", 0),
+        "cold_starts_waited": total.get("cold_starts_waited", 0),
     }
 
 
@@ -71,21 +74,21 @@ def fmt_budget(b):
 
 def methods_table(runs):
     out = ["| method | budget ($/h) | accuracy (%) | SLO attainment | worst model's | p99 (ms) | "
-           "cost ($) | mean $/h | core-seconds | cold starts | reloads |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "cost ($) | mean $/h | core-seconds | cold starts | waited for | reloads |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for (policy, budget), models in runs.items():
         p = point(models)
-        out.append("| %s | %s | %.2f | %.4f | %.4f | %.0f | %.2f | %.2f | %.0f | %d | %d |" % (
+        out.append("| %s | %s | %.2f | %.4f | %.4f | %.0f | %.2f | %.2f | %.0f | %d | %d | %d |" % (
             policy, fmt_budget(budget), p["accuracy"], p["attainment"], p["worst_attainment"],
             p["p99_ms"], p["cost_usd"], p["cost_per_hour"], p["core_seconds"],
-            p["cold_starts"], p["reloads"]))
+            p["cold_starts"], p["cold_starts_waited"], p["reloads"]))
     return "\n".join(out)
 
 
 def models_table(runs):
     out = ["| method | budget ($/h) | model | arrived | accuracy (%) | SLO attainment | "
-           "p99 (ms) | cost ($) | cold starts | reloads |",
-           "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "p99 (ms) | cost ($) | cold starts | waited for | reloads |",
+           "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for (policy, budget), models in runs.items():
         # A model's cost is that of the workers dedicated to it; workers shared among
         # models (the placement row) belong to none, so a model without any says "shared".
@@ -98,9 +101,10 @@ def models_table(runs):
             acc = "%.2f" % r["accuracy"] if r["accuracy"] > 0 else "n/a"
             cost = r.get("cost_usd", 0.0)
             cost_text = "shared" if shared and cost == 0 else "%.2f" % cost
-            out.append("| %s | %s | %s | %d | %s | %.4f | %.0f | %s | %d | %d |" % (
+            out.append("| %s | %s | %s | %d | %s | %.4f | %.0f | %s | %d | %d | %d |" % (
                 policy, fmt_budget(budget), name, r["arrived"], acc, att, r["p99_ms"],
-                cost_text, r["cold_starts"], r.get("reloads", 0)))
+                cost_text, r["cold_starts"], r.get("cold_starts_waited", 0),
+                r.get("reloads", 0)))
     return "\n".join(out)
 
 

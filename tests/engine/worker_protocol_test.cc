@@ -515,6 +515,7 @@ TEST(WorkerProtocolTest, ResidencyCyclesAndTheLeastRecentlyUsedVariantIsEvicted)
   // Four loads, v1's second one a reload (v1 was evicted in between).
   EXPECT_EQ(e.Summarize(now).cold_starts, 4);
   EXPECT_EQ(e.Summarize(now).reloads, 1);
+  EXPECT_EQ(e.Summarize(now).cold_starts_waited, 4) << "each load was for a waiting batch";
   EXPECT_TRUE(rig.log.EachEndedOnce(5));
   EXPECT_EQ(e.actions_in_flight(), 0u);
 }
@@ -627,6 +628,9 @@ TEST(WorkerProtocolTest, PrefetchLoadsAfterServingWhileIdleWithoutEvicting) {
   EXPECT_EQ(e.workers()[1].residency[1], Residency::kReady);
   EXPECT_EQ(e.workers()[1].residency[2], Residency::kAbsent);
   EXPECT_EQ(e.actions_in_flight(), 0u);
+  // Two loads (the plan's v0, the prefetch of v1), both ahead of need: no batch waited.
+  EXPECT_EQ(e.Summarize(Ms(1130)).cold_starts, 2);
+  EXPECT_EQ(e.Summarize(Ms(1130)).cold_starts_waited, 0);
 }
 
 // EngineOptions::max_workers_of_type: a plan adding a worker beyond the bound of its type

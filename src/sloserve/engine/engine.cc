@@ -1062,6 +1062,8 @@ void Engine::StartBatch(WorkerId w, VariantId v, TaskId task, std::vector<uint32
   } else {
     // Cold start: the batch waits for the load's result (a prefetch may be loading it).
     st.awaiting_load = v;
+    metrics_.OnLoadWaited();
+    if (!model_metrics_.empty()) model_metrics_[task].OnLoadWaited();
     SendLoad(w, v, now);
     view.busy_until = now + suite_->variants()[v].load_time;
   }

@@ -167,6 +167,7 @@ MetricsSummary MetricsCollector::Summarize(TimePoint end, int workers) const {
   }
   m.cold_starts = cold_starts_;
   m.reloads = reloads_;
+  m.cold_starts_waited = cold_starts_waited_;
   int levels_seen = 0;
   for (const PriorityStats& p : by_priority_) levels_seen += p.arrived > 0;
   if (levels_seen > 1) {

@@ -85,6 +85,9 @@ struct MetricsSummary {
   double utilization = 0;    // busy time / (workers x elapsed)
   int64_t cold_starts = 0;   // variant loads on a worker (a new worker's first ones too)
   int64_t reloads = 0;       // of those, of a variant the worker had loaded before
+  // Batches that waited for their variant's load: the cold starts a query waited for (the
+  // other loads were ahead of need: a plan's preloads, prefetches).
+  int64_t cold_starts_waited = 0;
   int64_t batches = 0;
   // Per priority level, when queries of more than one level ended (else empty).
   std::vector<PriorityStats> priorities;
@@ -117,6 +120,8 @@ class MetricsCollector {
     ++cold_starts_;
     if (reload) ++reloads_;
   }
+  // A batch formed on a worker that does not hold its variant yet: it waits for the load.
+  void OnLoadWaited() { ++cold_starts_waited_; }
   // `cores` were provisioned over [from, to): spread over the intervals it covers.
   void OnCoreTime(TimePoint from, TimePoint to, int cores);
 
@@ -153,6 +158,7 @@ class MetricsCollector {
   int64_t batch_queries_ = 0;
   int64_t busy_us_ = 0;
   int64_t cold_starts_ = 0;
+  int64_t cold_starts_waited_ = 0;
   int64_t reloads_ = 0;
 };
 

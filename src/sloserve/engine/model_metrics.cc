@@ -102,6 +102,7 @@ MetricsSummary ModelMetrics::Summarize(TimePoint end, int workers) const {
     m.utilization = static_cast<double>(busy_us_) * 1e-6 / (workers * m.elapsed_s);
   m.cold_starts = cold_starts_;
   m.reloads = reloads_;
+  m.cold_starts_waited = cold_starts_waited_;
   m.cost_usd = cost_usd_;
   m.core_seconds = core_seconds_;
   return m;

@@ -30,6 +30,7 @@ class ModelMetrics {
     ++cold_starts_;
     if (reload) ++reloads_;
   }
+  void OnLoadWaited() { ++cold_starts_waited_; }  // as MetricsCollector's
   void OnCost(double usd, double core_seconds) {
     cost_usd_ += usd;
     core_seconds_ += core_seconds;
@@ -45,7 +46,7 @@ class ModelMetrics {
   double accuracy_sum_ = 0;
   int64_t latency_us_sum_ = 0, queue_us_sum_ = 0, max_us_ = 0;
   int64_t batches_ = 0, batch_queries_ = 0, busy_us_ = 0, cold_starts_ = 0;
-  int64_t reloads_ = 0;
+  int64_t reloads_ = 0, cold_starts_waited_ = 0;
   double cost_usd_ = 0, core_seconds_ = 0;
   std::vector<uint32_t> buckets_;  // grown to the largest bucket seen
 };

@@ -71,17 +71,19 @@ std::string ModelTables(const std::vector<RunResult>& runs) {
     out << " (" << r.models.size() << " models)\n";
     size_t width = 5;
     for (const ModelResult& m : r.models) width = std::max(width, m.name.size());
-    std::snprintf(buf, sizeof buf, "%-*s  %8s  %7s  %8s  %7s  %7s  %9s  %9s  %5s  %6s\n",
+    std::snprintf(buf, sizeof buf, "%-*s  %8s  %7s  %8s  %7s  %7s  %9s  %9s  %5s  %6s  %6s\n",
                   static_cast<int>(width), "model", "load_qps", "slo_ms", "arrived", "viol",
-                  "finish", "p50_ms", "p99_ms", "cold", "reload");
+                  "finish", "p50_ms", "p99_ms", "cold", "waited", "reload");
     out << buf;
     for (const ModelResult& m : r.models) {
       const MetricsSummary& s = m.summary;
-      std::snprintf(
-          buf, sizeof buf, "%-*s  %8.2f  %7.0f  %8lld  %7.4f  %7.4f  %9.1f  %9.1f  %5lld  %6lld\n",
-          static_cast<int>(width), m.name.c_str(), m.load_qps, ToMillis(m.slo),
-          static_cast<long long>(s.arrived), s.violation_rate, s.finish_rate, s.p50_ms, s.p99_ms,
-          static_cast<long long>(s.cold_starts), static_cast<long long>(s.reloads));
+      std::snprintf(buf, sizeof buf,
+                    "%-*s  %8.2f  %7.0f  %8lld  %7.4f  %7.4f  %9.1f  %9.1f  %5lld  %6lld  %6lld\n",
+                    static_cast<int>(width), m.name.c_str(), m.load_qps, ToMillis(m.slo),
+                    static_cast<long long>(s.arrived), s.violation_rate, s.finish_rate, s.p50_ms,
+                    s.p99_ms, static_cast<long long>(s.cold_starts),
+                    static_cast<long long>(s.cold_starts_waited),
+                    static_cast<long long>(s.reloads));
       out << buf;
     }
   }

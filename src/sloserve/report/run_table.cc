@@ -76,6 +76,7 @@ nlohmann::json SummaryJson(const MetricsSummary& m) {
                       {"core_seconds", m.core_seconds},
                       {"cold_starts", m.cold_starts},
                       {"reloads", m.reloads},
+                      {"cold_starts_waited", m.cold_starts_waited},
                       {"arrived", m.arrived},
                       {"completed", m.completed},
                       {"met", m.met},
@@ -129,7 +130,7 @@ std::string SummaryText(const MetricsSummary& m) {
       "latency     p50 %.2f ms, p95 %.2f ms, p99 %.2f ms, max %.2f ms (queue mean %.2f ms)\n"
       "throughput  %.1f queries/s over %.1f s, mean batch %.2f, utilization %.3f\n"
       "cost        $%.2f/h for the deployment, $%.4f for this run, %lld cold starts "
-      "(%lld reloads)\n",
+      "(%lld waited for, %lld reloads)\n",
       static_cast<long long>(m.arrived), static_cast<long long>(m.completed),
       static_cast<long long>(m.met), static_cast<long long>(m.late),
       static_cast<long long>(m.dropped), static_cast<long long>(m.shed),
@@ -137,7 +138,7 @@ std::string SummaryText(const MetricsSummary& m) {
       m.goodput_qps, m.violation_rate, m.finish_rate, m.accuracy, m.p50_ms, m.p95_ms, m.p99_ms,
       m.max_ms, m.mean_queue_ms, m.throughput_qps, m.elapsed_s, m.mean_batch_size, m.utilization,
       m.cost_per_hour, m.cost_usd, static_cast<long long>(m.cold_starts),
-      static_cast<long long>(m.reloads));
+      static_cast<long long>(m.cold_starts_waited), static_cast<long long>(m.reloads));
   std::string text = buf;
   if (m.bad_requests > 0) {
     std::snprintf(buf, sizeof buf,

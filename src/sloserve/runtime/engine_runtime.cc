@@ -942,6 +942,10 @@ std::string EngineRuntime::PrometheusMetrics() const {
        "Variant loads on a worker that had loaded the variant before (unloaded or evicted "
        "since).",
        static_cast<double>(m.reloads));
+  line("sloserve_cold_starts_waited_total", "counter",
+       "Batches that waited for their variant's load (the other loads were ahead of need: "
+       "preloads, prefetches).",
+       static_cast<double>(m.cold_starts_waited));
   line("sloserve_core_seconds_total", "counter",
        "Cores of the active and starting workers x seconds (a planner's scaling).", m.core_seconds);
   line("sloserve_worker_actions_total", "counter", "Actions sent to executors.",
