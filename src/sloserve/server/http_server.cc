@@ -166,6 +166,9 @@ struct HttpServer::Impl {
   }
   // Claims the first session of `list` that is still evictable; null if none is.
   std::shared_ptr<Session> ClaimFirst(std::list<Session*>& list) REQUIRES(mu);
+  // Claims `session`, evictable since `since` (as read), to be closed: it leaves its list.
+  // Null if it stopped being evictable meanwhile, or is being destroyed.
+  std::shared_ptr<Session> Claim(Session* session, int64_t since) REQUIRES(mu);
   // The in-flight body budget (Options::max_inflight_body_bytes). A charge that does not
   // fit fails, unless the connection asking (holding `mine`) is the only one charged, so
   // any one request within max_body can pass.
@@ -1094,17 +1097,15 @@ void HttpServer::Impl::OnIdleTimer(IoLoop& loop, beast::error_code ec) {
     // `idle` is ordered by when each began waiting: the walk ends at the first that has
     // not waited idle_timeout. Other loops' connections are left to their own timers.
     for (auto it = idle.begin(); it != idle.end();) {
-      Session* session = *it++;  // before Unlist erases it
+      Session* session = *it++;  // before Claim unlists it
       const int64_t since = session->evictable_since();
       if (since <= 0) continue;  // being claimed, or proven a moment ago
       if (since + limit > now) {
         next = since + limit;
         break;
       }
-      if (session->loop() != &loop || !session->ClaimForEviction(since)) continue;
-      SessionEntry& entry = sessions[session];
-      Unlist(entry);
-      if (std::shared_ptr<Session> claimed = entry.weak.lock()) {
+      if (session->loop() != &loop) continue;
+      if (std::shared_ptr<Session> claimed = Claim(session, since)) {
         expired.push_back(std::move(claimed));
       }
     }
@@ -1207,15 +1208,20 @@ std::shared_ptr<Session> HttpServer::Impl::ClaimFirst(std::list<Session*>& list)
   // `mu` before its members go. Those at the front that stopped being evictable a moment
   // ago (their Proven() waits for `mu`) are passed over.
   for (auto it = list.begin(); it != list.end();) {
-    Session* first = *it++;  // before Unlist erases it
+    Session* first = *it++;  // before Claim unlists it
     const int64_t since = first->evictable_since();
-    if (since <= 0 || !first->ClaimForEviction(since)) continue;
-    SessionEntry& entry = sessions[first];
-    Unlist(entry);
-    // Null while its destructor waits for `mu` (it is closing anyway): try the next.
-    if (std::shared_ptr<Session> claimed = entry.weak.lock()) return claimed;
+    if (since <= 0) continue;
+    if (std::shared_ptr<Session> claimed = Claim(first, since)) return claimed;
   }
   return nullptr;
+}
+
+std::shared_ptr<Session> HttpServer::Impl::Claim(Session* session, int64_t since) {
+  if (!session->ClaimForEviction(since)) return nullptr;
+  SessionEntry& entry = sessions[session];
+  Unlist(entry);
+  // Null while its destructor waits for `mu` (it is closing anyway).
+  return entry.weak.lock();
 }
 
 void HttpServer::Impl::RunIoThread(IoLoop* loop) {
