@@ -8,6 +8,8 @@
 #   grpc-min     bench/grpc_min_server (a minimal async C++ gRPC server: the gRPC anchor)
 #   grpc         serve over gRPC with in-process workers, driven by bench/grpc_load --rate
 #   grpc-remote  serve over gRPC with 2 `sloserve worker` processes (serve + workers' CPU)
+#   http-remote  serve over HTTP only (no gRPC port) with 2 `sloserve worker` processes;
+#                not in the default TARGETS (the issue sets no target for it)
 # Every serve runs the zero-cost emulated model of bench/grpc_bench_common.sh
 # (executor.time_scale=0, 2 workers, admission off), so what is measured is the server.
 # Open loop at each RATE; for each target: CPU per answered request (on-CPU time of every
@@ -127,25 +129,32 @@ if has grpc; then
   kind[grpc]=grpc
   wait_ready "$tmp/grpc.log"
 fi
-if has grpc-remote; then
-  remote_workers=()
-  worker_pids=()
+# Serve with 2 `sloserve worker` processes as target $1 (its processes: serve, then the
+# workers); $2 = http (HTTP only) or grpc (a gRPC port, the clients' protocol).
+start_remote() {
+  local t=$1 proto=$2 k g
+  local remote_workers=() worker_pids=() listen=(--port 0)
   for k in 0 1; do
     "$bin" worker "$tmp/rows.yaml" --listen 127.0.0.1:0 --duration 3600 >/dev/null \
-      2>"$tmp/worker$k.log" &
+      2>"$tmp/$t-worker$k.log" &
     pids+=($!)
     worker_pids+=($!)
-    remote_workers+=(--remote-worker "127.0.0.1:$(port_of "$tmp/worker$k.log" grpc)")
+    remote_workers+=(--remote-worker "127.0.0.1:$(port_of "$tmp/$t-worker$k.log" grpc)")
   done
-  g=$(free_port)
-  "$bin" serve "$tmp/rows.yaml" --port 0 --grpc-port "$g" --duration 3600 "${remote_workers[@]}" \
-    >/dev/null 2>"$tmp/remote.log" &
+  if [ "$proto" = grpc ]; then
+    g=$(free_port)
+    listen+=(--grpc-port "$g")
+  fi
+  "$bin" serve "$tmp/rows.yaml" "${listen[@]}" --duration 3600 "${remote_workers[@]}" \
+    >/dev/null 2>"$tmp/$t.log" &
   pids+=($!)
-  procs[grpc-remote]="$! ${worker_pids[*]}"
-  port[grpc-remote]=$g
-  kind[grpc-remote]=grpc
-  wait_ready "$tmp/remote.log"
-fi
+  procs[$t]="$! ${worker_pids[*]}"
+  if [ "$proto" = grpc ]; then port[$t]=$g; else port[$t]=$(port_of "$tmp/$t.log" http); fi
+  kind[$t]=$proto
+  wait_ready "$tmp/$t.log"
+}
+if has grpc-remote; then start_remote grpc-remote grpc; fi
+if has http-remote; then start_remote http-remote http; fi
 sleep 1
 all=""
 for t in $targets; do all="$all ${procs[$t]}"; done
@@ -217,7 +226,8 @@ rounds = sorted({r["round"] for r in rows})
 ratios = []
 for (num, den, what) in (("http", "nginx", "HTTP serve / nginx (target <= 2 at 1,000, <= 1.5 at 10,000)"),
                          ("grpc", "grpc-min", "gRPC serve / minimal gRPC server (target <= 2 at 1,000)"),
-                         ("grpc-remote", "grpc", "remote hop serve+workers / serve in-process (target <= 2)")):
+                         ("grpc-remote", "grpc", "remote hop serve+workers / serve in-process (target <= 2)"),
+                         ("http-remote", "http", "HTTP remote hop serve+workers / serve in-process (no target)")):
     for rate in sorted({r["rate"] for r in rows}):
         each = []
         for k in rounds:

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "profile_freshness.h"
 #include "serve_setup.h"
+#include "sloserve/remote/reply_queue.h"
 #include "sloserve/report/run_table.h"
 #include "sloserve/server/json_log.h"
 #include "stop_signals.h"
@@ -243,12 +244,21 @@ Status Run(const Args& args) {
     // light load no hand-off to the engine thread (docs/remote-workers.md "Threads").
     if (setup.remote != nullptr) setup.remote->DrainOn(grpc->queue());
   }
-  // Before the gRPC server shuts its queues down (with the engine stopped): the remote
-  // workers' calls leave its queue (RemoteExecutor::LeaveQueue).
-  auto stop_grpc = [&] {
-    if (!grpc) return;
+  // Without a gRPC server the same, on a queue with a thread of its own (thread
+  // "remote-replies"): the io threads step for the requests they read and write the Runs,
+  // and that thread answers the replies; the engine thread is not woken per request.
+  std::unique_ptr<remote::ReplyQueue> remote_queue;
+  if (setup.remote != nullptr && !grpc) {
+    remote_queue = std::make_unique<remote::ReplyQueue>();
+    remote_queue->StartThread();
+    setup.remote->DrainOn(remote_queue->cq());
+  }
+  // Before the queue they are on shuts down (with the engine stopped): the remote workers'
+  // calls leave it (RemoteExecutor::LeaveQueue).
+  auto stop_grpc_and_queues = [&] {
     if (setup.remote != nullptr) setup.remote->LeaveQueue();
-    grpc->Stop();
+    remote_queue.reset();
+    if (grpc) grpc->Stop();
   };
   setup.runtime->Start();
 
@@ -272,7 +282,7 @@ Status Run(const Args& args) {
   }
   init_watch.join();
   if (!init_status.ok()) {
-    stop_grpc();
+    stop_grpc_and_queues();
     server->Stop();
     return init_status.WithPrefix("start-up failed");
   }
@@ -288,7 +298,7 @@ Status Run(const Args& args) {
   // The engine drains first (up to server.drain_s, then 503 for what is left), so the
   // HTTP server's stop, which waits for every in-flight answer, is prompt.
   setup.runtime->Stop(setup.drain);
-  stop_grpc();
+  stop_grpc_and_queues();
   server->Stop();
   MetricsSummary m = setup.runtime->FinalSummary();
   if (args.Has("json")) {

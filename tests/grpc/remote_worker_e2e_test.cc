@@ -26,6 +26,7 @@
 #include "support/http_get.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
+#include "support/thread_switches.h"
 
 namespace sloserve {
 namespace {
@@ -355,6 +356,63 @@ TEST(RemoteWorkerE2E, ZeroCostActionsAreAnsweredAtOnceEachOnce) {
   EXPECT_EQ(loaded.size(), before.size() + 1);
   lifecycle(false);
   EXPECT_EQ(LoadedOn(port), before);
+}
+
+// Without a gRPC port, serve reads the workers' replies on a queue thread of its own
+// ("remote-replies"), which answers them itself while the engine thread is idle, as the
+// HTTP io threads step for the requests they read and write the Runs: every request is
+// answered once, the engine thread is not woken per request (before: about twice, for the
+// hand-off and the reply), and serve stops cleanly under load, the workers' calls leaving
+// that queue first.
+TEST(RemoteWorkerE2E, HttpOnlyServeAnswersRepliesOnItsOwnQueueThreadAndStopsUnderLoad) {
+  testing::ScopedTempDir dir("remote-http-only");
+  const std::string config = dir.File("zero.yaml");
+  std::ofstream(config) << "suite: ramsis-image\n"
+                           "task: image\n"
+                           "hardware: n1-4cpu\n"
+                           "workers: 2\n"
+                           "executor: {latency: sample, time_scale: 0}\n"
+                           "engine: {admission: off}\n"
+                           "policy: {name: fixed, dispatch: round_robin, batching: edf, "
+                           "selection: fixed, variant: resnet18}\n"
+                           "server: {input_shape: \"-1,16\"}\n";
+  const uint16_t p0 = testing::FreeTcpPort(), p1 = testing::FreeTcpPort();
+  auto w0 = StartWorker(config, p0);
+  auto w1 = StartWorker(config, p1);
+  Subprocess serve({kBin, "serve", config, "--port", "0", "--duration", "120", "--remote-worker",
+                    "127.0.0.1:" + std::to_string(p0), "--remote-worker",
+                    "127.0.0.1:" + std::to_string(p1)});
+  ASSERT_TRUE(serve.WaitForStderr("sloserve: ready", std::chrono::seconds(40))) << serve.err();
+  const std::string port = std::to_string(remote_test::HttpPortOf(serve));
+
+  // Light load: requests 20 ms apart on average, each on an idle engine thread.
+  const long engine_before = testing::VoluntarySwitches(serve.pid(), "engine");
+  auto light = testing::RunProcess({kBin, "loadgen", "--port", port, "--model", "image", "--qps",
+                                    "50", "--duration", "2", "--json"});
+  ASSERT_EQ(light.exit_code, 0) << light.err;
+  const long engine_woken = testing::VoluntarySwitches(serve.pid(), "engine") - engine_before;
+  const auto report = nlohmann::json::parse(light.out);
+  const int sent = report["sent"].get<int>();
+  EXPECT_GT(sent, 40);
+  EXPECT_EQ(report["ok"], sent) << light.out;
+  EXPECT_LT(engine_woken, sent / 2) << "the engine thread was woken " << engine_woken
+                                    << " times for " << sent << " requests";
+
+  // SIGTERM under load: serve drains and exits 0; every request sent ends (answered, or
+  // refused once serve is gone), none waits for its timeout.
+  Subprocess heavy({kBin, "loadgen", "--port", port, "--model", "image", "--qps", "400",
+                    "--duration", "3", "--timeout", "10", "--json"});
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  serve.Signal(SIGTERM);
+  const auto stopped = serve.Wait();
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+  const auto load = heavy.Wait();
+  const auto r = nlohmann::json::parse(load.out);
+  EXPECT_GT(r["ok"].get<int>(), 100) << load.out;
+  EXPECT_EQ(r["timeouts"], 0) << load.out;
+  EXPECT_EQ(r["ok"].get<int>() + r["http_errors"].get<int>() + r["transport_errors"].get<int>(),
+            r["sent"].get<int>())
+      << load.out;
 }
 
 TEST(RemoteWorkerE2E, TimingOptionsAreRangeChecked) {

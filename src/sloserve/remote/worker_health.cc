@@ -1,5 +1,7 @@
 #include "sloserve/remote/worker_health.h"
 
+#include <pthread.h>
+
 #include <cstdio>
 
 namespace sloserve::remote {
@@ -31,7 +33,11 @@ WorkerHealth::~WorkerHealth() {
 }
 
 void WorkerHealth::Start() {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    // Named apart from the engine thread it is started from (per-thread counts, perf).
+    pthread_setname_np(pthread_self(), "worker-health");
+    Loop();
+  });
 }
 
 void WorkerHealth::Stop() {
