@@ -1,6 +1,8 @@
 #include "sloserve/server/http_server.h"
 
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #ifdef __linux__
 #include <linux/filter.h>  // SO_ATTACH_FILTER: sealing the listener at Stop()
 #endif
@@ -15,6 +17,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -25,6 +28,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <list>
 #include <optional>
 #include <thread>
@@ -95,6 +99,13 @@ struct IoLoop {
   Mutex outbox_mu;
   std::vector<std::pair<std::shared_ptr<Session>, InferOutcome>> outbox GUARDED_BY(outbox_mu);
   std::vector<std::pair<std::shared_ptr<Session>, InferOutcome>> outbox_spare;  // loop thread
+  // How Deliver wakes this loop from another thread: an eventfd the loop waits on
+  // (Impl::ArmWake), written outside any lock. An asio::post from another thread re-arms
+  // the loop's epoll under the io_context's lock, and the loop thread, woken at once,
+  // then slept on that lock (a futex wait per answer handed over: issue 38).
+  int wake_fd = -1;  // set before the loop's thread starts; owned by `wake`
+  asio::posix::basic_stream_descriptor<IoExecutor> wake{ioc.get_executor()};
+  bool wake_stopped = false;  // Stop(): not armed again (loop thread)
 };
 
 constexpr size_t kHeaderLimit = 64 * 1024;
@@ -241,6 +252,8 @@ struct HttpServer::Impl {
   // Runs `session`'s OnOutcome on its loop (called from a backend thread).
   void Deliver(IoLoop& loop, std::shared_ptr<Session> session, InferOutcome outcome);
   void DrainOutbox(IoLoop& loop);
+  // Waits for Deliver's next wake-up of the loop (on its thread, or before it starts).
+  void ArmWake(IoLoop& loop);
   void InferDone() EXCLUDES(mu) {
     metrics.InferFinished();
     LeaveInFlight();
@@ -1062,16 +1075,33 @@ void HttpServer::Impl::Deliver(IoLoop& loop, std::shared_ptr<Session> session,
     first = loop.outbox.empty();
     loop.outbox.emplace_back(std::move(session), std::move(outcome));
   }
-  // The drain posted with the first of the burst takes it, or the one SubmitBatch runs
-  // when it is the thread submitting: an inline step answered (a post would be a turn of
-  // the loop that finds the outbox empty: issue 38).
+  // The drain woken with the first of the burst takes it, or the one SubmitBatch runs
+  // when it is the thread submitting: an inline step answered (a wake-up would be a turn
+  // of the loop that finds the outbox empty: issue 38).
   if (!first || submitting_loop == &loop) return;
-  // Counted in flight until post() has returned, so Stop() cannot destroy the io_context
+  // Counted in flight until the wake-up is written, so Stop() cannot destroy the loop
   // while this thread still touches it (the answer may be written and its request leave
   // in flight before then).
   in_flight.fetch_add(1);
-  asio::post(loop.ioc, [this, &loop] { DrainOutbox(loop); });
+  const uint64_t one = 1;
+  if (::write(loop.wake_fd, &one, sizeof one) < 0) {
+    // Only at a counter of 2^64 - 2 (EAGAIN), which reads keep from: post instead.
+    asio::post(loop.ioc, [this, &loop] { DrainOutbox(loop); });
+  }
   LeaveInFlight();
+}
+
+void HttpServer::Impl::ArmWake(IoLoop& loop) {
+  loop.wake.async_wait(
+      asio::posix::descriptor_base::wait_read, [this, &loop](beast::error_code ec) {
+        if (ec) return;  // Stop()
+        // Armed again before the counter is read: Asio registers the descriptor
+        // edge-triggered, so a write from here on must find a wait pending.
+        if (!loop.wake_stopped) ArmWake(loop);
+        uint64_t count = 0;
+        [[maybe_unused]] const ssize_t n = ::read(loop.wake_fd, &count, sizeof count);
+        DrainOutbox(loop);
+      });
 }
 
 void HttpServer::Impl::DrainOutbox(IoLoop& loop) {
@@ -1299,7 +1329,20 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(Options options,
 StatusOr<uint16_t> HttpServer::Start() {
   Impl& s = *impl_;
   if (s.started) return FailedPreconditionError("HttpServer: already started");
-  for (int i = 0; i < s.options.threads; ++i) s.loops.push_back(std::make_unique<IoLoop>());
+  for (int i = 0; i < s.options.threads; ++i) {
+    auto loop = std::make_unique<IoLoop>();
+    loop->wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (loop->wake_fd < 0) {
+      return UnavailableError(std::string("HttpServer: eventfd: ") + std::strerror(errno));
+    }
+    beast::error_code ec;
+    if (loop->wake.assign(loop->wake_fd, ec); ec) {
+      ::close(loop->wake_fd);
+      return UnavailableError("HttpServer: eventfd: " + ec.message());
+    }
+    s.ArmWake(*loop);
+    s.loops.push_back(std::move(loop));
+  }
   asio::io_context& first = s.loops.front()->ioc;
   const std::string where = s.options.host + ":" + std::to_string(s.options.port);
   beast::error_code ec;
@@ -1388,7 +1431,16 @@ void HttpServer::Stop() {
     // only once no new connection can be given to a loop (each holds its loop's work).
     s.cv.Wait(s.mu, [&s]() REQUIRES(s.mu) { return s.in_flight.load() == 0 && s.listener_closed; });
   }
-  for (auto& loop : s.loops) loop->work.reset();
+  for (auto& loop : s.loops) {
+    loop->work.reset();
+    // Nothing is in flight, so no answer is handed over from here on: the wait on the
+    // wake-up goes too, as the last work of the loop besides its connections.
+    asio::post(loop->ioc, [l = loop.get()] {
+      l->wake_stopped = true;  // a wake-up already completed does not arm it again
+      beast::error_code ignored;
+      l->wake.cancel(ignored);
+    });
+  }
   {
     MutexLock lock(s.mu);
     if (!s.cv.WaitFor(s.mu, s.options.drain_timeout,
