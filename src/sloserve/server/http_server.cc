@@ -1,7 +1,9 @@
 #include "sloserve/server/http_server.h"
 
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <linux/filter.h>  // SO_ATTACH_FILTER: sealing the listener at Stop()
@@ -74,6 +76,17 @@ using LoopTimer =
 
 class Session;
 
+// A counter file descriptor of one io loop's own (an eventfd, a timerfd) that the loop
+// waits to read, on its thread (Impl::WaitOn). Waking a loop or timing it this way costs
+// no lock of the io_context's and can be disarmed exactly (issue 38, IoLoop::wake and
+// IoLoop::watch).
+struct LoopCounter {
+  explicit LoopCounter(asio::io_context& ioc) : descriptor(ioc.get_executor()) {}
+  int fd = -1;  // set before the loop's thread starts (Impl::Open); owned by `descriptor`
+  asio::posix::basic_stream_descriptor<IoExecutor> descriptor;
+  bool stopped = false;  // Stop(): the wait is not armed again (loop thread)
+};
+
 // One io thread's event loop: its io_context, run by that thread alone, and the requests
 // its connections read in the current turn (touched only on that thread).
 struct IoLoop {
@@ -83,10 +96,13 @@ struct IoLoop {
   // An empty vector keeping a batch's capacity, so batches do not regrow from nothing.
   std::vector<InferenceBackend::Submission> submit_spare;
   // Sessions whose request is at the backend, to be watched for a disconnect once it has
-  // been there kWatchDelay (Impl::WatchLater), and the timer that looks at them.
+  // been there kWatchDelay (Impl::WatchLater), and the timer that looks at them: a timerfd,
+  // disarmed when the requests it was armed for are all answered (Impl::DisarmWatchIfIdle).
+  // An Asio timer's cancel leaves the loop's timerfd set, so the loop woke 2 ms later for
+  // nothing: with remote workers at 100 req/s, once per request (issue 38).
   std::vector<std::shared_ptr<Session>> watch_later;
-  LoopTimer watch_timer{ioc.get_executor()};
-  bool watch_timer_pending = false;
+  LoopCounter watch{ioc};
+  bool watch_armed = false;  // the timerfd is set
   // Closes this loop's keep-alive connections idle for idle_timeout (Impl::OnIdleTimer):
   // one timer per loop, armed while connections wait, instead of a deadline armed and
   // cancelled with each request's idle read (every cancel a posted completion: a turn of
@@ -99,13 +115,11 @@ struct IoLoop {
   Mutex outbox_mu;
   std::vector<std::pair<std::shared_ptr<Session>, InferOutcome>> outbox GUARDED_BY(outbox_mu);
   std::vector<std::pair<std::shared_ptr<Session>, InferOutcome>> outbox_spare;  // loop thread
-  // How Deliver wakes this loop from another thread: an eventfd the loop waits on
-  // (Impl::ArmWake), written outside any lock. An asio::post from another thread re-arms
-  // the loop's epoll under the io_context's lock, and the loop thread, woken at once,
-  // then slept on that lock (a futex wait per answer handed over: issue 38).
-  int wake_fd = -1;  // set before the loop's thread starts; owned by `wake`
-  asio::posix::basic_stream_descriptor<IoExecutor> wake{ioc.get_executor()};
-  bool wake_stopped = false;  // Stop(): not armed again (loop thread)
+  // How Deliver wakes this loop from another thread: an eventfd the loop waits on,
+  // written outside any lock. An asio::post from another thread re-arms the loop's epoll
+  // under the io_context's lock, and the loop thread, woken at once, then slept on that
+  // lock (a futex wait per answer handed over: issue 38).
+  LoopCounter wake{ioc};
 };
 
 constexpr size_t kHeaderLimit = 64 * 1024;
@@ -136,6 +150,7 @@ namespace beast = http_server_internal::beast;
 namespace http = http_server_internal::http;
 using tcp = http_server_internal::tcp;
 using http_server_internal::IoLoop;
+using http_server_internal::LoopCounter;
 using http_server_internal::SessionSocket;
 
 struct HttpServer::Impl {
@@ -228,13 +243,16 @@ struct HttpServer::Impl {
     // timer per request woke this thread 2 ms later for nothing).
     DrainOutbox(loop);
     PruneWatchList(loop, std::chrono::steady_clock::time_point::min());
-    if (!loop.watch_later.empty() && !loop.watch_timer_pending) ArmWatchTimer(loop);
+    if (!loop.watch_later.empty()) ArmWatchTimer(loop);
   }
   // Watches `session` for a disconnect if its request is still at the backend kWatchDelay
   // from now (on the loop's thread): one timer per loop looks at all of them.
   void WatchLater(IoLoop& loop, std::shared_ptr<Session> session);
-  void ArmWatchTimer(IoLoop& loop);
+  void ArmWatchTimer(IoLoop& loop);  // unless armed
   void OnWatchTimer(IoLoop& loop);
+  // After answers: disarms the watch timer if no request it watches is still at the
+  // backend (only with a few listed: under load it fires with work to do anyway).
+  void DisarmWatchIfIdle(IoLoop& loop);
   // Drops the sessions no longer at the backend from the watch list and starts the
   // watch of those at the backend since `due` or before.
   void PruneWatchList(IoLoop& loop, std::chrono::steady_clock::time_point due);
@@ -252,8 +270,13 @@ struct HttpServer::Impl {
   // Runs `session`'s OnOutcome on its loop (called from a backend thread).
   void Deliver(IoLoop& loop, std::shared_ptr<Session> session, InferOutcome outcome);
   void DrainOutbox(IoLoop& loop);
-  // Waits for Deliver's next wake-up of the loop (on its thread, or before it starts).
-  void ArmWake(IoLoop& loop);
+  // Takes `fd` (eventfd or timerfd, non-blocking) as `counter`'s and starts waiting on it:
+  // `on_read(count)` runs on the loop's thread each time it becomes readable, with the
+  // count read (0 when there was none: a timerfd set again since it fired).
+  template <class OnRead>
+  Status Open(LoopCounter& counter, int fd, const char* what, OnRead on_read);
+  template <class OnRead>
+  void WaitOn(LoopCounter& counter, OnRead on_read);
   void InferDone() EXCLUDES(mu) {
     metrics.InferFinished();
     LeaveInFlight();
@@ -1084,24 +1107,42 @@ void HttpServer::Impl::Deliver(IoLoop& loop, std::shared_ptr<Session> session,
   // in flight before then).
   in_flight.fetch_add(1);
   const uint64_t one = 1;
-  if (::write(loop.wake_fd, &one, sizeof one) < 0) {
+  if (::write(loop.wake.fd, &one, sizeof one) < 0) {
     // Only at a counter of 2^64 - 2 (EAGAIN), which reads keep from: post instead.
     asio::post(loop.ioc, [this, &loop] { DrainOutbox(loop); });
   }
   LeaveInFlight();
 }
 
-void HttpServer::Impl::ArmWake(IoLoop& loop) {
-  loop.wake.async_wait(
-      asio::posix::descriptor_base::wait_read, [this, &loop](beast::error_code ec) {
-        if (ec) return;  // Stop()
-        // Armed again before the counter is read: Asio registers the descriptor
-        // edge-triggered, so a write from here on must find a wait pending.
-        if (!loop.wake_stopped) ArmWake(loop);
-        uint64_t count = 0;
-        [[maybe_unused]] const ssize_t n = ::read(loop.wake_fd, &count, sizeof count);
-        DrainOutbox(loop);
-      });
+template <class OnRead>
+Status HttpServer::Impl::Open(LoopCounter& counter, int fd, const char* what, OnRead on_read) {
+  if (fd < 0)
+    return UnavailableError(std::string("HttpServer: ") + what + ": " + std::strerror(errno));
+  beast::error_code ec;
+  if (counter.descriptor.assign(fd, ec); ec) {
+    ::close(fd);
+    return UnavailableError(std::string("HttpServer: ") + what + ": " + ec.message());
+  }
+  counter.fd = fd;
+  WaitOn(counter, std::move(on_read));
+  return OkStatus();
+}
+
+template <class OnRead>
+void HttpServer::Impl::WaitOn(LoopCounter& counter, OnRead on_read) {
+  counter.descriptor.async_wait(asio::posix::descriptor_base::wait_read,
+                                [this, &counter, on_read](beast::error_code ec) {
+                                  if (ec) return;  // Stop()
+                                  // Armed again before the count is read: Asio registers
+                                  // descriptors edge-triggered, so an event from then on
+                                  // must find a wait pending.
+                                  if (!counter.stopped) WaitOn(counter, on_read);
+                                  uint64_t count = 0;
+                                  if (::read(counter.fd, &count, sizeof count) != sizeof count) {
+                                    count = 0;
+                                  }
+                                  on_read(count);
+                                });
 }
 
 void HttpServer::Impl::DrainOutbox(IoLoop& loop) {
@@ -1112,6 +1153,7 @@ void HttpServer::Impl::DrainOutbox(IoLoop& loop) {
   }
   for (auto& [session, outcome] : answers) session->OnOutcome(std::move(outcome));
   answers.clear();
+  DisarmWatchIfIdle(loop);
 }
 
 void HttpServer::Impl::OnIdleTimer(IoLoop& loop, beast::error_code ec) {
@@ -1151,16 +1193,35 @@ void HttpServer::Impl::WatchLater(IoLoop& loop, std::shared_ptr<Session> session
   loop.watch_later.push_back(std::move(session));
 }
 
+namespace {
+// Sets (or, with zero, disarms) a timerfd to expire once `after` from now.
+void SetTimerFd(int fd, std::chrono::nanoseconds after) {
+  itimerspec spec{};
+  spec.it_value.tv_sec = static_cast<time_t>(after.count() / 1'000'000'000);
+  spec.it_value.tv_nsec = static_cast<long>(after.count() % 1'000'000'000);
+  ::timerfd_settime(fd, 0, &spec, nullptr);
+}
+}  // namespace
+
 void HttpServer::Impl::ArmWatchTimer(IoLoop& loop) {
-  loop.watch_timer_pending = true;
-  loop.watch_timer.expires_after(http_server_internal::kWatchDelay);
-  loop.watch_timer.async_wait([this, &loop](beast::error_code) { OnWatchTimer(loop); });
+  if (loop.watch_armed) return;
+  loop.watch_armed = true;
+  SetTimerFd(loop.watch.fd, http_server_internal::kWatchDelay);
 }
 
 void HttpServer::Impl::OnWatchTimer(IoLoop& loop) {
-  loop.watch_timer_pending = false;
+  loop.watch_armed = false;
   PruneWatchList(loop, std::chrono::steady_clock::now() - http_server_internal::kWatchDelay);
   if (!loop.watch_later.empty()) ArmWatchTimer(loop);
+}
+
+void HttpServer::Impl::DisarmWatchIfIdle(IoLoop& loop) {
+  constexpr size_t kFew = 16;  // the walk is cheap, but under load it would be per burst
+  if (!loop.watch_armed || loop.watch_later.size() > kFew) return;
+  PruneWatchList(loop, std::chrono::steady_clock::time_point::min());  // drops the answered
+  if (!loop.watch_later.empty()) return;
+  loop.watch_armed = false;
+  SetTimerFd(loop.watch.fd, std::chrono::nanoseconds(0));
 }
 
 void HttpServer::Impl::PruneWatchList(IoLoop& loop, std::chrono::steady_clock::time_point due) {
@@ -1255,6 +1316,7 @@ std::shared_ptr<Session> HttpServer::Impl::Claim(Session* session, int64_t since
 }
 
 void HttpServer::Impl::RunIoThread(IoLoop* loop) {
+  pthread_setname_np(pthread_self(), "http-io");  // per-thread counts, perf
   for (;;) {
     try {
       loop->ioc.run();
@@ -1331,16 +1393,14 @@ StatusOr<uint16_t> HttpServer::Start() {
   if (s.started) return FailedPreconditionError("HttpServer: already started");
   for (int i = 0; i < s.options.threads; ++i) {
     auto loop = std::make_unique<IoLoop>();
-    loop->wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (loop->wake_fd < 0) {
-      return UnavailableError(std::string("HttpServer: eventfd: ") + std::strerror(errno));
-    }
-    beast::error_code ec;
-    if (loop->wake.assign(loop->wake_fd, ec); ec) {
-      ::close(loop->wake_fd);
-      return UnavailableError("HttpServer: eventfd: " + ec.message());
-    }
-    s.ArmWake(*loop);
+    IoLoop* l = loop.get();
+    RETURN_IF_ERROR(s.Open(l->wake, ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), "eventfd",
+                           [&s, l](uint64_t) { s.DrainOutbox(*l); }));
+    RETURN_IF_ERROR(s.Open(l->watch, ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+                           "timerfd", [&s, l](uint64_t fired) {
+                             // 0: disarmed or set again since it fired.
+                             if (fired > 0) s.OnWatchTimer(*l);
+                           }));
     s.loops.push_back(std::move(loop));
   }
   asio::io_context& first = s.loops.front()->ioc;
@@ -1433,12 +1493,15 @@ void HttpServer::Stop() {
   }
   for (auto& loop : s.loops) {
     loop->work.reset();
-    // Nothing is in flight, so no answer is handed over from here on: the wait on the
-    // wake-up goes too, as the last work of the loop besides its connections.
+    // Nothing is in flight, so no answer is handed over and no request watched from here
+    // on: the waits on the wake-up and the watch timer go too, as the last work of the
+    // loop besides its connections.
     asio::post(loop->ioc, [l = loop.get()] {
-      l->wake_stopped = true;  // a wake-up already completed does not arm it again
-      beast::error_code ignored;
-      l->wake.cancel(ignored);
+      for (LoopCounter* counter : {&l->wake, &l->watch}) {
+        counter->stopped = true;  // an event already completed does not arm it again
+        beast::error_code ignored;
+        counter->descriptor.cancel(ignored);
+      }
     });
   }
   {
