@@ -24,6 +24,7 @@
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "support/counts_summary.h"
 #include "support/http_get.h"
+#include "support/sanitized.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 #include "support/thread_switches.h"
@@ -395,8 +396,12 @@ TEST(RemoteWorkerE2E, HttpOnlyServeAnswersRepliesOnItsOwnQueueThreadAndStopsUnde
   const int sent = report["sent"].get<int>();
   EXPECT_GT(sent, 40);
   EXPECT_EQ(report["ok"], sent) << light.out;
-  EXPECT_LT(engine_woken, sent / 2)
-      << "the engine thread was woken " << engine_woken << " times for " << sent << " requests";
+  // Under a sanitizer a step takes long enough that a request now and then finds one
+  // running and is handed off (TSan: 74 wake-ups for 120 requests); before, every request
+  // woke it at least twice.
+  const int bound = SLOSERVE_TEST_SANITIZED ? sent * 3 / 2 : sent / 2;
+  EXPECT_LT(engine_woken, bound) << "the engine thread was woken " << engine_woken << " times for "
+                                 << sent << " requests";
 
   // SIGTERM under load: serve drains and exits 0; every request sent ends (answered, or
   // refused once serve is gone), none waits for its timeout.

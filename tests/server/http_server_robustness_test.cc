@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "server/server_fixture.h"
+#include "support/sanitized.h"
 #include "support/thread_switches.h"
 
 namespace sloserve {
@@ -926,7 +927,10 @@ TEST_F(HttpServerRobustnessTest, AnAnswerWithinTheWatchDelayDisarmsTheWatchTimer
   }
   const long woken = testing::VoluntarySwitches(getpid(), "http-io") - before;
   EXPECT_GE(woken, kRequests) << "the io thread (named http-io) sleeps between requests";
-  EXPECT_LT(woken, kRequests * 5 / 2) << woken << " wake-ups for " << kRequests << " requests";
+  // Under a sanitizer the answer can take longer than the watch delay itself.
+  if (!SLOSERVE_TEST_SANITIZED) {
+    EXPECT_LT(woken, kRequests * 5 / 2) << woken << " wake-ups for " << kRequests << " requests";
+  }
 }
 
 // The in-flight body budget: while one connection holds most of it with a body being
