@@ -1116,8 +1116,9 @@ void HttpServer::Impl::Deliver(IoLoop& loop, std::shared_ptr<Session> session,
 
 template <class OnRead>
 Status HttpServer::Impl::Open(LoopCounter& counter, int fd, const char* what, OnRead on_read) {
-  if (fd < 0)
+  if (fd < 0) {
     return UnavailableError(std::string("HttpServer: ") + what + ": " + std::strerror(errno));
+  }
   beast::error_code ec;
   if (counter.descriptor.assign(fd, ec); ec) {
     ::close(fd);
