@@ -153,7 +153,7 @@ const KeyDecl kRemoteHealthTimeoutMs{.name = "server.remote_health_timeout_ms",
                                      .unit = "ms",
                                      .min = 10,
                                      .max = 60000,
-                                     .help = "deadline of one health check"};
+                                     .help = "how long a health check waits for its answer"};
 const KeyDecl kRemoteFailuresToDown{
     .name = "server.remote_failures_to_down",
     .type = T::kInteger,

@@ -10,6 +10,7 @@
 #include "sloserve/engine/clock.h"
 #include "sloserve/grpc/tensor_contents.h"
 #include "sloserve/proto/grpc_service.grpc.pb.h"
+#include "sloserve/remote/call_round.h"
 #include "sloserve/remote/reply_queue.h"
 #include "sloserve/remote/worker_channel.h"
 #include "sloserve/remote/worker_health.h"
@@ -69,20 +70,42 @@ struct KServeExecutor::Impl final : kserve_internal::CallOwner {
   // while CancelCalls or the destructor cancels it.
   std::unordered_map<ActionId, std::unique_ptr<KServeCall>> in_flight GUARDED_BY(mu);
   std::unique_ptr<remote::WorkerHealth> health;
+  // The health checks' calls (the health thread's), shut down after it stops.
+  ::grpc::CompletionQueue health_cq;
   ResultSink* sink = nullptr;  // set by Attach, before any Send
   // Last member: destroyed first, delivering what is left while the rest is alive.
   std::unique_ptr<remote::ReplyQueue> replies = std::make_unique<remote::ReplyQueue>();
 
-  // One health check: the server answers ServerReady with ready = true.
-  Status CheckReady(WorkerId w, Duration timeout) {
-    ::grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() +
-                     std::chrono::duration_cast<std::chrono::system_clock::duration>(timeout));
-    inference::ServerReadyResponse reply;
-    const ::grpc::Status s = stubs[w]->ServerReady(&ctx, inference::ServerReadyRequest(), &reply);
-    if (!s.ok()) return UnavailableError(s.error_message());
-    if (!reply.ready()) return UnavailableError("ServerReady answered ready = false");
-    return OkStatus();
+  // One round of health checks (WorkerHealth's CheckRound): every server asked
+  // ServerReady at once on `health_cq`, given up together after `timeout`; OK = it
+  // answers ready = true.
+  std::vector<Status> CheckReady(Duration timeout) {
+    struct Call {
+      ::grpc::ClientContext ctx;
+      ::grpc::Status status;
+      inference::ServerReadyResponse reply;
+      std::unique_ptr<::grpc::ClientAsyncResponseReader<inference::ServerReadyResponse>> call;
+    };
+    std::vector<Call> calls(stubs.size());
+    remote::CallRound round(&health_cq);
+    for (WorkerId w = 0; w < stubs.size(); ++w) {
+      Call& c = calls[w];
+      c.call = stubs[w]->AsyncServerReady(&c.ctx, inference::ServerReadyRequest(), &health_cq);
+      c.call->Finish(&c.reply, &c.status, round.Add(&c.ctx));
+    }
+    const std::vector<bool> answered = round.Await(timeout);
+    std::vector<Status> out(stubs.size());
+    for (WorkerId w = 0; w < stubs.size(); ++w) {
+      const Call& c = calls[w];
+      if (!answered[w]) {
+        out[w] = UnavailableError(remote::CallRound::NoAnswer(timeout));
+      } else if (!c.status.ok()) {
+        out[w] = UnavailableError(c.status.error_message());
+      } else if (!c.reply.ready()) {
+        out[w] = UnavailableError("ServerReady answered ready = false");
+      }
+    }
+    return out;
   }
 
   // Worker w's calls in flight cancelled (WorkerHealth's CancelCalls).
@@ -244,7 +267,7 @@ KServeExecutor::KServeExecutor(const ProfileSuite* suite, PayloadStore* payloads
       std::move(names),
       remote::WorkerHealthOptions{m.options.health_interval, m.options.health_timeout,
                                   m.options.failures_to_down, m.options.log},
-      [&m](WorkerId w, Duration timeout) { return m.CheckReady(w, timeout); },
+      [&m](Duration timeout) { return m.CheckReady(timeout); },
       [&m](WorkerId w) { return m.CancelCalls(w); });
 }
 
@@ -267,6 +290,11 @@ int KServeExecutor::down_workers() const {
 KServeExecutor::~KServeExecutor() {
   Impl& m = *impl_;
   m.health->Stop();
+  m.health_cq.Shutdown();  // empty: each round took every Finish of its calls
+  void* tag = nullptr;
+  bool ok = false;
+  while (m.health_cq.Next(&tag, &ok)) {
+  }
   // The driver that drained the replies is done (its thread no longer waits): the calls
   // still in flight end on the queue's own thread.
   m.replies->StartThread();

@@ -14,6 +14,7 @@
 #include "sloserve/core/tsan.h"
 #include "sloserve/engine/clock.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
+#include "sloserve/remote/call_round.h"
 #include "sloserve/remote/reply_queue.h"
 #include "sloserve/remote/run_stream_batch.h"
 #include "sloserve/remote/wire_status.h"
@@ -432,47 +433,63 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     }
   }
 
-  // One Health call on `health_cq`, given up (cancelled) after `timeout`: no deadline is
-  // sent, and no completion queue is made per call. A blocking call with a deadline made
-  // both, and the deadline armed a timer at each end: an idle serve spent 3.5 ms of CPU a
-  // second on the checks of 2 workers, each worker 1.7 ms (issue 38).
-  ::grpc::Status CallHealth(Stub& stub, Duration timeout, worker::HealthReply* reply) {
-    ::grpc::ClientContext ctx;
-    ::grpc::Status status;
-    auto call = stub.AsyncHealth(&ctx, worker::HealthRequest(), &health_cq);
-    int finished = 0;  // its address is the tag
-    call->Finish(reply, &status, &finished);
-    void* tag = nullptr;
-    bool ok = false;
-    const auto give_up = std::chrono::system_clock::now() +
-                         std::chrono::duration_cast<std::chrono::system_clock::duration>(timeout);
-    if (health_cq.AsyncNext(&tag, &ok, give_up) == ::grpc::CompletionQueue::GOT_EVENT) {
-      return status;  // the only operation on the queue: this call's Finish
+  // One round of Health calls to the workers `ws`, all at once on `health_cq` and given up
+  // together after `timeout` (remote/call_round.h). One status per worker of `ws`: OK when
+  // it answers with this suite's variants (AfterHealthReply).
+  std::vector<Status> CheckHealth(const std::vector<WorkerId>& ws, Duration timeout) EXCLUDES(mu) {
+    struct Call {
+      size_t i = 0;  // in ws
+      std::shared_ptr<Stub> stub;
+      // What the engine believed resident before asking (ReconcileResidents).
+      std::set<VariantId> resident_before;
+      bool joining = false;
+      ::grpc::ClientContext ctx;
+      ::grpc::Status status;
+      worker::HealthReply reply;
+      std::unique_ptr<::grpc::ClientAsyncResponseReader<worker::HealthReply>> call;
+    };
+    std::vector<Status> out(ws.size());
+    std::vector<std::unique_ptr<Call>> calls;
+    remote::CallRound round(&health_cq);
+    for (size_t i = 0; i < ws.size(); ++i) {
+      const WorkerId w = ws[i];
+      ExpireStreamCalls(w);
+      auto c = std::make_unique<Call>();
+      c->i = i;
+      {
+        MutexLock lock(mu);
+        c->resident_before = state[w].resident;
+        c->stub = state[w].stub;
+        c->joining = state[w].joining;
+        if (c->stub == nullptr) {
+          out[i] = UnavailableError("a free slot (no address)");
+        } else if (state[w].draining) {
+          out[i] = UnavailableError("left the worker set");
+        }
+      }
+      if (!out[i].ok()) continue;
+      c->call = c->stub->AsyncHealth(&c->ctx, worker::HealthRequest(), &health_cq);
+      c->call->Finish(&c->reply, &c->status, round.Add(&c->ctx));
+      calls.push_back(std::move(c));
     }
-    ctx.TryCancel();
-    health_cq.Next(&tag, &ok);  // its Finish, cancelled
-    return {::grpc::StatusCode::DEADLINE_EXCEEDED,
-            "no answer within " + std::to_string(static_cast<int64_t>(ToMillis(timeout))) + " ms"};
+    const std::vector<bool> answered = round.Await(timeout);
+    for (size_t k = 0; k < calls.size(); ++k) {
+      Call& c = *calls[k];
+      if (!answered[k]) {
+        out[c.i] = UnavailableError(remote::CallRound::NoAnswer(timeout));
+      } else if (!c.status.ok()) {
+        out[c.i] = UnavailableError(c.status.error_message());
+      } else {
+        out[c.i] = AfterHealthReply(ws[c.i], c.reply, c.resident_before, c.joining);
+      }
+    }
+    return out;
   }
 
-  // One Health call; OK when the worker answers with this suite's variants.
-  Status CheckHealth(WorkerId w, Duration timeout) EXCLUDES(mu) {
-    ExpireStreamCalls(w);
-    // What the engine believed resident before asking (ReconcileResidents).
-    std::set<VariantId> resident_before;
-    std::shared_ptr<Stub> stub;
-    bool joining = false;
-    {
-      MutexLock lock(mu);
-      resident_before = state[w].resident;
-      stub = state[w].stub;
-      joining = state[w].joining;
-      if (stub == nullptr) return UnavailableError("a free slot (no address)");
-      if (state[w].draining) return UnavailableError("left the worker set");
-    }
-    worker::HealthReply reply;
-    const ::grpc::Status s = CallHealth(*stub, timeout, &reply);
-    if (!s.ok()) return UnavailableError(s.error_message());
+  // What a worker's answer to a Health call says: OK when it serves this suite's variants
+  // and accepts actions. Loads what a joining or restarted worker lacks, or what it lost.
+  Status AfterHealthReply(WorkerId w, const worker::HealthReply& reply,
+                          const std::set<VariantId>& resident_before, bool joining) EXCLUDES(mu) {
     bool same = reply.variant_names_size() == static_cast<int>(suite->variants().size());
     for (int i = 0; same && i < reply.variant_names_size(); ++i)
       same = reply.variant_names(i) == suite->variants()[i].name;
@@ -878,7 +895,11 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
           m.options.health_interval, m.options.health_timeout, m.options.failures_to_down,
           m.options.log, /*start_down=*/elastic,
           elastic ? std::function<void()>([&m] { (void)m.Refresh(); }) : nullptr},
-      [&m](WorkerId w, Duration timeout) { return m.CheckHealth(w, timeout); },
+      [&m, count](Duration timeout) {
+        std::vector<WorkerId> all(count);
+        for (WorkerId w = 0; w < count; ++w) all[w] = w;
+        return m.CheckHealth(all, timeout);
+      },
       [&m](WorkerId w) { return m.CancelCalls(w); });
 }
 
@@ -911,16 +932,23 @@ Status RemoteExecutor::Connect() {
     }
     (void)m.Refresh();
   }
-  for (WorkerId w = 0; !m.options.elastic() && w < m.workers.size(); ++w) {
-    for (;;) {
-      Status s = m.CheckHealth(w, Seconds(1));
-      if (s.ok()) break;
+  // Every worker checked at once, again every 100 ms for those not up yet.
+  std::vector<WorkerId> waiting;
+  for (WorkerId w = 0; !m.options.elastic() && w < m.workers.size(); ++w) waiting.push_back(w);
+  while (!waiting.empty()) {
+    const std::vector<Status> round = m.CheckHealth(waiting, Seconds(1));
+    std::vector<WorkerId> still;
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      const Status& s = round[i];
+      if (s.ok()) continue;
       if (s.code() == StatusCode::kFailedPrecondition ||
           std::chrono::steady_clock::now() >= deadline) {
-        return s.WithPrefix("remote worker " + m.AddressOf(w));
+        return s.WithPrefix("remote worker " + m.AddressOf(waiting[i]));
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      still.push_back(waiting[i]);
     }
+    waiting = std::move(still);
+    if (!waiting.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   {
     MutexLock lock(m.mu);

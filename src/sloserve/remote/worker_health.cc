@@ -6,8 +6,8 @@
 
 namespace sloserve::remote {
 
-WorkerHealth::WorkerHealth(std::vector<std::string> names, WorkerHealthOptions options, Check check,
-                           CancelCalls cancel)
+WorkerHealth::WorkerHealth(std::vector<std::string> names, WorkerHealthOptions options,
+                           CheckRound check, CancelCalls cancel)
     : options_(std::move(options)),
       check_(std::move(check)),
       cancel_(std::move(cancel)),
@@ -117,8 +117,9 @@ void WorkerHealth::Loop() {
       if (stopping_) return;
     }
     if (options_.before_round) options_.before_round();
+    const std::vector<Status> round = check_(options_.timeout);
     for (WorkerId w = 0; w < failed_checks_.size(); ++w) {
-      const Status s = check_(w, options_.timeout);
+      const Status s = w < round.size() ? round[w] : InternalError("not checked");
       if (s.ok()) {
         failed_checks_[w] = 0;
         MarkUp(w);

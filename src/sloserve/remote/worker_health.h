@@ -1,7 +1,8 @@
 #pragma once
 // Up/down state of an executor's remote workers (`sloserve worker` processes or KServe v2
 // servers) and the thread that checks them (docs/remote-workers.md, "Failures"): every
-// `interval` each worker gets one check with a `timeout` deadline; `failures_to_down`
+// `interval` one round checks every worker at once, each given up after `timeout` (a
+// worker that does not answer delays no other's check: remote/call_round.h); `failures_to_down`
 // failed checks in a row, or one action that finds the worker lost (MarkDown), mark it
 // down: its calls in flight are cancelled (failing their actions) and the engine stops
 // giving it queries (ResultSink::PostReachability) before it sees those failures. A
@@ -46,14 +47,15 @@ size_t CancelCallsOf(CallMap& in_flight, WorkerId w) {
 
 class WorkerHealth {
  public:
-  // One check of worker w within `timeout`; OK = healthy. Runs on the health thread.
-  using Check = std::function<Status(WorkerId w, Duration timeout)>;
+  // One round: every worker checked within `timeout`, one status each in WorkerId order
+  // (OK = healthy). Runs on the health thread.
+  using CheckRound = std::function<std::vector<Status>(Duration timeout)>;
   // Cancels worker w's calls in flight (their callbacks post the failures); returns how
   // many. Called once per down transition.
   using CancelCalls = std::function<size_t(WorkerId w)>;
 
   // names[w] is how worker w appears in the log ("remote worker w0 (10.0.0.5:9001)").
-  WorkerHealth(std::vector<std::string> names, WorkerHealthOptions options, Check check,
+  WorkerHealth(std::vector<std::string> names, WorkerHealthOptions options, CheckRound check,
                CancelCalls cancel);
   ~WorkerHealth();  // Stop()
   WorkerHealth(const WorkerHealth&) = delete;
@@ -86,7 +88,7 @@ class WorkerHealth {
   void MarkUp(WorkerId w) EXCLUDES(mu_);
 
   const WorkerHealthOptions options_;
-  const Check check_;
+  const CheckRound check_;
   const CancelCalls cancel_;
   ResultSink* sink_ = nullptr;
   std::vector<int> failed_checks_;  // health thread only
