@@ -121,20 +121,6 @@ struct HangingServer {
   std::unique_ptr<::grpc::Server> server;
 };
 
-// Round k asks both at once. One after another, the second's check would come only when
-// the first's was given up: a whole timeout (1 s) later.
-void ExpectHeldTogether(Hold& a, Hold& b) {
-  const std::vector<SteadyTime> held_a = a.WaitHeld(2), held_b = b.WaitHeld(2);
-  ASSERT_GE(held_a.size(), 2u);
-  ASSERT_GE(held_b.size(), 2u);
-  for (size_t k = 0; k < 2; ++k) {
-    const auto apart = held_a[k] > held_b[k] ? held_a[k] - held_b[k] : held_b[k] - held_a[k];
-    EXPECT_LT(apart, std::chrono::milliseconds(500))
-        << "round " << k << ": the two hung servers' checks arrived "
-        << std::chrono::duration_cast<std::chrono::milliseconds>(apart).count() << " ms apart";
-  }
-}
-
 // Waits (up to kWait) until `n` workers are down.
 template <class Executor>
 bool WaitDown(const Executor& executor, int n) {
@@ -146,33 +132,54 @@ bool WaitDown(const Executor& executor, int n) {
   return true;
 }
 
+// Both servers hang: their checks arrive together round after round, and after two failed
+// rounds both are down; answering again, both rejoin. One after another, the second's check
+// would come only when the first's was given up: a whole timeout (1 s) later.
+template <class Executor>
+void HangBothThenResume(const Executor& executor, Hold& a, Hold& b) {
+  a.Hang(true);
+  b.Hang(true);
+  const std::vector<SteadyTime> held_a = a.WaitHeld(2), held_b = b.WaitHeld(2);
+  ASSERT_GE(held_a.size(), 2u);
+  ASSERT_GE(held_b.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    const auto apart = held_a[k] > held_b[k] ? held_a[k] - held_b[k] : held_b[k] - held_a[k];
+    EXPECT_LT(apart, std::chrono::milliseconds(500))
+        << "round " << k << ": the two hung servers' checks arrived "
+        << std::chrono::duration_cast<std::chrono::milliseconds>(apart).count() << " ms apart";
+  }
+  EXPECT_TRUE(WaitDown(executor, 2)) << executor.down_workers() << " down";
+  a.Hang(false);
+  b.Hang(false);
+  EXPECT_TRUE(WaitDown(executor, 0)) << executor.down_workers() << " still down";
+}
+
+// Every timing option of a test's executor: checks every 20 ms, given up after 1 s, two
+// failed ones mark a server down.
+template <class Options>
+Options Fast(const std::string& a, const std::string& b) {
+  Options options;
+  options.addresses = {a, b};
+  options.health_interval = Millis(20);
+  options.health_timeout = Seconds(1);
+  options.failures_to_down = 2;
+  options.reconnect_backoff = Millis(100);
+  options.log = [](const std::string&) {};
+  return options;
+}
+
 TEST(HealthRoundTest, HungWorkersAreCheckedAtOnceNotOneTimeoutAfterAnother) {
   const ProfileSuite suite = testing::SmallSuite();
   HangingServer<WorkerHealthService> w0(&suite, "hanging-0"), w1(&suite, "hanging-1");
   ASSERT_TRUE(w0.server && w1.server);
   PayloadStore payloads(size_t{1} << 20);
-  RemoteExecutorOptions options;
-  options.addresses = {w0.address(), w1.address()};
-  options.health_interval = Millis(20);
-  options.health_timeout = Seconds(1);
-  options.failures_to_down = 2;
-  options.connect_timeout = Seconds(20);
-  options.reconnect_backoff = Millis(100);
-  options.log = [](const std::string&) {};
   RecordingSink sink;
-  RemoteExecutor executor(&suite, &payloads, std::move(options));
+  RemoteExecutor executor(&suite, &payloads,
+                          Fast<RemoteExecutorOptions>(w0.address(), w1.address()));
   const Status connected = executor.Connect();
   ASSERT_TRUE(connected.ok()) << connected.ToString();
   executor.Attach(&sink);
-
-  w0.service.hold.Hang(true);
-  w1.service.hold.Hang(true);
-  ExpectHeldTogether(w0.service.hold, w1.service.hold);
-  // Two failed rounds: both are down. Answering again, both rejoin.
-  EXPECT_TRUE(WaitDown(executor, 2)) << executor.down_workers() << " worker(s) down";
-  w0.service.hold.Hang(false);
-  w1.service.hold.Hang(false);
-  EXPECT_TRUE(WaitDown(executor, 0)) << executor.down_workers() << " worker(s) still down";
+  HangBothThenResume(executor, w0.service.hold, w1.service.hold);
 }
 
 TEST(HealthRoundTest, HungKServeServersAreCheckedAtOnce) {
@@ -180,24 +187,11 @@ TEST(HealthRoundTest, HungKServeServersAreCheckedAtOnce) {
   HangingServer<ReadyService> s0, s1;
   ASSERT_TRUE(s0.server && s1.server);
   PayloadStore payloads(size_t{1} << 20);
-  KServeExecutorOptions options;
-  options.addresses = {s0.address(), s1.address()};
-  options.health_interval = Millis(20);
-  options.health_timeout = Seconds(1);
-  options.failures_to_down = 2;
-  options.reconnect_backoff = Millis(100);
-  options.log = [](const std::string&) {};
   RecordingSink sink;
-  KServeExecutor executor(&suite, &payloads, std::move(options));
+  KServeExecutor executor(&suite, &payloads,
+                          Fast<KServeExecutorOptions>(s0.address(), s1.address()));
   executor.Attach(&sink);
-
-  s0.service.hold.Hang(true);
-  s1.service.hold.Hang(true);
-  ExpectHeldTogether(s0.service.hold, s1.service.hold);
-  EXPECT_TRUE(WaitDown(executor, 2)) << executor.down_workers() << " server(s) down";
-  s0.service.hold.Hang(false);
-  s1.service.hold.Hang(false);
-  EXPECT_TRUE(WaitDown(executor, 0)) << executor.down_workers() << " server(s) still down";
+  HangBothThenResume(executor, s0.service.hold, s1.service.hold);
 }
 
 }  // namespace
