@@ -229,7 +229,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // Every Run stream not yet ended and reported (a worker's current one, and ones ending).
   std::unordered_map<RunStream*, std::unique_ptr<RunStream>> streams GUARDED_BY(mu);
   std::unique_ptr<remote::WorkerHealth> health;
-  // The Health calls' queue: one call at a time, from Connect and then the health thread.
+X
   ::grpc::CompletionQueue health_cq;
   // Ids of the Loads sent to a restarted worker (health thread), apart from the engine's.
   static constexpr ActionId kReloadActions = ActionId{1} << 62;
@@ -906,7 +906,7 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
 RemoteExecutor::~RemoteExecutor() {
   Impl& m = *impl_;
   m.health->Stop();
-  m.health_cq.Shutdown();  // empty: each Health call took its Finish before returning
+  m.health_cq.Shutdown();  // empty: each round took every Finish of its calls
   void* tag = nullptr;
   bool ok = false;
   while (m.health_cq.Next(&tag, &ok)) {
