@@ -229,7 +229,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // Every Run stream not yet ended and reported (a worker's current one, and ones ending).
   std::unordered_map<RunStream*, std::unique_ptr<RunStream>> streams GUARDED_BY(mu);
   std::unique_ptr<remote::WorkerHealth> health;
-X
+  // The Health calls' queue: one round at a time (CheckHealth), from Connect and then the
+  // health thread.
   ::grpc::CompletionQueue health_cq;
   // Ids of the Loads sent to a restarted worker (health thread), apart from the engine's.
   static constexpr ActionId kReloadActions = ActionId{1} << 62;
