@@ -156,19 +156,21 @@ int main(int argc, char** argv) {
     stub->async()->ModelInfer(
         &call->ctx, &request, &call->resp, [&, call, again](::grpc::Status s) {
           const auto done = Clock::now();
-          {
-            std::lock_guard<std::mutex> lock(results.mu);
-            if (s.ok()) {
-              results.latencies_ms.push_back(
-                  std::chrono::duration<double, std::milli>(done - call->sent).count());
-            } else {
-              ++results.errors;
-            }
-            --results.outstanding;
-          }
-          results.cv.notify_all();
+          const auto sent = call->sent;
           delete call;
+          // The next call is counted before this one is uncounted, and the count is
+          // notified under the lock: once main sees none outstanding it returns and
+          // destroys what this callback uses (it crashed when a call was sent after).
           if (again && done < end) send(true);
+          std::lock_guard<std::mutex> lock(results.mu);
+          if (s.ok()) {
+            results.latencies_ms.push_back(
+                std::chrono::duration<double, std::milli>(done - sent).count());
+          } else {
+            ++results.errors;
+          }
+          --results.outstanding;
+          results.cv.notify_all();
         });
   };
   if (args.rate > 0) {
