@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
 
 namespace sloserve::remote {
@@ -23,18 +24,20 @@ class CallRound {
   CallRound& operator=(const CallRound&) = delete;
 
   // The tag to give the next call's Finish; `ctx` is the call's, cancelled by Await if the
-  // call has not finished in time. Calls are numbered from 0 in the order added.
-  void* Add(::grpc::ClientContext* ctx) {
-    ctxs_.push_back(ctx);
-    return reinterpret_cast<void*>(static_cast<uintptr_t>(ctxs_.size()));  // never null
+  // call has not finished in time, and `status` the one its Finish fills. Calls are
+  // numbered from 0 in the order added.
+  void* Add(::grpc::ClientContext* ctx, const ::grpc::Status* status) {
+    calls_.push_back({ctx, status});
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(calls_.size()));  // never null
   }
 
   // Waits until every added call has finished or `timeout` has passed, then cancels the
   // others and takes their (cancelled) Finish, so nothing of this round is left on the
-  // queue. answered[i]: call i finished in time (its status may still be an error).
-  std::vector<bool> Await(Duration timeout) {
-    std::vector<bool> answered(ctxs_.size(), false);
-    size_t left = ctxs_.size();
+  // queue. One status per call: OK when it answered in time with OK, else UNAVAILABLE
+  // saying why ("no answer within N ms", or the call's error).
+  std::vector<Status> Await(Duration timeout) {
+    std::vector<bool> answered(calls_.size(), false);
+    size_t left = calls_.size();
     const auto give_up = std::chrono::system_clock::now() +
                          std::chrono::duration_cast<std::chrono::system_clock::duration>(timeout);
     void* tag = nullptr;
@@ -43,22 +46,39 @@ class CallRound {
       answered[reinterpret_cast<uintptr_t>(tag) - 1] = true;
       --left;
     }
-    if (left == 0) return answered;
-    for (size_t i = 0; i < ctxs_.size(); ++i) {
-      if (!answered[i]) ctxs_[i]->TryCancel();
+    for (size_t i = 0; left > 0 && i < calls_.size(); ++i) {
+      if (!answered[i]) calls_[i].ctx->TryCancel();
     }
     while (left > 0 && cq_->Next(&tag, &ok)) --left;
-    return answered;
+    std::vector<Status> out(calls_.size());
+    for (size_t i = 0; i < calls_.size(); ++i) {
+      if (!answered[i]) {
+        out[i] = UnavailableError("no answer within " +
+                                  std::to_string(static_cast<int64_t>(ToMillis(timeout))) + " ms");
+      } else if (!calls_[i].status->ok()) {
+        out[i] = UnavailableError(calls_[i].status->error_message());
+      }
+    }
+    return out;
   }
 
-  // What a call not answered in time reports.
-  static std::string NoAnswer(Duration timeout) {
-    return "no answer within " + std::to_string(static_cast<int64_t>(ToMillis(timeout))) + " ms";
+  // After the last round (nothing of it is left on `cq`): shuts the queue down and takes
+  // the shutdown, as gRPC requires before a queue is destroyed.
+  static void ShutDown(::grpc::CompletionQueue* cq) {
+    cq->Shutdown();
+    void* tag = nullptr;
+    bool ok = false;
+    while (cq->Next(&tag, &ok)) {
+    }
   }
 
  private:
+  struct Call {
+    ::grpc::ClientContext* ctx;
+    const ::grpc::Status* status;
+  };
   ::grpc::CompletionQueue* cq_;
-  std::vector<::grpc::ClientContext*> ctxs_;
+  std::vector<Call> calls_;
 };
 
 }  // namespace sloserve::remote

@@ -91,17 +91,11 @@ struct KServeExecutor::Impl final : kserve_internal::CallOwner {
     for (WorkerId w = 0; w < stubs.size(); ++w) {
       Call& c = calls[w];
       c.call = stubs[w]->AsyncServerReady(&c.ctx, inference::ServerReadyRequest(), &health_cq);
-      c.call->Finish(&c.reply, &c.status, round.Add(&c.ctx));
+      c.call->Finish(&c.reply, &c.status, round.Add(&c.ctx, &c.status));
     }
-    const std::vector<bool> answered = round.Await(timeout);
-    std::vector<Status> out(stubs.size());
+    std::vector<Status> out = round.Await(timeout);
     for (WorkerId w = 0; w < stubs.size(); ++w) {
-      const Call& c = calls[w];
-      if (!answered[w]) {
-        out[w] = UnavailableError(remote::CallRound::NoAnswer(timeout));
-      } else if (!c.status.ok()) {
-        out[w] = UnavailableError(c.status.error_message());
-      } else if (!c.reply.ready()) {
+      if (out[w].ok() && !calls[w].reply.ready()) {
         out[w] = UnavailableError("ServerReady answered ready = false");
       }
     }
@@ -290,11 +284,7 @@ int KServeExecutor::down_workers() const {
 KServeExecutor::~KServeExecutor() {
   Impl& m = *impl_;
   m.health->Stop();
-  m.health_cq.Shutdown();  // empty: each round took every Finish of its calls
-  void* tag = nullptr;
-  bool ok = false;
-  while (m.health_cq.Next(&tag, &ok)) {
-  }
+  remote::CallRound::ShutDown(&m.health_cq);
   // The driver that drained the replies is done (its thread no longer waits): the calls
   // still in flight end on the queue's own thread.
   m.replies->StartThread();

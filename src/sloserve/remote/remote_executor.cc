@@ -470,19 +470,14 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       }
       if (!out[i].ok()) continue;
       c->call = c->stub->AsyncHealth(&c->ctx, worker::HealthRequest(), &health_cq);
-      c->call->Finish(&c->reply, &c->status, round.Add(&c->ctx));
+      c->call->Finish(&c->reply, &c->status, round.Add(&c->ctx, &c->status));
       calls.push_back(std::move(c));
     }
-    const std::vector<bool> answered = round.Await(timeout);
+    const std::vector<Status> answers = round.Await(timeout);
     for (size_t k = 0; k < calls.size(); ++k) {
-      Call& c = *calls[k];
-      if (!answered[k]) {
-        out[c.i] = UnavailableError(remote::CallRound::NoAnswer(timeout));
-      } else if (!c.status.ok()) {
-        out[c.i] = UnavailableError(c.status.error_message());
-      } else {
-        out[c.i] = AfterHealthReply(ws[c.i], c.reply, c.resident_before, c.joining);
-      }
+      const Call& c = *calls[k];
+      out[c.i] = answers[k].ok() ? AfterHealthReply(ws[c.i], c.reply, c.resident_before, c.joining)
+                                 : answers[k];
     }
     return out;
   }
@@ -907,11 +902,7 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
 RemoteExecutor::~RemoteExecutor() {
   Impl& m = *impl_;
   m.health->Stop();
-  m.health_cq.Shutdown();  // empty: each round took every Finish of its calls
-  void* tag = nullptr;
-  bool ok = false;
-  while (m.health_cq.Next(&tag, &ok)) {
-  }
+  remote::CallRound::ShutDown(&m.health_cq);
   // The driver that drained the replies is done (its thread no longer waits): the calls
   // still in flight end on the queue's own thread.
   m.replies->StartThread();
