@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "sloserve/core/rng.h"
-#include "sloserve/planner/kairos_config_pick.h"
-#include "sloserve/planner/kairos_upper_bound.h"
 #include "sloserve/policy/assignment/linear_assignment.h"
 #include "sloserve/policy/dispatch/kairos.h"
 #include "sloserve/policy/latency_learning/latency_predictor.h"
+#include "sloserve/policy/planning/kairos_config_pick.h"
+#include "sloserve/policy/planning/kairos_upper_bound.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/workload/query_size_sampler.h"
 

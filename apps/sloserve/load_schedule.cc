@@ -13,11 +13,13 @@ StatusOr<std::vector<Duration>> BuildSchedule(const ArrivalSpec& spec, uint64_t 
   return schedule;
 }
 
-StatusOr<std::vector<int32_t>> DrawQuerySizes(const std::string& spec, size_t n, uint64_t seed) {
+StatusOr<std::vector<int32_t>> DrawQuerySizes(const std::string& spec,
+                                              const std::vector<Duration>& schedule,
+                                              uint64_t seed) {
   ASSIGN_OR_RETURN(auto sampler, MakeQuerySizeSampler(spec));
   Rng rng = MakeRng(seed, "workload/sizes");  // the stream sim/simulation.cc draws from
-  std::vector<int32_t> sizes(n);
-  for (int32_t& rows : sizes) rows = sampler->Sample(rng);
+  std::vector<int32_t> sizes(schedule.size());
+  for (size_t i = 0; i < sizes.size(); ++i) sizes[i] = sampler->SampleAt(rng, schedule[i]);
   return sizes;
 }
 

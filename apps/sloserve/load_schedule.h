@@ -12,10 +12,12 @@
 namespace sloserve::cli {
 
 StatusOr<std::vector<Duration>> BuildSchedule(const ArrivalSpec& spec, uint64_t seed);
-// Rows of `n` requests drawn by the query-size sampler `spec` (workload.sizes names:
-// constant:N, deeprecsys, gaussian:MEAN:SD) from the simulator's own stream, so the
-// same seed gives a live run the same sizes, in the same order, as `sloserve sim`.
-StatusOr<std::vector<int32_t>> DrawQuerySizes(const std::string& spec, size_t n, uint64_t seed);
+// Rows of the requests scheduled at `schedule`'s offsets, drawn by the query-size sampler
+// `spec` (workload.sizes names: constant:N, deeprecsys, gaussian:MEAN:SD,
+// switch:S:SPEC/SPEC) from the simulator's own stream, so the same seed gives a live run
+// the same sizes, in the same order, as `sloserve sim`.
+StatusOr<std::vector<int32_t>> DrawQuerySizes(const std::string& spec,
+                                              const std::vector<Duration>& schedule, uint64_t seed);
 // Mean accuracy (%) of the variants that answered, weighted by responses; -1 when the
 // suite knows none of them.
 double MeanAccuracy(const LoadReport& report, const ProfileSuite& suite);

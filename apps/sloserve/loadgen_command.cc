@@ -204,7 +204,7 @@ StatusOr<LoadOptions> PrepareModel(const Args& args, LoadOptions o, const std::s
   ASSIGN_OR_RETURN(o.schedule, BuildSchedule(a, seed));
   if (sized) {
     o.sizes_label = args.Get("sizes");
-    auto sizes = DrawQuerySizes(o.sizes_label, o.schedule.size(), seed);
+    auto sizes = DrawQuerySizes(o.sizes_label, o.schedule, seed);
     if (!sizes.ok()) return sizes.status().WithPrefix("--sizes");
     o.request_rows = std::move(sizes).value();
   }

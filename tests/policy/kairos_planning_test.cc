@@ -10,10 +10,10 @@
 
 #include "policy/kairos_fixtures.h"
 #include "sloserve/planner/config_search.h"
-#include "sloserve/planner/instance_configs.h"
-#include "sloserve/planner/kairos_config_pick.h"
-#include "sloserve/planner/kairos_upper_bound.h"
 #include "sloserve/policy/latency_learning/latency_predictor.h"
+#include "sloserve/policy/planning/instance_configs.h"
+#include "sloserve/policy/planning/kairos_config_pick.h"
+#include "sloserve/policy/planning/kairos_upper_bound.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/workload/query_size_sampler.h"
 

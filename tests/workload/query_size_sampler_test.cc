@@ -84,6 +84,29 @@ TEST(QuerySizeSamplerTest, GaussianIsTruncatedToTheProfiledRange) {
   }
 }
 
+// Kairos Fig. 12's change of distribution: the first spec's sizes before the switch time,
+// the second's from it on; Sample without a time (offline samples) and Mean are the first's.
+TEST(QuerySizeSamplerTest, SwitchChangesTheDistributionAtItsTime) {
+  auto s = MakeQuerySizeSampler("switch:60:constant:5/gaussian:600:150");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  Rng rng = MakeRng(1, "sizes");
+  EXPECT_EQ((*s)->SampleAt(rng, Seconds(0)), 5);
+  EXPECT_EQ((*s)->SampleAt(rng, Millis(59'999)), 5);
+  EXPECT_EQ((*s)->Sample(rng), 5);
+  EXPECT_EQ((*s)->Mean(), 5);
+  double sum = 0;
+  for (int i = 0; i < 1000; ++i) sum += (*s)->SampleAt(rng, Seconds(60) + Millis(i));
+  EXPECT_NEAR(sum / 1000, 600, 20);
+  for (const char* bad :
+       {"switch:60:deeprecsys", "switch:0:deeprecsys/deeprecsys", "switch:x:deeprecsys/deeprecsys",
+        "switch:60/deeprecsys", "switch:60:switch:1:constant:1/constant:2/deeprecsys"}) {
+    EXPECT_THAT(MakeQuerySizeSampler(bad).status().message(), HasSubstr("switch:<seconds>")) << bad;
+  }
+  // A bad inner spec is named as such.
+  EXPECT_THAT(MakeQuerySizeSampler("switch:60:deeprecsys/lognormal").status().message(),
+              HasSubstr("unknown query size sampler 'lognormal'"));
+}
+
 TEST(QuerySizeSamplerTest, DeterministicPerStream) {
   DeepRecSysSizeSampler s;
   Rng a = MakeRng(5, "sizes");

@@ -18,7 +18,7 @@
 // the SLO with its queueing, so slo_fraction does not apply. This makes the core count a
 // decision of the composed planner: one hardware type per core count, priced per core.
 //
-// Why not infadapter/capacity.h or planner/kairos_upper_bound.h for every suite:
+// Why not infadapter/capacity.h or policy/planning/kairos_upper_bound.h for every suite:
 // InfAdapter's capacity is a line fitted to measured (variant, cores) capacity records at one SLO,
 // which only the infadapter-resnet suite has; the other suites profile latency per
 // batch size on fixed hardware types. Kairos' upper bound is the throughput of a mix of

@@ -307,6 +307,7 @@ QueryId Engine::Submit(Query q, TimePoint now) {
   q.priority = admission_.Level(q.priority);
   if (q.deadline < now) q.deadline = now;
   metrics_.OnArrival(now);
+  if (policies_.planning) RecordSize(q.size);
   ++in_system_;
   system_rows_ += q.size;
   if (q.task < model_system_rows_.size()) model_system_rows_[q.task] += q.size;
@@ -541,6 +542,15 @@ void Engine::RecomputeActiveCost() {
   }
 }
 
+void Engine::RecordSize(int32_t size) {
+  if (recent_sizes_.size() < PlanningInput::kRecentSizes) {
+    recent_sizes_.push_back(size);
+    return;
+  }
+  recent_sizes_[recent_sizes_next_] = size;
+  recent_sizes_next_ = (recent_sizes_next_ + 1) % recent_sizes_.size();
+}
+
 void Engine::OnPlanTick(TimePoint now) {
   if (!policies_.planning) return;
   PlanningInput in;
@@ -559,6 +569,11 @@ void Engine::OnPlanTick(TimePoint now) {
   }
   in.model_qps = model_qps_;
   in.model_rate_history = model_rate_history_;
+  plan_sizes_.assign(recent_sizes_.begin() + static_cast<ptrdiff_t>(recent_sizes_next_),
+                     recent_sizes_.end());
+  plan_sizes_.insert(plan_sizes_.end(), recent_sizes_.begin(),
+                     recent_sizes_.begin() + static_cast<ptrdiff_t>(recent_sizes_next_));
+  in.recent_sizes = plan_sizes_;
   in.workers = &views_;
   in.machines = &machines_;
   arrivals_since_plan_ = 0;

@@ -328,6 +328,8 @@ class Engine {
   // Cost integrates the active workers' prices over time (planning changes them).
   void AccrueCost(TimePoint now);
   void RecomputeActiveCost();
+  // Keeps an arrival's size for PlanningInput::recent_sizes.
+  void RecordSize(int32_t size);
   double active_price_per_hour_ = 0;
   int active_cores_ = 0;
   TimePoint cost_clock_{};
@@ -338,6 +340,11 @@ class Engine {
   std::vector<double> model_price_per_hour_;
   std::vector<int> model_cores_;
   int64_t arrivals_since_plan_ = 0;
+  // The sizes of the last PlanningInput::kRecentSizes arrivals (a ring from
+  // recent_sizes_next_; kept only with a planning policy), and their oldest-first copy.
+  std::vector<int32_t> recent_sizes_;
+  size_t recent_sizes_next_ = 0;
+  std::vector<int32_t> plan_sizes_;
   TimePoint last_plan_{};
   std::vector<double> rate_history_;
   // Per model when the suite has several (PlanningInput::model_qps, model_rate_history).

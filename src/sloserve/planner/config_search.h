@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "sloserve/core/status.h"
-#include "sloserve/planner/instance_configs.h"
+#include "sloserve/policy/planning/instance_configs.h"
 
 namespace sloserve {
 

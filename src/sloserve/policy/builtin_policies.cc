@@ -21,6 +21,7 @@
 #include "sloserve/policy/placement/random_placement.h"
 #include "sloserve/policy/planning/composed_planning.h"
 #include "sloserve/policy/planning/infadapter_planning.h"
+#include "sloserve/policy/planning/kairos_planning.h"
 #include "sloserve/policy/planning/rate_planning.h"
 #include "sloserve/policy/planning/static_planning.h"
 #include "sloserve/policy/registry.h"
@@ -110,6 +111,10 @@ void RegisterBuiltinPolicies(PolicyRegistry* r) {
       "issue 32: variants, hardware types and workers per model, Eq. 1 under a $/h budget",
       ComposedPlanning::Create);
   r->AddPlanning("rate", "keep enough workers active for the observed rate", RatePlanning::Create);
+  r->AddPlanning("kairos_mix",
+                 "Kairos: the instance mix with the best upper bound under a $/h budget, "
+                 "re-picked as query sizes drift",
+                 KairosPlanning::Create);
 }
 
 }  // namespace sloserve

@@ -176,6 +176,10 @@ struct PlanningInput {
   // first, at most the last 3,600; the last entry is model_qps[t]).
   std::span<const double> model_qps;
   std::span<const std::vector<double>> model_rate_history;
+  // Sizes (rows) of the most recent arrivals, oldest first, at most kRecentSizes of them:
+  // the query-size sample of Kairos' planning (its "query monitor").
+  static constexpr size_t kRecentSizes = 10'000;
+  std::span<const int32_t> recent_sizes;
   const std::vector<WorkerView>* workers = nullptr;
   const std::vector<MachineView>* machines = nullptr;
 };

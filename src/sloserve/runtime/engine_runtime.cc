@@ -788,6 +788,13 @@ EngineRuntime::EngineSnapshot EngineRuntime::TakeSnapshot(TimePoint now) const {
     snap.active += w.active ? 1 : 0;
   }
   snap.by_type = by_type_;
+  // The workers of each type now: a planning policy adds, deactivates and retires them
+  // (a retired one no longer counts; a deactivated one does, as it may serve again).
+  snap.by_type.resize(suite_->hardware().size());  // empty at the first publish (Create)
+  for (TypeCounters& t : snap.by_type) t.workers = 0;
+  for (const WorkerView& w : engine_->workers()) {
+    if (w.phase != WorkerPhase::kRetired) ++snap.by_type[w.hardware].workers;
+  }
   snap.unknown_apps = unknown_app_queries_;
   snap.summary.bad_requests = bad_requests_;
   return snap;
@@ -969,7 +976,7 @@ std::string EngineRuntime::PrometheusMetrics() const {
   auto per_type = [&](const char* name, const char* type, const char* help, auto value) {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
     for (HardwareId h = 0; h < by_type.size(); ++h) {
-      if (by_type[h].workers == 0) continue;
+      if (by_type[h].workers == 0 && by_type[h].served == 0) continue;
       char buf[256];
       std::snprintf(buf, sizeof buf, "%s{hardware=\"%s\"} %.17g\n", name,
                     suite_->hardware()[h].name.c_str(), static_cast<double>(value(by_type[h])));
@@ -1012,7 +1019,8 @@ std::string EngineRuntime::PrometheusMetrics() const {
   per_variant("sloserve_variant_load_seconds_total",
               "Summed duration of successful variant loads, by variant.",
               [](const Loads& l) { return ToSeconds(l.total); });
-  per_type("sloserve_workers", "gauge", "Workers of each hardware type.",
+  per_type("sloserve_workers", "gauge",
+           "Workers of each hardware type now (added and deactivated ones too, not retired ones).",
            [](const TypeCounters& c) { return c.workers; });
   per_type("sloserve_queries_served_total", "counter", "Completed queries by hardware type.",
            [](const TypeCounters& c) { return c.served; });

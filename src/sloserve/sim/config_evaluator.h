@@ -13,7 +13,7 @@
 #include "sloserve/config/run_spec.h"
 #include "sloserve/core/mutex.h"
 #include "sloserve/core/status.h"
-#include "sloserve/planner/instance_configs.h"
+#include "sloserve/policy/planning/instance_configs.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/allowable_throughput.h"
 

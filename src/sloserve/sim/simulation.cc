@@ -168,7 +168,7 @@ StatusOr<RunResult> RunSimulation(const RunSpec& spec, const ProfileSuite& suite
       [&](Engine& e, TimePoint now) {
         Query q;
         q.task = multi ? static_cast<TaskId>(next_model) : dep.task;
-        q.size = sizes->Sample(size_rng);
+        q.size = sizes->SampleAt(size_rng, now - TimePoint{});
         q.app = std::min<AppId>(draw_app(), static_cast<AppId>(app_cum.size() - 1));
         if (q.app < spec.app_priorities.size()) q.priority = spec.app_priorities[q.app];
         if (multi && spec.models[next_model].priority > 0)

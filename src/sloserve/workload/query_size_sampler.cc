@@ -79,10 +79,35 @@ StatusOr<std::unique_ptr<QuerySizeSampler>> ParseGaussian(std::string_view name)
       std::make_unique<GaussianSizeSampler>(*mean, *sd, kLo, kHi));
 }
 
+StatusOr<std::unique_ptr<QuerySizeSampler>> ParseSwitch(std::string_view name) {
+  const std::string error = "query size sampler '" + std::string(name) +
+                            "': expected switch:<seconds>:<spec>/<spec> with seconds > 0 "
+                            "and two specs that are not switches";
+  const std::string_view text = name.substr(std::string_view("switch:").size());
+  const size_t colon = text.find(':');
+  const size_t slash = text.find('/');
+  if (colon == std::string_view::npos || slash == std::string_view::npos || slash < colon)
+    return InvalidArgumentError(error);
+  const std::optional<double> seconds = ParseNumber(text.substr(0, colon));
+  if (!seconds || !(*seconds > 0 && *seconds <= 1e9)) return InvalidArgumentError(error);
+  const std::string_view first = text.substr(colon + 1, slash - colon - 1);
+  const std::string_view second = text.substr(slash + 1);
+  if (first.starts_with("switch:") || second.starts_with("switch:"))
+    return InvalidArgumentError(error);
+  StatusOr<std::unique_ptr<QuerySizeSampler>> before = MakeQuerySizeSampler(first);
+  const std::string owner = "query size sampler '" + std::string(name) + "'";
+  if (!before.ok()) return before.status().WithPrefix(owner);
+  StatusOr<std::unique_ptr<QuerySizeSampler>> after = MakeQuerySizeSampler(second);
+  if (!after.ok()) return after.status().WithPrefix(owner);
+  return std::unique_ptr<QuerySizeSampler>(std::make_unique<SwitchSizeSampler>(
+      SecondsF(*seconds), std::move(*before), std::move(*after)));
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<QuerySizeSampler>> MakeQuerySizeSampler(std::string_view name) {
   if (name.substr(0, 9) == "gaussian:") return ParseGaussian(name);
+  if (name.starts_with("switch:")) return ParseSwitch(name);
   if (name == "deeprecsys") {
     return std::unique_ptr<QuerySizeSampler>(std::make_unique<DeepRecSysSizeSampler>());
   }
@@ -98,8 +123,8 @@ StatusOr<std::unique_ptr<QuerySizeSampler>> MakeQuerySizeSampler(std::string_vie
         std::make_unique<ConstantSizeSampler>(static_cast<int32_t>(n)));
   }
   return InvalidArgumentError("unknown query size sampler '" + std::string(name) +
-                              "' (expected 'constant:<n>', 'deeprecsys' or "
-                              "'gaussian:<mean>:<stddev>')");
+                              "' (expected 'constant:<n>', 'deeprecsys', "
+                              "'gaussian:<mean>:<stddev>' or 'switch:<seconds>:<spec>/<spec>')");
 }
 
 }  // namespace sloserve

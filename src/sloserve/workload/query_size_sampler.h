@@ -16,6 +16,7 @@
 
 #include "sloserve/core/rng.h"
 #include "sloserve/core/status.h"
+#include "sloserve/core/time.h"
 
 namespace sloserve {
 
@@ -23,6 +24,12 @@ class QuerySizeSampler {
  public:
   virtual ~QuerySizeSampler();
   virtual int32_t Sample(Rng& rng) = 0;
+  // The size of a query arriving `since_start` into the run: the same as Sample but for
+  // samplers whose distribution changes over time (SwitchSizeSampler).
+  virtual int32_t SampleAt(Rng& rng, Duration since_start) {
+    (void)since_start;
+    return Sample(rng);
+  }
   // Expected size (exact for constant, analytic approximation for mixes).
   virtual double Mean() const = 0;
 };
@@ -57,8 +64,29 @@ class GaussianSizeSampler final : public QuerySizeSampler {
   int32_t lo_, hi_;
 };
 
-// "constant:<n>" (n >= 1), "deeprecsys", or "gaussian:<mean>:<stddev>" (sizes in
-// [1, 1000], the profiled range of kairos-recsys; mean in [1, 1000], stddev > 0).
+// A size distribution that changes once (Kairos Fig. 12: from one distribution to another
+// while serving): `before`'s sizes until `at` into the run, `after`'s from then on. Sample
+// (no time) and Mean are `before`'s.
+class SwitchSizeSampler final : public QuerySizeSampler {
+ public:
+  SwitchSizeSampler(Duration at, std::unique_ptr<QuerySizeSampler> before,
+                    std::unique_ptr<QuerySizeSampler> after)
+      : at_(at), before_(std::move(before)), after_(std::move(after)) {}
+  int32_t Sample(Rng& rng) override { return before_->Sample(rng); }
+  int32_t SampleAt(Rng& rng, Duration since_start) override {
+    return since_start < at_ ? before_->Sample(rng) : after_->Sample(rng);
+  }
+  double Mean() const override { return before_->Mean(); }
+
+ private:
+  Duration at_;
+  std::unique_ptr<QuerySizeSampler> before_, after_;
+};
+
+// "constant:<n>" (n >= 1), "deeprecsys", "gaussian:<mean>:<stddev>" (sizes in [1, 1000],
+// the profiled range of kairos-recsys; mean in [1, 1000], stddev > 0), or
+// "switch:<seconds>:<spec>/<spec>" (the first spec's sizes until that many seconds into
+// the run, the second's after; neither a switch itself).
 StatusOr<std::unique_ptr<QuerySizeSampler>> MakeQuerySizeSampler(std::string_view name);
 
 }  // namespace sloserve

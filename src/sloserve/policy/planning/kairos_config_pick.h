@@ -7,7 +7,7 @@
 // evaluated.
 #include <vector>
 
-#include "sloserve/planner/instance_configs.h"
+#include "sloserve/policy/planning/instance_configs.h"
 
 namespace sloserve {
 

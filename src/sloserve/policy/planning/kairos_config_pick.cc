@@ -1,4 +1,4 @@
-#include "sloserve/planner/kairos_config_pick.h"
+#include "sloserve/policy/planning/kairos_config_pick.h"
 
 #include <algorithm>
 #include <numeric>

@@ -24,8 +24,8 @@
 
 #include "sloserve/core/status.h"
 #include "sloserve/core/time.h"
-#include "sloserve/planner/instance_configs.h"
 #include "sloserve/policy/latency_learning/latency_predictor.h"
+#include "sloserve/policy/planning/instance_configs.h"
 
 namespace sloserve {
 

@@ -1,4 +1,4 @@
-#include "sloserve/planner/kairos_upper_bound.h"
+#include "sloserve/policy/planning/kairos_upper_bound.h"
 
 #include <algorithm>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "sloserve/planner/instance_configs.h"
+#include "sloserve/policy/planning/instance_configs.h"
 
 #include <cmath>
 #include <sstream>

@@ -1,0 +1,132 @@
+#include "sloserve/policy/planning/kairos_planning.h"
+
+#include <algorithm>
+
+#include "sloserve/policy/planning/kairos_config_pick.h"
+#include "sloserve/policy/planning/kairos_upper_bound.h"
+
+namespace sloserve {
+namespace kairos_planning_options {
+const KeyDecl kBudget{.name = "budget_per_hour",
+                      .type = KeyType::kNumber,
+                      .unit = "$/h",
+                      .min = 0,
+                      .min_exclusive = true,
+                      .help = "what the active instance mix may cost; required"};
+const KeyDecl kMaxInstances{.name = "max_instances",
+                            .type = KeyType::kString,
+                            .help =
+                                "most instances per type, \"type:N,...\" (unset: as many "
+                                "as the budget buys)"};
+const KeyDecl kMinSizes{.name = "min_sizes",
+                        .type = KeyType::kInteger,
+                        .default_value = "200",
+                        .unit = "queries",
+                        .min = 1,
+                        .max = static_cast<double>(PlanningInput::kRecentSizes),
+                        .help = "arrivals seen before the first pick"};
+const KeyDecl kMinGain{.name = "min_gain",
+                       .type = KeyType::kNumber,
+                       .default_value = "0.05",
+                       .min = 0,
+                       .max = 10,
+                       .help =
+                           "relative bound gain of the pick over the current mix before "
+                           "workers move"};
+}  // namespace kairos_planning_options
+
+StatusOr<std::unique_ptr<PlanningPolicy>> KairosPlanning::Create(const PolicyParams& p) {
+  namespace k = kairos_planning_options;
+  Options o;
+  ASSIGN_OR_RETURN(o.max_instances, p.GetString(k::kMaxInstances));
+  ASSIGN_OR_RETURN(o.min_sizes, p.GetInt(k::kMinSizes));
+  ASSIGN_OR_RETURN(o.min_gain, p.GetDouble(k::kMinGain));
+  // The required option last: the registry learns the options by running this on none.
+  ASSIGN_OR_RETURN(o.budget_per_hour, p.GetDouble(k::kBudget));
+  return std::unique_ptr<PlanningPolicy>(new KairosPlanning(std::move(o)));
+}
+
+Status KairosPlanning::Init(const PolicyContext& ctx) {
+  suite_ = ctx.suite;
+  ASSIGN_OR_RETURN(space_,
+                   MakeConfigSpace(*suite_, options_.budget_per_hour, options_.max_instances));
+  RETURN_IF_ERROR(predictor_.Init(*suite_, ctx.seed));
+  // As `fixed` picks by default and every Kairos experiment serves: the most accurate.
+  for (VariantId v : suite_->VariantsOfTask(ctx.task)) {
+    if (variant_ == kNoId || suite_->variants()[v].accuracy > suite_->variants()[variant_].accuracy)
+      variant_ = v;
+  }
+  if (variant_ == kNoId) {
+    return InvalidArgumentError("planning policy 'kairos_mix': task '" +
+                                suite_->tasks()[ctx.task].name + "' has no variant");
+  }
+  qos_ = ctx.slo.count() > 0 ? ctx.slo : suite_->tasks()[ctx.task].default_slo;
+  return OkStatus();
+}
+
+InstanceCounts KairosPlanning::CurrentMix(const std::vector<WorkerView>& workers) const {
+  InstanceCounts mix(suite_->hardware().size(), 0);
+  for (const WorkerView& w : workers) {
+    if (w.phase == WorkerPhase::kActive || w.phase == WorkerPhase::kStarting) ++mix[w.hardware];
+  }
+  return mix;
+}
+
+void KairosPlanning::Plan(const PlanningInput& input, DeploymentPlan* out) {
+  if (input.recent_sizes.size() < static_cast<size_t>(options_.min_sizes)) return;
+  StatusOr<KairosUpperBound> bound = KairosUpperBound::Create(
+      predictor_, *suite_, variant_, qos_,
+      std::vector<int>(input.recent_sizes.begin(), input.recent_sizes.end()));
+  // No type meets the QoS for any recent size: no mix is better than another.
+  if (!bound.ok()) return;
+  ConfigSpace space = space_;
+  space.min_count[bound->base()] = 1;  // only the base type serves every size (as offline)
+  if (space.max_count[bound->base()] < 1) return;
+  const std::vector<InstanceCounts> configs = EnumerateConfigs(space);
+  if (configs.empty()) return;
+  std::vector<double> bounds(configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) bounds[i] = bound->Bound(configs[i]);
+  const std::vector<RankedConfig> ranked = RankByBound(space, configs, bounds);
+  last_pick_ = ranked[SimilarityPick(ranked, bound->base())].counts;
+  const InstanceCounts current = CurrentMix(*input.workers);
+  if (last_pick_ == current) return;
+  const double now_bound = bound->Bound(current);
+  if (now_bound > 0 && bound->Bound(last_pick_) < now_bound * (1 + options_.min_gain)) return;
+  MakeActive(last_pick_, *input.workers, out);
+}
+
+void KairosPlanning::MakeActive(const InstanceCounts& target,
+                                const std::vector<WorkerView>& workers, DeploymentPlan* out) const {
+  out->change = true;
+  // Per type, the workers serving now first (lowest ids first among equals), so a change
+  // keeps what is warm and deactivates the newest surplus last in.
+  std::vector<const WorkerView*> order;
+  for (const WorkerView& w : workers)
+    if (w.phase != WorkerPhase::kRetired) order.push_back(&w);
+  std::stable_sort(order.begin(), order.end(), [](const WorkerView* a, const WorkerView* b) {
+    const bool a_on = a->phase == WorkerPhase::kActive || a->phase == WorkerPhase::kStarting;
+    const bool b_on = b->phase == WorkerPhase::kActive || b->phase == WorkerPhase::kStarting;
+    return a_on > b_on;
+  });
+  std::vector<int> given(target.size(), 0);
+  for (const WorkerView* w : order) {
+    WorkerPlan p;
+    p.worker = w->id;
+    p.active = w->hardware < target.size() && given[w->hardware] < target[w->hardware];
+    if (p.active) ++given[w->hardware];
+    // A plan entry sets the worker's pin and quota too: restate the current ones.
+    p.pinned = w->pinned;
+    p.quota = w->quota;
+    out->workers.push_back(p);
+  }
+  for (HardwareId h = 0; h < target.size(); ++h) {
+    for (int n = given[h]; n < target[h]; ++n) {
+      WorkerPlan p;
+      p.hardware = h;
+      p.load = {variant_};  // serves once the variant is loaded (a cold start)
+      out->workers.push_back(p);
+    }
+  }
+}
+
+}  // namespace sloserve
