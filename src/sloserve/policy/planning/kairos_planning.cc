@@ -47,10 +47,12 @@ StatusOr<std::unique_ptr<PlanningPolicy>> KairosPlanning::Create(const PolicyPar
 }
 
 Status KairosPlanning::Init(const PolicyContext& ctx) {
-  suite_ = ctx.suite;
+  suite_ = std::make_shared<const ProfileSuite>(*ctx.suite);
   ASSIGN_OR_RETURN(space_,
                    MakeConfigSpace(*suite_, options_.budget_per_hour, options_.max_instances));
-  RETURN_IF_ERROR(predictor_.Init(*suite_, ctx.seed));
+  auto predictor = std::make_shared<LatencyPredictor>();
+  RETURN_IF_ERROR(predictor->Init(*suite_, ctx.seed));
+  predictor_ = std::move(predictor);
   // As `fixed` picks by default and every Kairos experiment serves: the most accurate.
   for (VariantId v : suite_->VariantsOfTask(ctx.task)) {
     if (variant_ == kNoId || suite_->variants()[v].accuracy > suite_->variants()[variant_].accuracy)
@@ -61,6 +63,7 @@ Status KairosPlanning::Init(const PolicyContext& ctx) {
                                 suite_->tasks()[ctx.task].name + "' has no variant");
   }
   qos_ = ctx.slo.count() > 0 ? ctx.slo : suite_->tasks()[ctx.task].default_slo;
+  if (ctx.live && ctx.submit_offline) background_.emplace(ctx.submit_offline);
   return OkStatus();
 }
 
@@ -72,27 +75,66 @@ InstanceCounts KairosPlanning::CurrentMix(const std::vector<WorkerView>& workers
   return mix;
 }
 
-void KairosPlanning::Plan(const PlanningInput& input, DeploymentPlan* out) {
-  if (input.recent_sizes.size() < static_cast<size_t>(options_.min_sizes)) return;
-  StatusOr<KairosUpperBound> bound = KairosUpperBound::Create(
-      predictor_, *suite_, variant_, qos_,
-      std::vector<int>(input.recent_sizes.begin(), input.recent_sizes.end()));
-  // No type meets the QoS for any recent size: no mix is better than another.
-  if (!bound.ok()) return;
-  ConfigSpace space = space_;
-  space.min_count[bound->base()] = 1;  // only the base type serves every size (as offline)
-  if (space.max_count[bound->base()] < 1) return;
+namespace {
+
+// Kairos' pick for `sizes` (as `sloserve plan kairos`), and the bounds of it and of
+// `current`. Reads only its arguments: it may run off the engine thread.
+StatusOr<KairosPlanning::MixPick> PickMix(const ProfileSuite& suite,
+                                          const LatencyPredictor& predictor, ConfigSpace space,
+                                          VariantId variant, Duration qos, std::vector<int> sizes,
+                                          InstanceCounts current) {
+  ASSIGN_OR_RETURN(KairosUpperBound bound,
+                   KairosUpperBound::Create(predictor, suite, variant, qos, std::move(sizes)));
+  space.min_count[bound.base()] = 1;  // only the base type serves every size (as offline)
+  if (space.max_count[bound.base()] < 1)
+    return FailedPreconditionError("the budget leaves no room for the base type");
   const std::vector<InstanceCounts> configs = EnumerateConfigs(space);
-  if (configs.empty()) return;
+  if (configs.empty()) return FailedPreconditionError("no mix within the budget");
   std::vector<double> bounds(configs.size());
-  for (size_t i = 0; i < configs.size(); ++i) bounds[i] = bound->Bound(configs[i]);
+  for (size_t i = 0; i < configs.size(); ++i) bounds[i] = bound.Bound(configs[i]);
   const std::vector<RankedConfig> ranked = RankByBound(space, configs, bounds);
-  last_pick_ = ranked[SimilarityPick(ranked, bound->base())].counts;
-  const InstanceCounts current = CurrentMix(*input.workers);
-  if (last_pick_ == current) return;
-  const double now_bound = bound->Bound(current);
-  if (now_bound > 0 && bound->Bound(last_pick_) < now_bound * (1 + options_.min_gain)) return;
-  MakeActive(last_pick_, *input.workers, out);
+  KairosPlanning::MixPick r;
+  r.pick = ranked[SimilarityPick(ranked, bound.base())].counts;
+  r.pick_bound = bound.Bound(r.pick);
+  r.current_bound = bound.Bound(current);
+  r.current = std::move(current);
+  return r;
+}
+
+}  // namespace
+
+void KairosPlanning::Plan(const PlanningInput& input, DeploymentPlan* out) {
+  if (background_ && background_->busy()) {
+    std::optional<StatusOr<MixPick>> r = background_->TakeResult();
+    if (r && r->ok()) Apply(**r, *input.workers, out);
+    return;  // (else the pick still runs off the engine thread)
+  }
+  if (input.recent_sizes.size() < static_cast<size_t>(options_.min_sizes)) return;
+  std::vector<int> sizes(input.recent_sizes.begin(), input.recent_sizes.end());
+  InstanceCounts current = CurrentMix(*input.workers);
+  if (background_) {
+    background_->Submit(
+        "Kairos mix pick",
+        [suite = suite_, predictor = predictor_, space = space_, variant = variant_, qos = qos_,
+         sizes = std::move(sizes), current = std::move(current)]() mutable {
+          return PickMix(*suite, *predictor, std::move(space), variant, qos, std::move(sizes),
+                         std::move(current));
+        });
+    return;
+  }
+  // When no type meets the QoS for any recent size, no mix is better than another.
+  StatusOr<MixPick> r =
+      PickMix(*suite_, *predictor_, space_, variant_, qos_, std::move(sizes), std::move(current));
+  if (r.ok()) Apply(*r, *input.workers, out);
+}
+
+void KairosPlanning::Apply(const MixPick& r, const std::vector<WorkerView>& workers,
+                           DeploymentPlan* out) {
+  last_pick_ = r.pick;
+  const InstanceCounts now = CurrentMix(workers);
+  if (r.pick == now || r.current != now) return;  // nothing to do, or asked of another mix
+  if (r.current_bound > 0 && r.pick_bound < r.current_bound * (1 + options_.min_gain)) return;
+  MakeActive(r.pick, workers, out);
 }
 
 void KairosPlanning::MakeActive(const InstanceCounts& target,
