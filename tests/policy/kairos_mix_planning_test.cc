@@ -94,12 +94,10 @@ InstanceCounts OfflinePick(const std::vector<int32_t>& sizes) {
   ConfigSpace space = MakeConfigSpace(s, kBudget, kMaxInstances).value();
   LatencyPredictor predictor;
   EXPECT_TRUE(predictor.Init(s, 1).ok());
-  VariantId variant = s.VariantsOfTask(Wnd()).front();
-  for (VariantId v : s.VariantsOfTask(Wnd()))
-    if (s.variants()[v].accuracy > s.variants()[variant].accuracy) variant = v;
-  const KairosUpperBound ub = KairosUpperBound::Create(predictor, s, variant, Millis(25),
-                                                       std::vector<int>(sizes.begin(), sizes.end()))
-                                  .value();
+  const KairosUpperBound ub =
+      KairosUpperBound::Create(predictor, s, s.MostAccurateVariant(Wnd()), Millis(25),
+                               std::vector<int>(sizes.begin(), sizes.end()))
+          .value();
   space.min_count[ub.base()] = 1;
   const std::vector<InstanceCounts> configs = EnumerateConfigs(space);
   std::vector<double> bounds;

@@ -45,6 +45,16 @@ std::vector<VariantId> ProfileSuite::VariantsOfTask(TaskId task) const {
   return out;
 }
 
+VariantId ProfileSuite::MostAccurateVariant(TaskId task) const {
+  VariantId best = kNoId;
+  for (size_t i = 0; i < variants_.size(); ++i) {
+    if (variants_[i].task != task) continue;
+    if (best == kNoId || variants_[i].accuracy > variants_[best].accuracy)
+      best = static_cast<VariantId>(i);
+  }
+  return best;
+}
+
 const std::vector<int>& ProfileSuite::BatchSizes(HardwareId hw, VariantId v) const {
   static const std::vector<int> kNone;
   auto it = latency_.find({hw, v});

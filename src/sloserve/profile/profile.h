@@ -78,6 +78,8 @@ class ProfileSuite {
   std::optional<VariantId> FindVariant(const std::string& name) const;
   std::optional<HardwareId> FindHardware(const std::string& name) const;
   std::vector<VariantId> VariantsOfTask(TaskId task) const;
+  // The task's most accurate variant (the first of equals); kNoId when it has none.
+  VariantId MostAccurateVariant(TaskId task) const;
 
   // Batch sizes (rows) profiled for (hardware, variant), ascending; empty if none.
   const std::vector<int>& BatchSizes(HardwareId hw, VariantId v) const;

@@ -18,11 +18,7 @@ StatusOr<HeteroRunInfo> ResolveHeteroRun(const RunSpec& run, const ProfileSuite&
   if (!task) return NotFoundError("task '" + run.task + "' not in the suite");
   info.task = *task;
   info.qos = run.slo.count() > 0 ? run.slo : suite.tasks()[*task].default_slo;
-  for (VariantId v : suite.VariantsOfTask(*task)) {
-    if (info.variant == kNoId ||
-        suite.variants()[v].accuracy > suite.variants()[info.variant].accuracy)
-      info.variant = v;
-  }
+  info.variant = suite.MostAccurateVariant(*task);
   if (info.variant == kNoId) return InvalidArgumentError("task '" + run.task + "' has no variant");
   return info;
 }

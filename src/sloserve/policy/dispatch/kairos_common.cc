@@ -26,14 +26,8 @@ Status HeteroDeployment::Init(const PolicyContext& ctx, const std::string& varia
   if (ctx.suite == nullptr) return InvalidArgumentError("no profile suite");
   const ProfileSuite& suite = *ctx.suite;
   variant_of_task.assign(suite.tasks().size(), kNoId);
-  for (TaskId t = 0; t < suite.tasks().size(); ++t) {
-    for (VariantId v : suite.VariantsOfTask(t)) {
-      if (variant_of_task[t] == kNoId ||
-          suite.variants()[v].accuracy > suite.variants()[variant_of_task[t]].accuracy) {
-        variant_of_task[t] = v;
-      }
-    }
-  }
+  for (TaskId t = 0; t < suite.tasks().size(); ++t)
+    variant_of_task[t] = suite.MostAccurateVariant(t);
   if (!variant_option.empty()) {
     auto v = suite.FindVariant(variant_option);
     if (!v)

@@ -54,10 +54,7 @@ Status KairosPlanning::Init(const PolicyContext& ctx) {
   RETURN_IF_ERROR(predictor->Init(*suite_, ctx.seed));
   predictor_ = std::move(predictor);
   // As `fixed` picks by default and every Kairos experiment serves: the most accurate.
-  for (VariantId v : suite_->VariantsOfTask(ctx.task)) {
-    if (variant_ == kNoId || suite_->variants()[v].accuracy > suite_->variants()[variant_].accuracy)
-      variant_ = v;
-  }
+  variant_ = suite_->MostAccurateVariant(ctx.task);
   if (variant_ == kNoId) {
     return InvalidArgumentError("planning policy 'kairos_mix': task '" +
                                 suite_->tasks()[ctx.task].name + "' has no variant");
