@@ -306,6 +306,9 @@ TEST(KairosServeE2eTest, KairosMixReplansALiveDeploymentWhenQueriesGrow) {
   ExpectNoneLost(load_m, live_m);
   const auto workers = PerHardware(metrics, "sloserve_workers");
   EXPECT_GT(workers.at("g4dn.xlarge"), 1) << "the plan added base instances";
+  // The server says how its deployment changed.
+  EXPECT_NE(mixed.process->err().find("plan of 'kairos_mix': workers serving g4dn.xlarge 1 -> "),
+            std::string::npos);
   const double viol_f = live_f["violation_rate"], viol_m = live_m["violation_rate"];
   std::printf("violation rate after queries grow: fixed mix %.4f, kairos_mix %.4f\n", viol_f,
               viol_m);

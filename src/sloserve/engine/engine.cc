@@ -283,17 +283,21 @@ void Engine::SyncQueueView(WorkerId w) {
   v.queued_rows = rows;
 }
 
+void Engine::Log(const std::string& line) const {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::fprintf(stderr, "sloserve: %s\n", line.c_str());
+  }
+}
+
 void Engine::Warn(const std::string& line) {
   // The first few in full, then one in a thousand: a misbehaving policy must not flood.
   ++warnings_;
   if (warnings_ > 20 && warnings_ % 1000 != 0) return;
   std::string text = line;
   if (warnings_ > 20) text += " (" + std::to_string(warnings_) + " warnings so far)";
-  if (options_.log) {
-    options_.log(text);
-  } else {
-    std::fprintf(stderr, "sloserve: %s\n", text.c_str());
-  }
+  Log(text);
 }
 
 void Engine::Invalid(const std::string& policy, const std::string& what) {
@@ -584,11 +588,37 @@ void Engine::OnPlanTick(TimePoint now) {
   ApplyPlan(now);
 }
 
+std::vector<int> Engine::ServingByType() const {
+  std::vector<int> n(suite_->hardware().size(), 0);
+  for (const WorkerView& v : views_) {
+    if (v.phase == WorkerPhase::kActive || v.phase == WorkerPhase::kStarting) ++n[v.hardware];
+  }
+  return n;
+}
+
+void Engine::LogPlanChange(const std::vector<int>& before, const std::vector<int>& added) {
+  const std::vector<int> after = ServingByType();
+  if (after == before) return;
+  std::string line = "plan of '" + options_.names.planning + "': workers serving";
+  const char* sep = " ";
+  for (HardwareId h = 0; h < after.size(); ++h) {
+    if (after[h] == before[h] && added[h] == 0) continue;
+    line += sep + suite_->hardware()[h].name + " " + std::to_string(before[h]) + " -> " +
+            std::to_string(after[h]);
+    if (added[h] > 0) line += " (" + std::to_string(added[h]) + " added)";
+    sep = ", ";
+  }
+  Log(line);
+}
+
 void Engine::ApplyPlan(TimePoint now) {
   AccrueCost(now);
+  // A live server says how its deployment changed (sim runs would print a line a tick).
+  const std::vector<int> before = options_.live ? ServingByType() : std::vector<int>();
+  std::vector<int> added(suite_->hardware().size(), 0);
   for (const WorkerPlan& p : plan_.workers) {
     if (p.worker == kNoId) {
-      AddWorker(p, now);
+      if (AddWorker(p, now) != kNoId && options_.live) ++added[p.hardware];
       continue;
     }
     if (p.worker >= views_.size() || views_[p.worker].phase == WorkerPhase::kRetired) {
@@ -639,6 +669,7 @@ void Engine::ApplyPlan(TimePoint now) {
   RecomputeActiveCost();
   RecountServing();
   NotifyWorkersChanged();
+  if (options_.live) LogPlanChange(before, added);
   // Queries waiting centrally may now have a worker.
   Redispatch(now);
 }

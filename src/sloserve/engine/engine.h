@@ -289,6 +289,11 @@ class Engine {
   void MaybePrefetch(WorkerId w, TimePoint now);
   void Invalid(const std::string& policy, const std::string& what);
   void Warn(const std::string& line);
+  void Log(const std::string& line) const;  // options_.log, else stderr
+  // Workers serving or starting, by HardwareId.
+  std::vector<int> ServingByType() const;
+  // Logs the change of ServingByType since `before` (and the workers added, by type).
+  void LogPlanChange(const std::vector<int>& before, const std::vector<int>& added);
   void SetResidency(WorkerId w, VariantId v, Residency r);
   static QueryRecord RecordOf(const Query& q);  // identity fields; outcome filled by callers
   void Finish(uint32_t slot, QueryRecord& r);
