@@ -312,7 +312,10 @@ TEST(KairosServeE2eTest, KairosMixReplansALiveDeploymentWhenQueriesGrow) {
   const double viol_f = live_f["violation_rate"], viol_m = live_m["violation_rate"];
   std::printf("violation rate after queries grow: fixed mix %.4f, kairos_mix %.4f\n", viol_f,
               viol_m);
-  EXPECT_LT(viol_m + 0.1, viol_f);
+  // (Alone on a quiet machine: 2.4-3.7% against 16.0-16.2%. A busy machine delays both
+  // alike, so they are compared with each other, by ratio.)
+  EXPECT_GT(viol_f, 0.05);
+  EXPECT_LT(viol_m, viol_f / 2);
   std::remove(config.c_str());
 }
 
