@@ -18,6 +18,7 @@
 
 #include "sloserve/engine/clock.h"
 #include "sloserve/engine/engine.h"
+#include "support/multi_model_suite.h"
 #include "support/puppet_executor.h"
 #include "support/test_policies.h"
 #include "support/test_suite.h"
@@ -673,6 +674,40 @@ TEST(DriverTest, PlanTicksEveryIntervalAndOnlyWithAPlanningPolicy) {
                          testing::MakeSet(testing::RoundRobinActive(), testing::TakeFront(1, 0)))
                   .ok());
   EXPECT_EQ(none.driver().NextDue(), kTimeInfinite);
+}
+
+// PlanningInput::recent_sizes holds the sizes of the deployment task's arrivals, oldest
+// first: a server answers its suite's other models too, whose sizes are not the task's
+// sample (Kairos' planning picks instances for the task's sizes).
+TEST(DriverTest, RecentSizesAreTheDeploymentTasksArrivalsInOrder) {
+  const ProfileSuite suite = testing::MultiModelSuite();
+  const TaskId image = suite.FindTask("image").value(), text = suite.FindTask("text").value();
+  std::vector<int32_t> seen;
+  DriverOptions opts;
+  opts.plan_interval = Millis(100);
+  testing::VirtualRun run(opts);
+  EngineOptions eopts;
+  eopts.task = text;
+  ASSERT_TRUE(
+      run.Start(&suite, TwoWorkers(),
+                testing::MakeSet(
+                    testing::RoundRobinActive(),
+                    testing::TakeFront(
+                        1, [&](const Query& q) { return suite.MostAccurateVariant(q.task); }),
+                    [&](const PlanningInput& in, DeploymentPlan*) {
+                      seen.assign(in.recent_sizes.begin(), in.recent_sizes.end());
+                    }),
+                nullptr, eopts)
+          .ok());
+  for (int32_t i = 1; i <= 6; ++i) {
+    Query q;
+    q.task = i % 2 == 1 ? image : text;
+    q.size = i;
+    q.deadline = run.now() + Seconds(10);
+    run.Submit(q, run.now());
+  }
+  run.RunUntil(kTimeZero + Millis(150));
+  EXPECT_EQ(seen, (std::vector<int32_t>{2, 4, 6}));
 }
 
 }  // namespace

@@ -311,7 +311,7 @@ QueryId Engine::Submit(Query q, TimePoint now) {
   q.priority = admission_.Level(q.priority);
   if (q.deadline < now) q.deadline = now;
   metrics_.OnArrival(now);
-  if (policies_.planning) RecordSize(q.size);
+  if (policies_.planning && q.task == options_.task) RecordSize(q.size);
   ++in_system_;
   system_rows_ += q.size;
   if (q.task < model_system_rows_.size()) model_system_rows_[q.task] += q.size;

@@ -345,7 +345,7 @@ class Engine {
   std::vector<double> model_price_per_hour_;
   std::vector<int> model_cores_;
   int64_t arrivals_since_plan_ = 0;
-  // The sizes of the last PlanningInput::kRecentSizes arrivals (a ring from
+  // The sizes of the deployment task's last PlanningInput::kRecentSizes arrivals (a ring from
   // recent_sizes_next_; kept only with a planning policy), and their oldest-first copy.
   std::vector<int32_t> recent_sizes_;
   size_t recent_sizes_next_ = 0;

@@ -176,8 +176,9 @@ struct PlanningInput {
   // first, at most the last 3,600; the last entry is model_qps[t]).
   std::span<const double> model_qps;
   std::span<const std::vector<double>> model_rate_history;
-  // Sizes (rows) of the most recent arrivals, oldest first, at most kRecentSizes of them:
-  // the query-size sample of Kairos' planning (its "query monitor").
+  // Sizes (rows) of the most recent arrivals of the deployment's task (PolicyContext::
+  // task; a server also answers its suite's other models), oldest first, at most
+  // kRecentSizes of them: the query-size sample of Kairos' planning (its "query monitor").
   static constexpr size_t kRecentSizes = 10'000;
   std::span<const int32_t> recent_sizes;
   const std::vector<WorkerView>* workers = nullptr;
