@@ -782,17 +782,15 @@ EngineRuntime::EngineSnapshot EngineRuntime::TakeSnapshot(TimePoint now) const {
   snap.summary = engine_->Summarize(now);
   snap.by_level = engine_->metrics().PriorityCounts(options_.admission.priority_levels);
   snap.counters = engine_->counters();
+  snap.by_type = by_type_;
+  snap.by_type.resize(suite_->hardware().size());  // empty at the first publish (Create)
+  for (TypeCounters& t : snap.by_type) t.workers = 0;
   for (const WorkerView& w : engine_->workers()) {
     snap.queued += w.queue_length;
     snap.busy += w.busy ? 1 : 0;
     snap.active += w.active ? 1 : 0;
-  }
-  snap.by_type = by_type_;
-  // The workers of each type now: a planning policy adds, deactivates and retires them
-  // (a retired one no longer counts; a deactivated one does, as it may serve again).
-  snap.by_type.resize(suite_->hardware().size());  // empty at the first publish (Create)
-  for (TypeCounters& t : snap.by_type) t.workers = 0;
-  for (const WorkerView& w : engine_->workers()) {
+    // The workers of each type now: a planning policy adds, deactivates and retires them
+    // (a retired one no longer counts; a deactivated one does, as it may serve again).
     if (w.phase != WorkerPhase::kRetired) ++snap.by_type[w.hardware].workers;
   }
   snap.unknown_apps = unknown_app_queries_;
