@@ -12,6 +12,7 @@
 // not asserted: the benchmarks measure speed.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -117,6 +118,15 @@ std::map<std::string, double> PerHardware(const std::string& text, const std::st
     out[line.substr(prefix.size(), quote - prefix.size())] = std::stod(line.substr(quote + 2));
   }
   return out;
+}
+
+// The value of the unlabelled Prometheus series `name` (NaN when absent).
+double Gauge(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
+  }
+  return std::nan("");
 }
 
 // One JSON row per dispatch policy of `sloserve sim` on the config at `qps`.
@@ -305,7 +315,16 @@ TEST(KairosServeE2eTest, KairosMixReplansALiveDeploymentWhenQueriesGrow) {
   ExpectNoneLost(load_f, live_f);
   ExpectNoneLost(load_m, live_m);
   const auto workers = PerHardware(metrics, "sloserve_workers");
+  const auto active = PerHardware(metrics, "sloserve_workers_active");
   EXPECT_GT(workers.at("g4dn.xlarge"), 1) << "the plan added base instances";
+  EXPECT_GT(active.at("g4dn.xlarge"), 1) << "and they serve";
+  // Per type, the active ones are among the pool's, and they add up to the total gauge.
+  double active_sum = 0;
+  for (const auto& [type, n] : active) {
+    EXPECT_LE(n, workers.at(type)) << type;
+    active_sum += n;
+  }
+  EXPECT_EQ(active_sum, Gauge(metrics, "sloserve_active_workers"));
   // The server says how its deployment changed.
   EXPECT_NE(mixed.process->err().find("plan of 'kairos_mix': workers serving g4dn.xlarge 1 -> "),
             std::string::npos);

@@ -87,6 +87,7 @@ TEST(HeterogeneousRuntimeTest, AnswersAndMetricsNameTheInstanceType) {
   for (const char* type : {"cpu", "gpu"}) {
     const std::string label = std::string("{hardware=\"") + type + "\"} ";
     EXPECT_EQ(Value(m, "sloserve_workers" + label), 1) << m;
+    EXPECT_EQ(Value(m, "sloserve_workers_active" + label), 1) << m;
     EXPECT_EQ(Value(m, "sloserve_queries_served_total" + label), 1) << m;
     EXPECT_EQ(Value(m, "sloserve_queries_served_late_total" + label),
               by_type.at(type).met_slo ? 0 : 1)

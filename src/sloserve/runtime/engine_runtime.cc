@@ -784,7 +784,7 @@ EngineRuntime::EngineSnapshot EngineRuntime::TakeSnapshot(TimePoint now) const {
   snap.counters = engine_->counters();
   snap.by_type = by_type_;
   snap.by_type.resize(suite_->hardware().size());  // empty at the first publish (Create)
-  for (TypeCounters& t : snap.by_type) t.workers = 0;
+  for (TypeCounters& t : snap.by_type) t.workers = t.active = 0;
   for (const WorkerView& w : engine_->workers()) {
     snap.queued += w.queue_length;
     snap.busy += w.busy ? 1 : 0;
@@ -792,6 +792,7 @@ EngineRuntime::EngineSnapshot EngineRuntime::TakeSnapshot(TimePoint now) const {
     // The workers of each type now: a planning policy adds, deactivates and retires them
     // (a retired one no longer counts; a deactivated one does, as it may serve again).
     if (w.phase != WorkerPhase::kRetired) ++snap.by_type[w.hardware].workers;
+    if (w.active) ++snap.by_type[w.hardware].active;
   }
   snap.unknown_apps = unknown_app_queries_;
   snap.summary.bad_requests = bad_requests_;
@@ -1020,6 +1021,10 @@ std::string EngineRuntime::PrometheusMetrics() const {
   per_type("sloserve_workers", "gauge",
            "Workers of each hardware type now (added and deactivated ones too, not retired ones).",
            [](const TypeCounters& c) { return c.workers; });
+  per_type("sloserve_workers_active", "gauge",
+           "Workers of each hardware type receiving queries now (sums to "
+           "sloserve_active_workers).",
+           [](const TypeCounters& c) { return c.active; });
   per_type("sloserve_queries_served_total", "counter", "Completed queries by hardware type.",
            [](const TypeCounters& c) { return c.served; });
   per_type("sloserve_queries_served_late_total", "counter",

@@ -190,6 +190,7 @@ class EngineRuntime : public InferenceBackend {
   // Completed queries per hardware type (heterogeneous deployments: where queries ran).
   struct TypeCounters {
     int64_t workers = 0;  // workers of this type (in a snapshot: now, not retired)
+    int64_t active = 0;   // in a snapshot: of which receiving queries
     int64_t served = 0;   // completed queries
     int64_t late = 0;     // of which past their deadline
     int64_t rows = 0;     // their rows
