@@ -710,5 +710,35 @@ TEST(DriverTest, RecentSizesAreTheDeploymentTasksArrivalsInOrder) {
   EXPECT_EQ(seen, (std::vector<int32_t>{2, 4, 6}));
 }
 
+// A planning policy that does not read the sizes gets none: the engine keeps no sample.
+TEST(DriverTest, NoRecentSizesForAPlannerThatDoesNotReadThem) {
+  const ProfileSuite suite = testing::MultiModelSuite();
+  int ticks = 0;
+  size_t sizes_seen = 0;
+  DriverOptions opts;
+  opts.plan_interval = Millis(100);
+  testing::VirtualRun run(opts);
+  PolicySet set = testing::MakeSet(
+      testing::RoundRobinActive(),
+      testing::TakeFront(1, [&](const Query& q) { return suite.MostAccurateVariant(q.task); }));
+  set.planning = std::make_unique<testing::FnPlanning>(
+      [&](const PlanningInput& in, DeploymentPlan*) {
+        ++ticks;
+        sizes_seen += in.recent_sizes.size();
+      },
+      /*reads_sizes=*/false);
+  ASSERT_TRUE(run.Start(&suite, TwoWorkers(), std::move(set)).ok());
+  for (int32_t i = 1; i <= 6; ++i) {
+    Query q;
+    q.task = suite.FindTask("image").value();
+    q.size = i;
+    q.deadline = run.now() + Seconds(10);
+    run.Submit(q, run.now());
+  }
+  run.RunUntil(kTimeZero + Millis(150));
+  EXPECT_EQ(ticks, 1);
+  EXPECT_EQ(sizes_seen, 0u);
+}
+
 }  // namespace
 }  // namespace sloserve

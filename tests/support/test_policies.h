@@ -51,11 +51,15 @@ class FnDispatch : public DispatchPolicy {
 class FnPlanning : public PlanningPolicy {
  public:
   using Fn = std::function<void(const PlanningInput&, DeploymentPlan*)>;
-  explicit FnPlanning(Fn fn) : fn_(std::move(fn)) {}
+  // `reads_sizes`: what reads_recent_sizes() answers.
+  explicit FnPlanning(Fn fn, bool reads_sizes = true)
+      : fn_(std::move(fn)), reads_sizes_(reads_sizes) {}
   void Plan(const PlanningInput& in, DeploymentPlan* out) override { fn_(in, out); }
+  bool reads_recent_sizes() const override { return reads_sizes_; }
 
  private:
   Fn fn_;
+  bool reads_sizes_;
 };
 
 class FnPlacement : public PlacementPolicy {

@@ -160,6 +160,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ProfileSuite* suite,
   }
   if (e->policies_.planning) {
     RETURN_IF_ERROR(e->policies_.planning->Init(ctx).WithPrefix("planning policy"));
+    e->record_sizes_ = e->policies_.planning->reads_recent_sizes();
   }
   return e;
 }
@@ -311,7 +312,7 @@ QueryId Engine::Submit(Query q, TimePoint now) {
   q.priority = admission_.Level(q.priority);
   if (q.deadline < now) q.deadline = now;
   metrics_.OnArrival(now);
-  if (policies_.planning && q.task == options_.task) RecordSize(q.size);
+  if (record_sizes_ && q.task == options_.task) RecordSize(q.size);
   ++in_system_;
   system_rows_ += q.size;
   if (q.task < model_system_rows_.size()) model_system_rows_[q.task] += q.size;

@@ -346,7 +346,9 @@ class Engine {
   std::vector<int> model_cores_;
   int64_t arrivals_since_plan_ = 0;
   // The sizes of the deployment task's last PlanningInput::kRecentSizes arrivals (a ring from
-  // recent_sizes_next_; kept only with a planning policy), and their oldest-first copy.
+  // recent_sizes_next_; kept only for a planning policy that reads them: record_sizes_),
+  // and their oldest-first copy.
+  bool record_sizes_ = false;
   std::vector<int32_t> recent_sizes_;
   size_t recent_sizes_next_ = 0;
   std::vector<int32_t> plan_sizes_;

@@ -179,6 +179,7 @@ struct PlanningInput {
   // Sizes (rows) of the most recent arrivals of the deployment's task (PolicyContext::
   // task; a server also answers its suite's other models), oldest first, at most
   // kRecentSizes of them: the query-size sample of Kairos' planning (its "query monitor").
+  // Empty unless the policy reads_recent_sizes().
   static constexpr size_t kRecentSizes = 10'000;
   std::span<const int32_t> recent_sizes;
   const std::vector<WorkerView>* workers = nullptr;
@@ -231,6 +232,9 @@ class PlanningPolicy {
     return OkStatus();
   }
   virtual void Plan(const PlanningInput& input, DeploymentPlan* out) = 0;
+  // Whether Plan reads PlanningInput::recent_sizes: the engine keeps that sample (a store
+  // per arrival, a copy of up to 40 KB per tick) only for a policy that does.
+  virtual bool reads_recent_sizes() const { return false; }
 };
 
 }  // namespace sloserve

@@ -43,6 +43,7 @@ class KairosPlanning : public PlanningPolicy {
   static StatusOr<std::unique_ptr<PlanningPolicy>> Create(const PolicyParams& params);
   explicit KairosPlanning(Options o) : options_(std::move(o)) {}
   Status Init(const PolicyContext& ctx) override;
+  bool reads_recent_sizes() const override { return true; }
   void Plan(const PlanningInput& input, DeploymentPlan* out) override;
 
   // The mix picked at the last plan that computed one (empty before), for tests and logs.
