@@ -197,6 +197,39 @@ TEST(KairosMixPlanningTest, ReactivatesIdleWorkersBeforeAddingAny) {
   EXPECT_EQ(plan.workers.size(), workers.size()) << "the pool held every worker the pick needs";
 }
 
+// On a pool shared with other models, the workers dedicated to another model serve that
+// model's load: the mix is the workers that may serve the task, and the others are left
+// out of the plan (named nowhere: they keep their settings).
+TEST(KairosMixPlanningTest, LeavesWorkersOfOtherModelsAlone) {
+  std::vector<WorkerView> workers =
+      Workers({{"g4dn.xlarge", 1}, {"r5n.large", 13}, {"t3.xlarge", 3}});
+  const TaskId ncf = Suite().FindTask("ncf").value();
+  for (WorkerView& w : workers) {
+    if (w.hardware == Type("t3.xlarge")) w.model = ncf;
+  }
+  workers[1].model = Wnd();  // dedicated to the task: part of the mix
+  auto policy = MakeKairosMix(workers);
+  // The task's mix is the DeepRecSys pick: nothing to change for its sizes, whatever the
+  // other model's workers are.
+  EXPECT_FALSE(PlanFor(*policy, workers, Sizes("deeprecsys", 10'000)).change);
+  const std::vector<int32_t> sizes = Sizes("gaussian:600:150", 10'000);
+  const DeploymentPlan plan = PlanFor(*policy, workers, sizes);
+  ASSERT_TRUE(plan.change);
+  const InstanceCounts pick = OfflinePick(sizes);
+  EXPECT_EQ(ActiveMix(plan, workers), pick);
+  for (const WorkerPlan& p : plan.workers) {
+    if (p.worker != kNoId) {
+      EXPECT_NE(workers[p.worker].model, ncf) << workers[p.worker].name;
+    }
+  }
+  // A t3.xlarge of ncf's does not count as one the pool has: the pick's are added.
+  int added_t3 = 0;
+  for (const WorkerPlan& p : plan.workers) {
+    added_t3 += p.worker == kNoId && p.hardware == Type("t3.xlarge") ? 1 : 0;
+  }
+  EXPECT_EQ(added_t3, pick[Type("t3.xlarge")]);
+}
+
 TEST(KairosMixPlanningTest, MinGainHoldsASmallImprovementBack) {
   const std::vector<WorkerView> workers = Workers(kDeepRecSysMix);
   auto policy = MakeKairosMix(workers, /*min_gain=*/10);

@@ -54,6 +54,7 @@ Status KairosPlanning::Init(const PolicyContext& ctx) {
   RETURN_IF_ERROR(predictor->Init(*suite_, ctx.seed));
   predictor_ = std::move(predictor);
   // As `fixed` picks by default and every Kairos experiment serves: the most accurate.
+  task_ = ctx.task;
   variant_ = suite_->MostAccurateVariant(ctx.task);
   if (variant_ == kNoId) {
     return InvalidArgumentError("planning policy 'kairos_mix': task '" +
@@ -67,6 +68,7 @@ Status KairosPlanning::Init(const PolicyContext& ctx) {
 InstanceCounts KairosPlanning::CurrentMix(const std::vector<WorkerView>& workers) const {
   InstanceCounts mix(suite_->hardware().size(), 0);
   for (const WorkerView& w : workers) {
+    if (!Manages(w)) continue;
     if (w.phase == WorkerPhase::kActive || w.phase == WorkerPhase::kStarting) ++mix[w.hardware];
   }
   return mix;
@@ -141,7 +143,7 @@ void KairosPlanning::MakeActive(const InstanceCounts& target,
   // keeps what is warm and deactivates the newest surplus last in.
   std::vector<const WorkerView*> order;
   for (const WorkerView& w : workers)
-    if (w.phase != WorkerPhase::kRetired) order.push_back(&w);
+    if (w.phase != WorkerPhase::kRetired && Manages(w)) order.push_back(&w);
   std::stable_sort(order.begin(), order.end(), [](const WorkerView* a, const WorkerView* b) {
     const bool a_on = a->phase == WorkerPhase::kActive || a->phase == WorkerPhase::kStarting;
     const bool b_on = b->phase == WorkerPhase::kActive || b->phase == WorkerPhase::kStarting;

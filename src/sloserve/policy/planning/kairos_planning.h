@@ -59,12 +59,15 @@ class KairosPlanning : public PlanningPolicy {
   };
 
  private:
+  // Whether the mix includes w: a worker dedicated to another model (a plan's dedication
+  // or a pin) serves that model's load, which this plan is not for; it is left alone.
+  bool Manages(const WorkerView& w) const { return w.model == kNoId || w.model == task_; }
   // The instances per type serving now or starting (neither deactivated nor retired).
   InstanceCounts CurrentMix(const std::vector<WorkerView>& workers) const;
   // Makes `r.pick` the active mix when it still differs from the serving one, which is
   // still the one it was compared with, by at least min_gain.
   void Apply(const MixPick& r, const std::vector<WorkerView>& workers, DeploymentPlan* out);
-  // Names every worker not retired: of each type, `target` active (those active now
+  // Names every worker it manages not retired: of each type, `target` active (those active now
   // first), the rest inactive; adds workers of a type the pool lacks.
   void MakeActive(const InstanceCounts& target, const std::vector<WorkerView>& workers,
                   DeploymentPlan* out) const;
@@ -75,6 +78,7 @@ class KairosPlanning : public PlanningPolicy {
   std::shared_ptr<const LatencyPredictor> predictor_;
   ConfigSpace space_;
   std::optional<BackgroundSolve<MixPick>> background_;  // live only
+  TaskId task_ = 0;
   VariantId variant_ = kNoId;
   Duration qos_{};
   InstanceCounts last_pick_;
