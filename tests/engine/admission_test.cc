@@ -91,6 +91,59 @@ TEST(AdmissionControlTest, PolicySetSaysWhetherItsSelectionFollowsTheLoad) {
   }
 }
 
+TEST(AdmissionControlTest, AQueryTooTightForTheBatchesIsNotShedAsOverload) {
+  // Batches priced at 24 ms (the profile's best within half the 100 ms SLO). A query with
+  // 20 ms to its deadline misses with no queue at all: that is no overload (a retry would
+  // not help), so rule 1 admits it and its batch decides (rule 3).
+  ProfileSuite suite = testing::SmallSuite();
+  AdmissionControl fixed(suite, 0, Millis(100), AdmissionOptions{true, 0, 1.0}, false);
+  fixed.SetActiveWorkers({{0, 0}});
+  EXPECT_TRUE(fixed.Admit(0, 1, kTimeZero, kTimeZero + Millis(20)));
+  EXPECT_TRUE(fixed.Admit(5, 1, kTimeZero, kTimeZero + Millis(20)));
+  EXPECT_FALSE(fixed.Admit(67, 1, kTimeZero, kTimeZero + Millis(20)));  // the bound still holds
+  // A selection that follows the load serves such a query from a faster variant: its batch
+  // is priced in proportion to its time (24 ms x 20/100, at least the fastest row's 10 ms),
+  // so the wait behind the queue still sheds it under load.
+  AdmissionControl follows(suite, 0, Millis(100), AdmissionOptions{true, 0, 1.0}, true);
+  follows.SetActiveWorkers({{0, 0}});
+  EXPECT_TRUE(follows.Admit(0, 1, kTimeZero, kTimeZero + Millis(20)));   // 3 ms + 10 <= 20
+  EXPECT_FALSE(follows.Admit(5, 1, kTimeZero, kTimeZero + Millis(20)));  // 18 ms + 10 > 20
+  // At the SLO itself the price is the batches' own.
+  EXPECT_TRUE(follows.Admit(20, 1, kTimeZero, kTimeZero + Millis(100)));
+  EXPECT_FALSE(follows.Admit(26, 1, kTimeZero, kTimeZero + Millis(100)));  // 81 + 24 > 100
+}
+
+TEST(EngineAdmissionTest, AnIdleDeploymentServesATightSloItsVariantMeets) {
+  // The deployment's SLO is 100 ms; a request asks for 20 ms. Served by "fast" (10 ms) it
+  // is met; served by "slow" (30 ms) it is dropped before it runs (expired), not shed.
+  for (const char* variant : {"fast", "slow"}) {
+    SCOPED_TRACE(variant);
+    ProfileSuite suite = testing::SmallSuite();
+    PuppetExecutor exec;
+    EngineOptions opts;
+    opts.admission.enabled = true;
+    opts.slo = Millis(100);
+    auto engine = Engine::Create(
+        &suite, Workers(1), Policies("round_robin", "edf", {{"variant", variant}}), &exec, opts, 1);
+    ASSERT_TRUE(engine.ok());
+    Engine& e = **engine;
+    std::vector<QueryRecord> done;
+    e.set_sink([&](const QueryRecord& r) { done.push_back(r); });
+    e.Submit(At(kTimeZero, Millis(20)), kTimeZero);
+    if (std::string(variant) == "fast") {
+      ASSERT_EQ(exec.sent.size(), 1u);
+      exec.Answer(e, 0, AtMicros(10000));
+      ASSERT_EQ(done.size(), 1u);
+      EXPECT_TRUE(done[0].met_slo);
+    } else {
+      EXPECT_TRUE(exec.sent.empty());
+      ASSERT_EQ(done.size(), 1u);
+      EXPECT_TRUE(done[0].dropped);
+      EXPECT_EQ(done[0].drop_reason, DropReason::kExpired);
+    }
+  }
+}
+
 // The engine at `load` x its capacity in virtual time (Poisson). With `mixed`, every
 // other query asks for priority 2 (low) and the rest for 1 (high).
 MetricsSummary Overload(bool admission, std::map<QueryId, int>* ended, double load = 3,

@@ -2,9 +2,12 @@
 // `sloserve serve --grpc-port` process on 127.0.0.1: every RPC, typed and raw tensor
 // contents, errors as gRPC status codes, and the one backend HTTP and gRPC share.
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -359,14 +362,49 @@ TEST_F(GrpcServeTest, InvalidUtf8StringsDoNotFloodTheLog) {
 }
 
 TEST_F(GrpcServeTest, ShedIsResourceExhausted) {
-  // An SLO the served variant cannot meet (20 ms; efficientnet_b0 takes ~54 ms, the
-  // fastest variant 19.5 ms at the median, so the request itself is valid): admission control
-  // refuses it, which gRPC clients see as RESOURCE_EXHAUSTED (HTTP's 429).
+  // A burst of 200 requests at once, far more than two workers of efficientnet_b0 (~54 ms)
+  // clear within the 150 ms SLO: admission control refuses those that would wait too
+  // long, which gRPC clients see as RESOURCE_EXHAUSTED (HTTP's 429); the rest are served.
+  struct Call {
+    ::grpc::ClientContext ctx;
+    inference::ModelInferRequest req;
+    inference::ModelInferResponse resp;
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<::grpc::StatusCode, int> codes;
+  int finished = 0;
+  constexpr int kCalls = 200;
+  std::vector<std::unique_ptr<Call>> calls;
+  for (int i = 0; i < kCalls; ++i) {
+    auto c = std::make_unique<Call>();
+    c->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    c->req = Request(1);
+    Call* raw = c.get();
+    calls.push_back(std::move(c));
+    stub_->async()->ModelInfer(&raw->ctx, &raw->req, &raw->resp, [&](::grpc::Status st) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++codes[st.error_code()];
+      ++finished;
+      cv.notify_all();
+    });
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(90), [&] { return finished == kCalls; }));
+  EXPECT_GT(codes[::grpc::StatusCode::RESOURCE_EXHAUSTED], 0);
+  EXPECT_GT(codes[::grpc::StatusCode::OK], 0);
+}
+
+TEST_F(GrpcServeTest, ATightSloAnIdleServerCannotMeetIsNotAShed) {
+  // 20 ms: above the fastest variant (19.5 ms at the median, so the request is valid) but
+  // below efficientnet_b0's ~54 ms, the variant this deployment runs. That is no overload
+  // (a retry would not help): the request is admitted, and dropped before it runs as its
+  // batch would end past its deadline (DEADLINE_EXCEEDED, HTTP's 504).
   inference::ModelInferRequest req = Request(1);
   (*req.mutable_parameters())["slo_ms"].set_double_param(20);
   inference::ModelInferResponse resp;
   const ::grpc::Status s = Infer(req, &resp);
-  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_EQ(s.error_code(), ::grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
 }
 
 TEST_F(GrpcServeTest, SloBelowTheFastestVariantIsInvalidArgument) {
@@ -433,13 +471,13 @@ TEST_F(GrpcServeTest, ModelStatisticsAgreesWithRest) {
     return resp.model_stats_size() == 1 ? resp.model_stats(0) : inference::ModelStatistics();
   };
   const inference::ModelStatistics before = grpc_stats("image");
-  // Three successes of 2 rows and one failure (shed by admission: an SLO of 20 ms that
-  // the served efficientnet_b0 cannot meet).
+  // Three successes of 2 rows and one failure (an SLO of 20 ms that the served
+  // efficientnet_b0 cannot meet: dropped before it runs).
   inference::ModelInferResponse resp;
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(Infer(Request(2), &resp).ok());
-  inference::ModelInferRequest shed = Request(1);
-  (*shed.mutable_parameters())["slo_ms"].set_double_param(20);
-  ASSERT_EQ(Infer(shed, &resp).error_code(), ::grpc::StatusCode::RESOURCE_EXHAUSTED);
+  inference::ModelInferRequest late = Request(1);
+  (*late.mutable_parameters())["slo_ms"].set_double_param(20);
+  ASSERT_EQ(Infer(late, &resp).error_code(), ::grpc::StatusCode::DEADLINE_EXCEEDED);
 
   // No request runs between the two reads: gRPC and REST give the same numbers.
   const inference::ModelStatistics g = grpc_stats("");  // every model: the one task

@@ -134,12 +134,28 @@ bool AdmissionControl::Admit(int64_t queued_rows, int32_t rows, TimePoint now, T
       share < 1 ? static_cast<int64_t>(std::ceil(static_cast<double>(bound_) * share)) : bound_;
   if (queued_rows + rows > bound) return false;
   if (capacity_ <= 0) return true;  // nothing profiled to estimate with: the bound only
-  const double wait_s = static_cast<double>(queued_rows + rows) / capacity_;
   // The estimate is a mean: a query admitted right at its deadline misses it half the
   // time, so only `target` of the time left may be spent: its batch, then the wait, of
   // which a lower class gets its share (an idle deployment still takes every class).
-  const double room_s = ToSeconds(deadline - now) * options_.target - ToSeconds(batch_time());
+  const Duration left = deadline - now;
+  const double room_s = ToSeconds(left) * options_.target - ToSeconds(BatchTimeFor(left));
+  // Rule 1 sheds for the wait behind the queued rows. A query that would miss with none
+  // ahead of it (its own SLO is tighter than the batches it is priced with) is not turned
+  // away as overload, which a retry cannot cure: it is admitted, and the batch formed for
+  // it decides (rule 3: the variant chosen then, and a drop if even that is too slow).
+  if (static_cast<double>(rows) / capacity_ > room_s) return true;
+  const double wait_s = static_cast<double>(queued_rows + rows) / capacity_;
   return wait_s <= room_s * share;
+}
+
+Duration AdmissionControl::BatchTimeFor(Duration left) const {
+  const Duration mean = batch_time();
+  // A selection that follows the load serves a query with less time than the SLO from a
+  // faster variant (as it does when load grows): its batch is priced in proportion, down
+  // to the fastest single row. Any other selection runs the batches it has been running.
+  if (!follows_load_ || slo_ <= Duration(0) || left >= slo_ || left <= Duration(0)) return mean;
+  const Duration scaled = SecondsF(ToSeconds(mean) * ToSeconds(left) / ToSeconds(slo_));
+  return std::min(mean, std::max(scaled, min_service_));
 }
 
 }  // namespace sloserve

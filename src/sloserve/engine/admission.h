@@ -5,7 +5,10 @@
 //
 //   1. Early rejection: a query is refused at Submit (`shed`, never `late`) when its
 //      deadline cannot be met behind the rows queued ahead of it:
-//        (queued + its rows) / capacity + batch time > target x (deadline - now).
+//        (queued + its rows) / capacity + batch time > target x (deadline - now),
+//      and only then: one that would miss with none queued is no overload (its batch
+//      decides, rule 3). A load-following selection's batch time is priced in proportion
+//      to the query's time left when that is under the SLO (BatchTimeFor).
 //   2. A bounded queue: at most `max_queued_rows` rows wait (default: what the
 //      deployment clears in one SLO, capacity x SLO), whatever the deadlines say.
 //   3. Expired work is dropped before it runs (`expired`): a queue's head whose deadline
@@ -96,6 +99,8 @@ class AdmissionControl {
     double batch_s = 0;  // their expected duration
   };
   void Recompute();
+  // The batch a query with `left` until its deadline is priced with (Admit).
+  Duration BatchTimeFor(Duration left) const;
 
   AdmissionOptions options_;
   bool follows_load_ = false;
