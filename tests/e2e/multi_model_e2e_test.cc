@@ -224,6 +224,10 @@ TEST_F(MultiModelServeTest, OneModelIsUnloadedWhileTheOtherServes) {
   EXPECT_EQ(Get(port_, "/v2/models/text/ready").status, 400);
   EXPECT_EQ(Post(port_, "/v2/models/image/infer", InferBody()).status, 200);
   EXPECT_EQ(Get(port_, "/v2/models/image/ready").status, 200);
+  // A repository call is no inference: the in-flight gauge is back at 0 (it went to -1 per
+  // load or unload).
+  EXPECT_NE(testing::HttpGetBody(port_, "/metrics").find("\nsloserve_http_infer_in_flight 0\n"),
+            std::string::npos);
   const HttpAnswer list = Get(port_, "/v2/models");
   EXPECT_EQ(list.body["models"][0]["state"], "READY");
   EXPECT_EQ(list.body["models"][1]["state"], "UNAVAILABLE");

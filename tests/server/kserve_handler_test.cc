@@ -87,6 +87,23 @@ TEST(KServeHandlerTest, StatusCodeMapping) {
   EXPECT_EQ(HttpStatusFromCode(StatusCode::kInternal), 500);
 }
 
+// A load or unload answers the state it left the model in, not the state read when the
+// answer is written: a concurrent client's call may have moved it on (FakeBackend's model
+// stays READY whatever is asked).
+TEST(KServeHandlerTest, RepositoryAnswersTheirOwnOutcome) {
+  FakeBackend backend;
+  KServeHandler handler({}, {TextTask()}, &backend, nullptr);
+  const HttpResponse unload = handler.RenderRepository({"text", false}, OkStatus());
+  EXPECT_EQ(unload.status, 200);
+  EXPECT_EQ(json::parse(unload.body)["state"], "UNAVAILABLE") << unload.body;
+  const HttpResponse load = handler.RenderRepository({"text", true}, OkStatus());
+  EXPECT_EQ(json::parse(load.body)["state"], "READY") << load.body;
+  const HttpResponse failed =
+      handler.RenderRepository({"text", true}, UnavailableError("no worker reachable"));
+  EXPECT_EQ(failed.status, 503);
+  EXPECT_NE(failed.body.find("no worker reachable"), std::string::npos) << failed.body;
+}
+
 TEST(KServeHandlerTest, RoutesAndRendersOutcome) {
   FakeBackend backend;
   ServerMetrics metrics;

@@ -868,7 +868,8 @@ class Session : public std::enable_shared_from_this<Session> {
                      [c = std::move(call), st = std::move(status)](Session& s) mutable {
                        if (s.state_ != State::kClosed)
                          s.Write(s.server_->handler->RenderRepository(c, st));
-                       s.server_->InferDone();
+                       // Not an inference: the in-flight gauge never counted it.
+                       s.server_->LeaveInFlight();
                      });
         });
   }

@@ -98,8 +98,10 @@ HttpResponse KServeHandler::RenderRepository(const RepositoryCall& call,
   if (!status.ok()) return Error(HttpStatusFromCode(status.code()), status.message());
   std::string out = "{\"name\":";
   AppendJsonString(out, call.model);
+  // The state this call left the model in: another client's load or unload since may
+  // have moved it on, which the answer to this one must not report as its own outcome.
   out += ",\"state\":\"";
-  out += ModelStateName(backend_->StateOf(call.model));
+  out += ModelStateName(call.load ? ModelState::kLoaded : ModelState::kUnloaded);
   return HttpResponse{200, out + "\"}"};
 }
 
