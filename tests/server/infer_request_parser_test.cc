@@ -203,6 +203,28 @@ TEST(InferRequestParserTest, BinaryDataExtension) {
                    std::to_string(bool_json.size()));
 }
 
+// JSON allows no raw NUL byte; the parser takes one for the end of input, so a body with
+// anything after a NUL was accepted as what came before it (every parser: the fast path,
+// streaming and the tree).
+TEST(InferRequestParserTest, ANulByteIsMalformedJson) {
+  const std::string json = Doc(R"({"name":"x","datatype":"INT16","shape":[1,2],"data":[1,2]})");
+  for (const std::string& tail : {std::string("\0x", 2), std::string("\0", 1)}) {
+    const std::string body = json + tail;
+    const auto call = ParseInferRequest(OpenTask(), body, Seconds(10));
+    ASSERT_FALSE(call.ok());
+    EXPECT_EQ(call.status().message(), "malformed JSON in request body: a NUL byte at offset " +
+                                           std::to_string(json.size()));
+    ExpectSameAsTree(OpenTask(), body, "");
+  }
+  ASSERT_TRUE(ParseInferRequest(OpenTask(), json, Seconds(10)).ok());
+  // A JSON part cut short by Inference-Header-Content-Length says so.
+  const auto cut =
+      ParseInferRequest(OpenTask(), json, Seconds(10), std::to_string(json.size() - 3));
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.status().message().find("Inference-Header-Content-Length"), std::string::npos)
+      << cut.status().message();
+}
+
 TEST(InferRequestParserTest, DeepNesting) {
   // `data` may nest 32 levels; one more is refused, by both parsers.
   for (int levels : {31, 32, 33, 60}) {

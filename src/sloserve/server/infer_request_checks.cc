@@ -55,14 +55,28 @@ StatusOr<Duration> SloFromMillis(double ms, const TaskInfo& task, Duration max_s
 }
 
 StatusOr<InferBodyParts> SplitInferBody(std::string_view body, std::string_view json_length) {
-  if (json_length.empty()) return InferBodyParts{body, {}};
-  const std::optional<uint64_t> length = ParseUnsigned(json_length);
-  if (!length || *length == 0 || *length > body.size()) {
-    return InvalidArgumentError("Inference-Header-Content-Length '" + EchoName(json_length) +
-                                "' must be an integer in [1, " + std::to_string(body.size()) +
-                                "] (the body's length)");
+  InferBodyParts parts{body, {}, false};
+  if (!json_length.empty()) {
+    const std::optional<uint64_t> length = ParseUnsigned(json_length);
+    if (!length || *length == 0 || *length > body.size()) {
+      return InvalidArgumentError("Inference-Header-Content-Length '" + EchoName(json_length) +
+                                  "' must be an integer in [1, " + std::to_string(body.size()) +
+                                  "] (the body's length)");
+    }
+    parts = InferBodyParts{body.substr(0, *length), body.substr(*length), true};
   }
-  return InferBodyParts{body.substr(0, *length), body.substr(*length)};
+  if (const size_t nul = parts.json.find('\0'); nul != std::string_view::npos) {
+    return InvalidArgumentError("malformed JSON in request body: a NUL byte at offset " +
+                                std::to_string(nul));
+  }
+  return parts;
+}
+
+Status MalformedJson(const InferBodyParts& parts) {
+  if (!parts.split) return InvalidArgumentError("malformed JSON in request body");
+  return InvalidArgumentError("malformed JSON in request body (its first " +
+                              std::to_string(parts.json.size()) +
+                              " bytes, as Inference-Header-Content-Length says)");
 }
 
 }  // namespace sloserve

@@ -28,11 +28,17 @@ StatusOr<Duration> SloFromMillis(double ms, const TaskInfo& task, Duration max_s
 
 // A request body's JSON document and the binary tensor data after it. The whole body is
 // JSON unless `json_length` (the Inference-Header-Content-Length header) gives the JSON
-// part's length, which must be an integer in [1, body size].
+// part's length, which must be an integer in [1, body size]. A NUL byte in the JSON part
+// is refused here: JSON allows none, and the parser would take it for the end of input
+// (what followed it was accepted unread).
 struct InferBodyParts {
   std::string_view json;
   std::string_view binary;
+  bool split = false;  // by Inference-Header-Content-Length
 };
 StatusOr<InferBodyParts> SplitInferBody(std::string_view body, std::string_view json_length);
+
+// The error for a JSON part that does not parse (naming the header that cut it, if one did).
+Status MalformedJson(const InferBodyParts& parts);
 
 }  // namespace sloserve

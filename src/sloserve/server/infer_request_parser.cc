@@ -577,13 +577,13 @@ class InferRequestSax {
   Status limit_error_;
 };
 
-// Runs the handler over the JSON part; the error is the parse's (limit or syntax).
-Status RunSax(std::string_view json_part, InferRequestSax& sax) {
-  if (json::sax_parse(json_part, &sax)) return OkStatus();
+// Runs the handler over the body's JSON part; the error is the parse's (limit or syntax).
+Status RunSax(const InferBodyParts& parts, InferRequestSax& sax) {
+  if (json::sax_parse(parts.json, &sax)) return OkStatus();
   if (!sax.limit_error().ok()) {
     return InvalidArgumentError("request body: " + std::string(sax.limit_error().message()));
   }
-  return InvalidArgumentError("malformed JSON in request body");
+  return MalformedJson(parts);
 }
 
 // The input's elements: its JSON `data` (converted in the pass, or now in a second one)
@@ -613,7 +613,7 @@ Status ReadInputElements(const TaskInfo& task, std::string_view json_part, SaxIn
                          InferRequestSax::ForcedData{in.data_id, dt, expected});
   if (!data->converted || data->datatype != dt) {
     in.converted = SaxTensorData{};  // converted as a datatype given again later: redone
-    RETURN_IF_ERROR(RunSax(json_part, second));
+    RETURN_IF_ERROR(RunSax(InferBodyParts{json_part, {}, false}, second));
     data = &second.forced_result();
   }
   RETURN_IF_ERROR(data->status);
@@ -733,7 +733,7 @@ StatusOr<InferCall> ParseInferRequestStreaming(const TaskInfo& task, std::string
                                                Duration max_slo, std::string_view json_length) {
   ASSIGN_OR_RETURN(const InferBodyParts parts, SplitInferBody(body, json_length));
   InferRequestSax sax(task, parts.json.size(), JsonLimits{});
-  RETURN_IF_ERROR(RunSax(parts.json, sax));
+  RETURN_IF_ERROR(RunSax(parts, sax));
   return ValidateDocument(task, sax.document(), max_slo, parts.json, parts.binary);
 }
 

@@ -211,7 +211,7 @@ StatusOr<InferCall> ParseInferRequestWithTree(const TaskInfo& task, std::string_
   ASSIGN_OR_RETURN(const InferBodyParts parts, SplitInferBody(body, json_length));
   try {
     const json doc = json::parse(parts.json, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) return InvalidArgumentError("malformed JSON in request body");
+    if (doc.is_discarded()) return MalformedJson(parts);
     return ParseInferDocument(task, doc, max_slo, parts.binary, body.size());
   } catch (const json::exception& e) {
     return InvalidArgumentError(std::string("invalid request body: ") + e.what());
