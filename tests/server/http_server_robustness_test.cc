@@ -39,6 +39,32 @@ std::string StatusLine(const std::string& raw) {
   return raw.substr(0, raw.find("\r\n"));
 }
 
+// Two Inference-Header-Content-Length headers with different values are refused (the
+// first was used silently); the same value twice means what it says once.
+TEST_F(HttpServerRobustnessTest, ConflictingJsonLengthHeaders) {
+  StartServer();
+  const std::string body = InferBody(1);
+  auto send = [&](const std::string& second) {
+    TestHttpClient client(Seconds(5));
+    EXPECT_TRUE(client.Connect(port_).ok());
+    auto raw = client.SendRaw(
+        "POST /v2/models/image/infer HTTP/1.1\r\nHost: x\r\n"
+        "Inference-Header-Content-Length: " +
+        std::to_string(body.size()) + "\r\nInference-Header-Content-Length: " + second +
+        "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
+        body);
+    EXPECT_TRUE(raw.ok());
+    return raw.ok() ? *raw : std::string();
+  };
+  const std::string conflicting = send("5");
+  EXPECT_EQ(StatusLine(conflicting), "HTTP/1.1 400 Bad Request") << conflicting;
+  EXPECT_NE(conflicting.find("conflicting Inference-Header-Content-Length headers"),
+            std::string::npos)
+      << conflicting;
+  const std::string same = send(std::to_string(body.size()));
+  EXPECT_EQ(StatusLine(same), "HTTP/1.1 200 OK") << same;
+}
+
 TEST_F(HttpServerRobustnessTest, GarbageOnTheSocket) {
   StartServer();
   const std::string cases[] = {

@@ -802,7 +802,22 @@ class Session : public std::enable_shared_from_this<Session> {
   Routed RouteRequest(HttpMethod method) {
     const auto& req = parser_->get();
     const auto target = req.target();
-    const auto json_length = req["Inference-Header-Content-Length"];
+    // Two different lengths of the JSON part: which one the client meant is unknowable (as
+    // with Content-Length, which the HTTP parser refuses alike).
+    const auto [first, end] = req.equal_range("Inference-Header-Content-Length");
+    beast::string_view json_length;
+    if (first != end) {
+      json_length = first->value();
+      for (auto it = std::next(first); it != end; ++it) {
+        if (it->value() != json_length) {
+          return HttpResponse{
+              400, ErrorJson(
+                       "conflicting Inference-Header-Content-Length headers ('" +
+                       EchoName(std::string_view(json_length.data(), json_length.size())) + "', '" +
+                       EchoName(std::string_view(it->value().data(), it->value().size())) + "')")};
+        }
+      }
+    }
     // Looked up only when a token is configured: no extra header search per request else.
     const auto authorization = server_->handler->reads_authorization()
                                    ? req[http::field::authorization]
