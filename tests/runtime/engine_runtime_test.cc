@@ -364,28 +364,35 @@ TEST(EngineRuntimeTest, OverloadShedsOnTheCallersThreadAndCountsIt) {
     ASSERT_NE(got.reason, nullptr);
     EXPECT_STREQ(got.reason, "shed");
   }
-  // A longer SLO than the deployment's: not refused early, whatever the queue.
-  std::promise<std::thread::id> long_slo;
+  // A longer or a shorter SLO than the deployment's: not refused early, whatever the
+  // queue (a longer one may be admitted on its wait, a shorter one may be too tight for
+  // the batches, which admission leaves to its batch to decide).
+  std::promise<std::thread::id> long_slo, short_slo;
   (*rt)->Submit(TaskRequest(Seconds(60), 2), [&](InferOutcome) {
     long_slo.set_value(std::this_thread::get_id());
     answered++;
   });
+  (*rt)->Submit(TaskRequest(Millis(500), 2), [&](InferOutcome) {
+    short_slo.set_value(std::this_thread::get_id());
+    answered++;
+  });
   (*rt)->Stop(Duration(0));
   EXPECT_NE(long_slo.get_future().get(), caller);
-  EXPECT_EQ(answered.load(), kBurst + kLow + 1);
+  EXPECT_NE(short_slo.get_future().get(), caller);
+  EXPECT_EQ(answered.load(), kBurst + kLow + 2);
   const MetricsSummary m = (*rt)->Summary();
-  EXPECT_EQ(m.arrived, kBurst + kLow + 1);  // the early-shed ones count as arrived and shed
+  EXPECT_EQ(m.arrived, kBurst + kLow + 2);  // the early-shed ones count as arrived and shed
   EXPECT_EQ(m.admitted, m.arrived - m.shed);
   ASSERT_EQ(m.priorities.size(), 2u);
   // Per level, ended queries: Stop(0) abandons the running batch (at most 8 of the burst).
   EXPECT_LE(m.priorities[0].arrived, kBurst);
   EXPECT_GE(m.priorities[0].arrived, kBurst - 8);
-  EXPECT_EQ(m.priorities[1].arrived, kLow + 1);
+  EXPECT_EQ(m.priorities[1].arrived, kLow + 2);
   EXPECT_GE(m.priorities[1].shed, kLow);
   const std::string prom = (*rt)->PrometheusMetrics();
   EXPECT_GE(Sample(prom, "sloserve_queries_shed_early_total"), kLow) << prom;
   EXPECT_EQ(Sample(prom, "sloserve_queries_shed_total"), static_cast<double>(m.shed));
-  EXPECT_EQ(Sample(prom, "sloserve_queries_ended_by_priority_total{priority=\"2\"}"), kLow + 1);
+  EXPECT_EQ(Sample(prom, "sloserve_queries_ended_by_priority_total{priority=\"2\"}"), kLow + 2);
   EXPECT_EQ(Sample(prom, "sloserve_queries_arrived_total"), static_cast<double>(m.arrived));
 }
 

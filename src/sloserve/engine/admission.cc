@@ -134,18 +134,28 @@ bool AdmissionControl::Admit(int64_t queued_rows, int32_t rows, TimePoint now, T
       share < 1 ? static_cast<int64_t>(std::ceil(static_cast<double>(bound_) * share)) : bound_;
   if (queued_rows + rows > bound) return false;
   if (capacity_ <= 0) return true;  // nothing profiled to estimate with: the bound only
-  // The estimate is a mean: a query admitted right at its deadline misses it half the
-  // time, so only `target` of the time left may be spent: its batch, then the wait, of
-  // which a lower class gets its share (an idle deployment still takes every class).
-  const Duration left = deadline - now;
-  const double room_s = ToSeconds(left) * options_.target - ToSeconds(BatchTimeFor(left));
   // Rule 1 sheds for the wait behind the queued rows. A query that would miss with none
   // ahead of it (its own SLO is tighter than the batches it is priced with) is not turned
   // away as overload, which a retry cannot cure: it is admitted, and the batch formed for
   // it decides (rule 3: the variant chosen then, and a drop if even that is too slow).
-  if (static_cast<double>(rows) / capacity_ > room_s) return true;
+  const Duration left = deadline - now;
+  if (rows > MaxRowsAlone(left)) return true;
   const double wait_s = static_cast<double>(queued_rows + rows) / capacity_;
-  return wait_s <= room_s * share;
+  return wait_s <= RoomSeconds(left) * share;
+}
+
+// The estimate is a mean: a query admitted right at its deadline misses it half the time,
+// so only `target` of the time left may be spent: its batch, then the wait, of which a
+// lower class gets its share (an idle deployment still takes every class).
+double AdmissionControl::RoomSeconds(Duration left) const {
+  return ToSeconds(left) * options_.target - ToSeconds(BatchTimeFor(left));
+}
+
+int64_t AdmissionControl::MaxRowsAlone(Duration left) const {
+  if (!options_.enabled || capacity_ <= 0) return INT64_MAX;
+  const double rows = std::floor(RoomSeconds(left) * capacity_);
+  if (rows < 0) return -1;
+  return rows >= 9.2e18 ? INT64_MAX : static_cast<int64_t>(rows);
 }
 
 Duration AdmissionControl::BatchTimeFor(Duration left) const {

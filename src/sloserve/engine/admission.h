@@ -84,6 +84,10 @@ class AdmissionControl {
   // may join `queued_rows` waiting rows.
   bool Admit(int64_t queued_rows, int32_t rows, TimePoint now, TimePoint deadline,
              int32_t level = 1) const;
+  // The most rows a query with `left` to its deadline may have and still meet it with
+  // nothing queued ahead (rule 1 judges such a query on its wait; a larger one is admitted
+  // for its batch to decide). INT64_MAX when admission is off or has no capacity estimate.
+  int64_t MaxRowsAlone(Duration left) const;
   // Whether a queued query can no longer meet its deadline even if it started now.
   bool Expired(TimePoint deadline, TimePoint now) const { return deadline < now + min_service_; }
 
@@ -101,6 +105,8 @@ class AdmissionControl {
   void Recompute();
   // The batch a query with `left` until its deadline is priced with (Admit).
   Duration BatchTimeFor(Duration left) const;
+  // The time of `left` its wait may take: target x left - its batch.
+  double RoomSeconds(Duration left) const;
 
   AdmissionOptions options_;
   bool follows_load_ = false;

@@ -226,6 +226,10 @@ bool Engine::WouldShed(TaskId task, Duration slo, int32_t level, TimePoint now) 
          !AdmissionFor(task).Admit(QueuedRowsOf(task), 1, now, now + slo, level);
 }
 
+int64_t Engine::MaxRowsAlone(TaskId task, Duration slo) {
+  return AdmissionFor(task).MaxRowsAlone(slo);
+}
+
 int64_t Engine::QueuedRowsOf(TaskId task) const {
   if (task >= model_system_rows_.size() || model_shares_workers_[task])
     return system_rows_ - running_rows_;

@@ -152,6 +152,9 @@ class Engine {
   // Whether admission (when enabled) would refuse one row of model `task` with `slo` at
   // resolved priority `level` now: that model's admission, its own waiting rows.
   bool WouldShed(TaskId task, Duration slo, int32_t level, TimePoint now);
+  // The most rows a query of model `task` with `slo` may have and be judged on its wait
+  // (AdmissionControl::MaxRowsAlone): WouldShed's answer holds for those only.
+  int64_t MaxRowsAlone(TaskId task, Duration slo);
   // Drops query `id` if it is still queued (its client went away): true if it was.
   bool Cancel(QueryId id, TimePoint now);
   // The executor lost contact with worker `w` (reachable = false) or regained it (remote

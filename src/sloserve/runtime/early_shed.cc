@@ -18,9 +18,10 @@ std::vector<size_t> EarlyShed::SetSlos(const std::vector<Duration>& by_model) {
   return probes;
 }
 
-void EarlyShed::Publish(const WouldShed& would_shed, int32_t levels) {
+void EarlyShed::Publish(const WouldShed& would_shed, const MaxRowsAlone& max_rows, int32_t levels) {
   levels = std::clamp(levels, 1, kMaxPriorityLevels);
   for (size_t p = 0; p < probes_.size(); ++p) {
+    max_rows_[p].store(max_rows(probes_[p].model, probes_[p].slo), std::memory_order_relaxed);
     for (int32_t level = 1; level <= levels; ++level) {
       const bool shed = would_shed(probes_[p].model, probes_[p].slo, level);
       shedding_[p][static_cast<size_t>(level)].store(shed, std::memory_order_relaxed);
@@ -28,8 +29,9 @@ void EarlyShed::Publish(const WouldShed& would_shed, int32_t levels) {
   }
 }
 
-bool EarlyShed::Refuse(int32_t level, size_t probe, bool cheapest) {
-  if (!cheapest || level < 1 || level > kMaxPriorityLevels || probe >= kMaxSlos) return false;
+bool EarlyShed::Refuse(int32_t level, size_t probe, bool probe_slo, int64_t rows) {
+  if (!probe_slo || level < 1 || level > kMaxPriorityLevels || probe >= kMaxSlos) return false;
+  if (rows < 1 || rows > max_rows_[probe].load(std::memory_order_relaxed)) return false;
   const auto l = static_cast<size_t>(level);
   if (!shedding_[probe][l].load(std::memory_order_relaxed)) return false;
   refused_[l].fetch_add(1, std::memory_order_relaxed);

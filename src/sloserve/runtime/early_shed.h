@@ -4,9 +4,12 @@
 // be refused costs two thread hand-offs (the inbox post and the answer's way back) that
 // dominate the server's CPU per request. After every engine step the engine thread
 // publishes, per priority level and served SLO, whether admission would refuse the
-// cheapest request of that level right now: one row with that SLO. A request that is no
-// cheaper (its own rows >= 1, its SLO <= its model's served SLO; admission is monotone in both)
-// is then refused by Submit() on the caller's thread with the engine's answer, and
+// cheapest request of that level right now: one row with that SLO, and how many rows such
+// a request may have and still be judged on its wait (admission admits a request that
+// would miss even with nothing queued, for its batch to decide: docs/admission.md rule 1).
+// A request with its model's served SLO and from 1 row to that many (admission is monotone
+// in rows there) is then refused by Submit() on the caller's thread with the engine's
+// answer, and
 // counted here; the runtime adds those counts to the engine's metrics, so shed requests
 // are reported the same wherever they were refused. The state is at most one engine
 // step old: the engine thread steps at every arrival it sees and every batch completion.
@@ -40,12 +43,14 @@ class EarlyShed {
   std::vector<size_t> SetSlos(const std::vector<Duration>& by_model);
   // Whether admission would refuse one row of `model` with `slo` at priority `level` now.
   using WouldShed = std::function<bool(TaskId model, Duration slo, int32_t level)>;
+  // The most rows a request of `model` with `slo` may have and be judged on its wait.
+  using MaxRowsAlone = std::function<int64_t(TaskId model, Duration slo)>;
   // Engine thread, after each step: `levels` priority levels (AdmissionOptions).
-  void Publish(const WouldShed& would_shed, int32_t levels);
-  // Caller's thread: whether a request of resolved `level` (1..levels) of a model whose
-  // probe is `probe` is refused now (counted if so). `cheapest` = its rows and SLO are no
-  // cheaper than the probe's.
-  bool Refuse(int32_t level, size_t probe, bool cheapest);
+  void Publish(const WouldShed& would_shed, const MaxRowsAlone& max_rows, int32_t levels);
+  // Caller's thread: whether a request of resolved `level` (1..levels) and `rows` of a
+  // model whose probe is `probe` is refused now (counted if so). `probe_slo` = it asks for
+  // the probe's SLO (its model's).
+  bool Refuse(int32_t level, size_t probe, bool probe_slo, int64_t rows);
 
   int64_t refused() const;
   // Adds the refused requests to an engine summary `m` (arrived, dropped, shed and their
@@ -61,6 +66,7 @@ class EarlyShed {
   std::vector<Probe> probes_;  // fixed before serving
   // [probe][level]
   std::array<std::array<std::atomic<bool>, kMaxPriorityLevels + 1>, kMaxSlos> shedding_{};
+  std::array<std::atomic<int64_t>, kMaxSlos> max_rows_{};  // [probe]
   std::array<std::atomic<int64_t>, kMaxPriorityLevels + 1> refused_{};
 };
 

@@ -301,7 +301,7 @@ EngineRuntime::Intake EngineRuntime::IntakeOf(const InferRequest& request,
   const bool shed =
       early_shed_.Refuse(PriorityLevel(request.priority, options_.admission.priority_levels,
                                        options_.admission.default_priority),
-                         shed_probe_[*task], request.slo <= served_.SloOf(*task));
+                         shed_probe_[*task], request.slo == served_.SloOf(*task), request.rows);
   return shed ? Intake::kShed : Intake::kAccept;
 }
 
@@ -393,6 +393,7 @@ void EngineRuntime::StepLocked(TimePoint now, bool force_publish) {
         [this, now](TaskId model, Duration slo, int32_t level) {
           return engine_->WouldShed(model, slo, level, now);
         },
+        [this](TaskId model, Duration slo) { return engine_->MaxRowsAlone(model, slo); },
         engine_->admission().priority_levels());
   }
   if (active_model_ops_ > 0) AdvanceModelOps(now);
