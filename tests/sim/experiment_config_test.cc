@@ -69,6 +69,15 @@ TEST(ExperimentConfigTest, ErrorsNameTheFileAndField) {
       {"sweep: {bogus: [1]}\n", "bogus"},
       {"a: b: c\n", "x.yaml:1"},
       {"workload: {load_qps: 5}\nslo_mix: \"150:1,abc:2\"\n", "slo_mix"},
+      // A key twice in one mapping: the last silently won.
+      {"workers: 4\nslo_ms: 100\nworkers: 8\n",
+       "x.yaml:3:1: key 'workers' given twice (first at line 1)"},
+      {"workload: {load_qps: 5}\nworkload: {arrival: poisson}\n", "key 'workload' given twice"},
+      {"workload: {load_qps: 5, load_qps: 6}\n", "key 'workload.load_qps' given twice"},
+      {"policies:\n  - {dispatch: jsq, dispatch: round_robin}\n",
+       "key 'policy.dispatch' given twice"},
+      {"models:\n  - {name: a, name: b}\n", "key 'name' given twice"},
+      {"sweep: {workers: [1], workers: [2]}\n", "sweep key 'workers' given twice"},
   };
   for (const Case& c : cases) {
     auto cfg = ParseExperimentConfig(c.yaml, "x.yaml");

@@ -44,6 +44,13 @@ Status Flatten(const YAML::Node& node, const std::string& prefix, const std::str
     if (prefix.empty() && mark_prefix.empty() &&
         (key == "sweep" || key == "policies" || key == "models"))
       continue;
+    // YAML forbids a key twice in one mapping; the parser keeps both and the last would
+    // silently win (`workers: 4` ... `workers: 8`).
+    if (const auto seen = marks->find(mark_prefix + key); seen != marks->end()) {
+      return InvalidArgumentError(Where(origin, kv.first) + ": key '" + key +
+                                  "' given twice (first at line " +
+                                  std::to_string(seen->second.line) + ")");
+    }
     (*marks)[mark_prefix + key] = MarkOf(kv.first);
     if (kv.second.IsMap()) {
       RETURN_IF_ERROR(Flatten(kv.second, key, origin, mark_prefix, out, marks));
@@ -136,6 +143,10 @@ StatusOr<ExperimentConfig> ParseExperimentStructure(const std::string& text,
         return InvalidArgumentError(Where(origin, sweep) + ": 'sweep' must map keys to lists");
       for (const auto& kv : sweep) {
         const std::string key = SweepKey(kv.first.as<std::string>());
+        if (cfg.marks.count("sweep." + key) != 0) {
+          return InvalidArgumentError(Where(origin, kv.first) + ": sweep key '" + key +
+                                      "' given twice");
+        }
         cfg.marks["sweep." + key] = MarkOf(kv.first);
         std::vector<std::string> values;
         if (kv.second.IsSequence()) {
