@@ -225,6 +225,22 @@ TEST(InferRequestParserTest, ANulByteIsMalformedJson) {
       << cut.status().message();
 }
 
+// Errors say what is wrong with the value: too large, and whose parameters.
+TEST(InferRequestParserTest, ErrorsNameTheRangeAndTheOwner) {
+  const auto message = [](const std::string& body) {
+    const auto call = ParseInferRequest(OpenTask(), body, Seconds(10));
+    ExpectSameAsTree(OpenTask(), body, "");
+    return call.ok() ? std::string("ok") : std::string(call.status().message());
+  };
+  EXPECT_EQ(
+      message(
+          Doc(R"({"name":"x","datatype":"INT16","shape":[18446744073709551616,2],"data":[1,2]})")),
+      "input 'shape' must hold integers from 0 to 2^63-1");
+  EXPECT_EQ(message(Doc(R"({"name":"x","datatype":"INT16","shape":[1,2],"data":[1,2]})",
+                        R"(,"outputs":[{"name":"y","parameters":3}])")),
+            "output 'parameters' must be an object");
+}
+
 TEST(InferRequestParserTest, DeepNesting) {
   // `data` may nest 32 levels; one more is refused, by both parsers.
   for (int levels : {31, 32, 33, 60}) {

@@ -550,7 +550,7 @@ class InferRequestSax {
       }
     }
     if (o.parameters.present() && o.parameters.kind != SaxField::kObject) {
-      doc_.outputs_error = InvalidArgumentError("'parameters' must be an object");
+      doc_.outputs_error = InvalidArgumentError("output 'parameters' must be an object");
       return;
     }
     if (o.binary_data.present() && o.binary_data.kind != SaxField::kBool) {
@@ -597,7 +597,7 @@ Status ReadInputElements(const TaskInfo& task, std::string_view json_part, SaxIn
   if (in.binary_data_size.present()) {
     if (in.binary_data_size.kind != SaxField::kUnsigned) {
       return InvalidArgumentError(
-          "input parameter 'binary_data_size' must be a non-negative integer");
+          "input parameter 'binary_data_size' must be an integer from 0 to 2^64-1");
     }
     if (in.data.present()) {
       return InvalidArgumentError("input has both 'data' and parameter 'binary_data_size'");
@@ -688,7 +688,7 @@ StatusOr<InferCall> ValidateDocument(const TaskInfo& task, SaxDocument& doc, Dur
   if (in.shape.kind != SaxField::kArray) {
     return InvalidArgumentError("input 'shape' must be an array of integers");
   }
-  if (in.dims_bad) return InvalidArgumentError("input 'shape' must hold non-negative integers");
+  if (in.dims_bad) return InvalidArgumentError("input 'shape' must hold integers from 0 to 2^63-1");
   RETURN_IF_ERROR(CheckShape(in.dims, task));
   ASSIGN_OR_RETURN(const int64_t expected, ElementCount(in.dims, "input shape"));
   Tensor tensor;

@@ -27,7 +27,7 @@ StatusOr<std::vector<int64_t>> ParseShape(const json& j, const TaskInfo& task) {
   shape.reserve(j.size());
   for (const json& d : j) {
     if (!d.is_number_integer() || d.get<int64_t>() < 0) {
-      return InvalidArgumentError("input 'shape' must hold non-negative integers");
+      return InvalidArgumentError("input 'shape' must hold integers from 0 to 2^63-1");
     }
     shape.push_back(d.get<int64_t>());
   }
@@ -67,10 +67,12 @@ Status ParseParameters(const json& doc, const TaskInfo& task, Duration max_slo, 
 }
 
 // A boolean parameter of `obj` ("parameters" member), false when absent.
-StatusOr<bool> BoolParameter(const json& obj, const char* key) {
+StatusOr<bool> BoolParameter(const json& obj, const char* key, const char* owner = "") {
   const auto params = obj.find("parameters");
   if (params == obj.end()) return false;
-  if (!params->is_object()) return InvalidArgumentError("'parameters' must be an object");
+  if (!params->is_object()) {
+    return InvalidArgumentError(std::string(owner) + "'parameters' must be an object");
+  }
   const auto v = params->find(key);
   if (v == params->end()) return false;
   if (!v->is_boolean())
@@ -97,7 +99,7 @@ Status ParseOutputs(const json& doc, const TaskInfo& task, InferCall& call) {
     for (const RequestedOutput& seen : call.outputs) {
       if (seen.name == n) return InvalidArgumentError("output '" + n + "' requested twice");
     }
-    ASSIGN_OR_RETURN(bool binary, BoolParameter(out, "binary_data"));
+    ASSIGN_OR_RETURN(bool binary, BoolParameter(out, "binary_data", "output "));
     call.outputs.push_back({n, binary});
   }
   return OkStatus();
@@ -116,7 +118,7 @@ Status ParseInputData(const json& input, const std::string& dt, int64_t expected
   if (size != nullptr) {
     if (!size->is_number_unsigned()) {
       return InvalidArgumentError(
-          "input parameter 'binary_data_size' must be a non-negative integer");
+          "input parameter 'binary_data_size' must be an integer from 0 to 2^64-1");
     }
     if (data != input.end()) {
       return InvalidArgumentError("input has both 'data' and parameter 'binary_data_size'");
