@@ -78,6 +78,10 @@ TEST(ExperimentConfigTest, ErrorsNameTheFileAndField) {
        "key 'policy.dispatch' given twice"},
       {"models:\n  - {name: a, name: b}\n", "key 'name' given twice"},
       {"sweep: {workers: [1], workers: [2]}\n", "sweep key 'workers' given twice"},
+      // A quote left open took the rest of the file as its value.
+      {"name: \"unterminated\nsuite: ramsis-image\nworkers: 4\n",
+       "x.yaml:1:7: a quoted string is not closed"},
+      {"workers: 2\nname: 'open it''s\n", "x.yaml:2:7: a quoted string is not closed (no '"},
   };
   for (const Case& c : cases) {
     auto cfg = ParseExperimentConfig(c.yaml, "x.yaml");

@@ -66,6 +66,40 @@ Status Flatten(const YAML::Node& node, const std::string& prefix, const std::str
   return OkStatus();
 }
 
+// yaml-cpp takes a quoted scalar left open to the end of the file as the rest of the file
+// (`name: "unterminated` swallowed every key after it, and the file was accepted). Each
+// quoted scalar's closing quote is looked for from where the parser says it starts.
+Status CheckQuotesClosed(const YAML::Node& node, std::string_view text, const std::string& origin) {
+  if (node.IsMap() || node.IsSequence()) {
+    for (const auto& item : node) {
+      if (node.IsMap()) {
+        RETURN_IF_ERROR(CheckQuotesClosed(item.first, text, origin));
+        RETURN_IF_ERROR(CheckQuotesClosed(item.second, text, origin));
+      } else {
+        RETURN_IF_ERROR(CheckQuotesClosed(item, text, origin));
+      }
+    }
+    return OkStatus();
+  }
+  if (!node.IsScalar() || node.Mark().pos < 0) return OkStatus();
+  const auto start = static_cast<size_t>(node.Mark().pos);
+  if (start >= text.size() || (text[start] != '"' && text[start] != '\'')) return OkStatus();
+  const char quote = text[start];
+  for (size_t i = start + 1; i < text.size(); ++i) {
+    if (quote == '"' && text[i] == '\\') {
+      ++i;  // an escaped character
+    } else if (text[i] == quote) {
+      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is a quote inside a single-quoted scalar
+      } else {
+        return OkStatus();
+      }
+    }
+  }
+  return InvalidArgumentError(Where(origin, node) + ": a quoted string is not closed (no " +
+                              std::string(1, quote) + " before the end of the file)");
+}
+
 std::string SweepKey(std::string key) {
   return key == "load_qps" ? "workload.load_qps" : key;
 }
@@ -136,6 +170,7 @@ StatusOr<ExperimentConfig> ParseExperimentStructure(const std::string& text,
   cfg.origin = origin;
   if (root.IsNull()) return cfg;
   if (!root.IsMap()) return InvalidArgumentError(origin + ": top level must be a mapping");
+  RETURN_IF_ERROR(CheckQuotesClosed(root, text, origin));
   try {
     if (root["sweep"]) {
       const YAML::Node& sweep = root["sweep"];
