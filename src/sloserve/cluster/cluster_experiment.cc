@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sloserve/core/declared_key.h"
+#include "sloserve/core/yaml_document.h"
 #include "sloserve/profile/profile.h"
 
 namespace sloserve {
@@ -416,12 +417,7 @@ namespace {
 
 StatusOr<ClusterExperiment> RunParsed(const std::string& yaml_text, const std::string& origin,
                                       const std::vector<std::string>& sets) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    return InvalidArgumentError(origin + ": " + e.what());
-  }
+  ASSIGN_OR_RETURN(YAML::Node root, LoadYamlDocument(yaml_text, origin));
   for (const std::string& s : sets) RETURN_IF_ERROR(SetKey(root, s));
   RETURN_IF_ERROR(CheckKeys(root, ""));
   ClusterExperiment out;

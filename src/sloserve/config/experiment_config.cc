@@ -11,6 +11,7 @@
 #include "sloserve/config/config_keys.h"
 #include "sloserve/config/model_config.h"
 #include "sloserve/core/did_you_mean.h"
+#include "sloserve/core/yaml_document.h"
 #include "sloserve/policy/registry.h"
 
 namespace sloserve {
@@ -64,40 +65,6 @@ Status Flatten(const YAML::Node& node, const std::string& prefix, const std::str
     }
   }
   return OkStatus();
-}
-
-// yaml-cpp takes a quoted scalar left open to the end of the file as the rest of the file
-// (`name: "unterminated` swallowed every key after it, and the file was accepted). Each
-// quoted scalar's closing quote is looked for from where the parser says it starts.
-Status CheckQuotesClosed(const YAML::Node& node, std::string_view text, const std::string& origin) {
-  if (node.IsMap() || node.IsSequence()) {
-    for (const auto& item : node) {
-      if (node.IsMap()) {
-        RETURN_IF_ERROR(CheckQuotesClosed(item.first, text, origin));
-        RETURN_IF_ERROR(CheckQuotesClosed(item.second, text, origin));
-      } else {
-        RETURN_IF_ERROR(CheckQuotesClosed(item, text, origin));
-      }
-    }
-    return OkStatus();
-  }
-  if (!node.IsScalar() || node.Mark().pos < 0) return OkStatus();
-  const auto start = static_cast<size_t>(node.Mark().pos);
-  if (start >= text.size() || (text[start] != '"' && text[start] != '\'')) return OkStatus();
-  const char quote = text[start];
-  for (size_t i = start + 1; i < text.size(); ++i) {
-    if (quote == '"' && text[i] == '\\') {
-      ++i;  // an escaped character
-    } else if (text[i] == quote) {
-      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
-        ++i;  // '' is a quote inside a single-quoted scalar
-      } else {
-        return OkStatus();
-      }
-    }
-  }
-  return InvalidArgumentError(Where(origin, node) + ": a quoted string is not closed (no " +
-                              std::string(1, quote) + " before the end of the file)");
 }
 
 std::string SweepKey(std::string key) {
@@ -156,21 +123,15 @@ bool PolicyTakesOption(const PolicySpec& policy, const std::string& option) {
 
 StatusOr<ExperimentConfig> ParseExperimentStructure(const std::string& text,
                                                     const std::string& origin) {
-  YAML::Node root;
   auto syntax_error = [&](const YAML::Exception& e) {
     return InvalidArgumentError(origin + ":" + std::to_string(e.mark.line + 1) + ":" +
                                 std::to_string(e.mark.column + 1) + ": " + e.msg);
   };
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return syntax_error(e);
-  }
+  ASSIGN_OR_RETURN(const YAML::Node root, LoadYamlDocument(text, origin));
   ExperimentConfig cfg;
   cfg.origin = origin;
   if (root.IsNull()) return cfg;
   if (!root.IsMap()) return InvalidArgumentError(origin + ": top level must be a mapping");
-  RETURN_IF_ERROR(CheckQuotesClosed(root, text, origin));
   try {
     if (root["sweep"]) {
       const YAML::Node& sweep = root["sweep"];

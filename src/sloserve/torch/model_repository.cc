@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
+
+#include "sloserve/core/yaml_document.h"
 
 namespace sloserve {
 namespace {
@@ -65,7 +69,11 @@ StatusOr<RepoVariant> LoadVariant(const fs::path& dir, const std::string& task) 
   v.task = task;
   v.dir = dir.string();
   try {
-    const YAML::Node root = YAML::LoadFile(where);
+    std::ifstream in(where, std::ios::binary);
+    if (!in) return InvalidArgumentError(where + ": cannot read");
+    std::ostringstream text;
+    text << in.rdbuf();
+    ASSIGN_OR_RETURN(const YAML::Node root, LoadYamlDocument(text.str(), where));
     if (!root.IsMap()) return InvalidArgumentError(where + ": top level must be a mapping");
     static const std::set<std::string> kKeys = {"name",   "platform", "model_file",  "accuracy",
                                                 "inputs", "outputs",  "memory_bytes"};
