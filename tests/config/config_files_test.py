@@ -26,7 +26,9 @@ def fail(msg):
 
 
 def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120)
+    # From the repository's root, as the docs run their commands: a docs snippet's path
+    # that is not beside its (temporary) file is tried from there.
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
 
 
 def committed_configs():

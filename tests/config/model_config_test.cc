@@ -333,6 +333,28 @@ TEST(ModelConfigTest, ConfigCheckPlacesModelErrors) {
   EXPECT_NE(shares[0].message.find("more than the whole workload"), std::string::npos);
 }
 
+// `config check` resolves what sim and serve resolve before they run: a file the parse
+// accepts but a run would refuse is an error there too.
+TEST(ModelConfigTest, ConfigCheckResolvesSuiteTaskHardwarePreloadSizesAndTrace) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"suite: nosuch\n", "unknown suite 'nosuch'"},
+      {"suite: ./missing.prof\n", "cannot open profile file"},
+      {"suite: ramsis-image\ntask: nosuch\n", "task: 'nosuch' is not in suite"},
+      {"suite: ramsis-image\nhardware: gpu9\n", "hardware: 'gpu9' is not in suite"},
+      {"suite: ramsis-image\npreload: nosuch\n", "unknown variant 'nosuch'"},
+      {"suite: ramsis-image\nworkload: {load_qps: 5, sizes: \"gaussian:0:0\"}\n",
+       "workload.sizes: query size sampler 'gaussian:0:0'"},
+      {"suite: ramsis-image\nworkload: {arrival: rps_trace, trace: /nonexistent/t.txt}\n",
+       "/nonexistent/t.txt"},
+  };
+  for (const auto& [text, expect] : cases) {
+    const auto d = CheckConfigText(text, "r.yaml");
+    ASSERT_EQ(d.size(), 1u) << text;
+    EXPECT_NE(d[0].message.find(expect), std::string::npos) << text << " -> " << d[0].message;
+  }
+  EXPECT_TRUE(CheckConfigText("suite: ramsis-image\nhardware: n1-4cpu\n", "ok.yaml").empty());
+}
+
 // models[i].repository: the model's suite is the repository task's measured profile (the
 // committed models/digits), resolved against the config's folder; the errors name the key.
 TEST(ModelConfigTest, ARepositoryModelTakesItsTasksMeasuredProfile) {

@@ -10,8 +10,13 @@
 #include "sloserve/config/config_keys.h"
 #include "sloserve/config/experiment_config.h"
 #include "sloserve/config/model_config.h"
+#include "sloserve/config/suite_resolver.h"
 #include "sloserve/core/did_you_mean.h"
+#include "sloserve/engine/deployment.h"
+#include "sloserve/policy/policy_spec.h"
 #include "sloserve/policy/registry.h"
+#include "sloserve/workload/arrival_spec.h"
+#include "sloserve/workload/query_size_sampler.h"
 
 namespace sloserve {
 namespace {
@@ -105,6 +110,23 @@ std::vector<ConfigDiagnostic> CheckCluster(const std::string& text, const std::s
   return out;
 }
 
+// What `sim` and `serve` resolve before they run, short of initialising the policies (a
+// RAMSIS policy set can take minutes): the suite and the models', the deployment (task,
+// hardware, preloads), the policy names, the query sizes and, for a simulation of one
+// model, its arrivals (a trace file must be there).
+Status ResolveRun(const RunSpec& run, bool with_workload) {
+  ASSIGN_OR_RETURN(const ProfileSuite suite, ResolveRunSuite(run));
+  DeploymentSpec deployment = DeploymentSpecOf(run);
+  if (!run.models.empty()) deployment.slo = Duration(0);  // each model's is its task's
+  RETURN_IF_ERROR(ResolveDeployment(suite, deployment).status());
+  RETURN_IF_ERROR(MakePolicySet(run.policy).status());
+  RETURN_IF_ERROR(MakeQuerySizeSampler(run.sizes).status().WithPrefix("workload.sizes"));
+  if (with_workload && run.models.empty()) {
+    RETURN_IF_ERROR(MakeArrivalProcess(run.arrival, run.seed).status().WithPrefix("workload"));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 std::string FormatDiagnostic(const ConfigDiagnostic& d) {
@@ -182,6 +204,14 @@ std::vector<ConfigDiagnostic> CheckConfigText(const std::string& text, const std
                     DidYouMean(option, taken) + "its options: " + JoinNames(taken) + ")");
     }
     if (!check.empty()) break;  // one run's report is enough; the others repeat it
+  }
+  if (!check.empty()) return check.Take();
+  for (const RunSpec& run : *runs) {
+    if (Status s = ResolveRun(run, !serve_config); !s.ok()) {
+      const std::string key = QuotedKey(config, s.message());
+      check.Add(key, key, s.message());
+      break;
+    }
   }
   return check.Take();
 }
