@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -192,6 +193,96 @@ TEST(PolicySet, TextFormatRoundTrips) {
   EXPECT_NE(bad.status().message().find("f.mdpset:5: unknown field 'bogus'"), std::string::npos)
       << bad.status().message();
   EXPECT_NE(FormatPolicyTable(*p).find("full |"), std::string::npos);
+}
+
+// The lines of `text` with the first one starting with `prefix` replaced by `line`.
+std::string ReplaceLine(const std::string& text, const std::string& prefix,
+                        const std::string& line) {
+  const size_t at = text.find("\n" + prefix) + 1;
+  return text.substr(0, at) + line + text.substr(text.find('\n', at));
+}
+
+// A corrupt count, cell or number in a policy-set file is refused with file:line before
+// anything is sized by it: `levels 999999999999 ...` allocated ~24 GB and was OOM-killed.
+TEST(PolicySet, CorruptFilesAreRefusedNamingTheLine) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  auto p = GeneratePolicy(suite, SmallOptions(250, 2));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const std::string text = WritePolicySetText("k", {*p});
+  const size_t levels = p->data().levels_us.size();
+  ASSERT_GT(levels, 2u);
+  const size_t levels_at = text.find("\nlevels ") + 1;
+  const std::string levels_line = text.substr(levels_at, text.find('\n', levels_at) - levels_at);
+  const int levels_line_no =
+      static_cast<int>(std::count(text.begin(), text.begin() + levels_at, '\n')) + 1;
+  const std::string values = levels_line.substr(levels_line.find(' ', 7));
+  const std::string row1 =
+      text.substr(text.find("\nrow 1 ") + 1,
+                  text.find('\n', text.find("\nrow 1 ") + 1) - text.find("\nrow 1 ") - 1);
+  const std::string at = "f.mdpset:" + std::to_string(levels_line_no) + ": ";
+  const PolicyData& d = p->data();
+  ASSERT_GE(d.variant_ids.size(), 2u);
+  const std::string first_variant =
+      "variant " + std::to_string(d.variant_ids[0]) + " " + d.variant_names[0];
+  const std::string second_variant = "variant " + std::to_string(d.variant_ids[1]) + " ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {ReplaceLine(text, "levels ", "levels 999999999999" + values),
+       at + "levels count 999999999999 but " + std::to_string(levels) + " values on the line"},
+      {ReplaceLine(text, "levels ", "levels 5" + values),
+       at + "levels count 5 but " + std::to_string(levels) + " values on the line"},
+      {ReplaceLine(text, "levels ", "levels -1" + values), at + "bad levels count '-1'"},
+      {ReplaceLine(text, "levels ", "levels x" + values), at + "bad levels count 'x'"},
+      {ReplaceLine(text, "row 1 ", row1 + " 0:1"),
+       "row 1: more than the " + std::to_string(levels) + " cells of the levels"},
+      {ReplaceLine(text, "load_qps ", "load_qps -10"),
+       "bad load_qps '-10' (expected a number >= 0)"},
+      {ReplaceLine(text, "load_qps ", "load_qps 10x"), "bad load_qps '10x'"},
+      {ReplaceLine(text, second_variant, first_variant), first_variant + " given twice"},
+  };
+  for (const auto& [bad, message] : cases) {
+    auto parsed = ParsePolicySetText(bad, "f.mdpset");
+    ASSERT_FALSE(parsed.ok()) << message;
+    EXPECT_NE(parsed.status().message().find(message), std::string::npos)
+        << parsed.status().message();
+    EXPECT_EQ(parsed.status().message().rfind("f.mdpset:", 0), 0u) << parsed.status().message();
+  }
+}
+
+// A cached set whose variant names are not the suite's (an edited file keeps its key
+// line) is not used: it is a cache miss, regenerated, not a set of unknown variants.
+TEST(PolicySet, ACachedSetOfUnknownVariantsIsNotUsed) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("mdp_variants_test_" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::remove_all(dir);
+  PolicySetOptions set;
+  set.min_qps = 50;
+  set.max_qps = 400;
+  auto made = LoadOrGeneratePolicySet(suite, SmallOptions(), set, dir);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_TRUE(CheckPolicySetVariants(*made, suite).ok());
+  auto key = PolicySetKey(suite, SmallOptions(), set);
+  ASSERT_TRUE(key.ok());
+  const std::string path = PolicySetCachePath(dir, *key);
+  ASSERT_TRUE(LoadCachedPolicySet(suite, SmallOptions(), set, dir).ok());
+  // Rename the first variant of every policy to one the suite does not have.
+  const PolicyData& d = made->front().data();
+  const std::string from =
+      "variant " + std::to_string(d.variant_ids[0]) + " " + d.variant_names[0] + "\n";
+  const std::string to = "variant " + std::to_string(d.variant_ids[0]) + " no_such_model\n";
+  std::string text = WritePolicySetText(*key, *made);
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at))
+    text.replace(at, from.size(), to);
+  auto edited = ParsePolicySetText(text, "edited");
+  ASSERT_TRUE(edited.ok()) << edited.status().ToString();
+  const Status check = CheckPolicySetVariants(edited->policies, suite);
+  EXPECT_NE(check.message().find("'no_such_model' is not a variant of suite"), std::string::npos)
+      << check.message();
+  ASSERT_TRUE(SavePolicySet(path, *key, edited->policies).ok());
+  EXPECT_EQ(LoadCachedPolicySet(suite, SmallOptions(), set, dir).status().code(),
+            StatusCode::kNotFound);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PolicySet, CacheIsKeyedAndReused) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include "sloserve/core/declared_key.h"
@@ -89,6 +90,11 @@ StatusOr<Policy> ParseBlock(Reader& r) {
       VariantId id = 0;
       std::string name;
       if (!(ls >> id >> name)) return r.Error("expected: variant ID NAME");
+      // Cells name variants by position: a repeated one would make two cells alike.
+      for (size_t i = 0; i < d.variant_ids.size(); ++i) {
+        if (d.variant_ids[i] == id || d.variant_names[i] == name)
+          return r.Error("variant " + std::to_string(id) + " " + name + " given twice");
+      }
       d.variant_ids.push_back(id);
       d.variant_names.push_back(name);
     } else if (w == "slo_us") {
@@ -105,7 +111,9 @@ StatusOr<Policy> ParseBlock(Reader& r) {
       if (!a.ok()) return r.Error(a.status().message());
       d.arrival = *a;
     } else if (w == "load_qps") {
-      if (!(ls >> d.load_qps)) return r.Error("bad load_qps");
+      const std::optional<double> qps = ParseNumber(rest);
+      if (!qps || *qps < 0) return r.Error("bad load_qps '" + rest + "' (expected a number >= 0)");
+      d.load_qps = *qps;
     } else if (w == "discretization") {
       std::string kind;
       int dd = 0;
@@ -146,27 +154,45 @@ StatusOr<Policy> ParseBlock(Reader& r) {
     } else if (w == "note") {
       d.notes += rest + "\n";
     } else if (w == "levels") {
-      size_t count = 0;
-      if (!(ls >> count) || count == 0) return r.Error("bad levels count");
-      d.levels_us.resize(count);
-      for (size_t i = 0; i < count; ++i) {
-        long long v = 0;
-        if (!(ls >> v) || (i > 0 && v <= d.levels_us[i - 1])) {
-          return r.Error("levels must be " + std::to_string(count) + " ascending integers");
+      if (!d.levels_us.empty()) return r.Error("levels given twice");
+      // The count is checked against the values on the line before anything is sized
+      // by it: a corrupt count must not allocate gigabytes.
+      std::string count_text;
+      ls >> count_text;
+      std::vector<std::string> values;
+      for (std::string v; ls >> v;) values.push_back(v);
+      const std::optional<int64_t> count = ParseInteger(count_text);
+      if (!count || *count < 1) {
+        return r.Error("bad levels count '" + count_text + "' (expected a whole number >= 1)");
+      }
+      if (static_cast<uint64_t>(*count) != values.size()) {
+        return r.Error("levels count " + count_text + " but " + std::to_string(values.size()) +
+                       " values on the line");
+      }
+      d.levels_us.reserve(values.size());
+      for (const std::string& v : values) {
+        const std::optional<int64_t> level = ParseInteger(v);
+        if (!level || (!d.levels_us.empty() && *level <= d.levels_us.back())) {
+          return r.Error("levels must be " + count_text + " ascending integers");
         }
-        d.levels_us[i] = v;
+        d.levels_us.push_back(*level);
       }
     } else if (w == "row") {
+      if (d.levels_us.empty()) return r.Error("row before levels");
+      const size_t nl = d.levels_us.size();
       int n = 0;
-      if (!(ls >> n) ||
-          n != static_cast<int>(d.table.size() / std::max<size_t>(1, d.levels_us.size())) + 1) {
+      if (!(ls >> n) || n != static_cast<int>(d.table.size() / nl) + 1) {
         return r.Error("rows must come in order 1..max_queue after levels");
       }
       std::string cell;
-      for (size_t j = 0; j < d.levels_us.size(); ++j) {
+      for (size_t j = 0; j < nl; ++j) {
         if (!(ls >> cell)) return r.Error("row " + std::to_string(n) + ": too few cells");
         ASSIGN_OR_RETURN(Action a, ParseCell(r, d, cell));
         d.table.push_back(a);
+      }
+      if (ls >> cell) {
+        return r.Error("row " + std::to_string(n) + ": more than the " + std::to_string(nl) +
+                       " cells of the levels");
       }
     } else if (w == "full") {
       ASSIGN_OR_RETURN(d.full_action, ParseCell(r, d, rest));

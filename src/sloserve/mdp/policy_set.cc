@@ -263,6 +263,21 @@ StatusOr<std::vector<Policy>> LoadPolicySet(const std::string& path, std::string
   return std::move(f.policies);
 }
 
+Status CheckPolicySetVariants(const std::vector<Policy>& set, const ProfileSuite& suite) {
+  for (const Policy& p : set) {
+    const PolicyData& d = p.data();
+    for (size_t i = 0; i < d.variant_ids.size(); ++i) {
+      const std::optional<VariantId> id = suite.FindVariant(d.variant_names[i]);
+      if (!id || *id != d.variant_ids[i]) {
+        return InvalidArgumentError("policy at " + std::to_string(d.load_qps) + " qps: variant " +
+                                    std::to_string(d.variant_ids[i]) + " '" + d.variant_names[i] +
+                                    "' is not a variant of suite '" + suite.name() + "'");
+      }
+    }
+  }
+  return OkStatus();
+}
+
 StatusOr<std::vector<Policy>> LoadCachedPolicySet(const ProfileSuite& suite, const MdpOptions& base,
                                                   const PolicySetOptions& set,
                                                   const std::string& cache_dir) {
@@ -272,7 +287,7 @@ StatusOr<std::vector<Policy>> LoadCachedPolicySet(const ProfileSuite& suite, con
   if (std::filesystem::exists(path, ec)) {
     std::string stored;
     auto cached = LoadPolicySet(path, &stored);
-    if (cached.ok() && stored == key) {
+    if (cached.ok() && stored == key && CheckPolicySetVariants(*cached, suite).ok()) {
       TouchCacheFile(path);  // recently used: kept by the pruning after a save
       return cached;
     }
@@ -284,7 +299,9 @@ StatusOr<std::vector<Policy>> LoadCachedPolicySet(const ProfileSuite& suite, con
   if (FindEmbeddedFile(shipped.substr(kEmbeddedPrefix.size()))) {
     ASSIGN_OR_RETURN(std::string text, ReadFileOrEmbedded(shipped, "policy set"));
     auto parsed = ParsePolicySetText(text, shipped);
-    if (parsed.ok() && parsed->set_key == key) return std::move(parsed->policies);
+    if (parsed.ok() && parsed->set_key == key &&
+        CheckPolicySetVariants(parsed->policies, suite).ok())
+      return std::move(parsed->policies);
   }
   return NotFoundError("no cached policy set for " + key);
 }

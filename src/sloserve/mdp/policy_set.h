@@ -57,8 +57,12 @@ Status SavePolicySet(const std::string& path, const std::string& set_key,
                      const std::vector<Policy>& policies);
 StatusOr<std::vector<Policy>> LoadPolicySet(const std::string& path,
                                             std::string* set_key = nullptr);
-// The cached set (in cache_dir, or shipped with sloserve) if its key matches, else
-// NOT_FOUND; generates nothing.
+// OK when every variant the set's policies name is the suite's variant of that name and
+// id; else an error naming the policy's variant. The key names the variants, but a file
+// edited by hand or damaged keeps its key line.
+Status CheckPolicySetVariants(const std::vector<Policy>& set, const ProfileSuite& suite);
+// The cached set (in cache_dir, or shipped with sloserve) if its key matches and its
+// variants are the suite's, else NOT_FOUND; generates nothing.
 StatusOr<std::vector<Policy>> LoadCachedPolicySet(const ProfileSuite& suite, const MdpOptions& base,
                                                   const PolicySetOptions& set,
                                                   const std::string& cache_dir);
