@@ -9,6 +9,7 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <system_error>
 
 #include "cli_args.h"
 #include "commands.h"
@@ -120,6 +121,17 @@ Status WritePng(const std::string& svg_path, const std::string& png_path) {
   return OkStatus();
 }
 
+// --out's directory, made if missing. The error_code overload: the throwing one ended the
+// process with an uncaught filesystem_error when DIR was, or lay under, a regular file.
+Status CreateOutDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec && !std::filesystem::is_directory(dir, ec))
+    ec = std::make_error_code(std::errc::not_a_directory);
+  if (ec) return UnavailableError("--out: cannot create directory " + dir + ": " + ec.message());
+  return OkStatus();
+}
+
 void PrintHelp() {
   std::printf(
       "usage: sloserve report RESULTS.json [options]\n\n"
@@ -179,7 +191,7 @@ Status Run(const Args& args) {
   }
   const std::string title =
       args.Get("title", doc.contains("experiment") ? doc["experiment"].get<std::string>() : "");
-  if (args.Has("out")) std::filesystem::create_directories(args.Get("out"));
+  if (args.Has("out")) RETURN_IF_ERROR(CreateOutDir(args.Get("out")));
   nlohmann::json out = nlohmann::json::object();
   for (const std::string& y : ys) {
     ASSIGN_OR_RETURN(Pivot p, BuildPivot(rows, x, y, series));

@@ -33,7 +33,9 @@ StatusOr<std::shared_ptr<RepositoryModels>> PrepareRepositoryModels(
   for (const ModelSpec& m : models) {
     if (m.repository.empty()) continue;
     const std::string where = Quoted(m.origin, "repository");
-    const std::string canonical = std::filesystem::weakly_canonical(m.repository).string();
+    std::error_code ec;  // not the throwing overload: a bad path is reported below
+    std::string canonical = std::filesystem::weakly_canonical(m.repository, ec).string();
+    if (ec) canonical = m.repository;
     if (!seen.emplace(canonical, m.task).second) {
       return InvalidArgumentError(where + ": task '" + m.task + "' of " + m.repository +
                                   " is served by another model already (a task is one model)");

@@ -105,10 +105,11 @@ StatusOr<int> IntFlag(const Args& args, const std::string& flag, int fallback, i
 // unasked (the committed models/digits/profile.prof was overwritten by every run, issue 35).
 std::string NewProfilePath(const std::string& task_dir) {
   namespace fs = std::filesystem;
+  std::error_code ec;  // an unreadable path is taken as free; writing it then says why
   const std::string served = task_dir + "/profile.prof";
-  if (!fs::exists(served)) return served;
+  if (!fs::exists(served, ec)) return served;
   std::string path = task_dir + "/profile-measured.prof";
-  for (int n = 2; fs::exists(path); ++n)
+  for (int n = 2; fs::exists(path, ec); ++n)
     path = task_dir + "/profile-measured-" + std::to_string(n) + ".prof";
   return path;
 }
@@ -121,7 +122,8 @@ bool TrackedByGit(const std::string& path) {
   const fs::path p(path);
   const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
   const std::string name = p.filename().string();
-  if (!fs::is_directory(dir)) return false;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return false;
   posix_spawn_file_actions_t quiet;
   posix_spawn_file_actions_init(&quiet);
   posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);

@@ -49,5 +49,34 @@ TEST(CliBadInputE2eTest, PolicyShowRefusesACorruptLevelsCount) {
       << r.err;
 }
 
+// Rows as `sloserve sim --json` prints them, enough for `sloserve report`.
+std::string WriteReportInput(const testing::ScopedTempDir& temp) {
+  const std::string path = temp.File("good.json");
+  std::ofstream(path)
+      << R"({"experiment": "e", "rows": [)"
+      << R"({"policy": "a", "load_qps": 100, "accuracy": 70, "violation_rate": 0},)"
+      << R"({"policy": "a", "load_qps": 200, "accuracy": 69, "violation_rate": 0}]})";
+  return path;
+}
+
+// `report --out PATH` where PATH is a regular file, or lies under one, aborted with an
+// uncaught std::filesystem::filesystem_error ("terminate called ...").
+TEST(CliBadInputE2eTest, ReportOutThatCannotBeADirectoryIsAnError) {
+  const testing::ScopedTempDir temp("cli-bad-report-out");
+  const std::string input = WriteReportInput(temp);
+  const std::string file = temp.File("afile");
+  std::ofstream(file) << "x";
+  for (const std::string& out : {file, file + "/sub"}) {
+    auto r = RunProcess({kBin, "report", input, "--out", out});
+    EXPECT_EQ(r.exit_code, 1) << out << ": " << r.err;
+    EXPECT_NE(r.err.find("sloserve report: --out: cannot create directory " + out + ": "),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+  }
+  auto r = RunProcess({kBin, "report", input, "--out", temp.File("plots/sub")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 }  // namespace
 }  // namespace sloserve

@@ -14,8 +14,10 @@ StatusOr<std::string> RepositoryProfilePath(const std::string& dir, const std::s
     return NotFoundError("'" + origin + "': " + dir + " is not a directory (a model repository)");
   if (task.empty() || !fs::is_directory(fs::path(dir) / task, ec)) {
     std::vector<std::string> tasks;
-    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-      if (e.is_directory(ec)) tasks.push_back(e.path().filename().string());
+    // increment(ec), not ++: the range-for's ++ throws filesystem_error on a read error.
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code entry_ec;
+      if (it->is_directory(entry_ec)) tasks.push_back(it->path().filename().string());
     }
     std::sort(tasks.begin(), tasks.end());
     std::string list;
