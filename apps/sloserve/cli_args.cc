@@ -71,6 +71,22 @@ StatusOr<double> Args::GetDouble(const std::string& name, double fallback) const
   return ParseFlagNumber(name, Get(name));
 }
 
+StatusOr<double> CheckFlagRange(const std::string& flag, double value, const std::string& text,
+                                const FlagRange& range) {
+  const bool above_min = range.min_exclusive ? value > range.min : value >= range.min;
+  if (above_min && value <= range.max) return value;
+  const KeyDecl bounds{.min = range.min, .max = range.max, .min_exclusive = range.min_exclusive};
+  return InvalidArgumentError("--" + flag + ": must be in " + AllowedText(bounds) +
+                              (range.unit.empty() ? "" : " " + range.unit) + ", got " + text);
+}
+
+StatusOr<double> Args::GetDoubleIn(const std::string& name, double fallback,
+                                   const FlagRange& range) const {
+  if (!Has(name)) return fallback;
+  ASSIGN_OR_RETURN(double v, ParseFlagNumber(name, Get(name)));
+  return CheckFlagRange(name, v, Get(name), range);
+}
+
 StatusOr<int64_t> Args::GetInt(const std::string& name, int64_t fallback) const {
   ASSIGN_OR_RETURN(double v, GetDouble(name, static_cast<double>(fallback)));
   // Beyond 2^53 a double is no longer every integer, and the cast could overflow.

@@ -19,6 +19,21 @@ struct FlagSpec {
   bool repeatable = false;
 };
 
+// The range of a number flag: [min, max], or (min, max] when min_exclusive; `unit` is
+// named in the error ("seconds").
+struct FlagRange {
+  double min = 0;
+  double max = 0;
+  bool min_exclusive = false;
+  std::string unit;
+};
+
+// Bounds of the flags that become a Duration (integer microseconds; steady_clock's
+// nanoseconds for a wait): every such flag is range-checked, so none can overflow.
+inline constexpr double kMaxRunSeconds = 366.0 * 86'400;  // a year: a run's or server's length
+inline constexpr double kMaxTimeoutSeconds = 86'400;      // a day: a request's timeout, a wait
+inline constexpr double kMaxSloMillis = 86'400'000;       // a day, as the config's slo_ms
+
 class Args {
  public:
   static StatusOr<Args> Parse(const std::vector<std::string>& argv,
@@ -29,6 +44,11 @@ class Args {
   std::vector<std::string> GetAll(const std::string& name) const;
   StatusOr<double> GetDouble(const std::string& name, double fallback) const;
   StatusOr<int64_t> GetInt(const std::string& name, int64_t fallback) const;
+  // GetDouble, and a given value outside `range` is an error naming the flag, the range
+  // and the value ("--duration: must be in (0, 31622400] seconds, got 1e10"). The
+  // fallback (flag not given) is not checked: it may mean "none" (0 = until stopped).
+  StatusOr<double> GetDoubleIn(const std::string& name, double fallback,
+                               const FlagRange& range) const;
 
  private:
   std::vector<std::string> positionals_;
@@ -39,6 +59,9 @@ std::string FlagsHelp(const std::vector<FlagSpec>& specs);
 // `text` as a finite number, or InvalidArgument naming --flag (for list-valued flags;
 // Args::GetDouble uses it too).
 StatusOr<double> ParseFlagNumber(const std::string& flag, const std::string& text);
+// `value` (parsed from `text`) checked against `range`, the error naming --flag.
+StatusOr<double> CheckFlagRange(const std::string& flag, double value, const std::string& text,
+                                const FlagRange& range);
 
 // `message` with control bytes (other than newline and tab) written as \xNN.
 std::string EscapeControlBytes(std::string_view message);

@@ -191,12 +191,10 @@ StatusOr<LoadOptions> PrepareModel(const Args& args, LoadOptions o, const std::s
   ASSIGN_OR_RETURN(a.window_end_s, args.GetInt("window-end", -1));
   ASSIGN_OR_RETURN(a.rate_scale, args.GetDouble("rate-scale", 1));
   ASSIGN_OR_RETURN(a.time_compression, args.GetDouble("time-compression", 1));
-  ASSIGN_OR_RETURN(double duration,
-                   args.GetDouble("duration", a.kind.find("trace") != std::string::npos ? 0 : 10));
   // Bounded before the conversion to microseconds (1e300 s overflowed it).
-  if (!(duration >= 0 && duration <= 366.0 * 86'400))
-    return InvalidArgumentError("--duration: must be in [0, 31622400] seconds, got " +
-                                args.Get("duration", ""));
+  ASSIGN_OR_RETURN(double duration,
+                   args.GetDoubleIn("duration", a.kind.find("trace") != std::string::npos ? 0 : 10,
+                                    {0, kMaxRunSeconds, false, "seconds"}));
   a.horizon = SecondsF(duration);
   // The model's share of the load: synthetic rates and trace rates alike.
   a.rate_qps *= share;
@@ -214,9 +212,8 @@ StatusOr<LoadOptions> PrepareModel(const Args& args, LoadOptions o, const std::s
     o.max_connections =
         std::max(o.connections, static_cast<int>(std::lround(o.max_connections * share)));
   }
-  ASSIGN_OR_RETURN(double wait_ready, args.GetDouble("wait-ready", 600));
-  if (!(wait_ready >= 0 && wait_ready <= 86400))
-    return InvalidArgumentError("--wait-ready: must be in [0, 86400] seconds");
+  ASSIGN_OR_RETURN(double wait_ready,
+                   args.GetDoubleIn("wait-ready", 600, {0, kMaxTimeoutSeconds, false, "seconds"}));
   if (wait_ready > 0) {
     Status ready = WaitUntilModelReady(
         o.host, o.port, o.task, SecondsF(wait_ready),
@@ -321,8 +318,8 @@ Status Run(const Args& args) {
     return InvalidArgumentError("--connections: must be 1..max-connections");
   o.connections = static_cast<int>(conns);
   o.max_connections = static_cast<int>(max_conns);
-  ASSIGN_OR_RETURN(double timeout, args.GetDouble("timeout", 30));
-  if (timeout <= 0) return InvalidArgumentError("--timeout: must be positive");
+  ASSIGN_OR_RETURN(double timeout,
+                   args.GetDoubleIn("timeout", 30, {0, kMaxTimeoutSeconds, true, "seconds"}));
   o.timeout = SecondsF(timeout);
   ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 1));
 

@@ -75,7 +75,7 @@ StatusOr<mdp::MdpOptions> OptionsFromArgs(const Args& a) {
   o.hardware = a.Get("hardware");
   o.variants = SplitComma(a.Get("variants"));
   o.pareto_prune = !a.Has("no-prune");
-  ASSIGN_OR_RETURN(double slo_ms, a.GetDouble("slo-ms", 150));
+  ASSIGN_OR_RETURN(double slo_ms, a.GetDoubleIn("slo-ms", 150, {0, kMaxSloMillis, true, "ms"}));
   o.slo = MillisF(slo_ms);
   ASSIGN_OR_RETURN(int64_t workers, a.GetInt("workers", 60));
   o.workers = static_cast<int>(workers);

@@ -109,9 +109,14 @@ Status LoadLatency(const Args& args, const ProfileSuite& suite) {
   std::vector<double> slos = {0};  // 0: the task's default SLO
   if (args.Has("slo-ms")) {
     ASSIGN_OR_RETURN(slos, ParseList("slo-ms", args.Get("slo-ms")));
+    for (double slo : slos) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.10g", slo);
+      RETURN_IF_ERROR(CheckFlagRange("slo-ms", slo, text, {0, kMaxSloMillis, true, "ms"}).status());
+    }
   }
-  ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 30));
-  if (duration <= 0) return InvalidArgumentError("--duration: must be positive");
+  ASSIGN_OR_RETURN(double duration,
+                   args.GetDoubleIn("duration", 30, {0, kMaxRunSeconds, true, "seconds"}));
   req.base.arrival.horizon = SecondsF(duration);
   ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 1));
   req.base.seed = static_cast<uint64_t>(seed);

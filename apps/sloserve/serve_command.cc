@@ -131,8 +131,9 @@ Status Run(const Args& args) {
       std::fprintf(stderr, "sloserve: %s\n", msg.c_str());
     }
   };
-  ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 0));
-  if (duration < 0) return InvalidArgumentError("--duration: must be positive");
+  // 0 (also when not given): run until SIGINT/SIGTERM.
+  ASSIGN_OR_RETURN(double duration,
+                   args.GetDoubleIn("duration", 0, {0, kMaxRunSeconds, false, "seconds"}));
   // Before any thread starts (the runtime's offline pool starts in BuildServeSetup).
   const sigset_t stop_signals = BlockStopSignals();
   const sigset_t reload_signal = BlockReloadSignal();

@@ -64,8 +64,9 @@ Status Run(const Args& args) {
   if (!args.Has("listen")) return InvalidArgumentError("--listen HOST:PORT is required");
   if (args.positionals().size() > 1)
     return InvalidArgumentError("expected at most one CONFIG.yaml");
-  ASSIGN_OR_RETURN(double duration, args.GetDouble("duration", 0));
-  if (duration < 0) return InvalidArgumentError("--duration: must be positive");
+  // 0 (also when not given): run until SIGINT/SIGTERM.
+  ASSIGN_OR_RETURN(double duration,
+                   args.GetDoubleIn("duration", 0, {0, kMaxRunSeconds, false, "seconds"}));
   ASSIGN_OR_RETURN(double threads, args.GetDouble("threads", 1));
   if (threads < 1 || threads > 256 || threads != static_cast<int>(threads))
     return InvalidArgumentError("--threads: must be a whole number 1..256");

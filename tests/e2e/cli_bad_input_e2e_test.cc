@@ -78,5 +78,36 @@ TEST(CliBadInputE2eTest, ReportOutThatCannotBeADirectoryIsAnError) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// Durations beyond int64 microseconds (or steady_clock's nanoseconds) wrapped: serve and
+// worker stopped at once, loadgen counted every request as a timeout, profile printed a
+// negative horizon. Each duration flag is range-checked, the range in the error. The
+// 60 s wait only tells a refusal from a run that does not end.
+TEST(CliBadInputE2eTest, DurationFlagsBeyondTheirRangeAreRefused) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"serve", "--port", "0", "--duration", "1e10"},
+       "sloserve serve: --duration: must be in [0, 31622400] seconds, got 1e10"},
+      {{"worker", "--listen", "127.0.0.1:0", "--duration", "1e10"},
+       "sloserve worker: --duration: must be in [0, 31622400] seconds, got 1e10"},
+      {{"loadgen", "--port", "1", "--wait-ready", "0", "--qps", "10", "--duration", "1",
+        "--timeout", "9.3e9"},
+       "sloserve loadgen: --timeout: must be in (0, 86400] seconds, got 9.3e9"},
+      {{"loadgen", "--port", "1", "--wait-ready", "1e9"},
+       "sloserve loadgen: --wait-ready: must be in [0, 86400] seconds, got 1e9"},
+      {{"profile", "load-latency", "ramsis-image", "--duration", "1e300"},
+       "sloserve profile: --duration: must be in (0, 31622400] seconds, got 1e300"},
+      {{"profile", "load-latency", "ramsis-image", "--slo-ms", "100,1e300"},
+       "sloserve profile: --slo-ms: must be in (0, 86400000] ms, got 1e+300"},
+      {{"policy", "gen", "--load", "100", "--slo-ms", "1e300"},
+       "sloserve policy: --slo-ms: must be in (0, 86400000] ms, got 1e300"},
+  };
+  for (const auto& [flags, expect] : cases) {
+    std::vector<std::string> argv = {kBin};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    testing::Subprocess p(argv);
+    ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << expect << ": " << p.err();
+    EXPECT_EQ(p.Wait().exit_code, 1) << expect;
+  }
+}
+
 }  // namespace
 }  // namespace sloserve
