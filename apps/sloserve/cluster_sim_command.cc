@@ -10,17 +10,14 @@
 #include <nlohmann/json.hpp>
 
 #include "sloserve/cluster/cluster_experiment.h"
+#include "sloserve/config/experiment_config.h"
 #include "sloserve/core/declared_key.h"
 
 namespace sloserve::cli {
 namespace {
 
 StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFoundError("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ReadConfigFile(path);
 }
 
 double Finite(double x) {

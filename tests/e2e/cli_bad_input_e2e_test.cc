@@ -109,5 +109,32 @@ TEST(CliBadInputE2eTest, DurationFlagsBeyondTheirRangeAreRefused) {
   }
 }
 
+// A directory given as a config passed for an empty file (serve served the embedded
+// defaults, `config check` said "1 file OK"), and /dev/zero hung the reader.
+TEST(CliBadInputE2eTest, ADirectoryOrAnEndlessStreamIsNotAConfig) {
+  const testing::ScopedTempDir temp("cli-bad-config");
+  const std::string dir = temp.path();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"serve", dir, "--port", "0", "--duration", "2"},
+       dir + ": is a directory, not a config file"},
+      {{"sim", dir}, dir + ": is a directory, not a config file"},
+      {{"config", "check", dir}, dir + ": is a directory, not a config file"},
+      {{"sim", "/dev/zero"}, "/dev/zero: config file larger than 8 MiB (the limit)"},
+      {{"config", "check", "/dev/zero"}, "/dev/zero: config file larger than 8 MiB (the limit)"},
+      {{"policy", "show", dir}, dir + ": is a directory, not a policy set"},
+  };
+  for (const auto& [flags, expect] : cases) {
+    std::vector<std::string> argv = {kBin};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    testing::Subprocess p(argv);
+    ASSERT_TRUE(p.WaitForStderr("sloserve " + flags[0] + ": ", std::chrono::seconds(60)))
+        << expect << ": " << p.err();
+    const testing::ProcessResult r = p.Wait();
+    EXPECT_EQ(r.exit_code, 1) << expect;
+    // config check lists the file's errors on stdout, then the count on stderr.
+    EXPECT_NE((r.out + r.err).find(expect), std::string::npos) << r.out << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace sloserve

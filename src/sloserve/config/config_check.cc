@@ -2,9 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
 #include <functional>
-#include <sstream>
 
 #include "sloserve/cluster/cluster_experiment.h"
 #include "sloserve/config/config_keys.h"
@@ -217,11 +215,14 @@ std::vector<ConfigDiagnostic> CheckConfigText(const std::string& text, const std
 }
 
 std::vector<ConfigDiagnostic> CheckConfigFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return {{path, 0, 0, "", "cannot open config file"}};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return CheckConfigText(ss.str(), path);
+  StatusOr<std::string> text = ReadConfigFile(path);
+  if (!text.ok()) {
+    // The diagnostic names the file itself: drop the message's "PATH: ".
+    std::string message(text.status().message());
+    if (message.rfind(path + ": ", 0) == 0) message.erase(0, path.size() + 2);
+    return {{path, 0, 0, "", message}};
+  }
+  return CheckConfigText(*text, path);
 }
 
 }  // namespace sloserve

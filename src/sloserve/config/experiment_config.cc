@@ -11,6 +11,7 @@
 #include "sloserve/config/config_keys.h"
 #include "sloserve/config/model_config.h"
 #include "sloserve/core/did_you_mean.h"
+#include "sloserve/core/read_file.h"
 #include "sloserve/core/yaml_document.h"
 #include "sloserve/policy/registry.h"
 
@@ -226,12 +227,13 @@ StatusOr<ExperimentConfig> ParseExperimentConfig(const std::string& text,
   return cfg;
 }
 
+StatusOr<std::string> ReadConfigFile(const std::string& path) {
+  return ReadFileBounded(path, "config file", kMaxConfigFileBytes);
+}
+
 StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFoundError(path + ": cannot open config file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseExperimentConfig(ss.str(), path);
+  ASSIGN_OR_RETURN(std::string text, ReadConfigFile(path));
+  return ParseExperimentConfig(text, path);
 }
 
 Status ApplyOverrides(ExperimentConfig* config, const std::vector<std::string>& sets) {

@@ -43,6 +43,12 @@ StatusOr<ExperimentConfig> ParseExperimentConfig(const std::string& yaml_text,
 StatusOr<ExperimentConfig> ParseExperimentStructure(const std::string& yaml_text,
                                                     const std::string& origin);
 StatusOr<ExperimentConfig> LoadExperimentConfig(const std::string& path);
+// A config file is read whole up to this size: a config is kilobytes, and a stream such
+// as /dev/zero would otherwise never end.
+inline constexpr size_t kMaxConfigFileBytes = size_t{8} << 20;
+// The text of a config file; a directory, a file that cannot be opened and one above
+// kMaxConfigFileBytes are errors naming the path ("PATH: is a directory, not a config file").
+StatusOr<std::string> ReadConfigFile(const std::string& path);
 // Applies "key=value" overrides; a value "[a,b,c]" turns the key into a sweep axis.
 Status ApplyOverrides(ExperimentConfig* config, const std::vector<std::string>& sets);
 // Expands sweeps and policies into resolved runs, in a stable order.

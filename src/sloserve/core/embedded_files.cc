@@ -1,8 +1,11 @@
 #include "sloserve/core/embedded_files.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <system_error>
+
+#include "sloserve/core/read_file.h"
 
 namespace sloserve {
 
@@ -29,12 +32,12 @@ StatusOr<std::string> ReadFileOrEmbedded(const std::string& path, const std::str
     if (!f) return NotFoundError("no embedded " + what + " '" + path + "'");
     return std::string(f->data);
   }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return InvalidArgumentError(what + " '" + path + "' is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFoundError("cannot open " + what + " '" + path + "'");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return UnavailableError("error reading " + what + " '" + path + "'");
-  return buf.str();
+  return ReadStreamBounded(in, path, what, kMaxInputFileBytes);
 }
 
 }  // namespace sloserve

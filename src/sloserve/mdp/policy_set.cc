@@ -13,6 +13,7 @@
 #include "sloserve/core/cache_files.h"
 #include "sloserve/core/embedded_files.h"
 #include "sloserve/core/mutex.h"
+#include "sloserve/core/read_file.h"
 #include "sloserve/core/rng.h"
 #include "sloserve/mdp/model.h"
 #include "sloserve/mdp/policy_io.h"
@@ -254,11 +255,8 @@ Status SavePolicySet(const std::string& path, const std::string& set_key,
 }
 
 StatusOr<std::vector<Policy>> LoadPolicySet(const std::string& path, std::string* set_key) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("cannot read policy set " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  ASSIGN_OR_RETURN(PolicySetFile f, ParsePolicySetText(ss.str(), path));
+  ASSIGN_OR_RETURN(std::string text, ReadFileBounded(path, "policy set", kMaxPolicySetBytes));
+  ASSIGN_OR_RETURN(PolicySetFile f, ParsePolicySetText(text, path));
   if (set_key) *set_key = f.set_key;
   return std::move(f.policies);
 }

@@ -52,6 +52,9 @@ std::string PolicySetCachePath(const std::string& cache_dir, const std::string& 
 // each): older ones are deleted after each save by LoadOrGeneratePolicySet.
 inline constexpr size_t kKeptPolicySets = 64;
 
+// A policy-set file is read whole up to this size (a set is about 0.5 MB).
+inline constexpr size_t kMaxPolicySetBytes = size_t{256} << 20;
+
 // Writes the set atomically (temporary file + rename).
 Status SavePolicySet(const std::string& path, const std::string& set_key,
                      const std::vector<Policy>& policies);

@@ -7,6 +7,7 @@
 
 #include "sloserve/core/did_you_mean.h"
 #include "sloserve/core/embedded_files.h"
+#include "sloserve/core/read_file.h"
 #include "sloserve/profile/suite_cache.h"
 
 namespace sloserve {
@@ -201,12 +202,8 @@ void ProfileSuite::Insert(std::map<std::pair<HardwareId, VariantId>, Table>& m, 
 }
 
 StatusOr<ProfileSuite> LoadProfileFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError(path + ": cannot open profile file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return UnavailableError(path + ": read error");
-  const std::string text = std::move(buf).str();  // moved out, not copied (the text is MBs)
+  ASSIGN_OR_RETURN(const std::string text,
+                   ReadFileBounded(path, "profile file", kMaxInputFileBytes));
   return ParseProfileTextCached(text, path, DefaultProfileCacheDir());
 }
 
