@@ -1,6 +1,7 @@
 // `sloserve profile show SUITE`: what a profile suite holds; `sloserve profile
 // load-latency SUITE`: ModelSwitching's offline response-latency measurement.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -61,6 +62,11 @@ void PrintHelp() {
       FlagsHelp(kFlags).c_str());
 }
 
+// Values a list flag may hold: each is one or more simulations, and a range is counted
+// before it is expanded (1:1000000000:1 expanded for ever).
+constexpr double kMaxListValues = 10'000;
+constexpr double kMaxWorkerCount = 100'000;  // the config's `workers` bound
+
 // "20:100:10" -> 20,30,...,100; "1,2,5" -> 1,2,5.
 StatusOr<std::vector<double>> ParseList(const std::string& flag, const std::string& text) {
   std::vector<double> out;
@@ -77,13 +83,28 @@ StatusOr<std::vector<double>> ParseList(const std::string& flag, const std::stri
     ASSIGN_OR_RETURN(double to, number(text.substr(a + 1, b - a - 1)));
     ASSIGN_OR_RETURN(double step, number(text.substr(b + 1)));
     if (to < from) return InvalidArgumentError("--" + flag + ": range ends before it starts");
-    for (double x = from; x <= to + 1e-9; x += step) out.push_back(x);
+    const double count = std::floor((to - from) / step + 1e-9) + 1;
+    if (!(count <= kMaxListValues)) {
+      char values[32];
+      std::snprintf(values, sizeof values, "%.10g", count);
+      return InvalidArgumentError(
+          "--" + flag + ": " + text + " expands to " + values + " values; at most " +
+          std::to_string(static_cast<int>(kMaxListValues)) + " are allowed");
+    }
+    // from + i * step, not repeated addition: a step below the spacing of doubles at
+    // `from` would never advance.
+    for (int i = 0; i < static_cast<int>(count); ++i) out.push_back(from + i * step);
     return out;
   }
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ',');) {
     ASSIGN_OR_RETURN(double v, number(item));
     out.push_back(v);
+    if (out.size() > kMaxListValues) {
+      return InvalidArgumentError("--" + flag + ": at most " +
+                                  std::to_string(static_cast<int>(kMaxListValues)) +
+                                  " values are allowed");
+    }
   }
   return out;
 }
@@ -122,7 +143,17 @@ Status LoadLatency(const Args& args, const ProfileSuite& suite) {
   req.base.seed = static_cast<uint64_t>(seed);
   ASSIGN_OR_RETURN(std::vector<double> workers,
                    ParseList("workers", args.Get("workers", "20:100:10")));
-  for (double w : workers) req.workers.push_back(static_cast<int>(w));
+  for (double w : workers) {
+    // Whole and bounded before the cast to int, as the config's `workers`.
+    if (w != std::floor(w) || w > kMaxWorkerCount) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.10g", w);
+      return InvalidArgumentError("--workers: expected whole numbers in [1, " +
+                                  std::to_string(static_cast<int>(kMaxWorkerCount)) + "], got " +
+                                  text);
+    }
+    req.workers.push_back(static_cast<int>(w));
+  }
   ASSIGN_OR_RETURN(req.loads_qps, ParseList("loads", args.Get("loads", "400:4000:100")));
   if (args.Has("variants")) {
     std::stringstream ss(args.Get("variants"));

@@ -136,5 +136,24 @@ TEST(CliBadInputE2eTest, ADirectoryOrAnEndlessStreamIsNotAConfig) {
   }
 }
 
+// `--workers 1:1000000000:1` was expanded value by value before anything ran (a hang);
+// a step too small to advance a double looped for ever. Ranges are counted first.
+TEST(CliBadInputE2eTest, ProfileLoadLatencyListsAreCapped) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--variants", "small", "--loads", "10", "--duration", "1", "--workers", "1:1000000000:1"},
+       "--workers: 1:1000000000:1 expands to 1000000000 values; at most 10000 are allowed"},
+      {{"--loads", "1e16:2e16:1"},
+       "--loads: 1e16:2e16:1 expands to 1e+16 values; at most 10000 are allowed"},
+      {{"--workers", "1e12"}, "--workers: expected whole numbers in [1, 100000], got 1e+12"},
+  };
+  for (const auto& [flags, expect] : cases) {
+    std::vector<std::string> argv = {kBin, "profile", "load-latency", "ramsis-image"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    testing::Subprocess p(argv);
+    ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << expect << ": " << p.err();
+    EXPECT_EQ(p.Wait().exit_code, 1) << expect;
+  }
+}
+
 }  // namespace
 }  // namespace sloserve
