@@ -155,5 +155,28 @@ TEST(CliBadInputE2eTest, ProfileLoadLatencyListsAreCapped) {
   }
 }
 
+// slo_ms below 0.0005 rounded to 0 us, which means "not set": the run silently got the
+// task's default (150 ms). A positive SLO is at least 1 us, refused as impossible.
+TEST(CliBadInputE2eTest, ATinySloIsImpossibleNotUnset) {
+  const std::string cfg = kRoot + "/experiments/foundation/edf_image.yaml";
+  for (const std::vector<std::string>& argv :
+       {std::vector<std::string>{kBin, "sim", cfg, "--set", "slo_ms=0.0004", "--no-progress"},
+        std::vector<std::string>{kBin, "serve", "--set", "slo_ms=0.0001"}}) {
+    auto r = RunProcess(argv);
+    EXPECT_EQ(r.exit_code, 1) << argv[1] << ": " << r.err;
+    EXPECT_NE(r.err.find("slo_ms: impossible SLO 0.001 ms"), std::string::npos) << r.err;
+  }
+  const testing::ScopedTempDir temp("cli-tiny-slo");
+  const std::string multi = temp.File("models.yaml");
+  std::ofstream(multi) << "suite: t5-translation\nhardware: c220g5\nworkers: 2\n"
+                          "duration_s: 1\nworkload: {arrival: poisson, load_qps: 1}\n"
+                          "policy: {dispatch: jsq, batching: fifo, max_batch: 1}\nmodels:\n"
+                          "  - {name: small, task: translation, variants: t5-small, slo_ms: "
+                          "0.0001}\n";
+  auto r = RunProcess({kBin, "sim", multi, "--no-progress"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("slo_ms: impossible SLO 0.001 ms"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace sloserve

@@ -236,7 +236,7 @@ StatusOr<std::vector<ModelSpec>> ModelsFromFlat(const std::vector<FlatConfig>& e
                        RepositoryProfilePath(m.repository, m.task, origin + ".repository"));
     }
     ASSIGN_OR_RETURN(double slo_ms, NumberOf(entry, kModelSloMs));
-    m.slo = slo_ms > 0 ? MillisF(slo_ms) : run.slo;
+    m.slo = slo_ms > 0 ? SloOfMillis(slo_ms) : run.slo;
     const bool own = HasOwnArrival(entry);
     if (own) {
       FlatConfig arrival;

@@ -1,5 +1,6 @@
 #include "sloserve/config/run_config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
@@ -308,6 +309,14 @@ std::string ConfigDir(const FlatConfig& f) {
   return it == f.end() ? "" : it->second;
 }
 
+}  // namespace
+
+Duration SloOfMillis(double slo_ms) {
+  return slo_ms > 0 ? std::max(MillisF(slo_ms), Micros(1)) : MillisF(slo_ms);
+}
+
+namespace {
+
 // "150:1,300:1" -> (150 ms, 1), (300 ms, 1); the weight defaults to 1.
 StatusOr<std::vector<std::pair<Duration, double>>> ParseSloMix(const std::string& mix) {
   std::vector<std::pair<Duration, double>> out;
@@ -319,7 +328,7 @@ StatusOr<std::vector<std::pair<Duration, double>>> ParseSloMix(const std::string
         colon == std::string::npos ? 1.0 : ParseNumber(item.substr(colon + 1));
     if (!slo || !w || !(*slo > 0 && *slo <= kMaxMillis) || !(*w > 0))
       return InvalidArgumentError("'slo_mix': expected slo_ms:weight,..., got \"" + mix + "\"");
-    out.emplace_back(MillisF(*slo), *w);
+    out.emplace_back(SloOfMillis(*slo), *w);
   }
   return out;
 }
@@ -466,7 +475,7 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   }
   r.workers_per_machine = static_cast<int>(per_machine);
   ASSIGN_OR_RETURN(double slo_ms, NumberOf(f, kSloMs));
-  r.slo = MillisF(slo_ms);
+  r.slo = SloOfMillis(slo_ms);
   if (IsSet(f, kSloMix)) {
     ASSIGN_OR_RETURN(r.slo_mix, ParseSloMix(TextOf(f, kSloMix)));
   }

@@ -31,6 +31,11 @@ std::string SuiteOfConfig(const std::string& suite, const FlatConfig& flat);
 // not there).
 std::string PathOfConfig(const std::string& path, const FlatConfig& flat);
 
+// A configured SLO in ms as a Duration: 0 stays 0 (not set: the task's default); a
+// positive value below the 1 us resolution is 1 us, not 0, so it is refused as an
+// impossible SLO (as the server does a request's slo_ms) instead of read as not set.
+Duration SloOfMillis(double slo_ms);
+
 // The policy's names (policy.dispatch, ...) of `flat`, without options.
 PolicySpec PolicyNamesFromFlat(const FlatConfig& flat);
 
