@@ -276,7 +276,8 @@ Status Run(const Args& args) {
     return InvalidArgumentError("--priority: must be 0.." + std::to_string(kMaxPriorityLevels) +
                                 ", got " + std::to_string(priority));
   o.priority = static_cast<int32_t>(priority);
-  ASSIGN_OR_RETURN(o.slo_ms, args.GetDouble("slo-ms", 0));
+  // Not given: 0, not sent (the server's default); a given SLO <= 0 was silently dropped.
+  ASSIGN_OR_RETURN(o.slo_ms, args.GetDoubleIn("slo-ms", 0, {0, kMaxSloMillis, true, "ms"}));
   const bool sized = args.Has("sizes");
   if (sized && args.Has("rows")) {
     return InvalidArgumentError(

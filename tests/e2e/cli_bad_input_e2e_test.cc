@@ -178,5 +178,17 @@ TEST(CliBadInputE2eTest, ATinySloIsImpossibleNotUnset) {
   EXPECT_NE(r.err.find("slo_ms: impossible SLO 0.001 ms"), std::string::npos) << r.err;
 }
 
+// `loadgen --slo-ms -1` (or 0) was accepted and not sent: the run measured the server's
+// default SLO while the user asked for another.
+TEST(CliBadInputE2eTest, LoadgenRefusesAnSloThatIsNotPositive) {
+  for (const char* slo : {"-1", "0", "1e300"}) {
+    testing::Subprocess p({kBin, "loadgen", "--port", "1", "--wait-ready", "0", "--slo-ms", slo});
+    const std::string expect =
+        std::string("sloserve loadgen: --slo-ms: must be in (0, 86400000] ms, got ") + slo;
+    ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << slo << ": " << p.err();
+    EXPECT_EQ(p.Wait().exit_code, 1) << slo;
+  }
+}
+
 }  // namespace
 }  // namespace sloserve
