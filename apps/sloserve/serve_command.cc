@@ -131,9 +131,10 @@ Status Run(const Args& args) {
       std::fprintf(stderr, "sloserve: %s\n", msg.c_str());
     }
   };
-  // 0 (also when not given): run until SIGINT/SIGTERM.
+  // Not given: 0, run until SIGINT/SIGTERM. A given 0 is refused like -1 (it ran for
+  // ever; --help documents no "0 = until stopped").
   ASSIGN_OR_RETURN(double duration,
-                   args.GetDoubleIn("duration", 0, {0, kMaxRunSeconds, false, "seconds"}));
+                   args.GetDoubleIn("duration", 0, {0, kMaxRunSeconds, true, "seconds"}));
   // Before any thread starts (the runtime's offline pool starts in BuildServeSetup).
   const sigset_t stop_signals = BlockStopSignals();
   const sigset_t reload_signal = BlockReloadSignal();

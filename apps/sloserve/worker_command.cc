@@ -64,9 +64,10 @@ Status Run(const Args& args) {
   if (!args.Has("listen")) return InvalidArgumentError("--listen HOST:PORT is required");
   if (args.positionals().size() > 1)
     return InvalidArgumentError("expected at most one CONFIG.yaml");
-  // 0 (also when not given): run until SIGINT/SIGTERM.
+  // Not given: 0, run until SIGINT/SIGTERM. A given 0 is refused like -1 (it ran for
+  // ever; --help documents no "0 = until stopped").
   ASSIGN_OR_RETURN(double duration,
-                   args.GetDoubleIn("duration", 0, {0, kMaxRunSeconds, false, "seconds"}));
+                   args.GetDoubleIn("duration", 0, {0, kMaxRunSeconds, true, "seconds"}));
   ASSIGN_OR_RETURN(double threads, args.GetDouble("threads", 1));
   if (threads < 1 || threads > 256 || threads != static_cast<int>(threads))
     return InvalidArgumentError("--threads: must be a whole number 1..256");

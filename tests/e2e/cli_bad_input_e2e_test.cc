@@ -85,9 +85,9 @@ TEST(CliBadInputE2eTest, ReportOutThatCannotBeADirectoryIsAnError) {
 TEST(CliBadInputE2eTest, DurationFlagsBeyondTheirRangeAreRefused) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"serve", "--port", "0", "--duration", "1e10"},
-       "sloserve serve: --duration: must be in [0, 31622400] seconds, got 1e10"},
+       "sloserve serve: --duration: must be in (0, 31622400] seconds, got 1e10"},
       {{"worker", "--listen", "127.0.0.1:0", "--duration", "1e10"},
-       "sloserve worker: --duration: must be in [0, 31622400] seconds, got 1e10"},
+       "sloserve worker: --duration: must be in (0, 31622400] seconds, got 1e10"},
       {{"loadgen", "--port", "1", "--wait-ready", "0", "--qps", "10", "--duration", "1",
         "--timeout", "9.3e9"},
        "sloserve loadgen: --timeout: must be in (0, 86400] seconds, got 9.3e9"},
@@ -187,6 +187,22 @@ TEST(CliBadInputE2eTest, LoadgenRefusesAnSloThatIsNotPositive) {
         std::string("sloserve loadgen: --slo-ms: must be in (0, 86400000] ms, got ") + slo;
     ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << slo << ": " << p.err();
     EXPECT_EQ(p.Wait().exit_code, 1) << slo;
+  }
+}
+
+// `serve --duration 0` and `worker --duration 0` ran for ever while -1 was refused "must
+// be positive"; --help documents no "0 = until stopped", so 0 is refused too.
+TEST(CliBadInputE2eTest, ServeAndWorkerRefuseAZeroDuration) {
+  const std::vector<std::vector<std::string>> cases = {
+      {kBin, "serve", "--port", "0", "--duration", "0"},
+      {kBin, "worker", "--listen", "127.0.0.1:0", "--duration", "0"},
+      {kBin, "serve", "--port", "0", "--duration", "-1"}};
+  for (const std::vector<std::string>& argv : cases) {
+    testing::Subprocess p(argv);
+    const std::string expect =
+        "sloserve " + argv[1] + ": --duration: must be in (0, 31622400] seconds, got " + argv[5];
+    ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << argv[1] << ": " << p.err();
+    EXPECT_EQ(p.Wait().exit_code, 1) << argv[1];
   }
 }
 
