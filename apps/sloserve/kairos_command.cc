@@ -15,6 +15,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "search_flags.h"
 #include "sloserve/config/experiment_config.h"
 #include "sloserve/core/declared_key.h"
 #include "sloserve/profile/profile.h"
@@ -121,10 +122,7 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(ExperimentConfig config, LoadExperimentConfig(args.positionals()[1]));
   RETURN_IF_ERROR(ApplyOverrides(&config, args.GetAll("set")));
   ASSIGN_OR_RETURN(std::vector<RunSpec> runs, ExpandRuns(config));
-  ThroughputSearchOptions o;
-  ASSIGN_OR_RETURN(o.start_qps, args.GetDouble("start", 10));
-  ASSIGN_OR_RETURN(o.rel_tol, args.GetDouble("tol", 0.02));
-  ASSIGN_OR_RETURN(o.quantile, args.GetDouble("quantile", 0.99));
+  ASSIGN_OR_RETURN(const ThroughputSearchOptions o, ParseThroughputSearchFlags(args));
   ASSIGN_OR_RETURN(int64_t oracle_queries, args.GetInt("oracle-queries", 20000));
   if (oracle_queries < 1) return InvalidArgumentError("--oracle-queries: must be >= 1");
   std::optional<Tune> tune;

@@ -17,6 +17,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "progress_bar.h"
+#include "search_flags.h"
 #include "sloserve/config/experiment_config.h"
 #include "sloserve/config/hardware_prices.h"
 #include "sloserve/core/declared_key.h"
@@ -166,9 +167,7 @@ StatusOr<PlanOptions> ParsePlanOptions(const Args& args, const ExperimentConfig&
   ASSIGN_OR_RETURN(o.reach, args.GetDouble("reach", 0.98));
   ASSIGN_OR_RETURN(o.max_evals, args.GetInt("max-evals", 0));
   ASSIGN_OR_RETURN(o.jobs, args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
-  ASSIGN_OR_RETURN(o.search.start_qps, args.GetDouble("start", 10));
-  ASSIGN_OR_RETURN(o.search.rel_tol, args.GetDouble("tol", 0.02));
-  ASSIGN_OR_RETURN(o.search.quantile, args.GetDouble("quantile", 0.99));
+  ASSIGN_OR_RETURN(o.search, ParseThroughputSearchFlags(args));
   o.evaluate = args.Get("evaluate", "none");
   o.methods = SplitList(args.Get("search", ""));
   if (o.top_n < 1) return InvalidArgumentError("--top: must be >= 1");

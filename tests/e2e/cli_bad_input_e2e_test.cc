@@ -206,5 +206,33 @@ TEST(CliBadInputE2eTest, ServeAndWorkerRefuseAZeroDuration) {
   }
 }
 
+// A bad --start, --tol or --quantile only printed "allowable throughput: bad search
+// options" (kairos), or was used as is (plan kairos without --evaluate).
+TEST(CliBadInputE2eTest, ThroughputSearchFlagsAreNamedWithTheirRange) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--start", "0"}, "--start: must be in (0, 1000000] qps, got 0"},
+      {{"--start", "-5"}, "--start: must be in (0, 1000000] qps, got -5"},
+      {{"--tol", "0"}, "--tol: must be in (0, 1], got 0"},
+      {{"--tol", "-1"}, "--tol: must be in (0, 1], got -1"},
+      {{"--quantile", "0"}, "--quantile: must be in (0, 1), got 0"},
+      {{"--quantile", "1"}, "--quantile: must be in (0, 1), got 1"},
+      {{"--quantile", "1.5"}, "--quantile: must be in (0, 1), got 1.5"},
+  };
+  const std::vector<std::vector<std::string>> commands = {
+      {"kairos", "throughput", kRoot + "/experiments/foundation/edf_image.yaml"},
+      {"plan", "kairos", kRoot + "/experiments/kairos/plan_rm2.yaml"}};
+  for (const std::vector<std::string>& command : commands) {
+    for (const auto& [flags, expect] : cases) {
+      std::vector<std::string> argv = {kBin};
+      argv.insert(argv.end(), command.begin(), command.end());
+      argv.insert(argv.end(), flags.begin(), flags.end());
+      testing::Subprocess p(argv);
+      const std::string line = "sloserve " + command[0] + ": " + expect;
+      ASSERT_TRUE(p.WaitForStderr(line, std::chrono::seconds(60))) << line << ": " << p.err();
+      EXPECT_EQ(p.Wait().exit_code, 1) << line;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sloserve

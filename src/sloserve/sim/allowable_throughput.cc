@@ -34,9 +34,22 @@ StatusOr<ThroughputSearchResult> FindAllowableThroughput(const RunSpec& base,
         "or constant (got '" +
         base.arrival.kind + "')");
   }
-  if (!(o.start_qps > 0) || !(o.rel_tol > 0) || !(o.quantile > 0 && o.quantile < 1) ||
-      !(o.min_qps > 0) || o.max_qps < o.min_qps || o.max_probes < 2) {
-    return InvalidArgumentError("allowable throughput: bad search options");
+  // Named one by one: "bad search options" left the user to guess which.
+  if (!(o.start_qps > 0)) {
+    return InvalidArgumentError("allowable throughput: start_qps must be > 0 (got " +
+                                std::to_string(o.start_qps) + ")");
+  }
+  if (!(o.rel_tol > 0)) {
+    return InvalidArgumentError("allowable throughput: rel_tol must be > 0 (got " +
+                                std::to_string(o.rel_tol) + ")");
+  }
+  if (!(o.quantile > 0 && o.quantile < 1)) {
+    return InvalidArgumentError("allowable throughput: quantile must be in (0, 1) (got " +
+                                std::to_string(o.quantile) + ")");
+  }
+  if (!(o.min_qps > 0) || !(o.max_qps >= o.min_qps) || o.max_probes < 2) {
+    return InvalidArgumentError(
+        "allowable throughput: need 0 < min_qps <= max_qps and max_probes >= 2");
   }
   ThroughputSearchResult result;
   int probes = 0;
