@@ -13,6 +13,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "sloserve/core/read_file.h"
 #include "sloserve/report/pivot.h"
 
 extern char** environ;
@@ -121,6 +122,25 @@ Status WritePng(const std::string& svg_path, const std::string& png_path) {
   return OkStatus();
 }
 
+// Results are read whole up to this size (a sweep's JSON with --series is tens of MB).
+constexpr size_t kMaxResultsBytes = size_t{256} << 20;
+
+// The parsed results, or "PATH: not valid JSON (line L, column C: what is wrong)": the
+// position and the parser's reason, without its "last read" quote of the file's bytes
+// (a path may name a file whose content must not be printed).
+StatusOr<nlohmann::json> ParseResultsJson(const std::string& text, const std::string& path) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    const size_t at = what.find("parse error at ");
+    what = at == std::string::npos ? "byte " + std::to_string(e.byte)
+                                   : what.substr(at + std::string("parse error at ").size());
+    what = what.substr(0, what.find("; last read"));
+    return InvalidArgumentError(path + ": not valid JSON (" + what + ")");
+  }
+}
+
 // --out's directory, made if missing. The error_code overload: the throwing one ended the
 // process with an uncaught filesystem_error when DIR was, or lay under, a regular file.
 Status CreateOutDir(const std::string& dir) {
@@ -149,16 +169,11 @@ void PrintHelp() {
 Status Run(const Args& args) {
   if (args.positionals().size() != 1) return InvalidArgumentError("expected one RESULTS.json");
   const std::string path = args.positionals()[0];
-  std::stringstream text;
-  if (path == "-") {
-    text << std::cin.rdbuf();
-  } else {
-    std::ifstream in(path);
-    if (!in) return NotFoundError(path + ": cannot open");
-    text << in.rdbuf();
-  }
-  nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
+  ASSIGN_OR_RETURN(const std::string text,
+                   path == "-" ? ReadStreamBounded(std::cin, path, "results file", kMaxResultsBytes)
+                               : ReadFileBounded(path, "results file", kMaxResultsBytes));
+  ASSIGN_OR_RETURN(nlohmann::json doc, ParseResultsJson(text, path));
+  if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) {
     return InvalidArgumentError(path + ": not the JSON of `sloserve sim --json` (no 'rows' list)");
   }
   const std::vector<nlohmann::json> all_rows(doc["rows"].begin(), doc["rows"].end());
@@ -189,8 +204,11 @@ Status Run(const Args& args) {
                  "plots are empty\n",
                  all_rows.size());
   }
+  // get<std::string> of a non-string threw (terminate): only a string names the experiment.
   const std::string title =
-      args.Get("title", doc.contains("experiment") ? doc["experiment"].get<std::string>() : "");
+      args.Get("title", doc.contains("experiment") && doc["experiment"].is_string()
+                            ? doc["experiment"].get<std::string>()
+                            : "");
   if (args.Has("out")) RETURN_IF_ERROR(CreateOutDir(args.Get("out")));
   nlohmann::json out = nlohmann::json::object();
   for (const std::string& y : ys) {

@@ -234,5 +234,35 @@ TEST(CliBadInputE2eTest, ThroughputSearchFlagsAreNamedWithTheirRange) {
   }
 }
 
+// A truncated '{', an empty file or random bytes were called "not the JSON of `sloserve
+// sim --json` (no 'rows' list)"; they are not JSON at all, and the parser says where.
+// A non-string `experiment` threw a type_error (terminate).
+TEST(CliBadInputE2eTest, ReportSaysWhenTheInputIsNotJson) {
+  const testing::ScopedTempDir temp("cli-bad-report-json");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{", "not valid JSON (line 1, column 2: syntax error while parsing object key"},
+      {"",
+       "not valid JSON (line 1, column 1: syntax error while parsing value - unexpected "
+       "end of input"},
+      {std::string("\x01\xfe\x00FAKE_SECRET", 15),
+       "not valid JSON (line 1, column 1: syntax error while parsing value"},
+      {R"({"runs": []})", "not the JSON of `sloserve sim --json` (no 'rows' list)"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string path = temp.File("r" + std::to_string(i) + ".json");
+    std::ofstream(path, std::ios::binary) << cases[i].first;
+    auto r = RunProcess({kBin, "report", path});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("sloserve report: " + path + ": " + cases[i].second), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("SECRET"), std::string::npos) << r.err;
+  }
+  const std::string named = temp.File("n.json");
+  std::ofstream(named) << R"({"experiment": 5, "rows": []})";
+  auto r = RunProcess({kBin, "report", named});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace sloserve
