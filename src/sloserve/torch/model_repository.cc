@@ -4,10 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "sloserve/core/read_file.h"
 #include "sloserve/core/yaml_document.h"
 
 namespace sloserve {
@@ -69,11 +68,9 @@ StatusOr<RepoVariant> LoadVariant(const fs::path& dir, const std::string& task) 
   v.task = task;
   v.dir = dir.string();
   try {
-    std::ifstream in(where, std::ios::binary);
-    if (!in) return InvalidArgumentError(where + ": cannot read");
-    std::ostringstream text;
-    text << in.rdbuf();
-    ASSIGN_OR_RETURN(const YAML::Node root, LoadYamlDocument(text.str(), where));
+    ASSIGN_OR_RETURN(const std::string text,
+                     ReadFileBounded(where, "model config", size_t{1} << 20));
+    ASSIGN_OR_RETURN(const YAML::Node root, LoadYamlDocument(text, where));
     if (!root.IsMap()) return InvalidArgumentError(where + ": top level must be a mapping");
     static const std::set<std::string> kKeys = {"name",   "platform", "model_file",  "accuracy",
                                                 "inputs", "outputs",  "memory_bytes"};
