@@ -13,6 +13,7 @@
 #include "sloserve/mdp/policy_io.h"
 #include "sloserve/mdp/solver.h"
 #include "sloserve/mdp/synthetic.h"
+#include "support/temp_dir.h"
 
 namespace sloserve::mdp {
 namespace {
@@ -250,15 +251,19 @@ TEST(PolicySet, CorruptFilesAreRefusedNamingTheLine) {
 
 // A cached set whose variant names are not the suite's (an edited file keeps its key
 // line) is not used: it is a cache miss, regenerated, not a set of unknown variants.
-TEST(PolicySet, ACachedSetOfUnknownVariantsIsNotUsed) {
-  const ProfileSuite suite = sloserve::testing::SmallSuite();
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / ("mdp_variants_test_" + std::to_string(::getpid())))
-          .string();
-  std::filesystem::remove_all(dir);
+// The set the cache tests generate (small: 50-400 qps).
+PolicySetOptions CacheTestSet() {
   PolicySetOptions set;
   set.min_qps = 50;
   set.max_qps = 400;
+  return set;
+}
+
+TEST(PolicySet, ACachedSetOfUnknownVariantsIsNotUsed) {
+  const ProfileSuite suite = sloserve::testing::SmallSuite();
+  const sloserve::testing::ScopedTempDir tmp("mdp-variants-test");
+  const std::string& dir = tmp.path();
+  const PolicySetOptions set = CacheTestSet();
   auto made = LoadOrGeneratePolicySet(suite, SmallOptions(), set, dir);
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   EXPECT_TRUE(CheckPolicySetVariants(*made, suite).ok());
@@ -282,18 +287,13 @@ TEST(PolicySet, ACachedSetOfUnknownVariantsIsNotUsed) {
   ASSERT_TRUE(SavePolicySet(path, *key, edited->policies).ok());
   EXPECT_EQ(LoadCachedPolicySet(suite, SmallOptions(), set, dir).status().code(),
             StatusCode::kNotFound);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(PolicySet, CacheIsKeyedAndReused) {
   const ProfileSuite suite = sloserve::testing::SmallSuite();
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / ("mdp_cache_test_" + std::to_string(::getpid())))
-          .string();
-  std::filesystem::remove_all(dir);
-  PolicySetOptions set;
-  set.min_qps = 50;
-  set.max_qps = 400;
+  const sloserve::testing::ScopedTempDir tmp("mdp-cache-test");
+  const std::string& dir = tmp.path();
+  const PolicySetOptions set = CacheTestSet();
   bool cached = true;
   auto first = LoadOrGeneratePolicySet(suite, SmallOptions(), set, dir, nullptr, &cached);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
@@ -312,7 +312,6 @@ TEST(PolicySet, CacheIsKeyedAndReused) {
   ASSERT_TRUE(k1.ok() && k2.ok());
   EXPECT_NE(*k1, *k2);
   EXPECT_NE(PolicySetCachePath(dir, *k1), PolicySetCachePath(dir, *k2));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Synthetic, SixtyModelsAlongTheRamsisImageFront) {
