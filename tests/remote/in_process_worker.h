@@ -150,6 +150,7 @@ class InProcessWorker {
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   PuppetWorkerExecutor& puppet() { return *puppet_; }
   int64_t actions_done() const { return server_->actions_done(); }
+  int64_t health_checks() const { return server_->health_checks(); }
 
  private:
   std::unique_ptr<WorkerServer> server_;

@@ -145,6 +145,35 @@ TEST_F(RemoteExecutorWorkerTest, RepliesReadOnAnotherComponentsQueueArePostedQui
   EXPECT_EQ(controller.sink.steps_or_wakes(), 1);
 }
 
+// While the worker's Run stream answers, the controller skips most of its Health calls
+// (ActionReplies carry the worker's instance and queue fill): at least every fifth round
+// still asks, for its resident variants. Idle, every round asks. The two periods last as
+// long as each other; the counts are compared, not the time.
+TEST_F(RemoteExecutorWorkerTest, ARunStreamThatAnswersStandsInForMostHealthChecks) {
+  InProcessWorker worker(&suite_);
+  Controller controller(&suite_, worker.address(), Seconds(10));  // a check every 50 ms
+  ASSERT_NO_FATAL_FAILURE(controller.Start());
+  const int64_t before_busy = worker.health_checks();
+  const auto busy_start = std::chrono::steady_clock::now();
+  ActionId id = 1;
+  for (; std::chrono::steady_clock::now() - busy_start < std::chrono::milliseconds(1500); ++id) {
+    controller.Run(id);
+    ASSERT_TRUE(worker.puppet().WaitSent(static_cast<size_t>(id)));
+    worker.puppet().Answer(static_cast<size_t>(id - 1));
+    ASSERT_TRUE(controller.sink.WaitResults(static_cast<size_t>(id)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const auto busy = std::chrono::steady_clock::now() - busy_start;
+  const int64_t busy_checks = worker.health_checks() - before_busy;
+  std::this_thread::sleep_for(busy);
+  const int64_t idle_checks = worker.health_checks() - before_busy - busy_checks;
+  EXPECT_GT(busy_checks, 0) << "every fifth round still asks";
+  EXPECT_LT(2 * busy_checks, idle_checks)
+      << busy_checks << " checks busy, " << idle_checks << " idle, " << id - 1 << " runs";
+  EXPECT_EQ(controller.executor->down_workers(), 0);
+  ExpectServed(controller.sink, id - 1);
+}
+
 // The engine sends an id already in flight (a bug there): the second fails at once, the
 // first is still served.
 TEST_F(RemoteExecutorWorkerTest, AnIdAlreadyInFlightFailsAtOnce) {

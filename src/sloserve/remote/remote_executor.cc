@@ -182,7 +182,12 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // health thread; no lock).
   struct Worker {
     std::string instance;  // its process (HealthReply.instance)
+    int skipped = 0;       // checks skipped in a row since its last Health call
   };
+  // A worker heard on its Run stream within a health interval is not asked again, but at
+  // least every kFullCheckEvery-th round is: a Health reply also carries its resident
+  // variants (ReconcileResidents) and whether it reads inputs, which Run replies do not.
+  static constexpr int kFullCheckEvery = 5;
   // What the threads share about a worker (Impl::state, under mu).
   struct WorkerState {
     // Its connection. A fixed set: set in the constructor. An elastic set: changed by
@@ -206,6 +211,11 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     uint64_t next_sequence = 1;
     // Its Run stream now (owned by Impl::streams); null until the next Run opens one.
     RunStream* stream = nullptr;
+    // The last Run-stream message from it (OnReply): when, from which process, and whether
+    // its queue was full then (ActionReplies' health fields).
+    TimePoint heard{};
+    std::string heard_instance;
+    bool heard_full = true;
   };
 
   const ProfileSuite* suite;
@@ -437,7 +447,13 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // One round of Health calls to the workers `ws`, all at once on `health_cq` and given up
   // together after `timeout` (remote/call_round.h). One status per worker of `ws`: OK when
   // it answers with this suite's variants (AfterHealthReply).
-  std::vector<Status> CheckHealth(const std::vector<WorkerId>& ws, Duration timeout) EXCLUDES(mu) {
+  //
+  // With `passive`, a worker heard on its Run stream within the health interval, from the
+  // process its last check found and with room in its queue, is OK without a call (but for
+  // every kFullCheckEvery-th round): under load that is most rounds, so the checks cost the
+  // workers and this thread almost nothing (docs/remote-workers.md).
+  std::vector<Status> CheckHealth(const std::vector<WorkerId>& ws, Duration timeout,
+                                  bool passive = false) EXCLUDES(mu) {
     struct Call {
       size_t i = 0;  // in ws
       std::shared_ptr<Stub> stub;
@@ -452,9 +468,15 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     std::vector<Status> out(ws.size());
     std::vector<std::unique_ptr<Call>> calls;
     remote::CallRound round(&health_cq);
+    const TimePoint now = clock.Now();
     for (size_t i = 0; i < ws.size(); ++i) {
       const WorkerId w = ws[i];
       ExpireStreamCalls(w);
+      if (passive && HeardRecently(w, now)) {
+        ++workers[w].skipped;
+        continue;  // out[i] stays OK
+      }
+      workers[w].skipped = 0;
       auto c = std::make_unique<Call>();
       c->i = i;
       {
@@ -480,6 +502,16 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
                                  : answers[k];
     }
     return out;
+  }
+
+  // Whether worker w's Run stream answered within the health interval, from the process
+  // its last check found, with room in its queue, and a Health call is not due anyway.
+  bool HeardRecently(WorkerId w, TimePoint now) EXCLUDES(mu) {
+    if (workers[w].instance.empty() || workers[w].skipped + 1 >= kFullCheckEvery) return false;
+    MutexLock lock(mu);
+    const WorkerState& s = state[w];
+    return !s.joining && !s.draining && s.stub != nullptr && !s.heard_full &&
+           s.heard_instance == workers[w].instance && now - s.heard <= options.health_interval;
   }
 
   // What a worker's answer to a Health call says: OK when it serves this suite's variants
@@ -772,6 +804,11 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
         --s->calls;
         answered.push_back(call);
       }
+      WorkerState& w = state[s->worker];
+      w.heard = clock.Now();
+      w.heard_instance = s->in.instance();
+      w.heard_full =
+          s->in.max_pending_actions() > 0 && s->in.pending_actions() >= s->in.max_pending_actions();
       s->in.Clear();
       s->reading = false;
       if (s->calls > 0 || s->cancelled) s->StartRead();  // else with the next Run's write
@@ -802,6 +839,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     {
       MutexLock lock(mu);
       if (state[s->worker].stream == s) state[s->worker].stream = nullptr;
+      state[s->worker].heard = TimePoint{};  // an ended stream vouches for nothing: checked
       if (!s->deadline_passed.empty()) {
         why = {::grpc::StatusCode::DEADLINE_EXCEEDED, s->deadline_passed};
       } else if (s->status.ok()) {
@@ -894,7 +932,7 @@ RemoteExecutor::RemoteExecutor(const ProfileSuite* suite, PayloadStore* payloads
       [&m, count](Duration timeout) {
         std::vector<WorkerId> all(count);
         for (WorkerId w = 0; w < count; ++w) all[w] = w;
-        return m.CheckHealth(all, timeout);
+        return m.CheckHealth(all, timeout, /*passive=*/true);
       },
       [&m](WorkerId w) { return m.CancelCalls(w); });
 }

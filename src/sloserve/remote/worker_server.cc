@@ -129,13 +129,8 @@ struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
     if (!writing && !holding) WriteQueued();
   }
 
-  // Every reply queued goes out in one message.
-  void WriteQueued() REQUIRES(mu) {
-    writing = true;
-    remote::TakeBatch(queued.mutable_replies(), sending.mutable_replies());
-    TsanRelease(&wrote);
-    rw.Write(sending, &wrote);
-  }
+  // Every reply queued goes out in one message, with the worker's health (below Impl).
+  void WriteQueued() REQUIRES(mu);
 
   void Wrote(bool ok) EXCLUDES(mu) {
     MutexLock lock(mu);
@@ -193,6 +188,7 @@ struct WorkerServer::Impl : public ResultSink {
   bool stopping GUARDED_BY(mu) = false;
   std::thread timer_thread;
   std::atomic<int64_t> done{0};
+  std::atomic<int64_t> health_checks{0};
 
   WService service;
   std::unique_ptr<::grpc::Server> server;
@@ -433,6 +429,7 @@ struct WorkerServer::Impl : public ResultSink {
       }
       call->response.set_pending_actions(static_cast<uint32_t>(actions->size()));
       call->response.set_max_pending_actions(static_cast<uint32_t>(actions->limits().max_pending));
+      health_checks.fetch_add(1, std::memory_order_relaxed);
       call->Reply(::grpc::Status::OK);
     };
     run = [this](RunCall* call) { HandleRun(call->request, call, nullptr); };
@@ -569,6 +566,18 @@ struct WorkerServer::Impl : public ResultSink {
     if (!Dispatch(a, std::move(p), session)) ended();
   }
 };
+
+void WorkerRunStream::WriteQueued() {
+  writing = true;
+  remote::TakeBatch(queued.mutable_replies(), sending.mutable_replies());
+  // What a Health reply would say of the process and its queue: the controller skips the
+  // check of a worker it heard this from recently.
+  sending.set_instance(server->instance);
+  sending.set_pending_actions(static_cast<uint32_t>(server->actions->size()));
+  sending.set_max_pending_actions(static_cast<uint32_t>(server->actions->limits().max_pending));
+  TsanRelease(&wrote);
+  rw.Write(sending, &wrote);
+}
 
 void WorkerRunStream::Accepted(bool ok) {
   if (!ok) {  // the server is shutting down: no stream came
@@ -722,6 +731,10 @@ void WorkerServer::Stop() {
 
 int64_t WorkerServer::actions_done() const {
   return impl_->done.load();
+}
+
+int64_t WorkerServer::health_checks() const {
+  return impl_->health_checks.load(std::memory_order_relaxed);
 }
 
 }  // namespace sloserve

@@ -68,6 +68,8 @@ class WorkerServer {
   void Stop();
   // Actions answered so far (for the log).
   int64_t actions_done() const;
+  // Health calls answered so far.
+  int64_t health_checks() const;
 
  private:
   struct Impl;
