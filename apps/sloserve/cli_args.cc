@@ -95,6 +95,14 @@ StatusOr<int64_t> Args::GetInt(const std::string& name, int64_t fallback) const 
   return static_cast<int64_t>(v);
 }
 
+StatusOr<int64_t> Args::GetIntIn(const std::string& name, int64_t fallback,
+                                 const FlagRange& range) const {
+  ASSIGN_OR_RETURN(int64_t v, GetInt(name, fallback));
+  if (!Has(name)) return v;
+  RETURN_IF_ERROR(CheckFlagRange(name, static_cast<double>(v), Get(name), range).status());
+  return v;
+}
+
 std::string FlagsHelp(const std::vector<FlagSpec>& specs) {
   std::string out;
   for (const FlagSpec& s : specs) {

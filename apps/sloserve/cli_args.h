@@ -33,6 +33,8 @@ struct FlagRange {
 inline constexpr double kMaxRunSeconds = 366.0 * 86'400;  // a year: a run's or server's length
 inline constexpr double kMaxTimeoutSeconds = 86'400;      // a day: a request's timeout, a wait
 inline constexpr double kMaxSloMillis = 86'400'000;       // a day, as the config's slo_ms
+// A --seed's range, as the config's `seed`: [0, 2^53] (every seed exact as a double).
+inline const FlagRange kSeedRange{.min = 0, .max = 9'007'199'254'740'992};
 
 class Args {
  public:
@@ -49,6 +51,9 @@ class Args {
   // fallback (flag not given) is not checked: it may mean "none" (0 = until stopped).
   StatusOr<double> GetDoubleIn(const std::string& name, double fallback,
                                const FlagRange& range) const;
+  // GetInt, and a given value outside `range` is an error as GetDoubleIn's.
+  StatusOr<int64_t> GetIntIn(const std::string& name, int64_t fallback,
+                             const FlagRange& range) const;
 
  private:
   std::vector<std::string> positionals_;

@@ -229,7 +229,7 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(double step_seconds, args.GetDouble("step-seconds", 4));
   if (!(step_seconds >= 0.5 && step_seconds <= 3600))
     return InvalidArgumentError("--step-seconds: must be in [0.5, 3600]");
-  ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 1));
+  ASSIGN_OR_RETURN(int64_t seed, args.GetIntIn("seed", 1, kSeedRange));
   const std::string baseline = args.Get("baseline", "shufflenet_v2_x1_5");
   const bool json = args.Has("json");
 

@@ -322,7 +322,7 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(double timeout,
                    args.GetDoubleIn("timeout", 30, {0, kMaxTimeoutSeconds, true, "seconds"}));
   o.timeout = SecondsF(timeout);
-  ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 1));
+  ASSIGN_OR_RETURN(int64_t seed, args.GetIntIn("seed", 1, kSeedRange));
 
   std::unique_ptr<ProfileSuite> suite;
   if (args.Has("suite")) {

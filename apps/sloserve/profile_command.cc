@@ -139,7 +139,7 @@ Status LoadLatency(const Args& args, const ProfileSuite& suite) {
   ASSIGN_OR_RETURN(double duration,
                    args.GetDoubleIn("duration", 30, {0, kMaxRunSeconds, true, "seconds"}));
   req.base.arrival.horizon = SecondsF(duration);
-  ASSIGN_OR_RETURN(int64_t seed, args.GetInt("seed", 1));
+  ASSIGN_OR_RETURN(int64_t seed, args.GetIntIn("seed", 1, kSeedRange));
   req.base.seed = static_cast<uint64_t>(seed);
   ASSIGN_OR_RETURN(std::vector<double> workers,
                    ParseList("workers", args.Get("workers", "20:100:10")));

@@ -264,5 +264,25 @@ TEST(CliBadInputE2eTest, ReportSaysWhenTheInputIsNotJson) {
   EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
 }
 
+// `loadgen --seed -1`, `profile load-latency --seed -1` and `demo --seed -1` were taken
+// (wrapped to 2^64 - 1) while a config's `seed` must be in [0, 2^53].
+TEST(CliBadInputE2eTest, ANegativeSeedIsRefusedByEveryCommand) {
+  const std::vector<std::vector<std::string>> commands = {
+      {"loadgen", "--port", "1", "--wait-ready", "0"},
+      {"profile", "load-latency", "ramsis-image"},
+      {"demo"},
+  };
+  for (const std::vector<std::string>& command : commands) {
+    std::vector<std::string> argv = {kBin};
+    argv.insert(argv.end(), command.begin(), command.end());
+    argv.insert(argv.end(), {"--seed", "-1"});
+    testing::Subprocess p(argv);
+    const std::string expect =
+        "sloserve " + command[0] + ": --seed: must be in [0, 9007199254740992], got -1";
+    ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << expect << ": " << p.err();
+    EXPECT_EQ(p.Wait().exit_code, 1) << expect;
+  }
+}
+
 }  // namespace
 }  // namespace sloserve
