@@ -161,7 +161,8 @@ Status LoadLatency(const Args& args, const ProfileSuite& suite) {
   }
   ASSIGN_OR_RETURN(int64_t jobs,
                    args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
-  req.jobs = static_cast<int>(std::max<int64_t>(1, jobs));
+  if (jobs < 1) return InvalidArgumentError("--jobs: must be >= 1");
+  req.jobs = static_cast<int>(jobs);
   ProgressBar bar("load-latency", StderrIsTerminal());
   std::string text;
   size_t rows = 0;

@@ -284,5 +284,27 @@ TEST(CliBadInputE2eTest, ANegativeSeedIsRefusedByEveryCommand) {
   }
 }
 
+// `profile load-latency --jobs 0` ran with one job while sim, kairos and plan refuse it.
+TEST(CliBadInputE2eTest, JobsBelowOneIsRefusedByEveryCommand) {
+  const std::string cfg = kRoot + "/experiments/foundation/edf_image.yaml";
+  const std::vector<std::vector<std::string>> commands = {
+      {"profile", "load-latency", "ramsis-image"},
+      {"sim", cfg},
+      {"kairos", "throughput", cfg},
+      {"plan", "kairos", kRoot + "/experiments/kairos/plan_rm2.yaml"},
+  };
+  for (const std::vector<std::string>& command : commands) {
+    for (const char* jobs : {"0", "-3"}) {
+      std::vector<std::string> argv = {kBin};
+      argv.insert(argv.end(), command.begin(), command.end());
+      argv.insert(argv.end(), {"--jobs", jobs});
+      testing::Subprocess p(argv);
+      const std::string expect = "sloserve " + command[0] + ": --jobs: must be >= 1";
+      ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << expect << ": " << p.err();
+      EXPECT_EQ(p.Wait().exit_code, 1) << expect;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sloserve
