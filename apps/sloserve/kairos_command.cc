@@ -18,6 +18,8 @@
 #include "search_flags.h"
 #include "sloserve/config/experiment_config.h"
 #include "sloserve/core/declared_key.h"
+#include "sloserve/core/did_you_mean.h"
+#include "sloserve/policy/registry.h"
 #include "sloserve/profile/profile.h"
 #include "sloserve/sim/allowable_throughput.h"
 #include "sloserve/sim/heterogeneous_bounds.h"
@@ -78,6 +80,23 @@ StatusOr<Tune> ParseTune(const std::string& s) {
   return t;
 }
 
+// An option no run's policy takes (a typo) would tune nothing and go unnoticed: refused,
+// naming the options the experiment's policies do take.
+Status CheckTuneOption(const Tune& tune, const std::vector<RunSpec>& runs) {
+  std::vector<std::string> known;
+  for (const RunSpec& run : runs) {
+    for (const KeyDecl& k : PolicyRegistry::Builtin().OptionsOf(run.policy)) {
+      if (std::find(known.begin(), known.end(), k.name) == known.end()) known.push_back(k.name);
+    }
+  }
+  if (std::find(known.begin(), known.end(), tune.option) != known.end()) return OkStatus();
+  return InvalidArgumentError(
+      "--tune: option '" + tune.option + "' is not taken by the experiment's policies (" +
+      DidYouMean(tune.option, known) +
+      (known.empty() ? std::string("they take no options") : "their options: " + JoinNames(known)) +
+      ")");
+}
+
 struct Row {
   std::string policy, hardware, tuned;
   double cost = 0, allowable = 0, oracle = 0, slo_ms = 0;
@@ -128,6 +147,7 @@ Status Run(const Args& args) {
   std::optional<Tune> tune;
   if (args.Has("tune")) {
     ASSIGN_OR_RETURN(Tune t, ParseTune(args.Get("tune")));
+    RETURN_IF_ERROR(CheckTuneOption(t, runs));
     tune = t;
   }
   ASSIGN_OR_RETURN(int64_t jobs,

@@ -306,5 +306,29 @@ TEST(CliBadInputE2eTest, JobsBelowOneIsRefusedByEveryCommand) {
   }
 }
 
+// `kairos throughput --tune nosuch=1:5:1` ran every search untuned: an option no run's
+// policy takes is refused up front, naming the options they do take.
+TEST(CliBadInputE2eTest, KairosTuneRefusesAnOptionNoPolicyTakes) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/experiments/foundation/edf_image.yaml",
+       "--tune: option 'nosuch' is not taken by the experiment's policies (their options: "
+       "drop_expired, variant, max_batch)"},
+      {"/experiments/kairos/rm2_compare.yaml",
+       "--tune: option 'nosuch' is not taken by the experiment's policies (their options: "},
+  };
+  for (const auto& [cfg, expect] : cases) {
+    testing::Subprocess p({kBin, "kairos", "throughput", kRoot + cfg, "--tune", "nosuch=1:5:1"});
+    ASSERT_TRUE(p.WaitForStderr("sloserve kairos: " + expect, std::chrono::seconds(60)))
+        << cfg << ": " << p.err();
+    EXPECT_EQ(p.Wait().exit_code, 1) << cfg;
+  }
+  testing::Subprocess p({kBin, "kairos", "throughput",
+                         kRoot + "/experiments/kairos/rm2_compare.yaml", "--tune",
+                         "drs_treshold=10:1000:20"});
+  ASSERT_TRUE(p.WaitForStderr("did you mean 'drs_threshold'?", std::chrono::seconds(60)))
+      << p.err();
+  EXPECT_EQ(p.Wait().exit_code, 1);
+}
+
 }  // namespace
 }  // namespace sloserve
