@@ -13,6 +13,7 @@
 #include "progress_bar.h"
 #include "serve_setup.h"
 #include "sloserve/core/declared_key.h"
+#include "sloserve/core/did_you_mean.h"
 #include "sloserve/loadgen/load_generator.h"
 #include "sloserve/loadgen/model_metadata.h"
 #include "sloserve/report/run_table.h"
@@ -221,6 +222,32 @@ void PrintRuns(const std::vector<RunResult>& runs, const std::vector<double>& ra
   }
 }
 
+// The comparison run's config: `sets` with the fixed `baseline` variant.
+std::vector<std::string> BaselineSets(std::vector<std::string> sets, const std::string& baseline) {
+  sets.push_back("policy.selection=fixed");
+  sets.push_back("policy.variant=" + baseline);
+  sets.push_back("policy.name=fixed-" + baseline);
+  return sets;
+}
+
+// A --baseline that is not a variant of the served task failed only when the comparison
+// run started, after the whole adaptive ramp (minutes): checked before any run.
+Status CheckBaseline(const std::string& config, const std::vector<std::string>& sets,
+                     const std::string& baseline) {
+  ASSIGN_OR_RETURN(ServeSetup setup,
+                   BuildServeSetup(config, BaselineSets(sets, baseline), /*deferred_init=*/true));
+  const ProfileSuite& suite = *setup.suite;
+  const TaskId task = setup.runtime->deployment().task;
+  const std::optional<VariantId> v = suite.FindVariant(baseline);
+  if (v && suite.variants()[*v].task == task) return OkStatus();
+  std::vector<std::string> names;
+  for (VariantId id : suite.VariantsOfTask(task)) names.push_back(suite.variants()[id].name);
+  return InvalidArgumentError("--baseline: '" + baseline + "' is not a variant of task '" +
+                              suite.tasks()[task].name + "' of suite " + suite.name() + " (" +
+                              DidYouMean(baseline, names) +
+                              "expected none or one of: " + JoinNames(names) + ")");
+}
+
 Status Run(const Args& args) {
   const std::string config = args.Get("config", "");
   const std::vector<std::string> sets = args.GetAll("set");
@@ -232,18 +259,16 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(int64_t seed, args.GetIntIn("seed", 1, kSeedRange));
   const std::string baseline = args.Get("baseline", "shufflenet_v2_x1_5");
   const bool json = args.Has("json");
+  if (baseline != "none") RETURN_IF_ERROR(CheckBaseline(config, sets, baseline));
 
   std::vector<RunResult> runs;
   ASSIGN_OR_RETURN(RunResult main_run, RunRamp("sloserve", config, sets, ramp, step_seconds,
                                                static_cast<uint64_t>(seed), json));
   runs.push_back(std::move(main_run));
   if (baseline != "none") {
-    std::vector<std::string> fixed = sets;
-    fixed.push_back("policy.selection=fixed");
-    fixed.push_back("policy.variant=" + baseline);
-    fixed.push_back("policy.name=fixed-" + baseline);
-    ASSIGN_OR_RETURN(RunResult base_run, RunRamp("fixed " + baseline, config, fixed, ramp,
-                                                 step_seconds, static_cast<uint64_t>(seed), json));
+    ASSIGN_OR_RETURN(RunResult base_run,
+                     RunRamp("fixed " + baseline, config, BaselineSets(sets, baseline), ramp,
+                             step_seconds, static_cast<uint64_t>(seed), json));
     runs.push_back(std::move(base_run));
   }
 

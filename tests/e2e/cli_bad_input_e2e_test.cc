@@ -330,5 +330,22 @@ TEST(CliBadInputE2eTest, KairosTuneRefusesAnOptionNoPolicyTakes) {
   EXPECT_EQ(p.Wait().exit_code, 1);
 }
 
+// `demo --baseline nosuch` was refused only when the comparison run started, after the
+// whole adaptive ramp (about 30 s by default): checked before any run, with a hint.
+TEST(CliBadInputE2eTest, DemoRefusesAnUnknownBaselineBeforeAnyRun) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"nosuch",
+       "sloserve demo: --baseline: 'nosuch' is not a variant of task 'image' of suite "
+       "ramsis-image (expected none or one of: efficientnet_b0, "},
+      {"resnet5", "(did you mean 'resnet50'? expected none or one of: "},
+  };
+  for (const auto& [baseline, expect] : cases) {
+    auto r = RunProcess({kBin, "demo", "--baseline", baseline});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(expect), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("serving"), std::string::npos) << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace sloserve
