@@ -1,4 +1,6 @@
 // `sloserve loadgen`: drive a KServe v2 server open-loop and report what it achieved.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -20,6 +22,26 @@
 namespace sloserve::cli {
 // Named, not anonymous: the unity build compiles the commands in one batch.
 namespace loadgen_cmd {
+
+// --connections and --max-connections: at most what a server takes (server.max_connections
+// is at most 1,000,000), and within the process's open-file limit, one descriptor per
+// connection (beyond it connects fail with EMFILE mid-run).
+constexpr double kMaxConnections = 1'000'000;
+constexpr int64_t kReservedFds = 64;  // stdio, epoll, timers, the files loadgen reads
+
+// A given --connections/--max-connections (`flag`) that needs more descriptors than
+// RLIMIT_NOFILE allows is refused, naming the limit and the most the flag may be.
+Status CheckFileLimit(const std::string& flag, int64_t connections) {
+  struct rlimit limit {};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return OkStatus();
+  const auto soft = static_cast<int64_t>(limit.rlim_cur);
+  if (connections + kReservedFds <= soft) return OkStatus();
+  return InvalidArgumentError("--" + flag + ": " + std::to_string(connections) +
+                              " connections need more open files than this process's limit of " +
+                              std::to_string(soft) + " (RLIMIT_NOFILE, `ulimit -n`; at most " +
+                              std::to_string(std::max<int64_t>(0, soft - kReservedFds)) +
+                              " connections fit): raise the limit or lower --" + flag);
+}
 
 const std::vector<FlagSpec> kFlags = {
     {"host", "ADDR", "server address (default 127.0.0.1)"},
@@ -313,10 +335,17 @@ Status Run(const Args& args) {
     o.dataset_inputs = std::move(data.inputs);
     o.dataset_labels = std::move(data.labels);
   }
-  ASSIGN_OR_RETURN(int64_t conns, args.GetInt("connections", 64));
-  ASSIGN_OR_RETURN(int64_t max_conns, args.GetInt("max-connections", 512));
-  if (conns < 1 || max_conns < conns)
-    return InvalidArgumentError("--connections: must be 1..max-connections");
+  ASSIGN_OR_RETURN(int64_t conns, args.GetIntIn("connections", 64, {1, kMaxConnections}));
+  ASSIGN_OR_RETURN(int64_t max_conns, args.GetIntIn("max-connections", 512, {1, kMaxConnections}));
+  if (max_conns < conns) {
+    return InvalidArgumentError("--connections: must be at most --max-connections (" +
+                                std::to_string(max_conns) + "), got " + std::to_string(conns));
+  }
+  if (args.Has("max-connections")) {
+    RETURN_IF_ERROR(CheckFileLimit("max-connections", max_conns));
+  } else if (args.Has("connections")) {
+    RETURN_IF_ERROR(CheckFileLimit("connections", conns));
+  }
   o.connections = static_cast<int>(conns);
   o.max_connections = static_cast<int>(max_conns);
   ASSIGN_OR_RETURN(double timeout,

@@ -347,5 +347,36 @@ TEST(CliBadInputE2eTest, DemoRefusesAnUnknownBaselineBeforeAnyRun) {
   }
 }
 
+// `loadgen --connections 99999999 --max-connections 99999999999` was accepted (the cast to
+// int wrapped) and opened sockets up to the open-file limit. Both are bounded as
+// server.max_connections, and a cap beyond `ulimit -n` is refused with what fits.
+TEST(CliBadInputE2eTest, LoadgenConnectionsAreBounded) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--connections", "99999999", "--max-connections", "99999999999"},
+       "--connections: must be in [1, 1000000], got 99999999"},
+      {{"--max-connections", "99999999999"},
+       "--max-connections: must be in [1, 1000000], got 99999999999"},
+      {{"--connections", "0"}, "--connections: must be in [1, 1000000], got 0"},
+      {{"--connections", "600"}, "--connections: must be at most --max-connections (512), got 600"},
+  };
+  for (const auto& [flags, expect] : cases) {
+    std::vector<std::string> argv = {kBin, "loadgen", "--port", "1", "--wait-ready", "0"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    auto r = RunProcess(argv);
+    EXPECT_EQ(r.exit_code, 1) << expect;
+    EXPECT_NE(r.err.find("sloserve loadgen: " + expect), std::string::npos) << r.err;
+  }
+  auto r = RunProcess({"/bin/sh", "-c",
+                       "ulimit -n 256 && exec \"$0\" loadgen --port 1 --wait-ready 0 "
+                       "--max-connections 1000",
+                       kBin});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("sloserve loadgen: --max-connections: 1000 connections need more open "
+                       "files than this process's limit of 256 (RLIMIT_NOFILE, `ulimit -n`; at "
+                       "most 192 connections fit)"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace sloserve
