@@ -378,5 +378,41 @@ TEST(CliBadInputE2eTest, LoadgenConnectionsAreBounded) {
       << r.err;
 }
 
+// A mix naming one hardware type twice ("n1-4cpu:1,n1-4cpu:2") and a `policies:` list
+// whose entries share a name (or, unnamed, a batching/dispatch label) were run: rows no
+// one could tell apart. `sim` and `config check` refuse both, naming the key and value.
+TEST(CliBadInputE2eTest, RepeatedHardwareTypesAndPolicyNamesAreRefused) {
+  const testing::ScopedTempDir temp("cli-bad-repeats");
+  const std::string head =
+      "suite: ramsis-image\nworkers: 2\nduration_s: 1\nworkload: {arrival: poisson, load_qps: "
+      "10}\n";
+  const std::string entry =
+      "dispatch: round_robin, batching: fifo, selection: fixed, variant: resnet";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {head + "hardware: \"n1-4cpu:1,n1-4cpu:2\"\npolicy: {" + entry + "18}\n",
+       "'hardware': type 'n1-4cpu' appears twice in the mix \"n1-4cpu:1,n1-4cpu:2\" (name each "
+       "type once, with its total count)"},
+      {head + "policies:\n  - {name: a, " + entry + "18}\n  - {name: a, " + entry + "50}\n",
+       ":7:6: 'policies[1].policy.name': 'a' repeats policies[0]'s name; each entry needs its "
+       "own"},
+      {head + "policies:\n  - {" + entry + "18}\n  - {" + entry + "50}\n",
+       "'policies[1]': label 'fifo/round_robin' (batching/dispatch, no name) repeats "
+       "policies[0]'s; give the entries distinct names"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string cfg = temp.File("c" + std::to_string(i) + ".yaml");
+    std::ofstream(cfg) << cases[i].first;
+    for (const std::vector<std::string>& argv :
+         {std::vector<std::string>{kBin, "sim", cfg, "--no-progress"},
+          std::vector<std::string>{kBin, "config", "check", cfg}}) {
+      auto r = RunProcess(argv);
+      EXPECT_EQ(r.exit_code, 1) << argv[1] << " " << cfg << ": " << r.err;
+      // config check lists the file's errors on stdout, then the count on stderr.
+      EXPECT_NE((r.out + r.err).find(cases[i].second), std::string::npos)
+          << argv[1] << ": " << r.out << r.err;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sloserve

@@ -332,6 +332,28 @@ StatusOr<std::vector<RunSpec>> ExpandRuns(const ExperimentConfig& config) {
       spec->labels = labels;
       runs.push_back(std::move(*spec));
     }
+    // Two entries with one label (their name, else batching/dispatch) would print rows
+    // no reader can tell apart.
+    const size_t first = runs.size() - policies.size();
+    for (size_t j = 1; j < policies.size(); ++j) {
+      for (size_t i = 0; i < j; ++i) {
+        const std::string label = runs[first + j].policy.Label();
+        if (runs[first + i].policy.Label() != label) continue;
+        const std::string entry = "policies[" + std::to_string(j) + "]";
+        if (!runs[first + j].policy.name.empty()) {
+          return InvalidArgumentError(WhereIs(config, entry + ".policy.name") + ": '" + entry +
+                                      ".policy.name': '" + label + "' repeats policies[" +
+                                      std::to_string(i) +
+                                      "]'s name; each entry needs its own (rows are told apart "
+                                      "by it)");
+        }
+        return InvalidArgumentError(
+            WhereIs(config, entry + ".policy.batching") + ": '" + entry + "': label '" + label +
+            "' (batching/dispatch, no name) repeats policies[" + std::to_string(i) +
+            "]'s; give the entries distinct names (rows are told apart "
+            "by them)");
+      }
+    }
     size_t i = 0;
     for (; i < idx.size(); ++i) {
       if (++idx[i] < config.sweep[i].second.size()) break;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 #include "sloserve/config/hardware_prices.h"
@@ -304,6 +305,21 @@ std::optional<int64_t> MixWorkerCount(const std::string& hardware) {
   return total > 0 ? std::optional<int64_t>(total) : std::nullopt;
 }
 
+// A mix names each type once: "cpu:1,cpu:2" is refused rather than read as two groups
+// of one type (its rows and costs would count the type twice).
+Status CheckMixTypesDistinct(const std::string& hardware) {
+  std::set<std::string> seen;
+  std::stringstream ss(hardware);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const std::string type = item.substr(0, item.find(':'));
+    if (!seen.insert(type).second) {
+      return InvalidArgumentError("'hardware': type '" + type + "' appears twice in the mix \"" +
+                                  hardware + "\" (name each type once, with its total count)");
+    }
+  }
+  return OkStatus();
+}
+
 std::string ConfigDir(const FlatConfig& f) {
   auto it = f.find("__config_dir");
   return it == f.end() ? "" : it->second;
@@ -461,6 +477,7 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   r.suite = SuiteOfConfig(TextOf(f, kSuite), f);
   r.task = TextOf(f, kTask);
   r.hardware = TextOf(f, kHardware);
+  RETURN_IF_ERROR(CheckMixTypesDistinct(r.hardware));
   ASSIGN_OR_RETURN(r.hardware_prices, HardwarePricesFromFlat(f));
   ASSIGN_OR_RETURN(int64_t workers, IntegerOf(f, kWorkers));
   r.workers = static_cast<int>(workers);
