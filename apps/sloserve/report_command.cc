@@ -2,6 +2,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "sloserve/core/did_you_mean.h"
 #include "sloserve/core/read_file.h"
 #include "sloserve/report/pivot.h"
 
@@ -166,6 +168,18 @@ void PrintHelp() {
       FlagsHelp(kFlags).c_str());
 }
 
+// --savings names one series of the kept rows; another name compared with nothing (an
+// empty table, silently). Checked before anything is printed.
+Status CheckSavingsSeries(const std::vector<nlohmann::json>& rows, const std::string& x,
+                          const std::string& series, const std::string& method) {
+  ASSIGN_OR_RETURN(Pivot acc, BuildPivot(rows, x, "accuracy", series));
+  if (std::find(acc.series.begin(), acc.series.end(), method) != acc.series.end())
+    return OkStatus();
+  return InvalidArgumentError("--savings: '" + method + "' is not a " + series +
+                              " of the kept rows (" + DidYouMean(method, acc.series) + "--series " +
+                              series + ": " + JoinNames(acc.series) + ")");
+}
+
 Status Run(const Args& args) {
   if (args.positionals().size() != 1) return InvalidArgumentError("expected one RESULTS.json");
   const std::string path = args.positionals()[0];
@@ -180,9 +194,10 @@ Status Run(const Args& args) {
   // A field that no row has is a typo (not a filter that removes every row).
   std::vector<RowFilter> filters;
   for (const std::string& w : args.GetAll("where")) {
-    ASSIGN_OR_RETURN(RowFilter f, ParseRowFilter(w));
-    RETURN_IF_ERROR(CheckRowField(all_rows, f.key, "--where"));
-    filters.push_back(f);
+    StatusOr<RowFilter> f = ParseRowFilter(w);
+    if (!f.ok()) return f.status().WithPrefix("--where");
+    RETURN_IF_ERROR(CheckRowField(all_rows, f->key, "--where"));
+    filters.push_back(*f);
   }
   std::vector<nlohmann::json> rows;
   for (const nlohmann::json& row : all_rows) {
@@ -209,6 +224,9 @@ Status Run(const Args& args) {
       args.Get("title", doc.contains("experiment") && doc["experiment"].is_string()
                             ? doc["experiment"].get<std::string>()
                             : "");
+  if (args.Has("savings") && !rows.empty()) {
+    RETURN_IF_ERROR(CheckSavingsSeries(rows, x, series, args.Get("savings")));
+  }
   if (args.Has("out")) RETURN_IF_ERROR(CreateOutDir(args.Get("out")));
   nlohmann::json out = nlohmann::json::object();
   for (const std::string& y : ys) {

@@ -414,5 +414,31 @@ TEST(CliBadInputE2eTest, RepeatedHardwareTypesAndPolicyNamesAreRefused) {
   }
 }
 
+// `report --where 'violation_rate<abc'` kept no row with only a warning and exit 0, and
+// `--savings nosuch` printed an empty table: both are refused, before any output.
+TEST(CliBadInputE2eTest, ReportRefusesATextOrderAndAnUnknownSavingsSeries) {
+  const testing::ScopedTempDir temp("cli-bad-report-where");
+  const std::string input = WriteReportInput(temp);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--where", "violation_rate<abc"},
+       "--where: filter 'violation_rate<abc': < compares numbers, got 'abc' (text compares "
+       "with = or != only)"},
+      {{"--where", "accuracy>=x1"}, "--where: filter 'accuracy>=x1': >= compares numbers"},
+      {{"--savings", "nosuch"},
+       "--savings: 'nosuch' is not a policy of the kept rows (--series policy: a)"},
+      {{"--savings", "b", "--series", "policy"}, "--savings: 'b' is not a policy"},
+  };
+  for (const auto& [flags, expect] : cases) {
+    std::vector<std::string> argv = {kBin, "report", input};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    auto r = RunProcess(argv);
+    EXPECT_EQ(r.exit_code, 1) << expect << ": " << r.err;
+    EXPECT_NE(r.err.find("sloserve report: " + expect), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << expect;
+  }
+  auto r = RunProcess({kBin, "report", input, "--savings", "a", "--where", "policy!=x"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 }  // namespace
 }  // namespace sloserve

@@ -49,6 +49,9 @@ TEST(PivotTest, FiltersAveragesSeedsAndPivots) {
   std::string md = PivotMarkdown(*p);
   EXPECT_NE(md.find("| 100 | 81 | – |"), std::string::npos) << md;
   EXPECT_FALSE(ParseRowFilter("nonsense").ok());
+  // An order on text failed every row, silently: a non-numeric value is refused.
+  EXPECT_FALSE(ParseRowFilter("violation_rate<abc").ok());
+  EXPECT_TRUE(ParseRowFilter("policy!=abc").ok());
   EXPECT_TRUE(RowPasses(rows[2], ParseRowFilter("policy=b").value()));
   EXPECT_FALSE(BuildPivot(rows, "nope", "accuracy", "policy").ok());
 }

@@ -38,6 +38,11 @@ StatusOr<RowFilter> ParseRowFilter(const std::string& expr) {
     if (pos == std::string::npos || pos == 0) continue;
     RowFilter f{expr.substr(0, pos), op, expr.substr(pos + std::string(op).size())};
     if (f.value.empty()) break;
+    // A text comparison is only = or !=: "violation_rate<abc" failed every row, silently.
+    if (f.op != "=" && f.op != "!=" && !ParseNumber(f.value)) {
+      return InvalidArgumentError("filter '" + expr + "': " + f.op + " compares numbers, got '" +
+                                  f.value + "' (text compares with = or != only)");
+    }
     return f;
   }
   return InvalidArgumentError("filter '" + expr +
