@@ -72,8 +72,16 @@ TEST(LstmForecaster, SelectableOnceRegisteredAndBadFilesNamed) {
   o.model_path = junk;
   auto bad = MakeLoadForecaster(o);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("not a loadable TorchScript file"), std::string::npos)
+  // The loader's first line only: c10's "Exception raised from ..." and its C++ stack
+  // frames were printed too.
+  EXPECT_NE(bad.status().message().find(
+                "'" + junk +
+                "' is not a loadable TorchScript file (PytorchStreamReader failed reading zip "
+                "archive: not a ZIP archive)"),
+            std::string::npos)
       << bad.status().ToString();
+  EXPECT_EQ(bad.status().message().find('\n'), std::string::npos) << bad.status().ToString();
+  EXPECT_EQ(bad.status().message().find("frame #"), std::string::npos) << bad.status().ToString();
 }
 
 }  // namespace

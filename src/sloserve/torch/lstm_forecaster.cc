@@ -14,6 +14,15 @@
 namespace sloserve {
 namespace {
 
+// The first line of a load error: a c10::Error's what() goes on with "Exception raised
+// from ..." and C++ stack frames, noise to whoever named the wrong file.
+std::string FirstLine(const std::exception& e) {
+  const auto* c10e = dynamic_cast<const c10::Error*>(&e);
+  std::string text = c10e != nullptr ? c10e->what_without_backtrace() : e.what();
+  text = text.substr(0, text.find('\n'));
+  return text.size() > 200 ? text.substr(0, 200) + "..." : text;
+}
+
 class LstmForecaster : public LoadForecaster {
  public:
   LstmForecaster(torch::jit::Module module, std::pair<int64_t, int64_t> trained_on)
@@ -84,8 +93,8 @@ StatusOr<std::unique_ptr<LoadForecaster>> MakeLstmForecaster(const std::string& 
   try {
     module = torch::jit::load(path);
   } catch (const std::exception& e) {
-    return InvalidArgumentError(where + " is not a loadable TorchScript file (" +
-                                std::string(e.what()).substr(0, 200) + ")");
+    return InvalidArgumentError(where + " is not a loadable TorchScript file (" + FirstLine(e) +
+                                ")");
   }
   module.eval();
   if (!module.hasattr("train_begin_s") || !module.hasattr("train_end_s")) {
