@@ -244,7 +244,10 @@ TEST(CliBadInputE2eTest, ReportSaysWhenTheInputIsNotJson) {
       {"",
        "not valid JSON (line 1, column 1: syntax error while parsing value - unexpected "
        "end of input"},
-      {std::string("\x01\xfe\x00FAKE_SECRET", 15),
+      // (Split: "\x00FA..." would read FA as more hex digits of the escape.)
+      {std::string("\x01\xfe\x00"
+                   "FAKE_SECRET",
+                   14),
        "not valid JSON (line 1, column 1: syntax error while parsing value"},
       {R"({"runs": []})", "not the JSON of `sloserve sim --json` (no 'rows' list)"},
   };
