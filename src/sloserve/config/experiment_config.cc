@@ -336,8 +336,8 @@ StatusOr<std::vector<RunSpec>> ExpandRuns(const ExperimentConfig& config) {
     // no reader can tell apart.
     const size_t first = runs.size() - policies.size();
     for (size_t j = 1; j < policies.size(); ++j) {
+      const std::string label = runs[first + j].policy.Label();
       for (size_t i = 0; i < j; ++i) {
-        const std::string label = runs[first + j].policy.Label();
         if (runs[first + i].policy.Label() != label) continue;
         const std::string entry = "policies[" + std::to_string(j) + "]";
         if (!runs[first + j].policy.name.empty()) {

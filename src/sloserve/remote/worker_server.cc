@@ -134,8 +134,8 @@ struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
 
   void Wrote(bool ok) EXCLUDES(mu) {
     MutexLock lock(mu);
-    sending.Clear();
-    if (!ok) {  // the stream is broken: nothing more goes out; the read ends too
+    sending.clear_replies();  // the instance stays: set once (Accepted)
+    if (!ok) {                // the stream is broken: nothing more goes out; the read ends too
       queued.Clear();
       ctx.TryCancel();
     }
@@ -570,9 +570,8 @@ struct WorkerServer::Impl : public ResultSink {
 void WorkerRunStream::WriteQueued() {
   writing = true;
   remote::TakeBatch(queued.mutable_replies(), sending.mutable_replies());
-  // What a Health reply would say of the process and its queue: the controller skips the
-  // check of a worker it heard this from recently.
-  sending.set_instance(server->instance);
+  // What a Health reply would say of its queue (the process: set at Accepted): the
+  // controller skips the check of a worker it heard this from recently.
   sending.set_pending_actions(static_cast<uint32_t>(server->actions->size()));
   sending.set_max_pending_actions(static_cast<uint32_t>(server->actions->limits().max_pending));
   TsanRelease(&wrote);
@@ -585,6 +584,10 @@ void WorkerRunStream::Accepted(bool ok) {
     return;
   }
   server->ListenStream(cq);
+  {
+    MutexLock lock(mu);
+    sending.set_instance(server->instance);  // every message carries it (WriteQueued)
+  }
   {
     MutexLock lock(server->streams_mu);
     if (server->streams_closed) ctx.TryCancel();  // stopping: the read below fails
