@@ -8,6 +8,8 @@
 #   grpc-min     bench/grpc_min_server (a minimal async C++ gRPC server: the gRPC anchor)
 #   grpc         serve over gRPC with in-process workers, driven by bench/grpc_load --rate
 #   grpc-remote  serve over gRPC with 2 `sloserve worker` processes (serve + workers' CPU)
+#   grpc-remote-tcp  grpc-remote with the Runs on the workers' TCP Run channel
+#                (`worker --run-port 0`, server.worker_run_transport=tcp; docs/remote-workers.md)
 #   http-remote  serve over HTTP only (no gRPC port) with 2 `sloserve worker` processes;
 #                not in the default TARGETS (the issue sets no target for it)
 # Every serve runs the zero-cost emulated model of bench/grpc_bench_common.sh
@@ -35,7 +37,7 @@ secs=${2:-5}
 rates=${3:-"100 1000 10000"}
 rounds=${ROUNDS:-1}
 [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "cpu_per_request: ROUNDS must be 1..99, not '$rounds'" >&2; exit 2; }
-targets=${TARGETS:-"nginx http grpc-min grpc grpc-remote"}
+targets=${TARGETS:-"nginx http grpc-min grpc grpc-remote grpc-remote-tcp"}
 bin=${SLOSERVE_BIN:-$build/apps/sloserve/sloserve}
 load="$build/bench/grpc_load"
 minsrv="$build/bench/grpc_min_server"
@@ -130,12 +132,17 @@ if has grpc; then
   wait_ready "$tmp/grpc.log"
 fi
 # Serve with 2 `sloserve worker` processes as target $1 (its processes: serve, then the
-# workers); $2 = http (HTTP only) or grpc (a gRPC port, the clients' protocol).
+# workers); $2 = http (HTTP only) or grpc (a gRPC port, the clients' protocol); $3 = tcp:
+# the Runs on the workers' TCP Run channel.
 start_remote() {
   local t=$1 proto=$2 k g
-  local remote_workers=() worker_pids=() listen=(--port 0)
+  local remote_workers=() worker_pids=() listen=(--port 0) run=()
+  if [ "${3:-}" = tcp ]; then
+    run=(--run-port 0)
+    listen+=(--set server.worker_run_transport=tcp)
+  fi
   for k in 0 1; do
-    "$bin" worker "$tmp/rows.yaml" --listen 127.0.0.1:0 --duration 3600 >/dev/null \
+    "$bin" worker "$tmp/rows.yaml" --listen 127.0.0.1:0 "${run[@]}" --duration 3600 >/dev/null \
       2>"$tmp/$t-worker$k.log" &
     pids+=($!)
     worker_pids+=($!)
@@ -154,6 +161,7 @@ start_remote() {
   wait_ready "$tmp/$t.log"
 }
 if has grpc-remote; then start_remote grpc-remote grpc; fi
+if has grpc-remote-tcp; then start_remote grpc-remote-tcp grpc tcp; fi
 if has http-remote; then start_remote http-remote http; fi
 sleep 1
 all=""
@@ -202,7 +210,7 @@ print(json.dumps({"target": t, "rate": rate, "round": rnd, "answered": n, "achie
 }
 
 rows=()
-say "$(printf "%-12s %7s %9s %10s %9s %9s %12s %12s %12s" target rate answered achieved p50_ms p99_ms cpu_us/req of_which_1st switches/req)"
+say "$(printf "%-15s %7s %9s %10s %9s %9s %12s %12s %12s" target rate answered achieved p50_ms p99_ms cpu_us/req of_which_1st switches/req)"
 for rate in $rates; do
   for round in $(seq "$rounds"); do
   for t in $targets; do
@@ -211,7 +219,7 @@ for rate in $rates; do
     [ "$json" = 1 ] || python3 -c '
 import json, sys
 r = json.loads(sys.argv[1])
-print("%-12s %7d %9d %10.0f %9.3f %9.3f %12.1f %12.1f %12.2f" % (r["target"], r["rate"], r["answered"],
+print("%-15s %7d %9d %10.0f %9.3f %9.3f %12.1f %12.1f %12.2f" % (r["target"], r["rate"], r["answered"],
       r["achieved_rps"], r["p50_ms"], r["p99_ms"], r["cpu_us_per_req"], r["cpu_us_per_req_first"],
       r["switches_per_req"]))' "$row"
   done
@@ -227,6 +235,7 @@ ratios = []
 for (num, den, what) in (("http", "nginx", "HTTP serve / nginx (target <= 2 at 1,000, <= 1.5 at 10,000)"),
                          ("grpc", "grpc-min", "gRPC serve / minimal gRPC server (target <= 2 at 1,000)"),
                          ("grpc-remote", "grpc", "remote hop serve+workers / serve in-process (target <= 2)"),
+                         ("grpc-remote-tcp", "grpc", "remote hop, TCP Run channel / serve in-process (target <= 2)"),
                          ("http-remote", "http", "HTTP remote hop serve+workers / serve in-process (no target)")):
     for rate in sorted({r["rate"] for r in rows}):
         each = []

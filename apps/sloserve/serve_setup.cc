@@ -169,6 +169,12 @@ StatusOr<ServeSetup> BuildServeSetup(
     options.action_timeout = MillisF(call_ms);
     options.reconnect_backoff = MillisF(backoff_ms);
     options.credentials = worker_credentials;
+    options.tcp_runs = sc.worker_run_transport == "tcp";
+    if (options.tcp_runs && worker_credentials != nullptr) {
+      return InvalidArgumentError(
+          "server.worker_run_transport=tcp: the TCP Run channel is plaintext; with "
+          "server.worker_tls_* the Runs must go on the workers' TLS gRPC Run stream (grpc)");
+    }
     ro.deployment.workers = static_cast<int>(options.addresses.size());
     ro.worker_addresses = options.addresses;
     ro.make_executor = RemoteExecutorFactory(std::move(options), connected, remote_executor);

@@ -36,6 +36,11 @@ const std::vector<FlagSpec> kFlags = {
      "with a config's repository models (models[i].repository): serve even when a model file "
      "changed since its profile was measured (warn only)"},
     {"threads", "N", "gRPC completion-queue threads (default 1: one thread wake-up per action)"},
+    {"run-port", "PORT",
+     "also take Runs on a TCP Run channel on this port of --listen's host (0 = any free port):"
+     " a controller with server.worker_run_transport=tcp sends them there, at about a third"
+     " of the gRPC Run stream's CPU per Run (docs/remote-workers.md). Plaintext: not with"
+     " --tls-cert"},
     {"tls-cert", "FILE",
      "serve TLS with this PEM certificate (the controller: server.worker_tls_*)"},
     {"tls-key", "FILE", "the PEM key of --tls-cert"},
@@ -71,6 +76,7 @@ Status Run(const Args& args) {
   ASSIGN_OR_RETURN(double threads, args.GetDouble("threads", 1));
   if (threads < 1 || threads > 256 || threads != static_cast<int>(threads))
     return InvalidArgumentError("--threads: must be a whole number 1..256");
+  ASSIGN_OR_RETURN(int64_t run_port, args.GetIntIn("run-port", -1, {0, 65535}));
   const sigset_t stop_signals = BlockStopSignals();
 
   std::vector<std::string> sets = args.GetAll("set");
@@ -103,6 +109,7 @@ Status Run(const Args& args) {
   WorkerServer::Options options;
   options.listen = args.Get("listen");
   options.threads = static_cast<int>(threads);
+  options.run_port = static_cast<int>(run_port);
   options.tls = {args.Get("tls-cert", ""), args.Get("tls-key", ""), args.Get("tls-client-ca", "")};
   if (options.tls.cert_file.empty() != options.tls.key_file.empty()) {
     return InvalidArgumentError("--tls-cert and --tls-key: give both or neither");
@@ -144,10 +151,16 @@ Status Run(const Args& args) {
                "%s://%s:%u\n",
                options.executor_name.c_str(), suite.name().c_str(),
                options.tls.enabled() ? "grpcs" : "grpc", host.c_str(), port);
+  if (server->run_port() != 0) {
+    std::fprintf(stderr, "sloserve worker: TCP Run channel on %s:%u\n", host.c_str(),
+                 server->run_port());
+  }
   WaitForStopSignal(stop_signals, duration);
   server->Stop();
-  std::fprintf(stderr, "sloserve worker: stopped after %lld actions\n",
-               static_cast<long long>(server->actions_done()));
+  std::fprintf(stderr,
+               "sloserve worker: stopped after %lld actions (%lld Runs on the TCP Run channel)\n",
+               static_cast<long long>(server->actions_done()),
+               static_cast<long long>(server->tcp_runs_received()));
   return OkStatus();
 }
 

@@ -118,11 +118,13 @@ class PuppetWorkerExecutor : public WorkerExecutor {
 // server (Stop destroys it).
 class InProcessWorker {
  public:
-  // `port` 0: an ephemeral one.
-  InProcessWorker(const ProfileSuite* suite, uint16_t port = 0, bool reads_inputs = false) {
+  // `port` 0: an ephemeral one. `run_port` >= 0: a TCP Run channel there (0: ephemeral).
+  InProcessWorker(const ProfileSuite* suite, uint16_t port = 0, bool reads_inputs = false,
+                  int run_port = -1) {
     WorkerServer::Options options;
     options.listen = "127.0.0.1:" + std::to_string(port);
     options.reads_inputs = reads_inputs;
+    options.run_port = run_port;
     options.threads = 2;  // the gRPC threads race, as in `sloserve worker`
     options.stop_grace = Millis(200);
     auto server =
@@ -151,6 +153,7 @@ class InProcessWorker {
   PuppetWorkerExecutor& puppet() { return *puppet_; }
   int64_t actions_done() const { return server_->actions_done(); }
   int64_t health_checks() const { return server_->health_checks(); }
+  int64_t tcp_runs_received() const { return server_->tcp_runs_received(); }
 
  private:
   std::unique_ptr<WorkerServer> server_;
@@ -281,8 +284,9 @@ inline void ExpectServed(const RecordingSink& sink, ActionId id) {
 // Health checks every 50 ms, two failed ones mark the worker down; each call's deadline is
 // its expected time x 2 + `action_timeout`.
 struct Controller {
+  // `tcp_runs`: Runs on the worker's TCP Run channel when it offers one.
   Controller(const ProfileSuite* suite, const std::string& address, Duration action_timeout,
-             size_t payload_bytes = size_t{1} << 20)
+             size_t payload_bytes = size_t{1} << 20, bool tcp_runs = false)
       : payloads(payload_bytes) {
     RemoteExecutorOptions options;
     options.addresses = {address};
@@ -292,7 +296,11 @@ struct Controller {
     options.action_timeout = action_timeout;
     options.connect_timeout = Seconds(20);
     options.reconnect_backoff = Millis(100);
-    options.log = [](const std::string&) {};
+    options.log = [this](const std::string& line) {
+      MutexLock lock(log_mu);
+      log += line + "\n";
+    };
+    options.tcp_runs = tcp_runs;
     executor = std::make_unique<RemoteExecutor>(suite, &payloads, std::move(options));
   }
   // Connects, preloads variant 0 (recorded by the worker at once, as resident from the
@@ -328,7 +336,14 @@ struct Controller {
     (void)executor->Send(UnloadVariant{id, 0, 0, variant, clock.Now()});
   }
 
+  std::string Log() const EXCLUDES(log_mu) {
+    MutexLock lock(log_mu);
+    return log;
+  }
+
   SteadyClock clock;
+  mutable Mutex log_mu;
+  std::string log GUARDED_BY(log_mu);  // what the executor logged
   PayloadStore payloads;
   RecordingSink sink;  // outlives the executor, which posts into it until destroyed
   std::unique_ptr<RemoteExecutor> executor;

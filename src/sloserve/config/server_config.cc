@@ -226,6 +226,14 @@ const KeyDecl kTlsKeyFile{
 const KeyDecl kTlsClientCaFile{.name = "server.tls_client_ca_file",
                                .type = T::kPath,
                                .help = "CA whose client certificates are required (mTLS)"};
+const KeyDecl kWorkerRunTransport{
+    .name = "server.worker_run_transport",
+    .type = T::kChoice,
+    .default_value = "grpc",
+    .choices = {"grpc", "tcp"},
+    .help =
+        "how Runs reach `sloserve worker`s: grpc (their Run stream) | tcp (their TCP Run "
+        "channel, `worker --run-port`: a third of the CPU per Run; plaintext)"};
 const KeyDecl kWorkerTlsCaFile{.name = "server.worker_tls_ca_file",
                                .type = T::kPath,
                                .help = "CA that signed the workers' certificates"};
@@ -277,6 +285,7 @@ const std::vector<const KeyDecl*>& ServerKeys() {
                                                    &kTlsCertFile,
                                                    &kTlsKeyFile,
                                                    &kTlsClientCaFile,
+                                                   &kWorkerRunTransport,
                                                    &kWorkerTlsCaFile,
                                                    &kWorkerTlsCertFile,
                                                    &kWorkerTlsKeyFile};
@@ -335,6 +344,7 @@ StatusOr<ServerConfig> ParseServerConfig(const FlatConfig& f) {
   c.tls_cert_file = TextOf(f, kTlsCertFile);
   c.tls_key_file = TextOf(f, kTlsKeyFile);
   c.tls_client_ca_file = TextOf(f, kTlsClientCaFile);
+  ASSIGN_OR_RETURN(c.worker_run_transport, ChoiceOf(f, kWorkerRunTransport));
   c.worker_tls_ca_file = TextOf(f, kWorkerTlsCaFile);
   c.worker_tls_cert_file = TextOf(f, kWorkerTlsCertFile);
   c.worker_tls_key_file = TextOf(f, kWorkerTlsKeyFile);

@@ -50,6 +50,7 @@ struct ServerConfig {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string tls_client_ca_file;
+  std::string worker_run_transport = "grpc";  // grpc | tcp
   std::string worker_tls_ca_file;
   std::string worker_tls_cert_file;
   std::string worker_tls_key_file;

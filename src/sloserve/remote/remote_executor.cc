@@ -15,6 +15,7 @@
 #include "sloserve/engine/clock.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "sloserve/remote/call_round.h"
+#include "sloserve/remote/framed_connection.h"
 #include "sloserve/remote/reply_queue.h"
 #include "sloserve/remote/run_stream_batch.h"
 #include "sloserve/remote/wire_status.h"
@@ -31,6 +32,7 @@ namespace remote_internal {
 
 struct RemoteCall;
 struct RunStream;
+struct TcpRunChannel;
 
 // Set while a thread delivers an event of a call started on a queue another component's
 // thread drains (RemoteExecutor::DrainOn): its results are posted without waking the
@@ -74,6 +76,8 @@ struct RemoteCall final : remote::ReplyTag {
   // answered by the reply carrying its id, or failed when the stream ends; it fails the
   // stream (and so the worker) when no reply came by `deadline`.
   RunStream* stream = nullptr;
+  // Or on its worker's TCP Run channel (the same, with the channel for the stream).
+  TcpRunChannel* tcp = nullptr;
   bool answered = false;  // its reply came (a second one for its id is ignored)
   std::chrono::steady_clock::time_point deadline;
   worker::RunRequest run;
@@ -172,9 +176,25 @@ struct RunStream {
   }
 };
 
+// A worker's TCP Run channel (docs/remote-workers.md, "The TCP Run channel"): its Runs
+// framed on TCP instead of on its Run stream (RemoteExecutorOptions::tcp_runs), at a third
+// of a stream message's CPU on the worker. Opened by the thread that checks health once a
+// check shows the worker's run_port; a Run goes on it while it is open (else on the Run
+// stream). Its connection's thread reads the replies and handles them as the reply queue's
+// drainer does a stream's. Owned by Impl::tcp_channels until it has ended and is reaped.
+// Fields after `conn`: under Impl::mu.
+struct TcpRunChannel {
+  WorkerId worker = 0;
+  std::unique_ptr<remote::FramedConnection> conn;
+  bool end_handled = false;  // its end failed its calls: nothing more goes on it
+  // Set when the executor closes it for a passed deadline: what its calls fail with.
+  std::string deadline_passed;
+};
+
 }  // namespace remote_internal
 using remote_internal::RemoteCall;
 using remote_internal::RunStream;
+using remote_internal::TcpRunChannel;
 
 struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   using Stub = worker::WorkerService::Stub;
@@ -188,6 +208,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // least every kFullCheckEvery-th round is: a Health reply also carries its resident
   // variants (ReconcileResidents) and whether it reads inputs, which Run replies do not.
   static constexpr int kFullCheckEvery = 5;
+  // A TCP Run channel's frame limit: the gRPC channels' message limit (worker_channel.cc).
+  static constexpr size_t kMaxTcpFrameBytes = size_t{64} << 20;
   // What the threads share about a worker (Impl::state, under mu).
   struct WorkerState {
     // Its connection. A fixed set: set in the constructor. An elastic set: changed by
@@ -211,6 +233,11 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     uint64_t next_sequence = 1;
     // Its Run stream now (owned by Impl::streams); null until the next Run opens one.
     RunStream* stream = nullptr;
+    // Its TCP Run channel now (owned by Impl::tcp_channels), and the port its last Health
+    // reply offered (0: none).
+    TcpRunChannel* tcp = nullptr;
+    uint32_t run_port = 0;
+    bool tcp_logged = false;  // why it has none was logged (once per address)
     // The last Run-stream message from it (OnReply): when, from which process, and whether
     // its queue was full then (ActionReplies' health fields).
     TimePoint heard{};
@@ -238,6 +265,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   std::unordered_map<ActionId, std::unique_ptr<RemoteCall>> in_flight GUARDED_BY(mu);
   // Every Run stream not yet ended and reported (a worker's current one, and ones ending).
   std::unordered_map<RunStream*, std::unique_ptr<RunStream>> streams GUARDED_BY(mu);
+  // Every TCP Run channel opened and not yet reaped (TcpRunChannel).
+  std::vector<std::unique_ptr<TcpRunChannel>> tcp_channels GUARDED_BY(mu);
   std::unique_ptr<remote::WorkerHealth> health;
   // The Health calls' queue: one round at a time (CheckHealth), from Connect and then the
   // health thread.
@@ -397,6 +426,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // 1); the engine's view of what is resident there stays.
   void Vacate(WorkerId w) REQUIRES(mu) {
     if (state[w].stream != nullptr) state[w].stream->Cancel();  // no calls on it
+    if (state[w].tcp != nullptr) state[w].tcp->conn->Close("its address left the worker set");
     WorkerState empty;
     empty.resident = std::move(state[w].resident);
     empty.hardware = state[w].hardware;
@@ -426,6 +456,9 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     for (auto& [raw, stream] : streams) {
       if (raw->worker == w) raw->Cancel();
     }
+    for (const auto& t : tcp_channels) {
+      if (t->worker == w) t->conn->Close("the worker was marked down");
+    }
     return remote::CancelCallsOf(in_flight, w);
   }
 
@@ -435,12 +468,15 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     const auto now = std::chrono::steady_clock::now();
     MutexLock lock(mu);
     for (auto& [id, call] : in_flight) {
-      RunStream* s = call->stream;
-      if (s == nullptr || call->worker != w || call->deadline > now || call->answered ||
-          !s->deadline_passed.empty())
-        continue;
-      s->deadline_passed = "action " + std::to_string(id) + " had no reply within its deadline";
-      s->Cancel();
+      if (call->worker != w || call->deadline > now || call->answered) continue;
+      const std::string why = "action " + std::to_string(id) + " had no reply within its deadline";
+      if (RunStream* s = call->stream; s != nullptr && s->deadline_passed.empty()) {
+        s->deadline_passed = why;
+        s->Cancel();
+      } else if (TcpRunChannel* t = call->tcp; t != nullptr && t->deadline_passed.empty()) {
+        t->deadline_passed = why;
+        t->conn->Close(why);
+      }
     }
   }
 
@@ -558,7 +594,59 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       RETURN_IF_ERROR(ReconcileResidents(w, reply, resident_before));
     }
     workers[w].instance = reply.instance();
+    if (options.tcp_runs) OpenTcpRuns(w, reply.run_port());
     return OkStatus();
+  }
+
+  // Opens worker w's TCP Run channel if it offers one and has none open (on the thread
+  // that checks health); first lets go of the channels that have ended.
+  void OpenTcpRuns(WorkerId w, uint32_t run_port) EXCLUDES(mu) {
+    std::vector<std::unique_ptr<TcpRunChannel>> ended;  // joined outside the lock
+    std::string address;
+    {
+      MutexLock lock(mu);
+      std::erase_if(tcp_channels, [&ended](std::unique_ptr<TcpRunChannel>& t) {
+        if (!t->end_handled || !t->conn->ended()) return false;
+        ended.push_back(std::move(t));
+        return true;
+      });
+      WorkerState& s = state[w];
+      if (run_port == 0 && !s.tcp_logged) {
+        s.tcp_logged = true;
+        health->Log("sloserve: " + NameOf(w, s.address) +
+                    " offers no TCP Run channel (start it with --run-port): its Runs go on "
+                    "its gRPC Run stream");
+      }
+      s.run_port = run_port;
+      if (run_port == 0 || s.tcp != nullptr || s.stub == nullptr || s.draining) return;
+      address = s.address;
+    }
+    const std::string host = remote::HostOf(address);
+    StatusOr<int> fd =
+        remote::ConnectTcp(host, static_cast<uint16_t>(run_port), options.health_timeout);
+    if (!fd.ok()) {
+      MutexLock lock(mu);
+      if (!state[w].tcp_logged) {
+        state[w].tcp_logged = true;
+        health->Log("sloserve: " + NameOf(w, address) + ": " + fd.status().message() +
+                    "; its Runs go on its gRPC Run stream until it connects");
+      }
+      return;
+    }
+    auto owned = std::make_unique<TcpRunChannel>();
+    TcpRunChannel* t = owned.get();
+    t->worker = w;
+    t->conn = std::make_unique<remote::FramedConnection>(
+        *fd, kMaxTcpFrameBytes, 4 * kMaxTcpFrameBytes,
+        remote::FramedConnection::Handlers{
+            [this, t](std::string_view frame) { OnTcpReply(t, frame); },
+            [this, t](const Status& why) { OnTcpEnded(t, why); }});
+    MutexLock lock(mu);
+    if (state[w].address != address || state[w].tcp != nullptr) return;  // changed meanwhile
+    state[w].tcp = t;
+    state[w].tcp_logged = false;
+    tcp_channels.push_back(std::move(owned));
+    t->conn->Start();
   }
 
   // The same process no longer holds variants the engine believes resident there (e.g.
@@ -730,6 +818,14 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // Writes a Run on worker w's stream (opening one if it has none open): after the
   // requests queued before it, one write at a time.
   void Queue(WorkerId w, RemoteCall* call) REQUIRES(mu) {
+    if (TcpRunChannel* t = state[w].tcp; t != nullptr && !t->end_handled) {
+      call->tcp = t;
+      worker::RunRequests message;
+      *message.add_runs() = std::move(call->run);
+      // A failed send closes the connection: its end fails this Run with the others on it.
+      (void)t->conn->Send(message);
+      return;
+    }
     RunStream* s = state[w].stream;
     if (s == nullptr || !s->open()) {
       auto owned = std::make_unique<RunStream>();
@@ -804,22 +900,91 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
         --s->calls;
         answered.push_back(call);
       }
-      WorkerState& w = state[s->worker];
-      w.heard = clock.Now();
-      w.heard_instance = s->in.instance();
-      w.heard_full =
-          s->in.max_pending_actions() > 0 && s->in.pending_actions() >= s->in.max_pending_actions();
+      Heard(s->worker, s->in);
       s->in.Clear();
       s->reading = false;
       if (s->calls > 0 || s->cancelled) s->StartRead();  // else with the next Run's write
     }
     // Only this thread (the queue's drainer) retires a stream's calls: alive here.
-    for (RemoteCall* call : answered) {
-      const int refusal = call->reply.refusal();
-      Finish(call, refusal == 0 ? ::grpc::Status::OK
-                                : ::grpc::Status(static_cast<::grpc::StatusCode>(refusal),
-                                                 call->reply.message()));
+    for (RemoteCall* call : answered) FinishReplied(call);
+  }
+
+  // What a message of replies says of its worker (HeardRecently).
+  void Heard(WorkerId w, const worker::ActionReplies& message) REQUIRES(mu) {
+    WorkerState& s = state[w];
+    s.heard = clock.Now();
+    s.heard_instance = message.instance();
+    s.heard_full = message.max_pending_actions() > 0 &&
+                   message.pending_actions() >= message.max_pending_actions();
+  }
+
+  // A Run answered by its reply: finished, or failed as the unary call the worker refused.
+  void FinishReplied(RemoteCall* call) EXCLUDES(mu) {
+    const int refusal = call->reply.refusal();
+    Finish(call, refusal == 0 ? ::grpc::Status::OK
+                              : ::grpc::Status(static_cast<::grpc::StatusCode>(refusal),
+                                               call->reply.message()));
+  }
+
+  // Whether replies are posted quietly and stepped on the thread that read them: while
+  // serve's gRPC queue thread drains the replies too (DrainOn), the driver's thread sleeps
+  // on its own and the TCP channel's thread steps the engine itself when it is idle, as
+  // that queue thread does; else the results are posted (waking the driver's thread).
+  bool TcpQuiet() EXCLUDES(mu) {
+    MutexLock lock(mu);
+    return shared_cq != nullptr;
+  }
+
+  // A frame of replies on a TCP Run channel (its connection's thread): as OnReply.
+  void OnTcpReply(TcpRunChannel* t, std::string_view frame) EXCLUDES(mu) {
+    worker::ActionReplies replies;
+    if (!replies.ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
+      t->conn->Close("a frame that is not an ActionReplies message");
+      return;
     }
+    std::vector<RemoteCall*> answered;
+    {
+      MutexLock lock(mu);
+      for (worker::ActionReply& reply : *replies.mutable_replies()) {
+        auto it = in_flight.find(reply.action());
+        if (it == in_flight.end() || it->second->tcp != t || it->second->answered) continue;
+        RemoteCall* call = it->second.get();
+        call->answered = true;
+        call->reply = std::move(reply);
+        answered.push_back(call);
+      }
+      Heard(t->worker, replies);
+    }
+    // Only this thread retires the channel's calls (until its end): alive here.
+    CallOwner::Deliver(this, TcpQuiet(), [&] {
+      for (RemoteCall* call : answered) FinishReplied(call);
+    });
+  }
+
+  // A TCP Run channel ended (its connection's thread, once): every Run still on it fails
+  // with why, as when a Run stream ends; the next Run goes on the Run stream until the
+  // next health check opens a new channel.
+  void OnTcpEnded(TcpRunChannel* t, const Status& why) EXCLUDES(mu) {
+    std::vector<RemoteCall*> failed;
+    ::grpc::Status status;
+    {
+      MutexLock lock(mu);
+      t->end_handled = true;
+      if (state[t->worker].tcp == t) state[t->worker].tcp = nullptr;
+      state[t->worker].heard = TimePoint{};
+      status =
+          t->deadline_passed.empty()
+              ? ::grpc::Status(::grpc::StatusCode::UNAVAILABLE, "TCP Run channel: " + why.message())
+              : ::grpc::Status(::grpc::StatusCode::DEADLINE_EXCEEDED, t->deadline_passed);
+      for (auto& [id, call] : in_flight) {
+        if (call->tcp == t && !call->answered) failed.push_back(call.get());
+      }
+    }
+    CallOwner::Deliver(this, TcpQuiet(), [&] {
+      for (RemoteCall* call : failed) Finish(call, status);
+    });
+    MutexLock lock(mu);
+    cv.NotifyAll();  // the destructor waits for every channel's end
   }
 
   // Reads ended and no write in progress: the stream's one Finish.
@@ -944,10 +1109,17 @@ RemoteExecutor::~RemoteExecutor() {
   // The driver that drained the replies is done (its thread no longer waits): the calls
   // still in flight end on the queue's own thread.
   m.replies->StartThread();
+  std::vector<std::unique_ptr<TcpRunChannel>> tcp;  // joined after the unlock
   MutexLock lock(m.mu);
   for (auto& [id, call] : m.in_flight) call->ctx.TryCancel();
   for (auto& [raw, stream] : m.streams) raw->Cancel();
-  while (!m.in_flight.empty() || !m.streams.empty()) m.cv.Wait(m.mu);
+  for (const auto& t : m.tcp_channels) t->conn->Close("the controller is stopping");
+  auto tcp_open = [&m]() REQUIRES(m.mu) {
+    return std::any_of(m.tcp_channels.begin(), m.tcp_channels.end(),
+                       [](const auto& t) { return !t->end_handled; });
+  };
+  while (!m.in_flight.empty() || !m.streams.empty() || tcp_open()) m.cv.Wait(m.mu);
+  tcp.swap(m.tcp_channels);
 }
 
 Status RemoteExecutor::Connect() {

@@ -58,6 +58,10 @@ struct RemoteExecutorOptions {
   // TLS to the workers (server.worker_tls_*; grpc_protocol::ChannelTlsCredentials); null =
   // plaintext.
   std::shared_ptr<::grpc::ChannelCredentials> credentials;
+  // Runs on each worker's TCP Run channel (server.worker_run_transport = tcp;
+  // docs/remote-workers.md "The TCP Run channel") when its Health reply offers one, instead
+  // of on its gRPC Run stream: plaintext, so not with `credentials`.
+  bool tcp_runs = false;
   // Elastic worker set (then `addresses` is unused): a file of addresses re-read when it
   // changes (checked every health round), or "dns:///NAME:PORT" re-resolved every
   // `dns_interval`; `slots` engine workers.

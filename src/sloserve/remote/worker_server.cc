@@ -22,6 +22,7 @@
 #include "sloserve/grpc/tls_credentials.h"
 #include "sloserve/proto/worker_service.grpc.pb.h"
 #include "sloserve/remote/action_registry.h"
+#include "sloserve/remote/framed_connection.h"
 #include "sloserve/remote/lifecycle_order.h"
 #include "sloserve/remote/run_stream_batch.h"
 #include "sloserve/remote/wire_status.h"
@@ -48,13 +49,19 @@ Status CheckAddress(const std::string& address, bool allow_any_port) {
   return OkStatus();
 }
 
-struct WorkerRunStream;
+// Where a Run that came on a controller's Run stream or TCP Run channel is answered: a
+// reply carrying its action id, queued on that stream or connection (any thread).
+struct RunReplyTarget {
+  virtual ~RunReplyTarget() = default;
+  virtual void Send(worker::ActionReply reply) = 0;
+};
 
 // An action waiting for its executor result: the call to answer and what to release.
 struct PendingAction {
   RunCall* run = nullptr;
-  // A Run from a WorkerRunStream: answered by a reply carrying `stream_action` on it.
-  std::shared_ptr<WorkerRunStream> stream;
+  // A Run from a WorkerRunStream or WorkerTcpRun: answered by a reply carrying
+  // `stream_action` on it.
+  std::shared_ptr<RunReplyTarget> stream;
   uint64_t stream_action = 0;
   LifecycleCall* lifecycle = nullptr;
   std::vector<PayloadHandle> inputs;  // released when answered
@@ -77,7 +84,7 @@ struct OrderedLifecycle {
 // executor's), queued meanwhile. Kept alive by gRPC's operations (`self`, until
 // Finish is reported) and by its pending actions (a result for a stream already closed
 // is dropped).
-struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
+struct WorkerRunStream final : RunReplyTarget, std::enable_shared_from_this<WorkerRunStream> {
   using Rw = ::grpc::ServerAsyncReaderWriter<worker::ActionReplies, worker::RunRequests>;
   // One operation's tag, for AsyncServerThreads (CallTag).
   struct Op final : grpc_protocol::CallTag {
@@ -122,7 +129,7 @@ struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
   void Finished(bool ok);
 
   // Queues a reply (any thread); dropped once the controller has gone.
-  void Send(worker::ActionReply reply) EXCLUDES(mu) {
+  void Send(worker::ActionReply reply) EXCLUDES(mu) override {
     MutexLock lock(mu);
     if (read_done) return;
     *queued.add_replies() = std::move(reply);
@@ -151,6 +158,29 @@ struct WorkerRunStream : std::enable_shared_from_this<WorkerRunStream> {
     TsanRelease(&finished);
     rw.Finish(::grpc::Status::OK, &finished);
   }
+};
+
+// One controller's TCP Run channel (docs/remote-workers.md, "The TCP Run channel"): each
+// frame is a RunRequests message, read on the connection's thread and dispatched there as
+// Runs; their replies go out as ActionReplies frames, those the dispatch produced in one
+// (as on a WorkerRunStream), later ones as they come (timer or executor thread). Held by
+// the server's list until its connection has ended and by its pending actions.
+struct WorkerTcpRun final : RunReplyTarget, std::enable_shared_from_this<WorkerTcpRun> {
+  WorkerServer::Impl* server = nullptr;
+  std::unique_ptr<remote::FramedConnection> conn;  // set before it starts
+
+  Mutex mu;
+  worker::ActionReplies sending GUARDED_BY(mu);  // instance set once; the replies per write
+  worker::ActionReplies queued GUARDED_BY(mu);
+  bool holding GUARDED_BY(mu) = false;  // a frame's Runs are being dispatched
+
+  void Send(worker::ActionReply reply) EXCLUDES(mu) override {
+    MutexLock lock(mu);
+    *queued.add_replies() = std::move(reply);
+    if (!holding) WriteQueued();
+  }
+  void WriteQueued() REQUIRES(mu);  // below WorkerServer::Impl
+  void OnFrame(std::string_view frame);
 };
 
 namespace {
@@ -189,6 +219,7 @@ struct WorkerServer::Impl : public ResultSink {
   std::thread timer_thread;
   std::atomic<int64_t> done{0};
   std::atomic<int64_t> health_checks{0};
+  std::atomic<int64_t> tcp_runs_received{0};
 
   WService service;
   std::unique_ptr<::grpc::Server> server;
@@ -199,6 +230,49 @@ struct WorkerServer::Impl : public ResultSink {
   RunCall::Handler run;
   LifecycleCall::Handler load, unload;
   bool started = false;
+  // TCP Run channel (Options::run_port): its listener, port and connections; past
+  // kMaxTcpRuns open connections a new one is closed at once.
+  static constexpr size_t kMaxTcpRuns = 64;
+  remote::FramedListener tcp_listener;
+  uint16_t run_port = 0;
+  Mutex tcp_mu;
+  std::vector<std::shared_ptr<WorkerTcpRun>> tcp_runs GUARDED_BY(tcp_mu);
+  bool tcp_closed GUARDED_BY(tcp_mu) = false;
+
+  // A controller's TCP Run channel connected (the listener's thread): ended ones are let
+  // go first (their actions still hold them until answered).
+  void AcceptTcpRun(int fd) EXCLUDES(tcp_mu) {
+    std::vector<std::shared_ptr<WorkerTcpRun>> ended;
+    MutexLock lock(tcp_mu);
+    std::erase_if(tcp_runs, [&ended](const std::shared_ptr<WorkerTcpRun>& t) {
+      if (!t->conn->ended()) return false;
+      ended.push_back(t);
+      return true;
+    });
+    if (tcp_closed || tcp_runs.size() >= kMaxTcpRuns) {
+      close(fd);
+      if (!tcp_closed) {
+        std::fprintf(stderr,
+                     "sloserve worker: TCP Run channel: %zu connections open; refused one\n",
+                     tcp_runs.size());
+      }
+      return;
+    }
+    auto t = std::make_shared<WorkerTcpRun>();
+    t->server = this;
+    {
+      MutexLock tl(t->mu);
+      t->sending.set_instance(instance);
+    }
+    WorkerTcpRun* raw = t.get();
+    t->conn = std::make_unique<remote::FramedConnection>(
+        fd, options.max_message_bytes, 4 * options.max_message_bytes,
+        remote::FramedConnection::Handlers{[raw](std::string_view f) { raw->OnFrame(f); },
+                                           [](const Status&) {}});
+    tcp_runs.push_back(t);
+    t->conn->Start();
+  }
+
   // The RunStreams open now (Stop cancels them: a controller keeps its stream open), and
   // whether new ones are refused.
   Mutex streams_mu;
@@ -368,8 +442,9 @@ struct WorkerServer::Impl : public ResultSink {
     return {code, s.message()};
   }
 
-  // A refusal on a WorkerRunStream: the status a unary Run would have ended with, as a reply.
-  static void RefuseOnStream(WorkerRunStream* stream, uint64_t action,
+  // A refusal on a Run stream or TCP Run channel: the status a unary Run would have ended
+  // with, as a reply.
+  static void RefuseOnStream(RunReplyTarget* stream, uint64_t action,
                              const ::grpc::Status& status) {
     worker::ActionReply reply;
     reply.set_action(action);
@@ -429,6 +504,7 @@ struct WorkerServer::Impl : public ResultSink {
       }
       call->response.set_pending_actions(static_cast<uint32_t>(actions->size()));
       call->response.set_max_pending_actions(static_cast<uint32_t>(actions->limits().max_pending));
+      call->response.set_run_port(run_port);
       health_checks.fetch_add(1, std::memory_order_relaxed);
       call->Reply(::grpc::Status::OK);
     };
@@ -460,9 +536,9 @@ struct WorkerServer::Impl : public ResultSink {
     return ::grpc::Status::OK;
   }
 
-  // A Run from a unary call (`call`) or a stream (`stream`, answered on it).
+  // A Run from a unary call (`call`) or a stream or TCP channel (`stream`, answered on it).
   void HandleRun(const worker::RunRequest& req, RunCall* call,
-                 const std::shared_ptr<WorkerRunStream>& stream) {
+                 const std::shared_ptr<RunReplyTarget>& stream) {
     auto refuse = [&](const ::grpc::Status& s) {
       if (stream) return RefuseOnStream(stream.get(), req.action(), s);
       call->Reply(s);
@@ -578,6 +654,34 @@ void WorkerRunStream::WriteQueued() {
   rw.Write(sending, &wrote);
 }
 
+void WorkerTcpRun::WriteQueued() {
+  while (queued.replies_size() > 0) {
+    remote::TakeBatch(queued.mutable_replies(), sending.mutable_replies());
+    sending.set_pending_actions(static_cast<uint32_t>(server->actions->size()));
+    sending.set_max_pending_actions(static_cast<uint32_t>(server->actions->limits().max_pending));
+    if (!conn->Send(sending)) queued.Clear();  // ended: the controller fails these Runs itself
+  }
+  sending.clear_replies();
+}
+
+void WorkerTcpRun::OnFrame(std::string_view frame) {
+  worker::RunRequests runs;
+  if (!runs.ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
+    conn->Close("a frame that is not a RunRequests message");
+    return;
+  }
+  {
+    MutexLock lock(mu);
+    holding = true;
+  }
+  server->tcp_runs_received.fetch_add(runs.runs_size(), std::memory_order_relaxed);
+  const std::shared_ptr<RunReplyTarget> self_ref = shared_from_this();
+  for (const worker::RunRequest& req : runs.runs()) server->HandleRun(req, nullptr, self_ref);
+  MutexLock lock(mu);
+  holding = false;
+  WriteQueued();
+}
+
 void WorkerRunStream::Accepted(bool ok) {
   if (!ok) {  // the server is shutting down: no stream came
     self.reset();
@@ -611,7 +715,7 @@ void WorkerRunStream::Read(bool ok) {
     MutexLock lock(mu);
     holding = true;
   }
-  const std::shared_ptr<WorkerRunStream> self_ref = shared_from_this();
+  const std::shared_ptr<RunReplyTarget> self_ref = shared_from_this();
   for (const worker::RunRequest& req : runs.runs()) server->HandleRun(req, nullptr, self_ref);
   // The replies the dispatch produced go out in one write, and the next read starts after
   // it: gRPC sends the controller a window update when a read starts, and started before
@@ -645,6 +749,15 @@ StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Create(Options options,
                                                              const ProfileSuite* suite,
                                                              MakeExecutor make_executor) {
   RETURN_IF_ERROR(CheckAddress(options.listen, /*allow_any_port=*/true));
+  if (options.run_port < -1 || options.run_port > 65535) {
+    return InvalidArgumentError("worker run port: must be 0..65535 (0: any free port), got " +
+                                std::to_string(options.run_port));
+  }
+  if (options.run_port >= 0 && options.tls.enabled()) {
+    return InvalidArgumentError(
+        "worker: the TCP Run channel (--run-port) is plaintext; it cannot be combined with "
+        "TLS (--tls-cert): a TLS worker's Runs go on its gRPC Run stream");
+  }
   if (options.threads < 1 || options.threads > 256) {
     return InvalidArgumentError("worker threads: must be 1..256, got " +
                                 std::to_string(options.threads));
@@ -683,6 +796,11 @@ StatusOr<uint16_t> WorkerServer::Start() {
   if (m.server == nullptr) {
     return UnavailableError("worker: cannot listen on " + m.options.listen);
   }
+  if (m.options.run_port >= 0) {
+    ASSIGN_OR_RETURN(m.run_port, m.tcp_listener.Listen(remote::HostOf(m.options.listen),
+                                                       static_cast<uint16_t>(m.options.run_port),
+                                                       [&m](int fd) { m.AcceptTcpRun(fd); }));
+  }
   m.started = true;
   m.timer_thread = std::thread([&m] { m.TimerLoop(); });
   for (auto& cq : m.cqs) {
@@ -704,6 +822,7 @@ void WorkerServer::Stop() {
   // the grace; the rest are answered now, so a caller that sent actions whose results
   // are hours away (or never come) cannot keep the worker from exiting.
   m.actions->Close();
+  m.tcp_listener.Stop();
   for (OrderedLifecycle& held : m.order->TakeAll()) {  // waiting for a predecessor
     held.call->Reply({::grpc::StatusCode::UNAVAILABLE, "worker is stopping"});
   }
@@ -720,6 +839,14 @@ void WorkerServer::Stop() {
     m.streams_closed = true;
     for (WorkerRunStream* stream : m.streams) stream->ctx.TryCancel();
   }
+  std::vector<std::shared_ptr<WorkerTcpRun>> tcp_runs;
+  {
+    MutexLock lock(m.tcp_mu);
+    m.tcp_closed = true;
+    tcp_runs.swap(m.tcp_runs);
+  }
+  for (const auto& t : tcp_runs) t->conn->Close("the worker is stopping");
+  tcp_runs.clear();  // joins their threads (answered actions hold none of them any more)
   m.threads.Stop(m.server.get(), &m.state, m.cqs, std::chrono::seconds(1));
   {
     MutexLock lock(m.mu);
@@ -734,6 +861,14 @@ void WorkerServer::Stop() {
 
 int64_t WorkerServer::actions_done() const {
   return impl_->done.load();
+}
+
+int64_t WorkerServer::tcp_runs_received() const {
+  return impl_->tcp_runs_received.load(std::memory_order_relaxed);
+}
+
+uint16_t WorkerServer::run_port() const {
+  return impl_->run_port;
 }
 
 int64_t WorkerServer::health_checks() const {

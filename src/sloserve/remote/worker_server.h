@@ -29,6 +29,11 @@ class WorkerServer {
     // (an emulated result is due at once); a second thread in the queue's poll is woken
     // for every action too (3 wake-ups per action instead of 1, docs/benchmarks.md).
     int threads = 1;
+    // The TCP Run channel (docs/remote-workers.md, "The TCP Run channel"): a port on the
+    // listen address's host where a controller may send its Runs framed on TCP instead of
+    // on the gRPC Run stream (fewer CPU cycles per Run); 0 = any free port (HealthReply
+    // says which), -1 = none. Plaintext only: refused together with `tls`.
+    int run_port = -1;
     size_t payload_bytes = size_t{256} << 20;
     size_t max_message_bytes = size_t{64} << 20;
     std::string executor_name = "emulated";
@@ -68,12 +73,16 @@ class WorkerServer {
   void Stop();
   // Actions answered so far (for the log).
   int64_t actions_done() const;
+  // The TCP Run channel's bound port (after Start; 0: none), and the Runs received on it.
+  uint16_t run_port() const;
+  int64_t tcp_runs_received() const;
   // Health calls answered so far.
   int64_t health_checks() const;
 
  private:
   struct Impl;
   friend struct WorkerRunStream;  // a controller's Run stream (worker_server.cc)
+  friend struct WorkerTcpRun;     // a controller's TCP Run channel (worker_server.cc)
   explicit WorkerServer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -1,0 +1,176 @@
+// The TCP Run channel (docs/remote-workers.md, "The TCP Run channel") between a real
+// RemoteExecutor and a WorkerServer in the test's process (tests/remote/in_process_worker.h):
+// Runs go on it when the worker offers one and the controller is set to use it, each gets
+// exactly its own reply whatever the worker does (reorders, loses, stops), and a worker
+// without one is served on its gRPC Run stream as before.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "remote/in_process_worker.h"
+#include "sloserve/core/tsan.h"
+#include "sloserve/grpc/async_unary.h"
+
+namespace sloserve::remote_test {
+namespace {
+
+constexpr int kAnyPort = 0;
+
+class TcpRunChannelTest : public ::testing::Test {
+ protected:
+  const ProfileSuite suite_ = testing::SmallSuite();
+};
+
+TEST_F(TcpRunChannelTest, RunsGoOnTheChannelAndEachGetsItsOwnReply) {
+  InProcessWorker worker(&suite_, 0, false, kAnyPort);
+  Controller controller(&suite_, worker.address(), Seconds(10), size_t{1} << 20,
+                        /*tcp_runs=*/true);
+  ASSERT_NO_FATAL_FAILURE(controller.Start());
+  for (ActionId id = 1; id <= 3; ++id) controller.Run(id);
+  ASSERT_TRUE(worker.puppet().WaitSent(3));
+  for (int i = 2; i >= 0; --i) worker.puppet().Answer(static_cast<size_t>(i));  // reordered
+  for (ActionId id = 1; id <= 3; ++id) {
+    ASSERT_TRUE(controller.sink.WaitResults(id));
+    ExpectServed(controller.sink, id);
+  }
+  EXPECT_EQ(worker.tcp_runs_received(), 3) << "every Run came on the TCP Run channel";
+  EXPECT_EQ(controller.Log().find("offers no TCP Run channel"), std::string::npos)
+      << controller.Log();
+}
+
+TEST_F(TcpRunChannelTest, AWorkerWithoutOneIsServedOnItsRunStream) {
+  InProcessWorker worker(&suite_);  // no --run-port
+  Controller controller(&suite_, worker.address(), Seconds(10), size_t{1} << 20,
+                        /*tcp_runs=*/true);
+  ASSERT_NO_FATAL_FAILURE(controller.Start());
+  controller.Run(1);
+  ASSERT_TRUE(worker.puppet().WaitSent(1));
+  worker.puppet().Answer(0);
+  ASSERT_TRUE(controller.sink.WaitResults(1));
+  ExpectServed(controller.sink, 1);
+  EXPECT_EQ(worker.tcp_runs_received(), 0);
+  EXPECT_NE(controller.Log().find("offers no TCP Run channel (start it with --run-port)"),
+            std::string::npos)
+      << controller.Log();
+}
+
+// Not asked to, the controller keeps to the Run stream even when the worker offers a channel.
+TEST_F(TcpRunChannelTest, AControllerNotSetToUseItKeepsToTheRunStream) {
+  InProcessWorker worker(&suite_, 0, false, kAnyPort);
+  Controller controller(&suite_, worker.address(), Seconds(10));
+  ASSERT_NO_FATAL_FAILURE(controller.Start());
+  controller.Run(1);
+  ASSERT_TRUE(worker.puppet().WaitSent(1));
+  worker.puppet().Answer(0);
+  ASSERT_TRUE(controller.sink.WaitResults(1));
+  ExpectServed(controller.sink, 1);
+  EXPECT_EQ(worker.tcp_runs_received(), 0);
+}
+
+// The worker never answers: the Run's deadline closes the channel and fails the Run once;
+// the worker is marked down, rejoins when its checks pass, and the next Run goes on a new
+// channel; the late reply to the first changes nothing.
+TEST_F(TcpRunChannelTest, ALostReplyFailsTheRunOnceAtItsDeadline) {
+  InProcessWorker worker(&suite_, 0, false, kAnyPort);
+  Controller controller(&suite_, worker.address(), Millis(300), size_t{1} << 20,
+                        /*tcp_runs=*/true);
+  ASSERT_NO_FATAL_FAILURE(controller.Start());
+  controller.Run(1);
+  ASSERT_TRUE(worker.puppet().WaitSent(1));
+  ASSERT_TRUE(controller.sink.WaitResults(1));
+  const std::vector<ActionResult> lost = controller.sink.ResultsFor(1);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].status.code(), StatusCode::kUnavailable) << lost[0].status.ToString();
+  EXPECT_NE(lost[0].status.message().find("no reply within its deadline"), std::string::npos)
+      << lost[0].status.ToString();
+  ASSERT_TRUE(controller.sink.WaitReachable(true)) << "health checks pass: it rejoins";
+
+  controller.Run(2);
+  ASSERT_TRUE(worker.puppet().WaitSent(2));
+  worker.puppet().Answer(0);  // too late, on a channel that has ended
+  worker.puppet().Answer(1);
+  ASSERT_TRUE(controller.sink.WaitResults(2));
+  ExpectServed(controller.sink, 2);
+  EXPECT_EQ(controller.sink.ResultsFor(1).size(), 1u);
+  EXPECT_EQ(worker.tcp_runs_received(), 2) << "the second Run went on a new channel";
+}
+
+// A worker stopped while it holds a Run answers it (refused: it stopped before the Run
+// finished) or its channel ends: either way the Run gets one failed result.
+TEST_F(TcpRunChannelTest, AStoppedWorkerFailsItsRunOnce) {
+  InProcessWorker worker(&suite_, 0, false, kAnyPort);
+  Controller controller(&suite_, worker.address(), Seconds(10), size_t{1} << 20,
+                        /*tcp_runs=*/true);
+  ASSERT_NO_FATAL_FAILURE(controller.Start());
+  controller.Run(1);
+  ASSERT_TRUE(worker.puppet().WaitSent(1));
+  worker.Stop();
+  ASSERT_TRUE(controller.sink.WaitResults(1));
+  const std::vector<ActionResult> failed = controller.sink.ResultsFor(1);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_FALSE(failed[0].status.ok());
+  ASSERT_TRUE(controller.sink.WaitReachable(false)) << "the stopped worker is marked down";
+}
+
+// With DrainOn (serve's gRPC queue thread reads the workers' replies), a reply on the TCP
+// channel is posted quietly on the channel's own thread and followed there by StepOrWake,
+// so that thread steps the engine while the driver's is idle; without it, posted plainly.
+TEST_F(TcpRunChannelTest, RepliesArePostedQuietlyOnTheChannelsThreadUnderDrainOn) {
+  InProcessWorker worker(&suite_, 0, false, kAnyPort);
+  Controller controller(&suite_, worker.address(), Seconds(10), size_t{1} << 20,
+                        /*tcp_runs=*/true);
+  ::grpc::CompletionQueue cq;
+  std::thread drainer([&cq] {
+    void* tag = nullptr;
+    bool ok = false;
+    while (cq.Next(&tag, &ok)) {
+      TsanAcquire(tag);
+      static_cast<grpc_protocol::CallTag*>(tag)->Proceed(ok);
+    }
+  });
+  controller.executor->DrainOn(&cq);
+  ASSERT_NO_FATAL_FAILURE(controller.Start());
+  controller.Run(1);
+  ASSERT_TRUE(worker.puppet().WaitSent(1));
+  worker.puppet().Answer(0);
+  ASSERT_TRUE(controller.sink.WaitResults(1));
+  ExpectServed(controller.sink, 1);
+  EXPECT_EQ(controller.sink.quiet_posts(), 1);
+  EXPECT_NE(controller.sink.quiet_thread(), std::this_thread::get_id());
+  EXPECT_NE(controller.sink.quiet_thread(), drainer.get_id()) << "read on the channel's thread";
+  ASSERT_TRUE(controller.sink.WaitStepsOrWakes(1));
+  EXPECT_EQ(controller.sink.step_thread(), controller.sink.quiet_thread());
+
+  controller.executor->LeaveQueue();
+  cq.Shutdown();
+  drainer.join();
+  controller.Run(2);  // still on the channel, posted plainly now
+  ASSERT_TRUE(worker.puppet().WaitSent(2));
+  worker.puppet().Answer(1);
+  ASSERT_TRUE(controller.sink.WaitResults(2));
+  ExpectServed(controller.sink, 2);
+  EXPECT_EQ(controller.sink.quiet_posts(), 1) << "posted as before";
+  EXPECT_EQ(worker.tcp_runs_received(), 2);
+}
+
+TEST_F(TcpRunChannelTest, AWorkerRefusesARunPortOutOfRangeOrWithTls) {
+  auto make = [this](int run_port, bool tls) {
+    WorkerServer::Options options;
+    options.run_port = run_port;
+    if (tls) options.tls = {"cert.pem", "key.pem", ""};
+    return WorkerServer::Create(options, &suite_, [](const ProfileSuite&, PayloadStore*) {
+      return std::make_unique<PuppetWorkerExecutor>();
+    });
+  };
+  auto out_of_range = make(65536, false);
+  ASSERT_FALSE(out_of_range.ok());
+  EXPECT_NE(out_of_range.status().message().find("0..65535"), std::string::npos)
+      << out_of_range.status().ToString();
+  auto with_tls = make(0, true);
+  ASSERT_FALSE(with_tls.ok());
+  EXPECT_NE(with_tls.status().message().find("plaintext"), std::string::npos)
+      << with_tls.status().ToString();
+}
+
+}  // namespace
+}  // namespace sloserve::remote_test
