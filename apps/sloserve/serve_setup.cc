@@ -148,6 +148,11 @@ StatusOr<ServeSetup> BuildServeSetup(
   worker_tls.ca_file = sc.worker_tls_ca_file;
   worker_tls.cert_file = sc.worker_tls_cert_file;
   worker_tls.key_file = sc.worker_tls_key_file;
+  if (worker_tls.enabled() && sc.worker_run_transport == "tcp") {
+    return InvalidArgumentError(
+        "server.worker_run_transport=tcp: the TCP Run channel is plaintext; with "
+        "server.worker_tls_* the Runs must go on the workers' TLS gRPC Run stream (grpc)");
+  }
   if (worker_tls.enabled()) {
     ASSIGN_OR_RETURN(worker_credentials,
                      grpc_protocol::ChannelTlsCredentials(
@@ -170,11 +175,6 @@ StatusOr<ServeSetup> BuildServeSetup(
     options.reconnect_backoff = MillisF(backoff_ms);
     options.credentials = worker_credentials;
     options.tcp_runs = sc.worker_run_transport == "tcp";
-    if (options.tcp_runs && worker_credentials != nullptr) {
-      return InvalidArgumentError(
-          "server.worker_run_transport=tcp: the TCP Run channel is plaintext; with "
-          "server.worker_tls_* the Runs must go on the workers' TLS gRPC Run stream (grpc)");
-    }
     ro.deployment.workers = static_cast<int>(options.addresses.size());
     ro.worker_addresses = options.addresses;
     ro.make_executor = RemoteExecutorFactory(std::move(options), connected, remote_executor);

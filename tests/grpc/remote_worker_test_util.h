@@ -41,10 +41,13 @@ inline std::string WriteConfig(const testing::ScopedTempDir& dir, const std::str
   return path;
 }
 
-inline std::unique_ptr<Subprocess> StartWorker(const std::string& config, uint16_t port) {
-  auto w = std::make_unique<Subprocess>(
-      std::vector<std::string>{kBin, "worker", config, "--listen",
-                               "127.0.0.1:" + std::to_string(port), "--duration", "120"});
+// `extra`: more flags of `sloserve worker` (e.g. --run-port 0).
+inline std::unique_ptr<Subprocess> StartWorker(const std::string& config, uint16_t port,
+                                               const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args{
+      kBin, "worker", config, "--listen", "127.0.0.1:" + std::to_string(port), "--duration", "120"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto w = std::make_unique<Subprocess>(args);
   EXPECT_TRUE(w->WaitForStderr("listening on grpc://", std::chrono::seconds(30))) << w->err();
   return w;
 }
@@ -76,6 +79,9 @@ inline uint16_t HttpPortOf(const Subprocess& serve) {
 // its gRPC port free too. Start() returns once serve is ready; call it as
 // ASSERT_NO_FATAL_FAILURE(two.Start(config)).
 struct TwoWorkerServe {
+  // The Runs on the workers' TCP Run channel (worker --run-port 0,
+  // server.worker_run_transport=tcp) instead of their gRPC Run stream.
+  bool tcp_runs = false;
   std::string config;
   uint16_t p0 = 0, p1 = 0, grpc_port = 0, http_port = 0;
   std::unique_ptr<Subprocess> w0, w1, serve;
@@ -89,10 +95,14 @@ struct TwoWorkerServe {
     p0 = testing::FreeTcpPort();
     p1 = testing::FreeTcpPort();
     ASSERT_NE(p0, p1);
-    w0 = StartWorker(config, p0);
-    w1 = StartWorker(config, p1);
+    const std::vector<std::string> run_port =
+        tcp_runs ? std::vector<std::string>{"--run-port", "0"} : std::vector<std::string>{};
+    w0 = StartWorker(config, p0, run_port);
+    w1 = StartWorker(config, p1, run_port);
     grpc_port = testing::FreeTcpPort();
-    serve = std::make_unique<Subprocess>(ServeArgs(config, p0, p1, grpc_port));
+    std::vector<std::string> args = ServeArgs(config, p0, p1, grpc_port);
+    if (tcp_runs) args.insert(args.end(), {"--set", "server.worker_run_transport=tcp"});
+    serve = std::make_unique<Subprocess>(args);
     ASSERT_TRUE(serve->WaitForStderr("sloserve: ready", std::chrono::seconds(60))) << serve->err();
     http_port = HttpPortOf(*serve);
     ASSERT_NE(http_port, 0) << serve->err();
