@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 namespace sloserve::remote {
 namespace {
@@ -147,11 +148,13 @@ void FramedConnection::Close(const std::string& why) {
 }
 
 void FramedConnection::Run() {
-  std::string in;     // bytes read and not yet taken as frames
-  size_t taken = 0;   // of `in`
+  // Bytes read and not yet taken as frames: in[taken, used). Grown (zero-filled) only when a
+  // frame needs more room, not per read; let go of once empty after a large frame.
+  constexpr size_t kChunk = size_t{64} << 10;
+  std::vector<char> in(kChunk);
+  size_t used = 0, taken = 0;
   std::string error;  // why the loop ended, when not Close's or the peer's EOF
   bool eof = false;
-  constexpr size_t kChunk = size_t{64} << 10;
   for (;;) {
     pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     if (want_write_.load(std::memory_order_acquire)) fds[0].events |= POLLOUT;
@@ -171,10 +174,8 @@ void FramedConnection::Run() {
     }
     if ((fds[0].revents & POLLOUT) != 0 && !Flush()) break;
     if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-    const size_t at = in.size();
-    in.resize(at + kChunk);
-    const ssize_t got = recv(fd_, in.data() + at, kChunk, 0);
-    in.resize(at + (got > 0 ? static_cast<size_t>(got) : 0));
+    if (in.size() - used < kChunk) in.resize(used + kChunk);
+    const ssize_t got = recv(fd_, in.data() + used, in.size() - used, 0);
     if (got == 0) {
       eof = true;
       break;
@@ -184,24 +185,32 @@ void FramedConnection::Run() {
       error = "recv: " + ErrnoText(errno);
       break;
     }
-    while (in.size() - taken >= kFrameHeaderBytes) {
+    used += static_cast<size_t>(got);
+    while (used - taken >= kFrameHeaderBytes) {
       const uint32_t length = GetLength(in.data() + taken);
       if (length > max_frame_bytes_) {
         error = "a frame of " + std::to_string(length) + " bytes is over the " +
                 std::to_string(max_frame_bytes_) + "-byte limit";
         break;
       }
-      if (in.size() - taken - kFrameHeaderBytes < length) break;
+      if (used - taken - kFrameHeaderBytes < length) break;
       handlers_.on_frame(std::string_view(in.data() + taken + kFrameHeaderBytes, length));
       taken += kFrameHeaderBytes + length;
     }
     if (!error.empty()) break;
-    if (taken == in.size()) {
-      in.clear();
-      taken = 0;
-    } else if (taken > kChunk) {
-      in.erase(0, taken);
-      taken = 0;
+    if (taken == used) {
+      used = taken = 0;
+      if (in.size() > 16 * kChunk) std::vector<char>(kChunk).swap(in);
+    } else {  // a partial frame: moved to the front, with room for all of it once known
+      if (taken > 0) {
+        std::memmove(in.data(), in.data() + taken, used - taken);
+        used -= taken;
+        taken = 0;
+      }
+      if (used >= kFrameHeaderBytes) {
+        const size_t whole = kFrameHeaderBytes + GetLength(in.data());
+        if (in.size() < whole) in.resize(whole);
+      }
     }
   }
   Status why;
