@@ -12,6 +12,7 @@
 #                (`worker --run-port 0`, server.worker_run_transport=tcp; docs/remote-workers.md)
 #   http-remote  serve over HTTP only (no gRPC port) with 2 `sloserve worker` processes;
 #                not in the default TARGETS (the issue sets no target for it)
+#   http-remote-tcp  http-remote with the Runs on the TCP Run channel (not in the default)
 # Every serve runs the zero-cost emulated model of bench/grpc_bench_common.sh
 # (executor.time_scale=0, 2 workers, admission off), so what is measured is the server.
 # Open loop at each RATE; for each target: CPU per answered request (on-CPU time of every
@@ -163,6 +164,7 @@ start_remote() {
 if has grpc-remote; then start_remote grpc-remote grpc; fi
 if has grpc-remote-tcp; then start_remote grpc-remote-tcp grpc tcp; fi
 if has http-remote; then start_remote http-remote http; fi
+if has http-remote-tcp; then start_remote http-remote-tcp http tcp; fi
 sleep 1
 all=""
 for t in $targets; do all="$all ${procs[$t]}"; done
@@ -236,7 +238,8 @@ for (num, den, what) in (("http", "nginx", "HTTP serve / nginx (target <= 2 at 1
                          ("grpc", "grpc-min", "gRPC serve / minimal gRPC server (target <= 2 at 1,000)"),
                          ("grpc-remote", "grpc", "remote hop serve+workers / serve in-process (target <= 2)"),
                          ("grpc-remote-tcp", "grpc", "remote hop, TCP Run channel / serve in-process (target <= 2)"),
-                         ("http-remote", "http", "HTTP remote hop serve+workers / serve in-process (no target)")):
+                         ("http-remote", "http", "HTTP remote hop serve+workers / serve in-process (no target)"),
+                         ("http-remote-tcp", "http", "HTTP remote hop, TCP Run channel / serve in-process (no target)")):
     for rate in sorted({r["rate"] for r in rows}):
         each = []
         for k in rounds:
