@@ -186,6 +186,7 @@ void FramedConnection::Run() {
       break;
     }
     used += static_cast<size_t>(got);
+    const size_t taken_before = taken;
     while (used - taken >= kFrameHeaderBytes) {
       const uint32_t length = GetLength(in.data() + taken);
       if (length > max_frame_bytes_) {
@@ -197,6 +198,7 @@ void FramedConnection::Run() {
       handlers_.on_frame(std::string_view(in.data() + taken + kFrameHeaderBytes, length));
       taken += kFrameHeaderBytes + length;
     }
+    if (taken != taken_before && handlers_.on_read_done) handlers_.on_read_done();
     if (!error.empty()) break;
     if (taken == used) {
       used = taken = 0;

@@ -7,9 +7,10 @@
 // loopback: docs/benchmarks.md).
 //
 // One thread per connection reads it (poll on the socket and an eventfd): each complete
-// frame goes to on_frame on that thread, and the end (EOF, a socket error, an oversized
-// frame, Close) to on_end once, after the last frame. Send may be called from any thread,
-// on_frame's included: it writes at once when nothing is queued before it (no hand-off),
+// frame goes to on_frame on that thread, then (if set) on_read_done once for the frames of
+// one read, so a handler can answer them together; the end (EOF, a socket error, an
+// oversized frame, Close) goes to on_end once, after the last frame. Send may be called from any
+// thread, on_frame's included: it writes at once when nothing is queued before it (no hand-off),
 // else queues, and the thread writes the rest when the socket takes more.
 //
 // The handlers must not destroy the connection (its destructor joins the thread): owners
@@ -37,6 +38,7 @@ class FramedConnection {
   struct Handlers {
     std::function<void(std::string_view frame)> on_frame;
     std::function<void(const Status& why)> on_end;
+    std::function<void()> on_read_done;  // optional
   };
   // Takes `fd`, a connected stream socket (made non-blocking here). Frames longer than
   // `max_frame_bytes` end the connection (either way); so does a peer that leaves more

@@ -640,7 +640,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
         *fd, kMaxTcpFrameBytes, 4 * kMaxTcpFrameBytes,
         remote::FramedConnection::Handlers{
             [this, t](std::string_view frame) { OnTcpReply(t, frame); },
-            [this, t](const Status& why) { OnTcpEnded(t, why); }});
+            [this, t](const Status& why) { OnTcpEnded(t, why); }, [this] { Delivered(); }});
     MutexLock lock(mu);
     if (state[w].address != address || state[w].tcp != nullptr) return;  // changed meanwhile
     state[w].tcp = t;
@@ -935,7 +935,8 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     return shared_cq != nullptr;
   }
 
-  // A frame of replies on a TCP Run channel (its connection's thread): as OnReply.
+  // A frame of replies on a TCP Run channel (its connection's thread): as OnReply. Results
+  // posted quietly are stepped for once per read, after its last frame (Delivered).
   void OnTcpReply(TcpRunChannel* t, std::string_view frame) EXCLUDES(mu) {
     worker::ActionReplies replies;
     if (!replies.ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
@@ -956,9 +957,9 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
       Heard(t->worker, replies);
     }
     // Only this thread retires the channel's calls (until its end): alive here.
-    CallOwner::Deliver(this, TcpQuiet(), [&] {
-      for (RemoteCall* call : answered) FinishReplied(call);
-    });
+    remote_internal::t_deliver_quietly = TcpQuiet();
+    for (RemoteCall* call : answered) FinishReplied(call);
+    remote_internal::t_deliver_quietly = false;
   }
 
   // A TCP Run channel ended (its connection's thread, once): every Run still on it fails

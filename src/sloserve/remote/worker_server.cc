@@ -162,9 +162,10 @@ struct WorkerRunStream final : RunReplyTarget, std::enable_shared_from_this<Work
 
 // One controller's TCP Run channel (docs/remote-workers.md, "The TCP Run channel"): each
 // frame is a RunRequests message, read on the connection's thread and dispatched there as
-// Runs; their replies go out as ActionReplies frames, those the dispatch produced in one
-// (as on a WorkerRunStream), later ones as they come (timer or executor thread). Held by
-// the server's list until its connection has ended and by its pending actions.
+// Runs; their replies go out as ActionReplies frames, those the dispatch of one read's
+// frames produced in one (as on a WorkerRunStream), later ones as they come (timer or
+// executor thread). Held by the server's list until its connection has ended and by its
+// pending actions.
 struct WorkerTcpRun final : RunReplyTarget, std::enable_shared_from_this<WorkerTcpRun> {
   WorkerServer::Impl* server = nullptr;
   std::unique_ptr<remote::FramedConnection> conn;  // set before it starts
@@ -172,7 +173,7 @@ struct WorkerTcpRun final : RunReplyTarget, std::enable_shared_from_this<WorkerT
   Mutex mu;
   worker::ActionReplies sending GUARDED_BY(mu);  // instance set once; the replies per write
   worker::ActionReplies queued GUARDED_BY(mu);
-  bool holding GUARDED_BY(mu) = false;  // a frame's Runs are being dispatched
+  bool holding GUARDED_BY(mu) = false;  // a read's frames are being dispatched
 
   void Send(worker::ActionReply reply) EXCLUDES(mu) override {
     MutexLock lock(mu);
@@ -181,6 +182,12 @@ struct WorkerTcpRun final : RunReplyTarget, std::enable_shared_from_this<WorkerT
   }
   void WriteQueued() REQUIRES(mu);  // below WorkerServer::Impl
   void OnFrame(std::string_view frame);
+  // The read's frames are dispatched: what they produced goes out in one frame.
+  void OnReadDone() EXCLUDES(mu) {
+    MutexLock lock(mu);
+    holding = false;
+    WriteQueued();
+  }
 };
 
 namespace {
@@ -268,7 +275,7 @@ struct WorkerServer::Impl : public ResultSink {
     t->conn = std::make_unique<remote::FramedConnection>(
         fd, options.max_message_bytes, 4 * options.max_message_bytes,
         remote::FramedConnection::Handlers{[raw](std::string_view f) { raw->OnFrame(f); },
-                                           [](const Status&) {}});
+                                           [](const Status&) {}, [raw] { raw->OnReadDone(); }});
     tcp_runs.push_back(t);
     t->conn->Start();
   }
@@ -677,9 +684,7 @@ void WorkerTcpRun::OnFrame(std::string_view frame) {
   server->tcp_runs_received.fetch_add(runs.runs_size(), std::memory_order_relaxed);
   const std::shared_ptr<RunReplyTarget> self_ref = shared_from_this();
   for (const worker::RunRequest& req : runs.runs()) server->HandleRun(req, nullptr, self_ref);
-  MutexLock lock(mu);
-  holding = false;
-  WriteQueued();
+  // The replies wait for OnReadDone (the read's last frame dispatched).
 }
 
 void WorkerRunStream::Accepted(bool ok) {
