@@ -210,6 +210,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   static constexpr int kFullCheckEvery = 5;
   // A TCP Run channel's frame limit: the gRPC channels' message limit (worker_channel.cc).
   static constexpr size_t kMaxTcpFrameBytes = size_t{64} << 20;
+  static constexpr auto kTcpRetry = std::chrono::seconds(5);
   // What the threads share about a worker (Impl::state, under mu).
   struct WorkerState {
     // Its connection. A fixed set: set in the constructor. An elastic set: changed by
@@ -238,6 +239,9 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     TcpRunChannel* tcp = nullptr;
     uint32_t run_port = 0;
     bool tcp_logged = false;  // why it has none was logged (once per address)
+    // After a failed connect, the next attempt waits until then (kTcpRetry): a port that
+    // drops connections must not hold up every round of health checks.
+    std::chrono::steady_clock::time_point tcp_retry_at{};
     // The last Run-stream message from it (OnReply): when, from which process, and whether
     // its queue was full then (ActionReplies' health fields).
     TimePoint heard{};
@@ -618,7 +622,9 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
                     "its gRPC Run stream");
       }
       s.run_port = run_port;
-      if (run_port == 0 || s.tcp != nullptr || s.stub == nullptr || s.draining) return;
+      if (run_port == 0 || s.tcp != nullptr || s.stub == nullptr || s.draining ||
+          std::chrono::steady_clock::now() < s.tcp_retry_at)
+        return;
       address = s.address;
     }
     const std::string host = remote::HostOf(address);
@@ -626,6 +632,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
         remote::ConnectTcp(host, static_cast<uint16_t>(run_port), options.health_timeout);
     if (!fd.ok()) {
       MutexLock lock(mu);
+      state[w].tcp_retry_at = std::chrono::steady_clock::now() + kTcpRetry;
       if (!state[w].tcp_logged) {
         state[w].tcp_logged = true;
         health->Log("sloserve: " + NameOf(w, address) + ": " + fd.status().message() +
