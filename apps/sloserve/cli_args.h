@@ -35,6 +35,8 @@ inline constexpr double kMaxTimeoutSeconds = 86'400;      // a day: a request's 
 inline constexpr double kMaxSloMillis = 86'400'000;       // a day, as the config's slo_ms
 // A --seed's range, as the config's `seed`: [0, 2^53] (every seed exact as a double).
 inline const FlagRange kSeedRange{.min = 0, .max = 9'007'199'254'740'992};
+// A --jobs' range: at least one, at most 1024 threads (each holds a simulation).
+inline const FlagRange kJobsRange{.min = 1, .max = 1024};
 
 class Args {
  public:

@@ -150,9 +150,9 @@ Status Run(const Args& args) {
     RETURN_IF_ERROR(CheckTuneOption(t, runs));
     tune = t;
   }
-  ASSIGN_OR_RETURN(int64_t jobs,
-                   args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
-  if (jobs < 1) return InvalidArgumentError("--jobs: must be >= 1");
+  ASSIGN_OR_RETURN(
+      int64_t jobs,
+      args.GetIntIn("jobs", std::max(1u, std::thread::hardware_concurrency()), kJobsRange));
   std::map<std::string, ProfileSuite> suites;
   for (const RunSpec& r : runs) {
     if (!suites.count(r.suite)) {

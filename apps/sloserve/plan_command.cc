@@ -166,13 +166,13 @@ StatusOr<PlanOptions> ParsePlanOptions(const Args& args, const ExperimentConfig&
   ASSIGN_OR_RETURN(o.seeds, args.GetInt("seeds", 10));
   ASSIGN_OR_RETURN(o.reach, args.GetDouble("reach", 0.98));
   ASSIGN_OR_RETURN(o.max_evals, args.GetInt("max-evals", 0));
-  ASSIGN_OR_RETURN(o.jobs, args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
+  ASSIGN_OR_RETURN(
+      o.jobs, args.GetIntIn("jobs", std::max(1u, std::thread::hardware_concurrency()), kJobsRange));
   ASSIGN_OR_RETURN(o.search, ParseThroughputSearchFlags(args));
   o.evaluate = args.Get("evaluate", "none");
   o.methods = SplitList(args.Get("search", ""));
   if (o.top_n < 1) return InvalidArgumentError("--top: must be >= 1");
   if (o.seeds < 1) return InvalidArgumentError("--seeds: must be >= 1");
-  if (o.jobs < 1) return InvalidArgumentError("--jobs: must be >= 1");
   if (o.oracle_queries < 1) return InvalidArgumentError("--oracle-queries: must be >= 1");
   if (!(o.reach > 0 && o.reach <= 1)) return InvalidArgumentError("--reach: must be in (0, 1]");
   if (o.evaluate != "none" && o.evaluate != "top" && o.evaluate != "all")

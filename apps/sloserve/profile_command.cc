@@ -159,9 +159,9 @@ Status LoadLatency(const Args& args, const ProfileSuite& suite) {
     std::stringstream ss(args.Get("variants"));
     for (std::string v; std::getline(ss, v, ',');) req.variants.push_back(v);
   }
-  ASSIGN_OR_RETURN(int64_t jobs,
-                   args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
-  if (jobs < 1) return InvalidArgumentError("--jobs: must be >= 1");
+  ASSIGN_OR_RETURN(
+      int64_t jobs,
+      args.GetIntIn("jobs", std::max(1u, std::thread::hardware_concurrency()), kJobsRange));
   req.jobs = static_cast<int>(jobs);
   ProgressBar bar("load-latency", StderrIsTerminal());
   std::string text;

@@ -69,9 +69,9 @@ Status Run(const Args& args) {
   if (args.Has("series")) {
     for (RunSpec& r : runs) r.series_latency = true;
   }
-  ASSIGN_OR_RETURN(int64_t jobs,
-                   args.GetInt("jobs", std::max(1u, std::thread::hardware_concurrency())));
-  if (jobs < 1) return InvalidArgumentError("--jobs: must be >= 1");
+  ASSIGN_OR_RETURN(
+      int64_t jobs,
+      args.GetIntIn("jobs", std::max(1u, std::thread::hardware_concurrency()), kJobsRange));
 
   std::vector<RunResult> results;
   if (args.Has("records")) {

@@ -287,8 +287,9 @@ TEST(CliBadInputE2eTest, ANegativeSeedIsRefusedByEveryCommand) {
   }
 }
 
-// `profile load-latency --jobs 0` ran with one job while sim, kairos and plan refuse it.
-TEST(CliBadInputE2eTest, JobsBelowOneIsRefusedByEveryCommand) {
+// `profile load-latency --jobs 0` ran with one job while sim, kairos and plan refuse it;
+// `--jobs 3e9` passed the check and overflowed the int it became.
+TEST(CliBadInputE2eTest, JobsOutOfRangeIsRefusedByEveryCommand) {
   const std::string cfg = kRoot + "/experiments/foundation/edf_image.yaml";
   const std::vector<std::vector<std::string>> commands = {
       {"profile", "load-latency", "ramsis-image"},
@@ -297,12 +298,12 @@ TEST(CliBadInputE2eTest, JobsBelowOneIsRefusedByEveryCommand) {
       {"plan", "kairos", kRoot + "/experiments/kairos/plan_rm2.yaml"},
   };
   for (const std::vector<std::string>& command : commands) {
-    for (const char* jobs : {"0", "-3"}) {
+    for (const char* jobs : {"0", "-3", "3e9"}) {
       std::vector<std::string> argv = {kBin};
       argv.insert(argv.end(), command.begin(), command.end());
       argv.insert(argv.end(), {"--jobs", jobs});
       testing::Subprocess p(argv);
-      const std::string expect = "sloserve " + command[0] + ": --jobs: must be >= 1";
+      const std::string expect = "sloserve " + command[0] + ": --jobs: must be in [1, 1024]";
       ASSERT_TRUE(p.WaitForStderr(expect, std::chrono::seconds(60))) << expect << ": " << p.err();
       EXPECT_EQ(p.Wait().exit_code, 1) << expect;
     }
@@ -414,6 +415,24 @@ TEST(CliBadInputE2eTest, RepeatedHardwareTypesAndPolicyNamesAreRefused) {
       EXPECT_NE((r.out + r.err).find(cases[i].second), std::string::npos)
           << argv[1] << ": " << r.out << r.err;
     }
+  }
+}
+
+// A cluster experiment (docs/model-aware.md) naming a key twice: `sim` refused it while
+// `config check` read it with yaml-cpp's plain parse and said it was OK.
+TEST(CliBadInputE2eTest, ConfigCheckRefusesAClusterExperimentsRepeatedKey) {
+  const testing::ScopedTempDir temp("cli-bad-cluster-repeat");
+  const std::string cfg = temp.File("cluster.yaml");
+  std::ofstream(cfg) << "name: twice\nsuite: t5-translation\nseed: 1\nseed: 2\n"
+                        "policies: [random]\ncluster: {machines: 2, hardware: c220g5}\n"
+                        "workload: {kind: phases, model: t5-small, count: 2, proc_cores: 1}\n";
+  for (const std::vector<std::string>& argv :
+       {std::vector<std::string>{kBin, "sim", cfg, "--no-progress"},
+        std::vector<std::string>{kBin, "config", "check", cfg}}) {
+    auto r = RunProcess(argv);
+    EXPECT_EQ(r.exit_code, 1) << argv[1] << ": " << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find(":4:1: key 'seed' given twice"), std::string::npos)
+        << argv[1] << ": " << r.out << r.err;
   }
 }
 

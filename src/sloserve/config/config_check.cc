@@ -10,6 +10,7 @@
 #include "sloserve/config/model_config.h"
 #include "sloserve/config/suite_resolver.h"
 #include "sloserve/core/did_you_mean.h"
+#include "sloserve/core/yaml_document.h"
 #include "sloserve/engine/deployment.h"
 #include "sloserve/policy/policy_spec.h"
 #include "sloserve/policy/registry.h"
@@ -81,7 +82,10 @@ std::string QuotedKey(const ExperimentConfig& config, const std::string& message
 
 std::vector<ConfigDiagnostic> CheckCluster(const std::string& text, const std::string& origin) {
   std::vector<ConfigDiagnostic> out;
-  YAML::Node root = YAML::Load(text);
+  // As `sim` reads it: an unclosed quote or a key given twice is refused with its place.
+  StatusOr<YAML::Node> loaded = LoadYamlDocument(text, origin);
+  if (!loaded.ok()) return {{origin, 0, 0, "", loaded.status().message()}};
+  const YAML::Node root = *loaded;
   std::vector<std::string> known(ClusterExperimentKeys().begin(), ClusterExperimentKeys().end());
   std::function<void(const YAML::Node&, const std::string&)> walk = [&](const YAML::Node& n,
                                                                         const std::string& prefix) {
