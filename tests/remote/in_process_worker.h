@@ -16,8 +16,10 @@
 
 #include "sloserve/core/mutex.h"
 #include "sloserve/core/payload_store.h"
+#include "sloserve/core/tsan.h"
 #include "sloserve/engine/clock.h"
 #include "sloserve/engine/worker_protocol.h"
+#include "sloserve/grpc/async_unary.h"
 #include "sloserve/remote/remote_executor.h"
 #include "sloserve/remote/worker_server.h"
 #include "support/test_suite.h"
@@ -279,6 +281,35 @@ inline void ExpectServed(const RecordingSink& sink, ActionId id) {
   EXPECT_EQ(results[0].solo[0], PuppetWorkerExecutor::Marker(id))
       << "action " << id << " got another's reply";
 }
+
+// A completion queue drained by a thread of its own, as serve's gRPC queue thread drains
+// the one it lends the executor (RemoteExecutor::DrainOn): each tag is a CallTag.
+class QueueDrainer {
+ public:
+  QueueDrainer()
+      : thread_([this] {
+          void* tag = nullptr;
+          bool ok = false;
+          while (cq_.Next(&tag, &ok)) {
+            TsanAcquire(tag);
+            static_cast<grpc_protocol::CallTag*>(tag)->Proceed(ok);
+          }
+        }) {}
+  ~QueueDrainer() { Stop(); }
+  ::grpc::CompletionQueue* cq() { return &cq_; }
+  std::thread::id id() const { return id_; }
+  // Shuts the queue down and waits for its thread (after RemoteExecutor::LeaveQueue).
+  void Stop() {
+    if (!thread_.joinable()) return;
+    cq_.Shutdown();
+    thread_.join();
+  }
+
+ private:
+  ::grpc::CompletionQueue cq_;
+  std::thread thread_;
+  const std::thread::id id_ = thread_.get_id();
+};
 
 // A controller's RemoteExecutor on one worker, connected and attached to a RecordingSink.
 // Health checks every 50 ms, two failed ones mark the worker down; each call's deadline is

@@ -109,17 +109,9 @@ TEST_F(RemoteExecutorWorkerTest, ADuplicateResultIsAnsweredOnce) {
 TEST_F(RemoteExecutorWorkerTest, RepliesReadOnAnotherComponentsQueueArePostedQuietlyThere) {
   InProcessWorker worker(&suite_);
   Controller controller(&suite_, worker.address(), Seconds(10));
-  ::grpc::CompletionQueue cq;
-  std::thread drainer([&cq] {
-    void* tag = nullptr;
-    bool ok = false;
-    while (cq.Next(&tag, &ok)) {
-      TsanAcquire(tag);
-      static_cast<grpc_protocol::CallTag*>(tag)->Proceed(ok);
-    }
-  });
-  const std::thread::id drainer_id = drainer.get_id();
-  controller.executor->DrainOn(&cq);
+  QueueDrainer drainer;
+  const std::thread::id drainer_id = drainer.id();
+  controller.executor->DrainOn(drainer.cq());
   EXPECT_EQ(controller.executor->TakeWait(), nullptr);
   ASSERT_NO_FATAL_FAILURE(controller.Start());
 
@@ -133,9 +125,8 @@ TEST_F(RemoteExecutorWorkerTest, RepliesReadOnAnotherComponentsQueueArePostedQui
   ASSERT_TRUE(controller.sink.WaitStepsOrWakes(1));
   EXPECT_EQ(controller.sink.step_thread(), drainer_id);
 
-  controller.executor->LeaveQueue();  // its stream is cancelled: its end came on `cq`
-  cq.Shutdown();
-  drainer.join();
+  controller.executor->LeaveQueue();  // its stream is cancelled: its end came on the queue
+  drainer.Stop();
   controller.Run(2);  // a new stream, on the executor's own queue
   ASSERT_TRUE(worker.puppet().WaitSent(2));
   worker.puppet().Answer(1);

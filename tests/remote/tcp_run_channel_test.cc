@@ -8,8 +8,6 @@
 #include <thread>
 
 #include "remote/in_process_worker.h"
-#include "sloserve/core/tsan.h"
-#include "sloserve/grpc/async_unary.h"
 
 namespace sloserve::remote_test {
 namespace {
@@ -20,6 +18,15 @@ class TcpRunChannelTest : public ::testing::Test {
  protected:
   const ProfileSuite suite_ = testing::SmallSuite();
 };
+
+// Run 1 sent and answered by the worker's first action: served with its own reply.
+void RunOneAndServeIt(Controller& controller, InProcessWorker& worker) {
+  controller.Run(1);
+  ASSERT_TRUE(worker.puppet().WaitSent(1));
+  worker.puppet().Answer(0);
+  ASSERT_TRUE(controller.sink.WaitResults(1));
+  ExpectServed(controller.sink, 1);
+}
 
 TEST_F(TcpRunChannelTest, RunsGoOnTheChannelAndEachGetsItsOwnReply) {
   InProcessWorker worker(&suite_, 0, false, kAnyPort);
@@ -43,11 +50,7 @@ TEST_F(TcpRunChannelTest, AWorkerWithoutOneIsServedOnItsRunStream) {
   Controller controller(&suite_, worker.address(), Seconds(10), size_t{1} << 20,
                         /*tcp_runs=*/true);
   ASSERT_NO_FATAL_FAILURE(controller.Start());
-  controller.Run(1);
-  ASSERT_TRUE(worker.puppet().WaitSent(1));
-  worker.puppet().Answer(0);
-  ASSERT_TRUE(controller.sink.WaitResults(1));
-  ExpectServed(controller.sink, 1);
+  ASSERT_NO_FATAL_FAILURE(RunOneAndServeIt(controller, worker));
   EXPECT_EQ(worker.tcp_runs_received(), 0);
   EXPECT_NE(controller.Log().find("offers no TCP Run channel (start it with --run-port)"),
             std::string::npos)
@@ -59,11 +62,7 @@ TEST_F(TcpRunChannelTest, AControllerNotSetToUseItKeepsToTheRunStream) {
   InProcessWorker worker(&suite_, 0, false, kAnyPort);
   Controller controller(&suite_, worker.address(), Seconds(10));
   ASSERT_NO_FATAL_FAILURE(controller.Start());
-  controller.Run(1);
-  ASSERT_TRUE(worker.puppet().WaitSent(1));
-  worker.puppet().Answer(0);
-  ASSERT_TRUE(controller.sink.WaitResults(1));
-  ExpectServed(controller.sink, 1);
+  ASSERT_NO_FATAL_FAILURE(RunOneAndServeIt(controller, worker));
   EXPECT_EQ(worker.tcp_runs_received(), 0);
 }
 
@@ -119,16 +118,8 @@ TEST_F(TcpRunChannelTest, RepliesArePostedQuietlyOnTheChannelsThreadUnderDrainOn
   InProcessWorker worker(&suite_, 0, false, kAnyPort);
   Controller controller(&suite_, worker.address(), Seconds(10), size_t{1} << 20,
                         /*tcp_runs=*/true);
-  ::grpc::CompletionQueue cq;
-  std::thread drainer([&cq] {
-    void* tag = nullptr;
-    bool ok = false;
-    while (cq.Next(&tag, &ok)) {
-      TsanAcquire(tag);
-      static_cast<grpc_protocol::CallTag*>(tag)->Proceed(ok);
-    }
-  });
-  controller.executor->DrainOn(&cq);
+  QueueDrainer drainer;
+  controller.executor->DrainOn(drainer.cq());
   ASSERT_NO_FATAL_FAILURE(controller.Start());
   controller.Run(1);
   ASSERT_TRUE(worker.puppet().WaitSent(1));
@@ -137,13 +128,12 @@ TEST_F(TcpRunChannelTest, RepliesArePostedQuietlyOnTheChannelsThreadUnderDrainOn
   ExpectServed(controller.sink, 1);
   EXPECT_EQ(controller.sink.quiet_posts(), 1);
   EXPECT_NE(controller.sink.quiet_thread(), std::this_thread::get_id());
-  EXPECT_NE(controller.sink.quiet_thread(), drainer.get_id()) << "read on the channel's thread";
+  EXPECT_NE(controller.sink.quiet_thread(), drainer.id()) << "read on the channel's thread";
   ASSERT_TRUE(controller.sink.WaitStepsOrWakes(1));
   EXPECT_EQ(controller.sink.step_thread(), controller.sink.quiet_thread());
 
   controller.executor->LeaveQueue();
-  cq.Shutdown();
-  drainer.join();
+  drainer.Stop();
   controller.Run(2);  // still on the channel, posted plainly now
   ASSERT_TRUE(worker.puppet().WaitSent(2));
   worker.puppet().Answer(1);

@@ -43,6 +43,23 @@ void SetNoDelay(int fd) {
   (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+using AddressList = std::unique_ptr<addrinfo, decltype(&freeaddrinfo)>;
+
+// host:port's TCP addresses (`passive`: to listen on); the error names `what` and why.
+StatusOr<AddressList> Resolve(const std::string& host, uint16_t port, bool passive,
+                              const std::string& what) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = passive ? AI_PASSIVE : 0;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    return UnavailableError(what + ": " + gai_strerror(rc));
+  }
+  return AddressList(found, &freeaddrinfo);
+}
+
 }  // namespace
 
 FramedConnection::FramedConnection(int fd, size_t max_frame_bytes, size_t max_queued_bytes,
@@ -243,17 +260,10 @@ std::string HostOf(const std::string& address) {
 
 StatusOr<int> ConnectTcp(const std::string& host, uint16_t port, Duration timeout) {
   const std::string name = host + ":" + std::to_string(port);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(port);
-  if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
-    return UnavailableError("TCP Run channel to " + name + ": " + gai_strerror(rc));
-  }
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> list(found, &freeaddrinfo);
+  ASSIGN_OR_RETURN(const AddressList list,
+                   Resolve(host, port, /*passive=*/false, "TCP Run channel to " + name));
   std::string last = "no address";
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+  for (addrinfo* a = list.get(); a != nullptr; a = a->ai_next) {
     const int fd =
         socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
     if (fd < 0) {
@@ -294,16 +304,9 @@ FramedListener::~FramedListener() {
 StatusOr<uint16_t> FramedListener::Listen(const std::string& host, uint16_t port,
                                           std::function<void(int)> on_accept) {
   const std::string name = host + ":" + std::to_string(port);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(port);
-  if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
-    return UnavailableError("TCP Run channel: cannot listen on " + name + ": " + gai_strerror(rc));
-  }
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> list(found, &freeaddrinfo);
+  ASSIGN_OR_RETURN(const AddressList list, Resolve(host, port, /*passive=*/true,
+                                                   "TCP Run channel: cannot listen on " + name));
+  const addrinfo* found = list.get();
   const int fd = socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
   int one = 1;
   if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
