@@ -156,6 +156,7 @@ class InProcessWorker {
   int64_t actions_done() const { return server_->actions_done(); }
   int64_t health_checks() const { return server_->health_checks(); }
   int64_t tcp_runs_received() const { return server_->tcp_runs_received(); }
+  uint16_t run_port() const { return server_->run_port(); }
 
  private:
   std::unique_ptr<WorkerServer> server_;

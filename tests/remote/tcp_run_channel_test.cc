@@ -4,10 +4,14 @@
 // exactly its own reply whatever the worker does (reorders, loses, stops), and a worker
 // without one is served on its gRPC Run stream as before.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <thread>
 
 #include "remote/in_process_worker.h"
+#include "sloserve/remote/framed_connection.h"
 
 namespace sloserve::remote_test {
 namespace {
@@ -141,6 +145,30 @@ TEST_F(TcpRunChannelTest, RepliesArePostedQuietlyOnTheChannelsThreadUnderDrainOn
   ExpectServed(controller.sink, 2);
   EXPECT_EQ(controller.sink.quiet_posts(), 1) << "posted as before";
   EXPECT_EQ(worker.tcp_runs_received(), 2);
+}
+
+// Whatever a stranger sends to the run port (bytes that are no RunRequests, a length past
+// the frame limit), the worker closes that connection and goes on serving its controller.
+TEST_F(TcpRunChannelTest, GarbageOnTheRunPortClosesThatConnectionOnly) {
+  InProcessWorker worker(&suite_, 0, false, kAnyPort);
+  Controller controller(&suite_, worker.address(), Seconds(10), size_t{1} << 20,
+                        /*tcp_runs=*/true);
+  ASSERT_NO_FATAL_FAILURE(controller.Start());
+  const std::string not_a_message = std::string("\x05\x00\x00\x00", 4) + "\xff\xff\xff\xff\xff";
+  const std::string too_long = std::string("\xff\xff\xff\x7f", 4) + "abc";
+  for (const std::string& bytes : {not_a_message, too_long}) {
+    auto fd = remote::ConnectTcp("127.0.0.1", worker.run_port(), Seconds(5));
+    ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+    ASSERT_EQ(send(*fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+    pollfd p{*fd, POLLIN, 0};
+    ASSERT_EQ(poll(&p, 1, 20'000), 1) << "the worker closes the connection";
+    char byte;
+    EXPECT_LE(recv(*fd, &byte, 1, 0), 0) << "closed (or reset) without a reply";
+    close(*fd);
+  }
+  ASSERT_NO_FATAL_FAILURE(RunOneAndServeIt(controller, worker));
+  EXPECT_EQ(worker.tcp_runs_received(), 1);
 }
 
 TEST_F(TcpRunChannelTest, AWorkerRefusesARunPortOutOfRangeOrWithTls) {
