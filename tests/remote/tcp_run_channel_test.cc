@@ -171,6 +171,24 @@ TEST_F(TcpRunChannelTest, GarbageOnTheRunPortClosesThatConnectionOnly) {
   EXPECT_EQ(worker.tcp_runs_received(), 1);
 }
 
+// A run port another socket holds: the worker does not start, and says which port.
+TEST_F(TcpRunChannelTest, ARunPortInUseFailsTheStartNamingIt) {
+  remote::FramedListener holder;
+  auto held = holder.Listen("127.0.0.1", 0, [](int fd) { close(fd); });
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  WorkerServer::Options options;
+  options.run_port = *held;
+  auto server = WorkerServer::Create(options, &suite_, [](const ProfileSuite&, PayloadStore*) {
+    return std::make_unique<PuppetWorkerExecutor>();
+  });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  auto started = (*server)->Start();
+  ASSERT_FALSE(started.ok());
+  EXPECT_NE(started.status().message().find("cannot listen on 127.0.0.1:" + std::to_string(*held)),
+            std::string::npos)
+      << started.status().ToString();
+}
+
 TEST_F(TcpRunChannelTest, AWorkerRefusesARunPortOutOfRangeOrWithTls) {
   auto make = [this](int run_port, bool tls) {
     WorkerServer::Options options;

@@ -795,16 +795,19 @@ StatusOr<uint16_t> WorkerServer::Start() {
                      grpc_protocol::ServerTlsCredentials(
                          m.options.tls, {"--tls-cert", "--tls-key", "--tls-client-ca"}));
   }
-  m.server =
-      grpc_protocol::StartAsyncServer(m.options.listen, m.options.max_message_bytes, &m.service,
-                                      m.options.threads, &m.cqs, &bound, credentials);
-  if (m.server == nullptr) {
-    return UnavailableError("worker: cannot listen on " + m.options.listen);
-  }
+  // The TCP Run channel first: a port it cannot have fails the start before the gRPC
+  // server runs (its listener stops with the server object).
   if (m.options.run_port >= 0) {
     ASSIGN_OR_RETURN(m.run_port, m.tcp_listener.Listen(remote::HostOf(m.options.listen),
                                                        static_cast<uint16_t>(m.options.run_port),
                                                        [&m](int fd) { m.AcceptTcpRun(fd); }));
+  }
+  m.server =
+      grpc_protocol::StartAsyncServer(m.options.listen, m.options.max_message_bytes, &m.service,
+                                      m.options.threads, &m.cqs, &bound, credentials);
+  if (m.server == nullptr) {
+    m.tcp_listener.Stop();
+    return UnavailableError("worker: cannot listen on " + m.options.listen);
   }
   m.started = true;
   m.timer_thread = std::thread([&m] { m.TimerLoop(); });
