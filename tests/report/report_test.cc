@@ -19,6 +19,20 @@ TEST(SvgPlotTest, NiceTicksCoverTheRangeWithRoundSteps) {
   EXPECT_LE(small.front(), 0.0012);
   EXPECT_GE(small.back(), 0.0481);
   EXPECT_EQ(NiceTicks(5, 5).size() >= 2, true);  // degenerate range still drawable
+  // One value too large for +-1 to move it, and two values a double barely tells apart
+  // (a seed near 2^53): a few ticks, not a step of 0 looping for ever.
+  for (const auto& [lo, hi] :
+       std::vector<std::pair<double, double>>{{1e16, 1e16},
+                                              {1e300, 1e300},
+                                              {-1e20, -1e20},
+                                              {4503599627370496.0, 4503599627370498.0},
+                                              {9007199254740992.0, 9007199254740992.0}}) {
+    const std::vector<double> ticks = NiceTicks(lo, hi);
+    EXPECT_GE(ticks.size(), 2u) << lo;
+    EXPECT_LE(ticks.size(), 20u) << lo;
+    EXPECT_LE(ticks.front(), lo);
+    EXPECT_GE(ticks.back(), hi);
+  }
 }
 
 TEST(SvgPlotTest, RendersEverySeriesAndEscapesNames) {

@@ -93,9 +93,10 @@ void Marker(std::ostringstream& svg, int shape, double x, double y, const char* 
 }  // namespace
 
 std::vector<double> NiceTicks(double lo, double hi, int target) {
-  if (!(hi > lo)) {
-    lo -= 1;
-    hi += 1;
+  if (!(hi > lo)) {  // one value: a span around it that shows at its magnitude (1e16 + 1 is 1e16)
+    const double pad = std::max(1.0, std::abs(lo) * 0.05);
+    lo -= pad;
+    hi += pad;
   }
   double raw = (hi - lo) / std::max(1, target);
   double mag = std::pow(10.0, std::floor(std::log10(raw)));
@@ -104,9 +105,18 @@ std::vector<double> NiceTicks(double lo, double hi, int target) {
     step = m * mag;
     if (step >= raw) break;
   }
-  std::vector<double> ticks;
   const double first = std::floor(lo / step) * step, last = std::ceil(hi / step) * step;
-  for (double t = first; t <= last + step * 1e-9; t += step) ticks.push_back(t);
+  // Values closer than a double resolves at their magnitude (2^52 and 2^52 + 2): a step
+  // would not move a tick, so the two ends are the ticks.
+  if (!(step > 0) || !std::isfinite(first) || !std::isfinite(last) || first + step == first ||
+      last - step == last) {
+    return {lo, hi};
+  }
+  std::vector<double> ticks;
+  for (double t = first; t <= last + step * 1e-9 && ticks.size() <= 10 * size_t(target) + 10;
+       t += step) {
+    ticks.push_back(t);
+  }
   return ticks;
 }
 
