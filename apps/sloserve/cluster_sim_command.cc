@@ -16,24 +16,14 @@
 namespace sloserve::cli {
 namespace {
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  return ReadConfigFile(path);
-}
-
 double Finite(double x) {
   return std::isinf(x) ? -1 : x;
 }
 
 }  // namespace
 
-bool IsClusterConfigFile(const std::string& path) {
-  auto text = ReadFile(path);
-  return text.ok() && IsClusterExperiment(*text);
-}
-
-Status RunClusterSim(const std::string& path, const std::vector<std::string>& sets, bool json,
-                     const std::string& records) {
-  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+Status RunClusterSim(const std::string& path, const std::string& text,
+                     const std::vector<std::string>& sets, bool json, const std::string& records) {
   ASSIGN_OR_RETURN(ClusterExperiment exp, RunClusterExperiment(text, path, sets));
   if (!records.empty()) {
     std::ofstream out(records);

@@ -8,10 +8,10 @@
 
 namespace sloserve::cli {
 
-// True when the file at `path` is a model-aware placement experiment.
-bool IsClusterConfigFile(const std::string& path);
-// `records`: a CSV of every request of each row's first run ("" = none).
-Status RunClusterSim(const std::string& path, const std::vector<std::string>& sets, bool json,
-                     const std::string& records);
+// Runs the experiment `text`, read from `path` (named in errors; the caller reads the file
+// once: a pipe gives its text only once). `records`: a CSV of every request of each row's
+// first run ("" = none).
+Status RunClusterSim(const std::string& path, const std::string& text,
+                     const std::vector<std::string>& sets, bool json, const std::string& records);
 
 }  // namespace sloserve::cli

@@ -9,6 +9,7 @@
 #include "cluster_sim_command.h"
 #include "commands.h"
 #include "progress_bar.h"
+#include "sloserve/cluster/cluster_experiment.h"
 #include "sloserve/config/experiment_config.h"
 #include "sloserve/config/suite_resolver.h"
 #include "sloserve/report/model_table.h"
@@ -57,12 +58,15 @@ Status Run(const Args& args) {
     return InvalidArgumentError("expected exactly one CONFIG.yaml (see sloserve sim --help)");
   }
   if (args.Has("series") && !args.Has("json")) return InvalidArgumentError("--series needs --json");
+  // Read once: a pipe (/dev/stdin, <(...)) gives its text only once.
+  const std::string& path = args.positionals()[0];
+  ASSIGN_OR_RETURN(const std::string text, ReadConfigFile(path));
   // A `cluster:` section: model-aware placement on machines (docs/model-aware.md).
-  if (IsClusterConfigFile(args.positionals()[0])) {
-    return RunClusterSim(args.positionals()[0], args.GetAll("set"), args.Has("json"),
+  if (IsClusterExperiment(text)) {
+    return RunClusterSim(path, text, args.GetAll("set"), args.Has("json"),
                          args.Has("records") ? args.Get("records") : "");
   }
-  ASSIGN_OR_RETURN(ExperimentConfig config, LoadExperimentConfig(args.positionals()[0]));
+  ASSIGN_OR_RETURN(ExperimentConfig config, ParseExperimentConfig(text, path));
   RETURN_IF_ERROR(ApplyOverrides(&config, args.GetAll("set")));
   ASSIGN_OR_RETURN(std::vector<RunSpec> runs, ExpandRuns(config));
   // The series' per-interval p99 keeps every latency until a run ends: only on request.

@@ -2,6 +2,7 @@
 // that are not what they should be) ends in one error naming the file or flag and the
 // value, exit status 1; never a crash, a hang or an allocation sized by the input.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <fstream>
@@ -416,6 +417,18 @@ TEST(CliBadInputE2eTest, RepeatedHardwareTypesAndPolicyNamesAreRefused) {
           << argv[1] << ": " << r.out << r.err;
     }
   }
+}
+
+// `cat x.yaml | sloserve sim /dev/stdin` read the pipe twice (is it a cluster experiment?
+// then the config), found it empty the second time and ran the built-in defaults, exit 0.
+TEST(CliBadInputE2eTest, SimReadsAConfigFromAPipeOnce) {
+  const testing::ScopedTempDir temp("cli-sim-pipe");
+  const std::string cfg = temp.File("three.yaml");
+  std::ofstream(cfg) << "suite: ramsis-image\nworkers: 3\nduration_s: 1\n"
+                        "workload: {arrival: poisson, load_qps: 50}\n";
+  auto r = RunProcess({"/bin/sh", "-c", "cat '" + cfg + "' | " + kBin + " sim /dev/stdin --json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["rows"][0]["workers"], 3) << r.out;
 }
 
 // A cluster experiment (docs/model-aware.md) naming a key twice: `sim` refused it while
