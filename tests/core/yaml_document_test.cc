@@ -38,6 +38,15 @@ TEST(YamlDocumentTest, AKeyTwiceInOneMappingIsRefusedNamingBoth) {
   EXPECT_EQ(ErrorOf("x: {a: 1}\ny: {a: 2}\n"), "ok");
 }
 
+// A config followed by `---` and more was read as its first document alone.
+TEST(YamlDocumentTest, ASecondDocumentIsRefused) {
+  EXPECT_EQ(ErrorOf("workers: 4\n---\nworkers: 8\n"),
+            "f.yaml:3:1: a second YAML document (after '---'): a config is one document");
+  EXPECT_EQ(ErrorOf("---\nworkers: 4\n"), "ok");  // a leading marker
+  EXPECT_EQ(ErrorOf("workers: 4\n---\n"), "ok");  // a trailing one, nothing after it
+  EXPECT_EQ(ErrorOf("workers: 4\n...\n"), "ok");  // an end marker
+}
+
 TEST(YamlDocumentTest, SyntaxErrorsNameTheirPlace) {
   EXPECT_EQ(ErrorOf("a: b: c\n").rfind("f.yaml:1:", 0), 0u) << ErrorOf("a: b: c\n");
 }

@@ -1,6 +1,8 @@
 #include "sloserve/core/yaml_document.h"
 
 #include <map>
+#include <string>
+#include <vector>
 
 namespace sloserve {
 namespace {
@@ -61,7 +63,15 @@ Status Check(const YAML::Node& node, std::string_view text, const std::string& o
 StatusOr<YAML::Node> LoadYamlDocument(std::string_view text, const std::string& origin) {
   YAML::Node root;
   try {
-    root = YAML::Load(std::string(text));
+    // A second document (after `---`) would be dropped unread: refused, as an unknown key is.
+    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
+    for (size_t i = 1; i < documents.size(); ++i) {
+      if (documents[i].IsNull()) continue;  // a trailing `---` with nothing after it
+      return InvalidArgumentError(Where(origin, documents[i].Mark()) +
+                                  ": a second YAML document (after '---'): a config is one "
+                                  "document");
+    }
+    if (!documents.empty()) root = documents.front();
     RETURN_IF_ERROR(Check(root, text, origin));
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError(Where(origin, e.mark) + ": " + e.msg);
