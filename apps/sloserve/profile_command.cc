@@ -222,6 +222,12 @@ Status Run(const Args& a) {
   if (args->positionals()[0] == "load-latency") return LoadLatency(*args, loaded);
   if (args->positionals()[0] == "synthetic") return Synthetic(*args, loaded);
   const ProfileSuite* suite = &loaded;
+  if (args->Has("hardware") && !suite->FindHardware(args->Get("hardware"))) {
+    std::string names;
+    for (const HardwareSpec& h : suite->hardware()) names += (names.empty() ? "" : ", ") + h.name;
+    return NotFoundError("--hardware: '" + args->Get("hardware") + "' is not in suite '" +
+                         suite->name() + "' (it has " + names + ")");
+  }
   nlohmann::json out;
   out["suite"] = suite->name();
   out["provenance"] = suite->provenance();

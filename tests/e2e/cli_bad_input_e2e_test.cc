@@ -419,6 +419,15 @@ TEST(CliBadInputE2eTest, RepeatedHardwareTypesAndPolicyNamesAreRefused) {
   }
 }
 
+// `profile show SUITE --hardware TYPO` printed an empty table with exit 0.
+TEST(CliBadInputE2eTest, ProfileShowRefusesAnUnknownHardwareType) {
+  auto r = RunProcess({kBin, "profile", "show", "ramsis-image", "--hardware", "n1-4cpuu"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("--hardware: 'n1-4cpuu' is not in suite 'ramsis-image' (it has n1-4cpu"),
+            std::string::npos)
+      << r.err;
+}
+
 // `cat x.yaml | sloserve sim /dev/stdin` read the pipe twice (is it a cluster experiment?
 // then the config), found it empty the second time and ran the built-in defaults, exit 0.
 TEST(CliBadInputE2eTest, SimReadsAConfigFromAPipeOnce) {
