@@ -419,6 +419,25 @@ TEST(CliBadInputE2eTest, RepeatedHardwareTypesAndPolicyNamesAreRefused) {
   }
 }
 
+// `config check` printed a parse error's file (and line) twice: "F: F: top level must be
+// a mapping"; its --json "message" repeated the place given in "file", "line", "column".
+TEST(CliBadInputE2eTest, ConfigCheckNamesAParseErrorsPlaceOnce) {
+  const testing::ScopedTempDir temp("cli-check-place");
+  const std::string list = temp.File("list.yaml");
+  std::ofstream(list) << "- a\n- b\n";
+  auto r = RunProcess({kBin, "config", "check", list});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find(list + ": top level must be a mapping"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(list + ": " + list), std::string::npos) << r.out;
+  const std::string twice = temp.File("twice.yaml");
+  std::ofstream(twice) << "workers: 2\nworkers: 3\n";
+  auto j = RunProcess({kBin, "config", "check", twice, "--json"});
+  EXPECT_EQ(j.exit_code, 1);
+  const auto diag = nlohmann::json::parse(j.out)["errors"][0];
+  EXPECT_EQ(diag["line"], 2) << j.out;
+  EXPECT_EQ(diag["message"].get<std::string>().find(twice), std::string::npos) << j.out;
+}
+
 // `profile show SUITE --hardware TYPO` printed an empty table with exit 0.
 TEST(CliBadInputE2eTest, ProfileShowRefusesAnUnknownHardwareType) {
   auto r = RunProcess({kBin, "profile", "show", "ramsis-image", "--hardware", "n1-4cpuu"});

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
 #include <functional>
 
 #include "sloserve/cluster/cluster_experiment.h"
@@ -25,19 +26,33 @@ const std::vector<std::string>* PolicyNamesFor(const std::string& key) {
   return key.rfind("policy.", 0) == 0 ? PolicyNamesOfKind(key.substr(7)) : nullptr;
 }
 
+// A message that starts with its place ("ORIGIN[:LINE:COLUMN]: what", as the config
+// parser's errors do) as a diagnostic at that place, the place printed once.
+ConfigDiagnostic FromMessage(const std::string& origin, const std::string& message) {
+  ConfigDiagnostic d{origin, 0, 0, "", message};
+  if (message.rfind(origin, 0) != 0) return d;
+  std::string rest = message.substr(origin.size());
+  int line = 0, column = 0, used = 0;
+  if (std::sscanf(rest.c_str(), ":%d:%d%n", &line, &column, &used) == 2) {
+    d.line = line;
+    d.column = column;
+    rest = rest.substr(static_cast<size_t>(used));
+  }
+  if (rest.rfind(": ", 0) == 0) d.message = rest.substr(2);
+  return d;
+}
+
 class Checker {
  public:
   explicit Checker(const ExperimentConfig& config) : config_(config) {}
 
   void Add(const std::string& mark_key, const std::string& key, std::string message) {
-    ConfigDiagnostic d;
-    d.file = config_.origin;
+    ConfigDiagnostic d = FromMessage(config_.origin, message);
     if (auto it = config_.marks.find(mark_key); it != config_.marks.end()) {
       d.line = it->second.line;
       d.column = it->second.column;
     }
     d.key = key;
-    d.message = std::move(message);
     out_.push_back(std::move(d));
   }
 
@@ -84,7 +99,7 @@ std::vector<ConfigDiagnostic> CheckCluster(const std::string& text, const std::s
   std::vector<ConfigDiagnostic> out;
   // As `sim` reads it: an unclosed quote or a key given twice is refused with its place.
   StatusOr<YAML::Node> loaded = LoadYamlDocument(text, origin);
-  if (!loaded.ok()) return {{origin, 0, 0, "", loaded.status().message()}};
+  if (!loaded.ok()) return {FromMessage(origin, loaded.status().message())};
   const YAML::Node root = *loaded;
   std::vector<std::string> known(ClusterExperimentKeys().begin(), ClusterExperimentKeys().end());
   std::function<void(const YAML::Node&, const std::string&)> walk = [&](const YAML::Node& n,
@@ -146,7 +161,7 @@ std::vector<ConfigDiagnostic> CheckConfigText(const std::string& text, const std
     // a syntax error: reported below with its place
   }
   StatusOr<ExperimentConfig> parsed = ParseExperimentStructure(text, origin);
-  if (!parsed.ok()) return {{origin, 0, 0, "", parsed.status().message()}};
+  if (!parsed.ok()) return {FromMessage(origin, parsed.status().message())};
   const ExperimentConfig& config = *parsed;
   Checker check(config);
   for (const auto& [key, value] : config.base) {
