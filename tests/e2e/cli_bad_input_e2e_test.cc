@@ -438,6 +438,19 @@ TEST(CliBadInputE2eTest, ConfigCheckNamesAParseErrorsPlaceOnce) {
   EXPECT_EQ(diag["message"].get<std::string>().find(twice), std::string::npos) << j.out;
 }
 
+// A config without a load (an empty file included) said "arrival spec (kind 'poisson'):
+// rate_qps must be in (0, 1e+06] (got 0)": a field no config has.
+TEST(CliBadInputE2eTest, SimWithoutALoadNamesTheKey) {
+  const testing::ScopedTempDir temp("cli-no-load");
+  const std::string cfg = temp.File("noload.yaml");
+  std::ofstream(cfg) << "suite: ramsis-image\nworkers: 2\nduration_s: 2\n";
+  auto r = RunProcess({kBin, "sim", cfg, "--no-progress"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("'workload.load_qps' is required for workload.arrival 'poisson'"),
+            std::string::npos)
+      << r.err;
+}
+
 // `profile show SUITE --hardware TYPO` printed an empty table with exit 0.
 TEST(CliBadInputE2eTest, ProfileShowRefusesAnUnknownHardwareType) {
   auto r = RunProcess({kBin, "profile", "show", "ramsis-image", "--hardware", "n1-4cpuu"});

@@ -499,7 +499,17 @@ StatusOr<RunSpec> RunSpecFromFlat(const FlatConfig& f, bool with_workload) {
   ASSIGN_OR_RETURN(int64_t seed, IntegerOf(f, kSeed));
   r.seed = static_cast<uint64_t>(seed);
   ASSIGN_OR_RETURN(r.arrival, ArrivalSpecFromFlat(f));
-  if (with_workload) RETURN_IF_ERROR(ValidateArrivalSpec(r.arrival).WithPrefix("workload"));
+  if (with_workload) {
+    if (Status valid = ValidateArrivalSpec(r.arrival); !valid.ok()) {
+      // Nothing given is not "rate_qps ... (got 0)": the key the user writes is named.
+      if (r.arrival.kind.find("trace") == std::string::npos && !IsSet(f, kLoadQps)) {
+        return InvalidArgumentError("'workload.load_qps' is required for workload.arrival '" +
+                                    r.arrival.kind +
+                                    "' (the mean offered load in qps; e.g. --set load_qps=100)");
+      }
+      return valid.WithPrefix("workload");
+    }
+  }
   r.sizes = TextOf(f, kSizes);
   ASSIGN_OR_RETURN(r.app_weights, NumberListOf(f, kAppWeights));
   double total = 0;
