@@ -51,6 +51,32 @@ TEST(ExperimentConfigTest, OverridesReplaceAndSweep) {
   EXPECT_EQ((*removed)[0].policy.options.count("variant"), 0u);
 }
 
+// A swept policy name with a `policies:` list: each entry runs the swept value (as a
+// scalar --set gives every entry its value); it was dropped, every run used the entry's own
+// and the rows recorded values no run used.
+TEST(ExperimentConfigTest, ASweptPolicyNameReachesEveryEntry) {
+  auto cfg = ParseExperimentConfig(R"(
+suite: ramsis-text
+workload: {arrival: poisson, load_qps: 100}
+policy: {variant: bert_tiny}
+policies:
+  - {name: a, batching: edf}
+  - {name: b, batching: edf, dispatch: jsq}
+sweep:
+  policy.batching: [fifo, clipper]
+)",
+                                   "t.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  auto runs = ExpandRuns(*cfg);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ((*runs)[i].policy.batching, i < 2 ? "fifo" : "clipper") << i;
+    EXPECT_EQ((*runs)[i].labels.at("policy.batching"), (*runs)[i].policy.batching) << i;
+  }
+  EXPECT_EQ((*runs)[1].policy.dispatch, "jsq");  // the entry's other names stay
+}
+
 TEST(ExperimentConfigTest, ErrorsNameTheFileAndField) {
   struct Case {
     const char* yaml;

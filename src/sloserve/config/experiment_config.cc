@@ -301,6 +301,12 @@ StatusOr<std::vector<RunSpec>> ExpandRuns(const ExperimentConfig& config) {
         }
         std::erase_if(flat, [](const auto& kv) { return kv.first.rfind("policy.", 0) == 0; });
         for (const auto& [k, v] : pol) flat[k] = v;
+        // A swept policy name (policy.batching: [edf, fifo]) replaces every entry's, as a
+        // scalar --set does (ApplyOverrides): dropped here, the rows recorded values no run
+        // used.
+        for (const auto& [k, v] : labels) {
+          if (IsPolicyNameKey(k)) flat[k] = v;
+        }
         const PolicySpec names = PolicyNamesFromFlat(flat);
         for (const auto& [k, v] : defaults) {
           const bool swept = labels.count(k) > 0;
