@@ -69,6 +69,18 @@ ThroughputSearchOptions Search() {
   return o;
 }
 
+// `plan kairos --evaluate top` lists the pick among the top ones again: with parallel jobs
+// two threads simulated it at once, so the count of simulations followed --jobs.
+TEST(KairosPlanSimTest, AConfigurationListedTwiceIsSimulatedOnce) {
+  const RunSpec run = Rm2();
+  const Plan p = MakePlan(run, 1.5);
+  SimulatedConfigEvaluator eval(run, Suite(), p.space, Search());
+  const InstanceCounts c = p.ranked[p.pick].counts;
+  const Status s = eval.EvaluateAll({c, c, c}, 3);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(eval.simulated(), 1u);
+}
+
 TEST(KairosPlanSimTest, BoundPickAndKairosPlusAgainstTheExhaustiveOptimum) {
   const RunSpec run = Rm2();
   const Plan p = MakePlan(run, 1.5);

@@ -45,8 +45,14 @@ StatusOr<double> SimulatedConfigEvaluator::Evaluate(const InstanceCounts& counts
   return r.allowable_qps;
 }
 
-Status SimulatedConfigEvaluator::EvaluateAll(const std::vector<InstanceCounts>& configs, int jobs,
+Status SimulatedConfigEvaluator::EvaluateAll(const std::vector<InstanceCounts>& listed, int jobs,
                                              const std::function<void(size_t, size_t)>& progress) {
+  // Each configuration once: a repeat handed to two threads at once was simulated twice
+  // (the cache is filled when a simulation ends), so the count depended on --jobs.
+  std::vector<InstanceCounts> configs;
+  for (const InstanceCounts& c : listed) {
+    if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+  }
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
   struct {
