@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_args.h"
 #include "commands.h"
+#include "sloserve/core/embedded_files.h"
 #include "sloserve/planner/forecast_evaluation.h"
 #include "sloserve/policy/planning/load_forecaster.h"
 #include "sloserve/workload/trace_file.h"
@@ -23,6 +25,10 @@ const std::vector<FlagSpec> kFlags = {
     {"trace", "FILE", "per-second rates, whitespace-separated (e.g. twitter_rps_per_second.txt)"},
     {"start-s", "S", "first trace second of the scored range (default 0)"},
     {"end-s", "S", "one past its last second (default: the trace's end)"},
+    {"trace-offset-s", "S",
+     "the dataset second of the trace's first line, for the LSTM's held-out check (default: "
+     "the 'seconds [A, B)' of the trace's provenance header, e.g. the embedded day-15 traces; "
+     "else 0)"},
     {"forecasters", "LIST", "comma-separated (default last_value,moving_max,ewma,lstm)"},
     {"lstm-model", "FILE", "lstm's TorchScript file (default models/forecast/twitter_lstm.pt)"},
     {"window-s", "N", "moving_max's window (default 60, as the planners)"},
@@ -53,6 +59,18 @@ void PrintHelp() {
       FlagsHelp(kFlags).c_str());
 }
 
+// The dataset second a trace cut from the dataset starts at, from its provenance header
+// ("# provenance: datasets/... seconds [1296000, 1382400) = day 15 ..."); 0 without one.
+int64_t OffsetFromHeader(const std::string& path) {
+  StatusOr<std::string> text = ReadFileOrEmbedded(path, "trace file");
+  if (!text.ok()) return 0;  // ReadRates reports it
+  const std::string first = text->substr(0, text->find('\n'));
+  if (first.rfind("#", 0) != 0) return 0;
+  std::smatch m;
+  static const std::regex kSeconds(R"(seconds \[(\d+), \d+\))");
+  return std::regex_search(first, m, kSeconds) ? std::stoll(m[1].str()) : 0;
+}
+
 // The RPS-per-second trace format every command reads (comments, embedded traces).
 StatusOr<std::vector<double>> ReadRates(const std::string& path) {
   StatusOr<RateSeries> series = LoadRpsTrace(path);
@@ -71,6 +89,8 @@ Status Run(const Args& args) {
   ForecastEvalOptions eval;
   ASSIGN_OR_RETURN(eval.begin_s, args.GetInt("start-s", 0));
   ASSIGN_OR_RETURN(eval.end_s, args.GetInt("end-s", -1));
+  ASSIGN_OR_RETURN(eval.trace_offset_s,
+                   args.GetIntIn("trace-offset-s", OffsetFromHeader(args.Get("trace")), {0, 1e12}));
   ASSIGN_OR_RETURN(int64_t history, args.GetInt("history-s", 600));
   ASSIGN_OR_RETURN(int64_t horizon, args.GetInt("horizon-s", 60));
   ASSIGN_OR_RETURN(int64_t stride, args.GetInt("stride-s", 60));

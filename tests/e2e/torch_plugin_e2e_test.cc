@@ -62,9 +62,14 @@ TEST(TorchPluginE2eTest, ForecastEvalScoresTheLstm) {
     argv.insert(argv.end(), extra.begin(), extra.end());
     return RunProcess(argv);
   };
-  auto overlap = with({"--trace", window});
+  // Placed at the dataset's second 0, the window overlaps the training days.
+  auto overlap = with({"--trace", window, "--trace-offset-s", "0"});
   EXPECT_EQ(overlap.exit_code, 1) << overlap.err;
   EXPECT_NE(overlap.err.find("trained on [0, 1209600)"), std::string::npos) << overlap.err;
+  // By default its provenance header places it at day 15 (seconds [1300920, 1302180) of the
+  // dataset): held out, scored.
+  auto day15 = with({"--trace", window});
+  EXPECT_EQ(day15.exit_code, 0) << day15.err;
 
   // The window placed after the training days (zeros before it).
   const std::string shifted = ::testing::TempDir() + "/lstm_window_" + std::to_string(getpid());

@@ -79,6 +79,16 @@ TEST(ForecastEvaluation, RefusesTheTrainingSecondsAndBadRanges) {
       << overlap.status().ToString();
   o.begin_s = 10;
   EXPECT_TRUE(EvaluateLoadForecaster(trained, rates, o).ok());
+  // A trace cut from the dataset (the embedded day-15 traces) is compared in the dataset's
+  // seconds: starting at second 10 its second 0 is held out; at 5, it is not.
+  o.begin_s = 0;
+  o.trace_offset_s = 10;
+  EXPECT_TRUE(EvaluateLoadForecaster(trained, rates, o).ok());
+  o.trace_offset_s = 5;
+  EXPECT_NE(EvaluateLoadForecaster(trained, rates, o).status().message().find("range [5, 45)"),
+            std::string::npos);
+  o.trace_offset_s = 0;
+  o.begin_s = 10;
   o.end_s = 41;
   EXPECT_NE(EvaluateLoadForecaster(trained, rates, o).status().message().find("inside the trace"),
             std::string::npos);

@@ -24,12 +24,14 @@ StatusOr<ForecastScore> EvaluateLoadForecaster(const LoadForecaster& forecaster,
                                 " s is shorter than one window (history_s + horizon_s = " +
                                 std::to_string(o.history_s + o.horizon_s) + " s)");
   }
+  const int64_t off = o.trace_offset_s;
   if (const auto trained = forecaster.TrainedOn();
-      trained && o.begin_s < trained->second && trained->first < end) {
+      trained && o.begin_s + off < trained->second && trained->first < end + off) {
     return InvalidArgumentError(
-        "range [" + std::to_string(o.begin_s) + ", " + std::to_string(end) +
-        ") overlaps the seconds the forecaster was trained on [" + std::to_string(trained->first) +
-        ", " + std::to_string(trained->second) + "): score it on held-out seconds");
+        "range [" + std::to_string(o.begin_s + off) + ", " + std::to_string(end + off) +
+        ") of the dataset's seconds overlaps the seconds the forecaster was trained on [" +
+        std::to_string(trained->first) + ", " + std::to_string(trained->second) +
+        "): score it on held-out seconds");
   }
   ForecastScore s;
   int64_t positive = 0, under = 0, under_margin = 0;

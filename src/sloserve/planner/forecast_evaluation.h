@@ -19,6 +19,9 @@ struct ForecastEvalOptions {
   int horizon_s = 60;
   int stride_s = 60;
   double margin = 0.1;  // the planner's scaling (1 + margin): under_rate_with_margin
+  // The dataset second of the trace's first second (a window cut from the dataset, as the
+  // embedded day-15 traces are): what a trained forecaster's seconds are compared in.
+  int64_t trace_offset_s = 0;
 };
 
 struct ForecastScore {
