@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -187,6 +188,16 @@ StatusOr<PlanOptions> ParsePlanOptions(const Args& args, const ExperimentConfig&
                                   ": needs --evaluate all (to know the optimum) or --max-evals");
   }
   o.cache_dir = args.Get("cache", "");
+  if (!o.cache_dir.empty()) {
+    // Made (or found unusable) before any simulation: a cache written only at the end
+    // lost every simulated value when its directory was missing.
+    std::error_code ec;
+    std::filesystem::create_directories(o.cache_dir, ec);
+    if (ec || !std::filesystem::is_directory(o.cache_dir)) {
+      return InvalidArgumentError("--cache: cannot make directory '" + o.cache_dir +
+                                  "': " + (ec ? ec.message() : "a file is there"));
+    }
+  }
   o.show_progress = StderrIsTerminal() && !args.Has("json");
   return o;
 }

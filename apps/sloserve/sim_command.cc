@@ -58,11 +58,21 @@ Status Run(const Args& args) {
     return InvalidArgumentError("expected exactly one CONFIG.yaml (see sloserve sim --help)");
   }
   if (args.Has("series") && !args.Has("json")) return InvalidArgumentError("--series needs --json");
+  if (args.Has("json") && args.Has("csv")) {
+    return InvalidArgumentError("--json and --csv: give one (results print in one format)");
+  }
   // Read once: a pipe (/dev/stdin, <(...)) gives its text only once.
   const std::string& path = args.positionals()[0];
   ASSIGN_OR_RETURN(const std::string text, ReadConfigFile(path));
   // A `cluster:` section: model-aware placement on machines (docs/model-aware.md).
   if (IsClusterExperiment(text)) {
+    for (const char* flag : {"csv", "series"}) {
+      if (args.Has(flag)) {
+        return InvalidArgumentError(std::string("--") + flag +
+                                    ": not for a model-aware placement experiment (a cluster: "
+                                    "config prints a table or --json)");
+      }
+    }
     return RunClusterSim(path, text, args.GetAll("set"), args.Has("json"),
                          args.Has("records") ? args.Get("records") : "");
   }

@@ -451,6 +451,31 @@ TEST(CliBadInputE2eTest, SimWithoutALoadNamesTheKey) {
       << r.err;
 }
 
+// `sim --json --csv` printed JSON; --csv and --series on a cluster: experiment were
+// ignored; `plan kairos --cache DIR` with DIR missing ran every simulation, then failed.
+TEST(CliBadInputE2eTest, ConflictingOrIgnoredOutputFlagsAreRefusedUpFront) {
+  const std::string cfg = kRoot + "/experiments/foundation/edf_image.yaml";
+  const std::string cluster = kRoot + "/experiments/model-aware/sec62_sequential.yaml";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{kBin, "sim", cfg, "--json", "--csv"}, "--json and --csv: give one"},
+      {{kBin, "sim", cluster, "--csv"}, "--csv: not for a model-aware placement experiment"},
+      {{kBin, "sim", cluster, "--json", "--series"},
+       "--series: not for a model-aware placement experiment"},
+  };
+  for (const auto& [argv, expect] : cases) {
+    auto r = RunProcess(argv);
+    EXPECT_EQ(r.exit_code, 1) << argv[2];
+    EXPECT_NE(r.err.find(expect), std::string::npos) << r.err;
+  }
+  const testing::ScopedTempDir temp("cli-plan-cache");
+  const std::string file = temp.File("a-file");
+  std::ofstream(file) << "x";
+  auto r = RunProcess({kBin, "plan", "kairos", kRoot + "/experiments/kairos/plan_rm2.yaml",
+                       "--cache", file + "/sub"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--cache: cannot make directory"), std::string::npos) << r.err;
+}
+
 // `profile show SUITE --hardware TYPO` printed an empty table with exit 0.
 TEST(CliBadInputE2eTest, ProfileShowRefusesAnUnknownHardwareType) {
   auto r = RunProcess({kBin, "profile", "show", "ramsis-image", "--hardware", "n1-4cpuu"});

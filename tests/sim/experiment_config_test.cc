@@ -45,6 +45,11 @@ TEST(ExperimentConfigTest, OverridesReplaceAndSweep) {
   EXPECT_EQ((*runs)[0].workers, 3);
   EXPECT_DOUBLE_EQ((*runs)[2].arrival.rate_qps, 7);
   EXPECT_EQ((*runs)[0].policy.options.at("variant"), "bert_mini");
+  for (const char* typo : {"workers=[4,]", "workers=[,4]", "workers=[4,,5]", "workers=[ ]"}) {
+    const Status st = ApplyOverrides(&*cfg, {typo});
+    EXPECT_FALSE(st.ok()) << typo;
+    EXPECT_NE(st.message().find("--set workers"), std::string::npos) << st.ToString();
+  }
   ASSERT_TRUE(ApplyOverrides(&*cfg, {"policy.variant="}).ok());  // "key=" removes it
   auto removed = ExpandRuns(*cfg);
   ASSERT_TRUE(removed.ok());

@@ -250,13 +250,24 @@ Status ApplyOverrides(ExperimentConfig* config, const std::vector<std::string>& 
     config->marks.erase(key);
     if (value.size() >= 2 && value.front() == '[' && value.back() == ']') {
       std::vector<std::string> values;
-      std::stringstream ss(value.substr(1, value.size() - 2));
-      for (std::string item; std::getline(ss, item, ',');) {
+      const std::string inner = value.substr(1, value.size() - 2);
+      if (inner.find_first_not_of(' ') == std::string::npos) {
+        return InvalidArgumentError("--set " + key + ": empty list");
+      }
+      // Every item between commas, a trailing one's included: "[4,]" is a typo, not [4].
+      for (size_t at = 0;;) {
+        const size_t comma = inner.find(',', at);
+        std::string item = inner.substr(at, comma == std::string::npos ? comma : comma - at);
         item.erase(0, item.find_first_not_of(' '));
         item.erase(item.find_last_not_of(' ') + 1);
-        if (!item.empty()) values.push_back(item);
+        if (item.empty()) {
+          return InvalidArgumentError("--set " + key + "=" + value +
+                                      ": an empty item in the list (a stray comma?)");
+        }
+        values.push_back(item);
+        if (comma == std::string::npos) break;
+        at = comma + 1;
       }
-      if (values.empty()) return InvalidArgumentError("--set " + key + ": empty list");
       config->sweep.emplace_back(key, values);
     } else if (value.empty()) {
       // "key=" removes the key (e.g. a policy option the new policy does not take).
