@@ -9,8 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sloserve/core/mutex.h"
@@ -136,6 +138,37 @@ TEST(FramedConnectionTest, AFrameOverTheLimitEndsIt) {
   receiver.Open(q.accepted, 1 << 20, 1 << 20);
   EXPECT_FALSE(sender.conn->Send(Message(std::string(4096, 'z'))));
   EXPECT_NE(sender.WaitEnd().message().find("frame limit"), std::string::npos);
+}
+
+// Resident memory of this process, bytes.
+size_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// A header claiming a 60 MiB frame, and nothing after it: the receiving end holds what
+// came (a few bytes), not what was claimed; it held 64 MiB per connection before.
+TEST(FramedConnectionTest, AClaimedLengthIsNotHeldBeforeItsBytesCome) {
+  std::vector<Pair> pairs;
+  std::vector<std::unique_ptr<End>> ends;
+  const size_t before = ResidentBytes();
+  for (int i = 0; i < 8; ++i) {
+    pairs.push_back(Connect());
+    ends.push_back(std::make_unique<End>());
+    ends.back()->Open(pairs.back().accepted, 64 << 20, 64 << 20);
+    const uint32_t claimed = 60u << 20;
+    char header[4];
+    for (int b = 0; b < 4; ++b) header[b] = static_cast<char>((claimed >> (8 * b)) & 0xff);
+    ASSERT_EQ(send(pairs.back().connected, header, 4, MSG_NOSIGNAL), 4);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // read by the 8 threads
+  const size_t grown = ResidentBytes() - std::min(before, ResidentBytes());
+  EXPECT_LT(grown, size_t{64} << 20)
+      << "8 claims of 60 MiB made it hold " << (grown >> 20) << " MiB";
+  for (const Pair& p : pairs) close(p.connected);
+  for (auto& e : ends) EXPECT_FALSE(e->WaitEnd().ok());
 }
 
 TEST(FramedConnectionTest, APeerThatStopsReadingEndsItPastTheQueueBound) {

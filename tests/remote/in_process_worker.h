@@ -368,6 +368,16 @@ struct Controller {
     (void)executor->Send(UnloadVariant{id, 0, 0, variant, clock.Now()});
   }
 
+  // Waits until `n` workers' Runs go on a TCP Run channel (greeted); false if not within
+  // kWait.
+  bool WaitTcpReady(int n = 1) {
+    const auto deadline = std::chrono::steady_clock::now() + kWait;
+    while (executor->tcp_channels_ready() < n) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
   std::string Log() const EXCLUDES(log_mu) {
     MutexLock lock(log_mu);
     return log;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "remote/in_process_worker.h"
+#include "sloserve/proto/worker_service.pb.h"
 #include "sloserve/remote/framed_connection.h"
 
 namespace sloserve::remote_test {
@@ -37,6 +38,7 @@ TEST_F(TcpRunChannelTest, RunsGoOnTheChannelAndEachGetsItsOwnReply) {
   Controller controller(&suite_, worker.address(), Seconds(10), size_t{1} << 20,
                         /*tcp_runs=*/true);
   ASSERT_NO_FATAL_FAILURE(controller.Start());
+  ASSERT_TRUE(controller.WaitTcpReady());
   for (ActionId id = 1; id <= 3; ++id) controller.Run(id);
   ASSERT_TRUE(worker.puppet().WaitSent(3));
   for (int i = 2; i >= 0; --i) worker.puppet().Answer(static_cast<size_t>(i));  // reordered
@@ -78,6 +80,7 @@ TEST_F(TcpRunChannelTest, ALostReplyFailsTheRunOnceAtItsDeadline) {
   Controller controller(&suite_, worker.address(), Millis(300), size_t{1} << 20,
                         /*tcp_runs=*/true);
   ASSERT_NO_FATAL_FAILURE(controller.Start());
+  ASSERT_TRUE(controller.WaitTcpReady());
   controller.Run(1);
   ASSERT_TRUE(worker.puppet().WaitSent(1));
   ASSERT_TRUE(controller.sink.WaitResults(1));
@@ -87,7 +90,7 @@ TEST_F(TcpRunChannelTest, ALostReplyFailsTheRunOnceAtItsDeadline) {
   EXPECT_NE(lost[0].status.message().find("no reply within its deadline"), std::string::npos)
       << lost[0].status.ToString();
   ASSERT_TRUE(controller.sink.WaitReachable(true)) << "health checks pass: it rejoins";
-
+  ASSERT_TRUE(controller.WaitTcpReady()) << "and a new channel opens";
   controller.Run(2);
   ASSERT_TRUE(worker.puppet().WaitSent(2));
   worker.puppet().Answer(0);  // too late, on a channel that has ended
@@ -105,6 +108,7 @@ TEST_F(TcpRunChannelTest, AStoppedWorkerFailsItsRunOnce) {
   Controller controller(&suite_, worker.address(), Seconds(10), size_t{1} << 20,
                         /*tcp_runs=*/true);
   ASSERT_NO_FATAL_FAILURE(controller.Start());
+  ASSERT_TRUE(controller.WaitTcpReady());
   controller.Run(1);
   ASSERT_TRUE(worker.puppet().WaitSent(1));
   worker.Stop();
@@ -125,6 +129,7 @@ TEST_F(TcpRunChannelTest, RepliesArePostedQuietlyOnTheChannelsThreadUnderDrainOn
   QueueDrainer drainer;
   controller.executor->DrainOn(drainer.cq());
   ASSERT_NO_FATAL_FAILURE(controller.Start());
+  ASSERT_TRUE(controller.WaitTcpReady());
   controller.Run(1);
   ASSERT_TRUE(worker.puppet().WaitSent(1));
   worker.puppet().Answer(0);
@@ -154,21 +159,70 @@ TEST_F(TcpRunChannelTest, GarbageOnTheRunPortClosesThatConnectionOnly) {
   Controller controller(&suite_, worker.address(), Seconds(10), size_t{1} << 20,
                         /*tcp_runs=*/true);
   ASSERT_NO_FATAL_FAILURE(controller.Start());
+  ASSERT_TRUE(controller.WaitTcpReady());
   const std::string not_a_message = std::string("\x05\x00\x00\x00", 4) + "\xff\xff\xff\xff\xff";
   const std::string too_long = std::string("\xff\xff\xff\x7f", 4) + "abc";
-  for (const std::string& bytes : {not_a_message, too_long}) {
+  // A valid Run right behind a bad frame, in the same read: it must not run.
+  worker::RunRequests run;
+  worker::RunRequest* r = run.add_runs();
+  r->set_action(99);
+  r->set_rows(1);
+  r->set_start_within_us(-1);
+  worker::Query* q = r->add_queries();
+  q->set_id(99);
+  q->set_size(1);
+  q->set_slo_us(1'000'000);
+  q->set_deadline_in_us(1'000'000);
+  const std::string body = run.SerializeAsString();
+  std::string framed(4, '\0');
+  for (int b = 0; b < 4; ++b) framed[b] = static_cast<char>((body.size() >> (8 * b)) & 0xff);
+  const std::string bad_then_good = not_a_message + framed + body;
+  for (const std::string& bytes : {not_a_message, too_long, bad_then_good}) {
     auto fd = remote::ConnectTcp("127.0.0.1", worker.run_port(), Seconds(5));
     ASSERT_TRUE(fd.ok()) << fd.status().ToString();
     ASSERT_EQ(send(*fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(bytes.size()));
-    pollfd p{*fd, POLLIN, 0};
-    ASSERT_EQ(poll(&p, 1, 20'000), 1) << "the worker closes the connection";
-    char byte;
-    EXPECT_LE(recv(*fd, &byte, 1, 0), 0) << "closed (or reset) without a reply";
+    // The worker's greeting may come first; then the connection closes (or resets).
+    bool closed = false;
+    for (int reads = 0; reads < 100 && !closed; ++reads) {
+      pollfd p{*fd, POLLIN, 0};
+      ASSERT_EQ(poll(&p, 1, 20'000), 1) << "the worker closes the connection";
+      char buf[256];
+      closed = recv(*fd, buf, sizeof buf, 0) <= 0;
+    }
+    EXPECT_TRUE(closed);
     close(*fd);
   }
+  EXPECT_EQ(worker.puppet().sent_count(), 0u) << "no Run behind a bad frame ran";
   ASSERT_NO_FATAL_FAILURE(RunOneAndServeIt(controller, worker));
   EXPECT_EQ(worker.tcp_runs_received(), 1);
+}
+
+// Every channel slot of the worker taken (here by idle strangers): the controller's
+// channel is closed at accept, before the worker's greeting, so no Run goes on it; the
+// Runs are served on the Run stream, nothing fails and the worker stays up.
+TEST_F(TcpRunChannelTest, AChannelRefusedAtAcceptLosesNoRun) {
+  InProcessWorker worker(&suite_, 0, false, kAnyPort);
+  std::vector<int> strangers;
+  for (int i = 0; i < 64; ++i) {
+    auto fd = remote::ConnectTcp("127.0.0.1", worker.run_port(), Seconds(5));
+    ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+    strangers.push_back(*fd);
+  }
+  Controller controller(&suite_, worker.address(), Seconds(10), size_t{1} << 20,
+                        /*tcp_runs=*/true);
+  ASSERT_NO_FATAL_FAILURE(controller.Start());
+  for (ActionId id = 1; id <= 20; ++id) {
+    controller.Run(id);
+    ASSERT_TRUE(worker.puppet().WaitSent(id));
+    worker.puppet().Answer(id - 1);
+    ASSERT_TRUE(controller.sink.WaitResults(id));
+    ExpectServed(controller.sink, id);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // across health rounds
+  }
+  EXPECT_EQ(worker.tcp_runs_received(), 0);
+  EXPECT_TRUE(controller.sink.reachability().empty()) << "never marked down";
+  for (int fd : strangers) close(fd);
 }
 
 // A run port another socket holds: the worker does not start, and says which port.
@@ -202,6 +256,15 @@ TEST_F(TcpRunChannelTest, AWorkerRefusesARunPortOutOfRangeOrWithTls) {
   ASSERT_FALSE(out_of_range.ok());
   EXPECT_NE(out_of_range.status().message().find("0..65535"), std::string::npos)
       << out_of_range.status().ToString();
+  WorkerServer::Options same;
+  same.listen = "127.0.0.1:9001";
+  same.run_port = 9001;
+  auto same_port = WorkerServer::Create(same, &suite_, [](const ProfileSuite&, PayloadStore*) {
+    return std::make_unique<PuppetWorkerExecutor>();
+  });
+  ASSERT_FALSE(same_port.ok());
+  EXPECT_NE(same_port.status().message().find("is --listen's port too"), std::string::npos)
+      << same_port.status().ToString();
   auto with_tls = make(0, true);
   ASSERT_FALSE(with_tls.ok());
   EXPECT_NE(with_tls.status().message().find("plaintext"), std::string::npos)

@@ -166,7 +166,7 @@ void FramedConnection::Close(const std::string& why) {
 
 void FramedConnection::Run() {
   // Bytes read and not yet taken as frames: in[taken, used). Grown (zero-filled) only when a
-  // frame needs more room, not per read; let go of once empty after a large frame.
+  // partial frame fills it, not per read; let go of once empty after a large frame.
   constexpr size_t kChunk = size_t{64} << 10;
   std::vector<char> in(kChunk);
   size_t used = 0, taken = 0;
@@ -214,22 +214,23 @@ void FramedConnection::Run() {
       if (used - taken - kFrameHeaderBytes < length) break;
       handlers_.on_frame(std::string_view(in.data() + taken + kFrameHeaderBytes, length));
       taken += kFrameHeaderBytes + length;
+      MutexLock lock(out_mu_);
+      if (closing_) break;  // the handler closed it (a bad frame): no frame after it runs
     }
     if (taken != taken_before && handlers_.on_read_done) handlers_.on_read_done();
     if (!error.empty()) break;
     if (taken == used) {
       used = taken = 0;
       if (in.size() > 16 * kChunk) std::vector<char>(kChunk).swap(in);
-    } else {  // a partial frame: moved to the front, with room for all of it once known
+    } else {  // a partial frame: moved to the front; room grows with the bytes that came
       if (taken > 0) {
         std::memmove(in.data(), in.data() + taken, used - taken);
         used -= taken;
         taken = 0;
       }
-      if (used >= kFrameHeaderBytes) {
-        const size_t whole = kFrameHeaderBytes + GetLength(in.data());
-        if (in.size() < whole) in.resize(whole);
-      }
+      // Doubling as its bytes arrive, never to a header's claimed length up front: a
+      // 4-byte header saying 64 MiB must not make this end hold 64 MiB.
+      if (used * 2 > in.size()) in.resize(std::max(used * 2, in.size() + kChunk));
     }
   }
   Status why;

@@ -186,6 +186,7 @@ struct RunStream {
 struct TcpRunChannel {
   WorkerId worker = 0;
   std::unique_ptr<remote::FramedConnection> conn;
+  bool ready = false;        // the worker's first frame came: Runs may go on it
   bool end_handled = false;  // its end failed its calls: nothing more goes on it
   // Set when the executor closes it for a passed deadline: what its calls fail with.
   std::string deadline_passed;
@@ -825,7 +826,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
   // Writes a Run on worker w's stream (opening one if it has none open): after the
   // requests queued before it, one write at a time.
   void Queue(WorkerId w, RemoteCall* call) REQUIRES(mu) {
-    if (TcpRunChannel* t = state[w].tcp; t != nullptr && !t->end_handled) {
+    if (TcpRunChannel* t = state[w].tcp; t != nullptr && t->ready && !t->end_handled) {
       call->tcp = t;
       worker::RunRequests message;
       *message.add_runs() = std::move(call->run);
@@ -961,6 +962,7 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
         call->reply = std::move(reply);
         answered.push_back(call);
       }
+      t->ready = true;  // the worker's greeting, or any frame after it
       Heard(t->worker, replies);
     }
     // Only this thread retires the channel's calls (until its end): alive here.
@@ -978,8 +980,20 @@ struct RemoteExecutor::Impl final : remote_internal::CallOwner {
     {
       MutexLock lock(mu);
       t->end_handled = true;
-      if (state[t->worker].tcp == t) state[t->worker].tcp = nullptr;
-      state[t->worker].heard = TimePoint{};
+      WorkerState& s = state[t->worker];
+      if (s.tcp == t) s.tcp = nullptr;
+      s.heard = TimePoint{};
+      if (!t->ready) {  // closed before the worker greeted it: no Run went on it
+        s.tcp_retry_at = std::chrono::steady_clock::now() + kTcpRetry;
+        if (!s.tcp_logged) {
+          s.tcp_logged = true;
+          health->Log("sloserve: " + NameOf(t->worker, s.address) +
+                      ": its TCP Run channel closed before the worker greeted it (" +
+                      why.message() +
+                      "; are its channels all taken?): its Runs go on its gRPC Run stream, "
+                      "tried again in 5 s");
+        }
+      }
       status =
           t->deadline_passed.empty()
               ? ::grpc::Status(::grpc::StatusCode::UNAVAILABLE, "TCP Run channel: " + why.message())
@@ -1369,6 +1383,15 @@ Duration RemoteExecutor::Send(const WorkerAction& action) {
 
 int RemoteExecutor::down_workers() const {
   return impl_->health->down_workers();
+}
+
+int RemoteExecutor::tcp_channels_ready() const {
+  MutexLock lock(impl_->mu);
+  int n = 0;
+  for (const Impl::WorkerState& w : impl_->state) {
+    n += w.tcp != nullptr && w.tcp->ready && !w.tcp->end_handled ? 1 : 0;
+  }
+  return n;
 }
 
 int RemoteExecutor::vacant_workers() const {

@@ -115,6 +115,8 @@ class RemoteExecutor : public WorkerExecutor {
 
   // Workers marked down now (thread-safe).
   int down_workers() const;
+  // Workers whose Runs go on a TCP Run channel now (greeted, not ended; thread-safe).
+  int tcp_channels_ready() const;
   // Elastic: slots without an address now (thread-safe).
   int vacant_workers() const override;
 

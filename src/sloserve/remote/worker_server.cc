@@ -181,6 +181,10 @@ struct WorkerTcpRun final : RunReplyTarget, std::enable_shared_from_this<WorkerT
     if (!holding) WriteQueued();
   }
   void WriteQueued() REQUIRES(mu);  // below WorkerServer::Impl
+  // The channel's first frame: no replies, the worker's instance and queue fill. The
+  // controller sends Runs only once it came, so a channel closed at accept (its slots
+  // full) takes none with it.
+  void Greet() EXCLUDES(mu);
   void OnFrame(std::string_view frame);
   // The read's frames are dispatched: what they produced goes out in one frame.
   void OnReadDone() EXCLUDES(mu) {
@@ -245,6 +249,7 @@ struct WorkerServer::Impl : public ResultSink {
   Mutex tcp_mu;
   std::vector<std::shared_ptr<WorkerTcpRun>> tcp_runs GUARDED_BY(tcp_mu);
   bool tcp_closed GUARDED_BY(tcp_mu) = false;
+  std::chrono::steady_clock::time_point tcp_refusal_logged GUARDED_BY(tcp_mu){};
 
   // A controller's TCP Run channel connected (the listener's thread): ended ones are let
   // go first (their actions still hold them until answered).
@@ -258,9 +263,13 @@ struct WorkerServer::Impl : public ResultSink {
     });
     if (tcp_closed || tcp_runs.size() >= kMaxTcpRuns) {
       close(fd);
-      if (!tcp_closed) {
+      // Logged once per burst (a flood of connects is one line a minute).
+      const auto now = std::chrono::steady_clock::now();
+      if (!tcp_closed && now >= tcp_refusal_logged + std::chrono::minutes(1)) {
+        tcp_refusal_logged = now;
         std::fprintf(stderr,
-                     "sloserve worker: TCP Run channel: %zu connections open; refused one\n",
+                     "sloserve worker: TCP Run channel: %zu connections open (the most it "
+                     "takes); refusing more\n",
                      tcp_runs.size());
       }
       return;
@@ -278,6 +287,7 @@ struct WorkerServer::Impl : public ResultSink {
                                            [](const Status&) {}, [raw] { raw->OnReadDone(); }});
     tcp_runs.push_back(t);
     t->conn->Start();
+    t->Greet();
   }
 
   // The RunStreams open now (Stop cancels them: a controller keeps its stream open), and
@@ -671,6 +681,14 @@ void WorkerTcpRun::WriteQueued() {
   sending.clear_replies();
 }
 
+void WorkerTcpRun::Greet() {
+  MutexLock lock(mu);
+  sending.clear_replies();
+  sending.set_pending_actions(static_cast<uint32_t>(server->actions->size()));
+  sending.set_max_pending_actions(static_cast<uint32_t>(server->actions->limits().max_pending));
+  (void)conn->Send(sending);
+}
+
 void WorkerTcpRun::OnFrame(std::string_view frame) {
   worker::RunRequests runs;
   if (!runs.ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
@@ -757,6 +775,11 @@ StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Create(Options options,
   if (options.run_port < -1 || options.run_port > 65535) {
     return InvalidArgumentError("worker run port: must be 0..65535 (0: any free port), got " +
                                 std::to_string(options.run_port));
+  }
+  if (options.run_port > 0 &&
+      options.listen.substr(options.listen.rfind(':') + 1) == std::to_string(options.run_port)) {
+    return InvalidArgumentError("worker: --run-port " + std::to_string(options.run_port) +
+                                " is --listen's port too; give the TCP Run channel its own");
   }
   if (options.run_port >= 0 && options.tls.enabled()) {
     return InvalidArgumentError(
