@@ -421,6 +421,23 @@ TEST(RemoteWorkerE2E, HttpOnlyServeAnswersRepliesOnItsOwnQueueThreadAndStopsUnde
       << load.out;
 }
 
+// With no request in flight, a worker marked down showed in sloserve_workers_unreachable
+// (read live) while sloserve_active_workers kept the engine's last published count (2)
+// until the next request: the engine's control step now publishes its snapshot.
+TEST(RemoteWorkerE2E, ActiveWorkerGaugesFollowAWorkerDownWhileIdle) {
+  testing::ScopedTempDir dir("remote-idle-gauges");
+  TwoWorkerServe two;
+  ASSERT_NO_FATAL_FAILURE(two.Start(WriteConfig(dir)));
+  EXPECT_EQ(testing::MetricValue(two.http_port, "sloserve_active_workers"), 2);
+  two.w1->Signal(SIGKILL);
+  two.w1->Wait();
+  ASSERT_TRUE(two.serve->WaitForStderr("is down", std::chrono::seconds(30))) << two.serve->err();
+  // The engine handles the mark (a control step) right after the log line.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_EQ(testing::MetricValue(two.http_port, "sloserve_active_workers"), 1);
+  EXPECT_EQ(testing::MetricValue(two.http_port, "sloserve_workers_unreachable"), 1);
+}
+
 TEST(RemoteWorkerE2E, TimingOptionsAreRangeChecked) {
   testing::ScopedTempDir dir("remote-options");
   const std::string config = WriteConfig(dir);

@@ -286,6 +286,7 @@ int64_t Driver::Step(TimePoint now) {
       EngineStep c = std::move(controls_.front());
       controls_.pop_front();
       c(engine, now);
+      ++controls_handled_;
       continue;
     }
     // 4. timers

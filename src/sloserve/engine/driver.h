@@ -103,6 +103,9 @@ class Driver : public ResultSink {
   TimePoint NextDue() const;
   // Handles everything due at or before `now`; returns how many items it handled.
   int64_t Step(TimePoint now);
+  // Control messages handled so far (PostControl, PostReachability): a change of the
+  // engine's state that no query's answer shows (e.g. a worker marked down).
+  uint64_t controls_handled() const { return controls_handled_; }
   // Virtual time (sim): moves `clock` from event to event, handling each in Step's order,
   // until nothing but plan ticks is left; returns the number of items handled. The same
   // order as Step in one pass per item (the simulator's hot loop).
@@ -185,6 +188,7 @@ class Driver : public ResultSink {
   std::deque<ActionResult> posted_results_;
   std::deque<std::function<void()>> finished_jobs_;
   std::deque<EngineStep> controls_;
+  uint64_t controls_handled_ = 0;
   std::deque<EngineStep> arrivals_in_;
   size_t offline_pending_ = 0;
   std::function<bool()> inline_stepper_;  // SetInlineStepper; read-only once posting starts

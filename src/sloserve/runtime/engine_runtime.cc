@@ -387,7 +387,11 @@ void EngineRuntime::SubmitAll(std::vector<Submission>& batch) {
 }
 
 void EngineRuntime::StepLocked(TimePoint now, bool force_publish) {
+  const uint64_t controls_before = driver_->controls_handled();
   driver_->Step(now);
+  // A worker marked down or back (or another control) is published at once: /metrics'
+  // active-worker gauges showed the old count until a request came.
+  force_publish = force_publish || driver_->controls_handled() != controls_before;
   if (engine_->admission().enabled()) {
     early_shed_.Publish(
         [this, now](TaskId model, Duration slo, int32_t level) {
