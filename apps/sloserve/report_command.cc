@@ -191,6 +191,13 @@ Status Run(const Args& args) {
     return InvalidArgumentError(path + ": not the JSON of `sloserve sim --json` (no 'rows' list)");
   }
   const std::vector<nlohmann::json> all_rows(doc["rows"].begin(), doc["rows"].end());
+  for (size_t i = 0; i < all_rows.size(); ++i) {
+    if (!all_rows[i].is_object()) {
+      return InvalidArgumentError(path + ": rows[" + std::to_string(i) +
+                                  "] is not an object of fields (the JSON of `sloserve sim "
+                                  "--json` has one per run)");
+    }
+  }
   // A field that no row has is a typo (not a filter that removes every row).
   std::vector<RowFilter> filters;
   for (const std::string& w : args.GetAll("where")) {
@@ -208,7 +215,14 @@ Status Run(const Args& args) {
   const std::string x = args.Get("x", "load_qps"), series = args.Get("series", "policy");
   std::vector<std::string> ys;
   std::stringstream ss(args.Get("y", "accuracy,violation_rate"));
-  for (std::string y; std::getline(ss, y, ',');) ys.push_back(y);
+  for (std::string y; std::getline(ss, y, ',');) {
+    if (y.empty())
+      return InvalidArgumentError(
+          "--y: an empty metric name (expected KEYS, e.g. "
+          "accuracy,violation_rate)");
+    ys.push_back(y);
+  }
+  if (ys.empty()) return InvalidArgumentError("--y: no metric given");
   RETURN_IF_ERROR(CheckRowField(all_rows, x, "--x"));
   RETURN_IF_ERROR(CheckRowField(all_rows, series, "--series"));
   for (const std::string& y : ys) RETURN_IF_ERROR(CheckRowField(all_rows, y, "--y"));

@@ -476,6 +476,24 @@ TEST(CliBadInputE2eTest, ConflictingOrIgnoredOutputFlagsAreRefusedUpFront) {
   EXPECT_NE(r.err.find("--cache: cannot make directory"), std::string::npos) << r.err;
 }
 
+// `report --y ''` printed nothing with exit 0; rows that are not objects were reported as
+// "--x: unknown field 'load_qps' (fields: )".
+TEST(CliBadInputE2eTest, ReportRefusesNoMetricAndRowsThatAreNotObjects) {
+  const testing::ScopedTempDir temp("cli-report-shapes");
+  const std::string input = WriteReportInput(temp);
+  auto none = RunProcess({kBin, "report", input, "--y", ""});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("--y: no metric given"), std::string::npos) << none.err;
+  auto empty_item = RunProcess({kBin, "report", input, "--y", "accuracy,,violation_rate"});
+  EXPECT_EQ(empty_item.exit_code, 1);
+  EXPECT_NE(empty_item.err.find("--y: an empty metric name"), std::string::npos) << empty_item.err;
+  const std::string numbers = temp.File("numbers.json");
+  std::ofstream(numbers) << "{\"rows\": [1, 2]}";
+  auto r = RunProcess({kBin, "report", numbers});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("rows[0] is not an object of fields"), std::string::npos) << r.err;
+}
+
 // `profile show SUITE --hardware TYPO` printed an empty table with exit 0.
 TEST(CliBadInputE2eTest, ProfileShowRefusesAnUnknownHardwareType) {
   auto r = RunProcess({kBin, "profile", "show", "ramsis-image", "--hardware", "n1-4cpuu"});
