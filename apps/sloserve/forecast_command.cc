@@ -12,6 +12,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "sloserve/core/declared_key.h"
 #include "sloserve/core/embedded_files.h"
 #include "sloserve/planner/forecast_evaluation.h"
 #include "sloserve/policy/planning/load_forecaster.h"
@@ -68,7 +69,8 @@ int64_t OffsetFromHeader(const std::string& path) {
   if (first.rfind("#", 0) != 0) return 0;
   std::smatch m;
   static const std::regex kSeconds(R"(seconds \[(\d+), \d+\))");
-  return std::regex_search(first, m, kSeconds) ? std::stoll(m[1].str()) : 0;
+  if (!std::regex_search(first, m, kSeconds)) return 0;
+  return ParseInteger(m[1].str()).value_or(0);
 }
 
 // The RPS-per-second trace format every command reads (comments, embedded traces).
