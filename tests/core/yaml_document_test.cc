@@ -41,10 +41,16 @@ TEST(YamlDocumentTest, AKeyTwiceInOneMappingIsRefusedNamingBoth) {
 // A config followed by `---` and more was read as its first document alone.
 TEST(YamlDocumentTest, ASecondDocumentIsRefused) {
   EXPECT_EQ(ErrorOf("workers: 4\n---\nworkers: 8\n"),
-            "f.yaml:3:1: a second YAML document (after '---'): a config is one document");
-  EXPECT_EQ(ErrorOf("---\nworkers: 4\n"), "ok");  // a leading marker
-  EXPECT_EQ(ErrorOf("workers: 4\n---\n"), "ok");  // a trailing one, nothing after it
-  EXPECT_EQ(ErrorOf("workers: 4\n...\n"), "ok");  // an end marker
+            "f.yaml:3:1: a second YAML document (after '---' on line 2): a config is one "
+            "document");
+  EXPECT_EQ(ErrorOf("a: 1\n--- {b: 2}\n"),
+            "f.yaml:2:1: a second YAML document (after '---' on line 2): a config is one "
+            "document");
+  EXPECT_EQ(ErrorOf("# c\n--- {a: 1}\n# end\n"), "ok");  // a first document on its marker
+  EXPECT_EQ(ErrorOf("a: |\n  ---\n  text\n"), "ok");     // indented: block scalar content
+  EXPECT_EQ(ErrorOf("---\nworkers: 4\n"), "ok");         // a leading marker
+  EXPECT_EQ(ErrorOf("workers: 4\n---\n"), "ok");         // a trailing one, nothing after it
+  EXPECT_EQ(ErrorOf("workers: 4\n...\n"), "ok");         // an end marker
 }
 
 TEST(YamlDocumentTest, SyntaxErrorsNameTheirPlace) {
