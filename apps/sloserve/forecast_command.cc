@@ -62,10 +62,8 @@ void PrintHelp() {
 
 // The dataset second a trace cut from the dataset starts at, from its provenance header
 // ("# provenance: datasets/... seconds [1296000, 1382400) = day 15 ..."); 0 without one.
-int64_t OffsetFromHeader(const std::string& path) {
-  StatusOr<std::string> text = ReadFileOrEmbedded(path, "trace file");
-  if (!text.ok()) return 0;  // ReadRates reports it
-  const std::string first = text->substr(0, text->find('\n'));
+int64_t OffsetFromHeader(std::string_view text) {
+  const std::string first(text.substr(0, text.find('\n')));
   if (first.rfind("#", 0) != 0) return 0;
   std::smatch m;
   static const std::regex kSeconds(R"(seconds \[(\d+), \d+\))");
@@ -73,9 +71,10 @@ int64_t OffsetFromHeader(const std::string& path) {
   return ParseInteger(m[1].str()).value_or(0);
 }
 
-// The RPS-per-second trace format every command reads (comments, embedded traces).
-StatusOr<std::vector<double>> ReadRates(const std::string& path) {
-  StatusOr<RateSeries> series = LoadRpsTrace(path);
+// The RPS-per-second trace format every command reads (comments, embedded traces), from
+// the trace's text (read once: a pipe gives it once, and its header is read too).
+StatusOr<std::vector<double>> ParseRates(std::string_view text, const std::string& path) {
+  StatusOr<RateSeries> series = ParseRpsTrace(text, path);
   if (!series.ok()) return series.status().WithPrefix("--trace");
   if (series->rates_qps.empty())
     return InvalidArgumentError("--trace: '" + path + "' has no rates");
@@ -87,12 +86,14 @@ Status Run(const Args& args) {
     return InvalidArgumentError("expected: eval --trace FILE (see sloserve forecast --help)");
   }
   if (!args.Has("trace")) return InvalidArgumentError("--trace FILE is required");
-  ASSIGN_OR_RETURN(std::vector<double> rates, ReadRates(args.Get("trace")));
+  StatusOr<std::string> text = ReadFileOrEmbedded(args.Get("trace"), "trace file");
+  if (!text.ok()) return text.status().WithPrefix("--trace");
+  ASSIGN_OR_RETURN(std::vector<double> rates, ParseRates(*text, args.Get("trace")));
   ForecastEvalOptions eval;
   ASSIGN_OR_RETURN(eval.begin_s, args.GetInt("start-s", 0));
   ASSIGN_OR_RETURN(eval.end_s, args.GetInt("end-s", -1));
   ASSIGN_OR_RETURN(eval.trace_offset_s,
-                   args.GetIntIn("trace-offset-s", OffsetFromHeader(args.Get("trace")), {0, 1e12}));
+                   args.GetIntIn("trace-offset-s", OffsetFromHeader(*text), {0, 1e12}));
   ASSIGN_OR_RETURN(int64_t history, args.GetInt("history-s", 600));
   ASSIGN_OR_RETURN(int64_t horizon, args.GetInt("horizon-s", 60));
   ASSIGN_OR_RETURN(int64_t stride, args.GetInt("stride-s", 60));
